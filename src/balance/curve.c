@@ -1,4 +1,5 @@
 #include "lbcurve.h"
+#include "lbcall.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,14 +18,14 @@ static double cell_weight(const piece *p, const double *w, int64_t k) { return p
 
 /* Locate the piece with one MPI_Exscan and one MPI_Allreduce; a bad weight
  * anywhere makes every rank fail with the lowest bad global index. */
-static lb_error locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
+static lb_err locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
 {
   double local[3] = {(double)n, 0.0, 0.0}, prefix[3] = {0.0, 0.0, 0.0}, global[3];
   double firstbad = -1.0;
   int64_t k;
   int rank;
 
-  if (n < 0) return lb_error_set(LB_ERR_ARG, "curve: negative number of local cells %lld", (long long)n);
+  if (n < 0) return lb_error(LB_ERR_ARG, "curve: negative number of local cells %lld", (long long)n);
   for (k = 0; k < n; k++) {
     if (!(w[k] >= 0.0) || isinf(w[k])) {
       if (firstbad < 0) firstbad = (double)k;
@@ -40,7 +41,7 @@ static lb_error locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
   if (global[2] > 0.0) {
     double mine = firstbad >= 0 ? prefix[0] + firstbad : HUGE_VAL, lowest;
     LB_MPI(MPI_Allreduce(&mine, &lowest, 1, MPI_DOUBLE, MPI_MIN, comm));
-    return lb_error_set(LB_ERR_DATA, "curve: weight of cell %.0f is negative or not finite", lowest);
+    return lb_error(LB_ERR_LOAD, "curve: weight of cell %.0f is negative or not finite", lowest);
   }
   p->first = (int64_t)prefix[0];
   p->ncells = (int64_t)global[0];
@@ -50,7 +51,7 @@ static lb_error locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
   return LB_OK;
 }
 
-static lb_error alloc_result(int nparts, lb_curve_result *res)
+static lb_err alloc_result(int nparts, lb_curve_result *res)
 {
   memset(res, 0, sizeof *res);
   res->nparts = nparts;
@@ -59,7 +60,7 @@ static lb_error alloc_result(int nparts, lb_curve_result *res)
   res->part_load = calloc((size_t)nparts, sizeof *res->part_load);
   if (!res->cuts || !res->counts || !res->part_load) {
     lb_curve_result_free(res);
-    return lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+    return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   }
   return LB_OK;
 }
@@ -69,14 +70,14 @@ static lb_error alloc_result(int nparts, lb_curve_result *res)
  * the cut are sums over the pieces, so one MPI_Allreduce assembles them; a
  * piece adds 0 for bounds before it and all its cells for bounds after it.
  * bound must be non-decreasing. */
-static lb_error cut(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts, const double *bound,
+static lb_err cut(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts, const double *bound,
                     lb_curve_result *res)
 {
   double *c = calloc(2 * (size_t)(nparts + 1), sizeof *c), *left, s = p->before, max = 0.0;
   int64_t k;
   int j = 1, q;
 
-  if (!c) return lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  if (!c) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   left = c + nparts + 1;
   for (k = 0; k < n; k++) {
     double wk = cell_weight(p, w, k), mid = s + 0.5 * wk;
@@ -93,7 +94,7 @@ static lb_error cut(MPI_Comm comm, int64_t n, const double *w, const piece *p, i
   }
   if (MPI_Allreduce(MPI_IN_PLACE, c, 2 * (nparts + 1), MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
     free(c);
-    return lb_error_set(LB_ERR_MPI, "curve: MPI_Allreduce of the cut positions failed");
+    return lb_error(LB_ERR_MPI, "curve: MPI_Allreduce of the cut positions failed");
   }
   res->ncells = p->ncells;
   res->total = p->total;
@@ -112,56 +113,56 @@ static lb_error cut(MPI_Comm comm, int64_t n, const double *w, const piece *p, i
   return LB_OK;
 }
 
-static lb_error check_nparts(int nparts)
+static lb_err check_nparts(int nparts)
 {
-  if (nparts < 1) return lb_error_set(LB_ERR_ARG, "curve: number of parts %d must be at least 1", nparts);
+  if (nparts < 1) return lb_error(LB_ERR_ARG, "curve: number of parts %d must be at least 1", nparts);
   return LB_OK;
 }
 
 /* Cut at the given bounds; owns nothing, frees the result on failure. */
-static lb_error cut_at(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts, const double *bound,
+static lb_err cut_at(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts, const double *bound,
                        lb_curve_result *res)
 {
-  lb_error err;
+  lb_err err;
   LB_CALL(alloc_result(nparts, res));
   err = cut(comm, n, w, p, nparts, bound, res);
   if (err) lb_curve_result_free(res);
   return err;
 }
 
-lb_error lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res)
+lb_err lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res)
 {
   piece p;
   double *bound;
-  lb_error err;
+  lb_err err;
   int j;
 
   LB_CALL(check_nparts(nparts));
   LB_CALL(locate(comm, n, w, &p));
   bound = malloc(((size_t)nparts + 1) * sizeof *bound);
-  if (!bound) return lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  if (!bound) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   for (j = 0; j <= nparts; j++) bound[j] = p.total * j / nparts;
   err = cut_at(comm, n, w, &p, nparts, bound, res);
   free(bound);
   return err;
 }
 
-lb_error lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, const double *target,
+lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, const double *target,
                           lb_curve_result *res)
 {
   piece p;
   double *bound, sum = 0.0;
-  lb_error err;
+  lb_err err;
   int q;
 
   LB_CALL(check_nparts(nparts));
   for (q = 0; q < nparts; q++) {
-    if (!isfinite(target[q])) return lb_error_set(LB_ERR_DATA, "curve: target load of part %d is not finite", q);
+    if (!isfinite(target[q])) return lb_error(LB_ERR_LOAD, "curve: target load of part %d is not finite", q);
     if (target[q] > 0.0) sum += target[q];
   }
   LB_CALL(locate(comm, n, w, &p));
   bound = malloc(((size_t)nparts + 1) * sizeof *bound);
-  if (!bound) return lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  if (!bound) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   /* Targets are rescaled to the curve's total so that rounding in the
    * method's loads cannot leave cells without a part. */
   bound[0] = 0.0;
@@ -176,7 +177,7 @@ lb_error lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts,
 }
 
 /* Weight of every current part, from the pieces that hold its cells. */
-static lb_error part_weights(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts,
+static lb_err part_weights(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts,
                              const int64_t *cur_counts, double *pw)
 {
   int64_t k = 0, start = 0;
@@ -192,31 +193,31 @@ static lb_error part_weights(MPI_Comm comm, int64_t n, const double *w, const pi
   return LB_OK;
 }
 
-lb_error lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
+lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                         const double *load, double penalty, lb_curve_result *res)
 {
   piece p;
   double *buf, *pw, *pw_start, *lstart, *bound;
   int64_t sum = 0;
-  lb_error err;
+  lb_err err;
   int q, i, j;
 
   LB_CALL(check_nparts(nparts));
   if (!(penalty >= 1.0) || isinf(penalty))
-    return lb_error_set(LB_ERR_ARG, "-lb_penalty %g: the penalty factor must be finite and >= 1", penalty);
+    return lb_error(LB_ERR_ARG, "-lb_penalty %g: the penalty factor must be finite and >= 1", penalty);
   for (q = 0; q < nparts; q++) {
     if (!(load[q] >= 0.0) || isinf(load[q]))
-      return lb_error_set(LB_ERR_DATA, "curve: load %g of part %d is negative or not finite", load[q], q);
+      return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", load[q], q);
     if (cur_counts[q] < 0)
-      return lb_error_set(LB_ERR_ARG, "curve: part %d has a negative cell count", q);
+      return lb_error(LB_ERR_ARG, "curve: part %d has a negative cell count", q);
     sum += cur_counts[q];
   }
   LB_CALL(locate(comm, n, w, &p));
   if (sum != p.ncells)
-    return lb_error_set(LB_ERR_ARG, "curve: the current partition has %lld cells, the curve %lld", (long long)sum,
+    return lb_error(LB_ERR_ARG, "curve: the current partition has %lld cells, the curve %lld", (long long)sum,
                         (long long)p.ncells);
   buf = malloc(4 * ((size_t)nparts + 1) * sizeof *buf);
-  if (!buf) return lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  if (!buf) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   pw = buf, pw_start = pw + nparts + 1, lstart = pw_start + nparts + 1, bound = lstart + nparts + 1;
   err = part_weights(comm, n, w, &p, nparts, cur_counts, pw);
   if (err) {
@@ -250,7 +251,7 @@ lb_error lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, c
     res->s_after = calloc((size_t)nparts + 1, sizeof *res->s_after);
     if (!res->s_before || !res->s_after) {
       lb_curve_result_free(res);
-      err = lb_error_set(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+      err = lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
     }
   }
   if (!err) {

@@ -37,7 +37,7 @@ typedef struct {
  * sfc: chains-on-chains partition of the curve into nparts parts of equal
  * weight. n and w are this rank's piece (weights finite, >= 0).
  */
-lb_error lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res);
+lb_err lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res);
 
 /**
  * Cut the curve so that part q gets a share target[q] / sum(target) of the
@@ -45,7 +45,7 @@ lb_error lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_
  * >= 0; negative values count as 0). This realises any method's target
  * loads on the chain of parts; cells may travel past several parts.
  */
-lb_error lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, const double *target,
+lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, const double *target,
                           lb_curve_result *res);
 
 /**
@@ -55,7 +55,7 @@ lb_error lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts,
  * direction -sign(s_j), s_j = sum_{i<j} (l_i - 1), over cells whose load
  * shares l_i w_k / W_i, times penalty (>= 1), bring s_j closest to zero.
  */
-lb_error lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
+lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                         const double *load, double penalty, lb_curve_result *res);
 
 /** Cells whose part changes from partition old_counts to new_counts (nparts values each). */

@@ -52,7 +52,7 @@ void lb_weights_options_default(lb_weights_options *opt);
  * is the nranks x ntypes row-major table of cells of each type per rank.
  * On return res holds newly allocated arrays (lb_weights_result_free).
  */
-lb_error lb_weights_fit_table(int nranks, const int *nsteps, const double *const *times, int ntypes,
+lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *times, int ntypes,
                               const int64_t *counts, const lb_weights_options *opt, lb_weights_result *res);
 
 /**
@@ -60,7 +60,7 @@ lb_error lb_weights_fit_table(int nranks, const int *nsteps, const double *const
  * times and its ntypes counts; the small table is gathered and every rank
  * solves the same system, so all ranks return the same result.
  */
-lb_error lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
+lb_err lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
                         const lb_weights_options *opt, lb_weights_result *res);
 
 /** Release the arrays of a result. */

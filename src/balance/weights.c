@@ -1,4 +1,5 @@
 #include "lbweights.h"
+#include "lbcall.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -42,7 +43,7 @@ double lb_trimmed_mean(int n, const double *x, double trim)
 
 /* Fill one row from a rank's window: the trimmed mean, or the first step
  * whose time is unusable (ROW_BADSTEP >= 0). */
-static lb_error make_row(int nsteps, const double *times, int ntypes, const int64_t *counts, double trim,
+static lb_err make_row(int nsteps, const double *times, int ntypes, const int64_t *counts, double trim,
                          double *row)
 {
   int s, t;
@@ -60,37 +61,37 @@ static lb_error make_row(int nsteps, const double *times, int ntypes, const int6
   }
   if (nsteps > 0) {
     row[ROW_R] = lb_trimmed_mean(nsteps, times, trim);
-    if (isnan(row[ROW_R])) return lb_error_set(LB_ERR_MEM, "weights: out of memory sorting the time window");
+    if (isnan(row[ROW_R])) return lb_error(LB_ERR_MEM, "weights: out of memory sorting the time window");
   }
   return LB_OK;
 }
 
-static lb_error check_args(int ntypes, const lb_weights_options *opt)
+static lb_err check_args(int ntypes, const lb_weights_options *opt)
 {
-  if (ntypes < 1) return lb_error_set(LB_ERR_ARG, "weights: number of load types %d must be at least 1", ntypes);
+  if (ntypes < 1) return lb_error(LB_ERR_ARG, "weights: number of load types %d must be at least 1", ntypes);
   if (!(opt->trim >= 0.0 && opt->trim < 0.5))
-    return lb_error_set(LB_ERR_ARG, "-lb_weights_trim %g: the trim fraction must be in [0, 0.5)", opt->trim);
+    return lb_error(LB_ERR_ARG, "-lb_weights_trim %g: the trim fraction must be in [0, 0.5)", opt->trim);
   return LB_OK;
 }
 
 /* Rows are checked in rank order so that every rank names the same culprit. */
-static lb_error check_rows(int nranks, int ntypes, const double *rows)
+static lb_err check_rows(int nranks, int ntypes, const double *rows)
 {
   int w = ROW_COUNTS + ntypes, i, t;
   for (i = 0; i < nranks; i++) {
     const double *row = rows + (size_t)i * w;
     if (row[ROW_BADSTEP] >= 0)
-      return lb_error_set(LB_ERR_DATA, "weights: rank %d, step %d: compute time %g is not a finite non-negative number",
+      return lb_error(LB_ERR_LOAD, "weights: rank %d, step %d: compute time %g is not a finite non-negative number",
                           i, (int)row[ROW_BADSTEP], row[ROW_BADVALUE]);
     for (t = 0; t < ntypes; t++)
       if (row[ROW_COUNTS + t] < 0)
-        return lb_error_set(LB_ERR_DATA, "weights: rank %d: negative count %.0f of load type %d", i,
+        return lb_error(LB_ERR_LOAD, "weights: rank %d: negative count %.0f of load type %d", i,
                             row[ROW_COUNTS + t], t);
   }
   return LB_OK;
 }
 
-static lb_error alloc_result(int nranks, int ntypes, const lb_weights_options *opt, lb_weights_result *res)
+static lb_err alloc_result(int nranks, int ntypes, const lb_weights_options *opt, lb_weights_result *res)
 {
   int t;
   memset(res, 0, sizeof *res);
@@ -102,7 +103,7 @@ static lb_error alloc_result(int nranks, int ntypes, const lb_weights_options *o
   res->predicted = calloc((size_t)nranks, sizeof *res->predicted);
   if (!res->coef || !res->cost || !res->load || !res->predicted) {
     lb_weights_result_free(res);
-    return lb_error_set(LB_ERR_MEM, "weights: out of memory for %d ranks and %d types", nranks, ntypes);
+    return lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks and %d types", nranks, ntypes);
   }
   for (t = 0; t < ntypes; t++) res->cost[t] = opt->previous ? opt->previous[t] : 1.0;
   return LB_OK;
@@ -110,7 +111,7 @@ static lb_error alloc_result(int nranks, int ntypes, const lb_weights_options *o
 
 /* Solve A c = l over the present types with LAPACKE_dgelsd and fill coef,
  * predicted, residual, smape and rank. */
-static lb_error solve(int nranks, int ntypes, const double *rows, const int *present, int npresent,
+static lb_err solve(int nranks, int ntypes, const double *rows, const int *present, int npresent,
                       lb_weights_result *res)
 {
   int w = ROW_COUNTS + ntypes, ldb = nranks > npresent ? nranks : npresent, i, j, t;
@@ -121,7 +122,7 @@ static lb_error solve(int nranks, int ntypes, const double *rows, const int *pre
   lapack_int rank = 0, info;
   if (!a || !b || !sv) {
     free(a), free(b), free(sv);
-    return lb_error_set(LB_ERR_MEM, "weights: out of memory for the least-squares system");
+    return lb_error(LB_ERR_MEM, "weights: out of memory for the least-squares system");
   }
   for (i = 0; i < nranks; i++) {
     for (j = 0; j < npresent; j++) a[(size_t)i * npresent + j] = rows[(size_t)i * w + ROW_COUNTS + present[j]];
@@ -131,7 +132,7 @@ static lb_error solve(int nranks, int ntypes, const double *rows, const int *pre
   free(a), free(sv);
   if (info != 0) {
     free(b);
-    return lb_error_set(LB_ERR_LAPACK, "weights: LAPACKE_dgelsd failed (info %d)", (int)info);
+    return lb_error(LB_ERR_LOAD, "weights: LAPACKE_dgelsd failed (info %d)", (int)info);
   }
   for (j = 0; j < npresent; j++) res->coef[present[j]] = b[j];
   free(b);
@@ -151,12 +152,12 @@ static lb_error solve(int nranks, int ntypes, const double *rows, const int *pre
 }
 
 /* The common path: rows of every rank are known here, identically on all. */
-static lb_error fit_rows(int nranks, int ntypes, const double *rows, const lb_weights_options *opt,
+static lb_err fit_rows(int nranks, int ntypes, const double *rows, const lb_weights_options *opt,
                          lb_weights_result *res)
 {
   int w = ROW_COUNTS + ntypes, i, t, npresent = 0, *present;
   double mean = 0.0, cells = 0.0, weighted = 0.0;
-  lb_error err;
+  lb_err err;
 
   LB_CALL(check_rows(nranks, ntypes, rows));
   LB_CALL(alloc_result(nranks, ntypes, opt, res));
@@ -179,7 +180,7 @@ static lb_error fit_rows(int nranks, int ntypes, const double *rows, const lb_we
   present = malloc((size_t)ntypes * sizeof *present);
   if (!present) {
     lb_weights_result_free(res);
-    return lb_error_set(LB_ERR_MEM, "weights: out of memory");
+    return lb_error(LB_ERR_MEM, "weights: out of memory");
   }
   for (t = 0; t < ntypes; t++) {
     double n = 0.0;
@@ -221,17 +222,17 @@ static lb_error fit_rows(int nranks, int ntypes, const double *rows, const lb_we
   return LB_OK;
 }
 
-lb_error lb_weights_fit_table(int nranks, const int *nsteps, const double *const *times, int ntypes,
+lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *times, int ntypes,
                               const int64_t *counts, const lb_weights_options *opt, lb_weights_result *res)
 {
   int w = ROW_COUNTS + ntypes, i;
   double *rows;
-  lb_error err = LB_OK;
+  lb_err err = LB_OK;
 
   LB_CALL(check_args(ntypes, opt));
-  if (nranks < 1) return lb_error_set(LB_ERR_ARG, "weights: number of ranks %d must be at least 1", nranks);
+  if (nranks < 1) return lb_error(LB_ERR_ARG, "weights: number of ranks %d must be at least 1", nranks);
   rows = malloc((size_t)nranks * w * sizeof *rows);
-  if (!rows) return lb_error_set(LB_ERR_MEM, "weights: out of memory for %d ranks", nranks);
+  if (!rows) return lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks", nranks);
   for (i = 0; i < nranks && !err; i++)
     err = make_row(nsteps[i], times[i], ntypes, counts + (size_t)i * ntypes, opt->trim, rows + (size_t)i * w);
   if (!err) err = fit_rows(nranks, ntypes, rows, opt, res);
@@ -239,32 +240,32 @@ lb_error lb_weights_fit_table(int nranks, const int *nsteps, const double *const
   return err;
 }
 
-lb_error lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
+lb_err lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
                         const lb_weights_options *opt, lb_weights_result *res)
 {
   int w = ROW_COUNTS + ntypes, size, ok;
   double *rows, *mine;
-  lb_error err;
+  lb_err err;
 
   LB_CALL(check_args(ntypes, opt));
   LB_MPI(MPI_Comm_size(comm, &size));
   rows = malloc(((size_t)size + 1) * w * sizeof *rows);
-  if (!rows) return lb_error_set(LB_ERR_MEM, "weights: out of memory for %d ranks", size);
+  if (!rows) return lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks", size);
   mine = rows + (size_t)size * w;
   err = make_row(nsteps, times, ntypes, counts, opt->trim, mine);
   /* A local failure must not leave the other ranks waiting in the gather. */
   ok = !err;
   if (MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
     free(rows);
-    return lb_error_set(LB_ERR_MPI, "weights: MPI_Allreduce failed");
+    return lb_error(LB_ERR_MPI, "weights: MPI_Allreduce failed");
   }
   if (!ok) {
     free(rows);
-    return err ? err : lb_error_set(LB_ERR_MEM, "weights: out of memory on another rank");
+    return err ? err : lb_error(LB_ERR_MEM, "weights: out of memory on another rank");
   }
   if (MPI_Allgather(mine, w, MPI_DOUBLE, rows, w, MPI_DOUBLE, comm) != MPI_SUCCESS) {
     free(rows);
-    return lb_error_set(LB_ERR_MPI, "weights: MPI_Allgather failed");
+    return lb_error(LB_ERR_MPI, "weights: MPI_Allgather failed");
   }
   err = fit_rows(size, ntypes, rows, opt, res);
   free(rows);

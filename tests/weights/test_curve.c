@@ -207,11 +207,11 @@ int main(int argc, char **argv)
     int64_t counts[1] = {100}, first, count;
     double load[1] = {1.0};
     lb_curve_result res;
-    lb_error err;
+    lb_err err;
     for (i = 0; i < 100; i++) w[i] = i == badcell ? -1.0 : 1.0;
     piece_of(EVEN, 100, &first, &count);
     err = lb_curve_shift(MPI_COMM_WORLD, count, w + first, 1, counts, load, penalty, &res);
-    if (err && rank == 0) fprintf(stderr, "%s: error: %s\n", argv[0], lb_error_message());
+    if (err && rank == 0) fprintf(stderr, "%s: error: %s\n", argv[0], lb_errmsg());
     if (!err) lb_curve_result_free(&res);
     MPI_Finalize();
     return err ? 1 : 0;

@@ -15,7 +15,7 @@ static double uniform(unsigned *state)
 }
 
 /* Fit with windows of one step each: the measured time of rank i is r[i]. */
-static lb_error fit_single_steps(int n, int t, const double *r, const int64_t *counts, const double *previous,
+static lb_err fit_single_steps(int n, int t, const double *r, const int64_t *counts, const double *previous,
                                  lb_weights_result *res)
 {
   int nsteps[16];
@@ -176,8 +176,8 @@ static void test_bad_times(void)
   int k;
   for (k = 0; k < 3; k++) {
     r[2] = bad[k];
-    CHECK(fit_single_steps(4, 2, r, seed_counts, NULL, &res) == LB_ERR_DATA);
-    CHECK(strstr(lb_error_message(), "rank 2, step 0") != NULL);
+    CHECK(fit_single_steps(4, 2, r, seed_counts, NULL, &res) == LB_ERR_LOAD);
+    CHECK(strstr(lb_errmsg(), "rank 2, step 0") != NULL);
   }
 }
 
@@ -220,7 +220,7 @@ static void test_bad_options(void)
   lb_weights_options_default(&opt);
   opt.trim = 0.5;
   CHECK(lb_weights_fit_table(1, nsteps, times, 2, seed_counts, &opt, &res) == LB_ERR_ARG);
-  CHECK(strstr(lb_error_message(), "-lb_weights_trim") != NULL);
+  CHECK(strstr(lb_errmsg(), "-lb_weights_trim") != NULL);
   lb_weights_flags_string(LB_WEIGHTS_ABSENT_TYPE | LB_WEIGHTS_NEGATIVE, buf, sizeof buf);
   CHECK(strcmp(buf, "absent-type,negative-cost") == 0);
 }

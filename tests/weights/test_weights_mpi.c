@@ -60,7 +60,7 @@ int main(int argc, char **argv)
   }
   rank_data(rank, counts, times);
   if (rank == badrank && badstep >= 0 && badstep < S) times[badstep] = NAN;
-  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, &res)) return fail(rank, argv[0], lb_error_message());
+  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, &res)) return fail(rank, argv[0], lb_errmsg());
 
   if (rank == 0) {
     int64_t *all = malloc((size_t)size * T * sizeof *all);
