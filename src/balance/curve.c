@@ -178,7 +178,7 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
 
 /* Weight of every current part, from the pieces that hold its cells. */
 static lb_err part_weights(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts,
-                             const int64_t *cur_counts, double *pw)
+                           const int64_t *cur_counts, double *pw)
 {
   int64_t k = 0, start = 0;
   int q;
@@ -193,12 +193,36 @@ static lb_err part_weights(MPI_Comm comm, int64_t n, const double *w, const piec
   return LB_OK;
 }
 
+/* A current partition must cover the curve exactly. */
+static lb_err check_partition(const piece *p, int nparts, const int64_t *cur_counts)
+{
+  int64_t sum = 0;
+  int q;
+  for (q = 0; q < nparts; q++) {
+    if (cur_counts[q] < 0) return lb_error(LB_ERR_ARG, "curve: part %d has a negative cell count", q);
+    sum += cur_counts[q];
+  }
+  if (sum != p->ncells)
+    return lb_error(LB_ERR_ARG, "curve: the current partition has %lld cells, the curve %lld", (long long)sum,
+                    (long long)p->ncells);
+  return LB_OK;
+}
+
+lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
+                           double *loads)
+{
+  piece p;
+  LB_CALL(check_nparts(nparts));
+  LB_CALL(locate(comm, n, w, &p));
+  LB_CALL(check_partition(&p, nparts, cur_counts));
+  return part_weights(comm, n, w, &p, nparts, cur_counts, loads);
+}
+
 lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                         const double *load, double penalty, lb_curve_result *res)
 {
   piece p;
   double *buf, *pw, *pw_start, *lstart, *bound;
-  int64_t sum = 0;
   lb_err err;
   int q, i, j;
 

@@ -58,6 +58,13 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
 lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                         const double *load, double penalty, lb_curve_result *res);
 
+/**
+ * Weight of each part of the current partition cur_counts (nparts values,
+ * the same on every rank, summing to the cells of the curve) into loads.
+ */
+lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
+                           double *loads);
+
 /** Cells whose part changes from partition old_counts to new_counts (nparts values each). */
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts);
 
