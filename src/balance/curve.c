@@ -232,14 +232,9 @@ lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, con
   for (q = 0; q < nparts; q++) {
     if (!(load[q] >= 0.0) || isinf(load[q]))
       return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", load[q], q);
-    if (cur_counts[q] < 0)
-      return lb_error(LB_ERR_ARG, "curve: part %d has a negative cell count", q);
-    sum += cur_counts[q];
   }
   LB_CALL(locate(comm, n, w, &p));
-  if (sum != p.ncells)
-    return lb_error(LB_ERR_ARG, "curve: the current partition has %lld cells, the curve %lld", (long long)sum,
-                        (long long)p.ncells);
+  LB_CALL(check_partition(&p, nparts, cur_counts));
   buf = malloc(4 * ((size_t)nparts + 1) * sizeof *buf);
   if (!buf) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   pw = buf, pw_start = pw + nparts + 1, lstart = pw_start + nparts + 1, bound = lstart + nparts + 1;
