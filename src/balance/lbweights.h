@@ -9,7 +9,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "lberror.h"
+#include "balance.h"
 
 /** Why a fit was not (fully) used; ORed into lb_weights_result.flags. */
 typedef enum {
