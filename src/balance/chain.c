@@ -37,8 +37,15 @@ static lb_err realise(const lb_method *m, const lb_params *p, MPI_Comm cc, int64
   lb_err err = lb_balance(g, m, p, loads, &res->run);
   lb_graph_destroy(&g);
   if (err) return err;
+  double t[2] = {MPI_Wtime(), 0.0};
   LB_CALL(lb_curve_targets(cc, n, w, nparts, res->run.load, &res->cut));
+  t[1] = MPI_Wtime();
+  t[0] = t[1] - t[0];
   LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
+  t[1] = MPI_Wtime() - t[1];
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, cc));
+  res->cut_time_s = t[0];
+  res->sfc_time_s = t[1];
   res->migrated_cells = lb_curve_migrated(nparts, cur, res->cut.counts);
   res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
   avg = res->cut.total / nparts;

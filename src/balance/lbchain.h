@@ -20,6 +20,8 @@ typedef struct {
   int64_t migrated_cells;   /**< cells whose part changed */
   int64_t sfc_cut_distance; /**< largest |cut_j - sfc cut_j| in cells */
   double max_over_avg;      /**< of the realised part loads */
+  double cut_time_s;        /**< wall time of the cut computation for the method's targets (max over processes) */
+  double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
 } lb_chain_result;
 
 /**
