@@ -16,6 +16,37 @@ typedef struct {
 
 static double cell_weight(const piece *p, const double *w, int64_t k) { return p->unit ? 1.0 : w[k]; }
 
+/* Sum of w[0..n) with four running sums: a single sum is bound by the
+ * latency of one addition per cell, four let the loop run at memory speed.
+ * *min gets the smallest weight, so that one test after the loop catches a
+ * negative weight (NaN and infinity show in the sum). */
+static double block_sum(const double *w, int64_t n, double *min)
+{
+  double a[4] = {0.0, 0.0, 0.0, 0.0}, m[4] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    for (int i = 0; i < 4; i++) {
+      a[i] += w[k + i];
+      m[i] = w[k + i] < m[i] ? w[k + i] : m[i];
+    }
+  for (; k < n; k++) {
+    a[0] += w[k];
+    m[0] = w[k] < m[0] ? w[k] : m[0];
+  }
+  *min = fmin(fmin(m[0], m[1]), fmin(m[2], m[3]));
+  return (a[0] + a[1]) + (a[2] + a[3]);
+}
+
+/* Cells the cut walk takes at a time: a block is summed quickly and only
+ * walked cell by cell if a bound falls inside it. */
+#define CURVE_BLOCK 1024
+
+static double piece_sum(const piece *p, const double *w, int64_t k0, int64_t k1)
+{
+  double min;
+  return p->unit ? (double)(k1 - k0) : block_sum(w + k0, k1 - k0, &min);
+}
+
 /* Locate the piece with one MPI_Exscan and one MPI_Allreduce; a bad weight
  * anywhere makes every rank fail with the lowest bad global index. */
 static lb_err locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
@@ -26,12 +57,14 @@ static lb_err locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
   int rank;
 
   if (n < 0) return lb_error(LB_ERR_ARG, "curve: negative number of local cells %lld", (long long)n);
-  for (k = 0; k < n; k++) {
-    if (!(w[k] >= 0.0) || isinf(w[k])) {
-      if (firstbad < 0) firstbad = (double)k;
-      local[2] += 1.0;
-    } else {
-      local[1] += w[k];
+  double min;
+  local[1] = block_sum(w, n, &min);
+  if (!(min >= 0.0) || !isfinite(local[1])) {
+    for (k = 0; k < n && w[k] >= 0.0 && !isinf(w[k]); k++) continue;
+    if (k < n) {
+      firstbad = (double)k;
+      local[1] = 0.0;
+      local[2] = 1.0;
     }
   }
   LB_MPI(MPI_Comm_rank(comm, &rank));
@@ -43,6 +76,7 @@ static lb_err locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
     LB_MPI(MPI_Allreduce(&mine, &lowest, 1, MPI_DOUBLE, MPI_MIN, comm));
     return lb_error(LB_ERR_LOAD, "curve: weight of cell %.0f is negative or not finite", lowest);
   }
+  if (!isfinite(global[1])) return lb_error(LB_ERR_LOAD, "curve: the sum of the cell weights overflows");
   p->first = (int64_t)prefix[0];
   p->ncells = (int64_t)global[0];
   p->unit = global[1] == 0.0;
@@ -74,19 +108,28 @@ static lb_err cut(MPI_Comm comm, int64_t n, const double *w, const piece *p, int
                     lb_curve_result *res)
 {
   double *c = calloc(2 * (size_t)(nparts + 1), sizeof *c), *left, s = p->before, max = 0.0;
-  int64_t k;
+  int64_t k0, k1, k;
   int j = 1, q;
 
   if (!c) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   left = c + nparts + 1;
-  for (k = 0; k < n; k++) {
-    double wk = cell_weight(p, w, k), mid = s + 0.5 * wk;
-    while (j < nparts && bound[j] <= mid) {
-      c[j] = (double)k;
-      left[j] = s - p->before;
-      j++;
+  for (k0 = 0; k0 < n && j < nparts; k0 = k1) {
+    k1 = n - k0 > CURVE_BLOCK ? k0 + CURVE_BLOCK : n;
+    double bs = piece_sum(p, w, k0, k1);
+    /* Every midpoint in the block is at most s + bs. */
+    if (s + bs < bound[j]) {
+      s += bs;
+      continue;
     }
-    s += wk;
+    for (k = k0; k < k1; k++) {
+      double wk = cell_weight(p, w, k), mid = s + 0.5 * wk;
+      while (j < nparts && bound[j] <= mid) {
+        c[j] = (double)k;
+        left[j] = s - p->before;
+        j++;
+      }
+      s += wk;
+    }
   }
   for (; j < nparts; j++) {
     c[j] = (double)n;

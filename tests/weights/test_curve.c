@@ -87,7 +87,7 @@ static void test_curve(int64_t n, const double *w, int nparts, const double *tar
 
 static void test_sfc(void)
 {
-  enum { N = 1000 };
+  enum { N = 5000 }; /* several blocks of the cut walk per piece */
   static double w[N];
   double target[7] = {1, 2, 0, 4, 1, 1, 3}, zero[6] = {0, 0, 0, 0, 0, 0};
   unsigned state = 99;
@@ -172,6 +172,14 @@ static void test_shift_limits(void)
   lb_curve_result_free(&damped);
 }
 
+static void test_overflow(void)
+{
+  const double w[3] = {1e308, 1e308, 1e308};
+  lb_curve_result res;
+  CHECK(lb_curve_sfc(MPI_COMM_SELF, 3, w, 2, &res) == LB_ERR_LOAD);
+  CHECK(strstr(lb_errmsg(), "overflows") != NULL);
+}
+
 static void test_counting(void)
 {
   const int64_t a[3] = {4, 4, 4}, b[3] = {2, 4, 6}, ca[4] = {0, 4, 8, 12}, cb[4] = {0, 2, 6, 12};
@@ -221,6 +229,7 @@ int main(int argc, char **argv)
   test_shift_seed(part1_one, 0.30);
   test_shift_limits();
   test_counting();
+  test_overflow();
   MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("test_curve: %d ranks, %d checks failed\n", size, check_failures);
   MPI_Finalize();
