@@ -97,11 +97,41 @@ static void test_method(const lb_method *m, int64_t n)
   free(w);
 }
 
+/* sfc and one sfc-shift iteration on the loads of seed 003's example
+ * (s_j = 0.25, 0.45, 0.25): the flow across edge (j-1, j) is s_j / penalty. */
+static void test_shift_flows(void)
+{
+  const double load[4] = {1.25, 1.2, 0.8, 0.75};
+  const double want_sfc[3] = {0.25, 0.45, 0.25}, want_shift[3] = {0.2, 0.36, 0.2};
+  const double after_shift[4] = {1.05, 1.04, 0.96, 0.95};
+  lb_graph *g = NULL;
+  lb_params p;
+  lb_result res;
+  CHECK(lb_graph_create("line:4", &g) == LB_OK);
+  lb_params_init(&p, lb_method_find("sfc"));
+  CHECK(lb_balance(g, lb_method_find("sfc"), &p, load, &res) == LB_OK);
+  for (int k = 0; k < 3; k++) CHECK_NEAR(res.flow[k], want_sfc[k], 1e-12);
+  for (int r = 0; r < 4; r++) CHECK_NEAR(res.load[r], 1.0, 1e-12);
+  lb_result_free(&res);
+  lb_params_init(&p, lb_method_find("sfc-shift"));
+  p.max_iters = 1;
+  CHECK(lb_balance(g, lb_method_find("sfc-shift"), &p, load, &res) == LB_OK);
+  for (int k = 0; k < 3; k++) CHECK_NEAR(res.flow[k], want_shift[k], 1e-12);
+  for (int r = 0; r < 4; r++) CHECK_NEAR(res.load[r], after_shift[r], 1e-12);
+  lb_result_free(&res);
+  lb_graph_destroy(&g);
+  CHECK(lb_graph_create("mesh2d:2x2", &g) == LB_OK);
+  lb_params_init(&p, lb_method_find("sfc"));
+  CHECK(lb_balance(g, lb_method_find("sfc"), &p, load, &res) == LB_ERR_UNSUPPORTED);
+  lb_graph_destroy(&g);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_shift_flows();
   for (int i = 0; i < lb_method_count(); i++) {
     test_method(lb_method_get(i), 3000);
     test_method(lb_method_get(i), 3); /* fewer cells than parts at 4 ranks */
