@@ -223,13 +223,12 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
 static lb_err part_weights(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts,
                            const int64_t *cur_counts, double *pw)
 {
-  int64_t k = 0, start = 0;
+  int64_t start = 0;
   int q;
   for (q = 0; q < nparts; q++) {
     int64_t lo = start > p->first ? start - p->first : 0, hi = start + cur_counts[q] - p->first;
-    pw[q] = 0.0;
     if (hi > n) hi = n;
-    for (k = lo; k < hi; k++) pw[q] += cell_weight(p, w, k);
+    pw[q] = hi > lo ? piece_sum(p, w, lo, hi) : 0.0;
     start += cur_counts[q];
   }
   LB_MPI(MPI_Allreduce(MPI_IN_PLACE, pw, nparts, MPI_DOUBLE, MPI_SUM, comm));
@@ -271,7 +270,7 @@ lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, con
 
   LB_CALL(check_nparts(nparts));
   if (!(penalty >= 1.0) || isinf(penalty))
-    return lb_error(LB_ERR_ARG, "-lb_penalty %g: the penalty factor must be finite and >= 1", penalty);
+    return lb_error(LB_ERR_ARG, "-lb_penalty %g must be finite and at least 1", penalty);
   for (q = 0; q < nparts; q++) {
     if (!(load[q] >= 0.0) || isinf(load[q]))
       return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", load[q], q);
