@@ -132,6 +132,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       msg[0] = amount;
       load[r] -= amount;
       flow[e] += amount;
+      lb_run_transit(run, e, amount);
       posted++;
       moved = 1;
     }
