@@ -220,6 +220,16 @@ static lb_err hare_front(ripple_state *s, const lb_graph *g, int r, int from, lo
   return hare_start_lines(s, g, r, &v, v.cont, step, unit);
 }
 
+/* Load injected before this step at any rank: it forks now, so a run that
+ * was idle must not stop (every process sees the whole injection list). */
+static int injected_now(const lb_run *run)
+{
+  const lb_params *p = lb_run_params(run);
+  for (int i = 0; i < p->ninject; i++)
+    if (p->inject[i].step == lb_run_step(run) && p->inject[i].amount != 0) return 1;
+  return 0;
+}
+
 static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 {
   ripple_state *s = state;
@@ -232,7 +242,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
     return LB_OK;
   }
   if (step == 1) s->avg = lb_reduced(run, s->slot_avg, 0) / n;
-  else if (lb_reduced(run, s->slot_pending, 0) == 0) {
+  else if (lb_reduced(run, s->slot_pending, 0) == 0 && !injected_now(run)) {
     lb_run_stop(run, LB_STOP_CONVERGED);
     return LB_OK;
   }
