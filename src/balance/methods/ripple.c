@@ -45,7 +45,11 @@
  * f/(d+1) after step 1 and must return part of it when more ranks are
  * reached; the same happens to the shorter side of a line.  On the
  * hypercube the composition sends each subtree's share in one step, so a
- * rank at depth t holds at most f/2^t, the paper's bound there.
+ * rank at depth t holds at most f/2^t, the paper's bound there.  On a d x d
+ * mesh both costs are Theta(f log d).  Table 1's d^2 imbalance (f = n)
+ * needs moving load back: with flows only away from the root each column
+ * holds at most its final share f/d, so up to step d/4 the row ranks
+ * reached, at most 2t+1, still hold half of f.
  *
  * Only line fronts carry information: a message is its load followed by
  * pairs (k, f/n), one for every line whose front it is (k: the receiver's
