@@ -48,8 +48,8 @@
  * rank at depth t holds at most f/2^t, the paper's bound there.  On a d x d
  * mesh both costs are Theta(f log d).  Table 1's d^2 imbalance (f = n)
  * needs moving load back: with flows only away from the root each column
- * holds at most its final share f/d, so up to step d/4 the row ranks
- * reached, at most 2t+1, still hold half of f.
+ * holds at most its final share f/d, so up to step d/4 the at most 2t+1
+ * row ranks reached still hold nearly half of f between them.
  *
  * Only line fronts carry information: a message is its load followed by
  * pairs (k, f/n), one for every line whose front it is (k: the receiver's
