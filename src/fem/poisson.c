@@ -79,6 +79,8 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int de
 static PetscErrorCode teardown(FemPoisson fp)
 {
   PetscFunctionBeginUser;
+  /* The KSP keeps its type and options but must forget the old sizes. */
+  if (fp->A) PetscCall(KSPReset(fp->ksp));
   PetscCall(MatDestroy(&fp->A));
   PetscCall(VecDestroy(&fp->b));
   PetscCall(VecDestroy(&fp->u));
@@ -439,6 +441,8 @@ PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef)
   }
   PetscCall(VecAssemblyBegin(fp->u));
   PetscCall(VecAssemblyEnd(fp->u));
+  PetscCall(VecGhostUpdateBegin(fp->u, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(fp->u, INSERT_VALUES, SCATTER_FORWARD));
   fp->guess = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
