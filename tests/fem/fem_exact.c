@@ -3,7 +3,8 @@
  * solution must equal it up to round-off on a graded forest whose hanging
  * faces (and, in 3D, edges) cross tree and rank boundaries.  The solution is
  * then carried through refinement, coarsening, balance and repartitioning
- * by AmrAdapt/AmrPartition, which must keep it exact as well. */
+ * by AmrAdapt/AmrPartition, which must keep it exact as well.  The matrix
+ * must be preallocated exactly (MatGetInfo: no mallocs, no unused entries). */
 #ifndef P4_TO_P8
 #include <p4est_extended.h>
 #else
@@ -47,6 +48,18 @@ static PetscErrorCode check(FemPoisson fp, const char *what, double tol, PetscBo
   PetscFunctionReturn(0);
 }
 
+/* Exact preallocation: no mallocs during assembly, no unused entries. */
+static PetscErrorCode check_preallocation(FemPoisson fp, PetscBool *ok)
+{
+  MatInfo info;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetInfo(FemPoissonMatrix(fp), MAT_GLOBAL_SUM, &info));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matrix: nonzeros %.0f allocated %.0f unneeded %.0f mallocs %.0f\n",
+                        info.nz_used, info.nz_allocated, info.nz_unneeded, info.mallocs));
+  if (info.mallocs != 0 || info.nz_unneeded != 0 || info.nz_allocated != info.nz_used) *ok = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char shape[64] = "brick";
@@ -81,6 +94,7 @@ int main(int argc, char **argv)
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonAssemble(fp));
+  PetscCall(check_preallocation(fp, &ok));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
   PetscCall(check(fp, "solve on graded forest", tol, &ok));
 
@@ -103,6 +117,7 @@ int main(int argc, char **argv)
   PetscCall(FemPoissonSetInitialGuess(fp, coef));
   PetscCall(check(fp, "transferred to adapted forest", tol, &ok));
   PetscCall(FemPoissonAssemble(fp));
+  PetscCall(check_preallocation(fp, &ok));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
   PetscCall(check(fp, "solve on adapted forest", tol, &ok));
 
