@@ -1,28 +1,29 @@
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
-#include <p4est_vtk.h>
 #else
 #include <p4est_to_p8est.h>
 #include <p8est_bits.h>
-#include <p8est_vtk.h>
 #endif
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "app/options.h"
 #include "app/poisson_cycle.h"
 #include "fem/poisson.h"
 #include "mesh/adapt.h"
+#include "mesh/vtk.h"
 
 enum { PH_SETUP, PH_ASSEMBLY, PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
 static const char *phase_name[NPHASES] = {"setup", "assembly", "solve", "estimate", "adapt", "partition", "output"};
 
-PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, AmrPoissonOptions *o, char *msg, size_t len)
+PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, AmrPoissonOptions *o)
 {
-  char pname[64] = "sine", list[256] = "";
-  PetscBool found;
+  char pname[64] = "", list[256] = "", slist[128] = "";
+  PetscInt maxl = P4EST_QMAXLEVEL;
+  int s;
 
   PetscFunctionBeginUser;
-  msg[0] = '\0';
   memset(o, 0, sizeof(*o));
   o->degree = 1;
   o->cycles = 8;
@@ -31,124 +32,118 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, AmrPoissonOptions *o, char *
   o->mark.refine_fraction = 0.3;
   o->mark.coarsen_fraction = 0.03;
   o->mark.theta = 0.5;
-  o->mark.min_level = 0;
-  o->mark.max_level = P4EST_QMAXLEVEL;
-  PetscInt minl = o->mark.min_level, maxl = o->mark.max_level;
+  PetscCall(PetscStrncpy(o->vtk, vtk, sizeof(o->vtk)));
   for (int i = 0; fem_problem_get(i); i++) {
-    if (i) strncat(list, ", ", sizeof(list) - strlen(list) - 1);
-    strncat(list, fem_problem_get(i)->name, sizeof(list) - strlen(list) - 1);
+    if (i) PetscCall(PetscStrlcat(list, ", ", sizeof(list)));
+    PetscCall(PetscStrlcat(list, fem_problem_get(i)->name, sizeof(list)));
   }
-  PetscOptionsBegin(comm, NULL, "Poisson cycle (amr2d/amr3d)", NULL);
-  PetscCall(PetscOptionsString("-problem", list, NULL, pname, pname, sizeof(pname), NULL));
-  PetscCall(PetscOptionsInt("-degree", "polynomial degree of the elements: 1 or 2", NULL, o->degree, &o->degree, NULL));
-  PetscCall(PetscOptionsString("-amr_strategy", "marking: fraction, doerfler or uniform", NULL, o->strategy,
-                               o->strategy, sizeof(o->strategy), NULL));
-  PetscCall(PetscOptionsReal("-amr_refine_fraction", "fraction strategy: share of cells refined", NULL,
-                             o->mark.refine_fraction, &o->mark.refine_fraction, NULL));
-  PetscCall(PetscOptionsReal("-amr_coarsen_fraction", "share of cells coarsened", NULL, o->mark.coarsen_fraction,
-                             &o->mark.coarsen_fraction, NULL));
-  PetscCall(PetscOptionsReal("-amr_doerfler_theta", "doerfler strategy: share of the squared estimate refined", NULL,
-                             o->mark.theta, &o->mark.theta, NULL));
-  PetscCall(PetscOptionsInt("-amr_min_level", "coarsest level kept", NULL, minl, &minl, NULL));
-  PetscCall(PetscOptionsInt("-amr_max_level", "finest level allowed", NULL, maxl, &maxl, NULL));
-  PetscCall(PetscOptionsInt("-amr_cycles", "number of solve-estimate-adapt cycles", NULL, o->cycles, &o->cycles, NULL));
-  PetscCall(PetscOptionsString("-report", "write one JSON object per cycle to this file", NULL, o->report, o->report,
-                               sizeof(o->report), NULL));
-  PetscCall(PetscOptionsString("-vtk", "write VTK files PREFIX_NNNN.vtu", NULL, o->vtk, o->vtk, sizeof(o->vtk), &found));
-  PetscCall(PetscOptionsInt("-vtk_interval", "write VTK every K cycles", NULL, o->vtk_interval, &o->vtk_interval, NULL));
+  for (s = 0; AmrMarkStrategyName(s); s++) {
+    if (s) PetscCall(PetscStrlcat(slist, ", ", sizeof(slist)));
+    PetscCall(PetscStrlcat(slist, AmrMarkStrategyName(s), sizeof(slist)));
+  }
+  PetscOptionsBegin(comm, NULL, "Poisson cycle (runs when -problem is given)", NULL);
+  AMR_OPTION("-problem", PetscOptionsString("-problem", list, NULL, pname, pname, sizeof(pname), NULL));
+  AMR_OPTION("-degree", PetscOptionsInt("-degree", "Polynomial degree of the elements: 1 or 2", NULL, o->degree, &o->degree, NULL));
+  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", slist, NULL, o->strategy, o->strategy, sizeof(o->strategy), NULL));
+  AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of the cells refined", NULL,
+                                                      o->mark.refine_fraction, &o->mark.refine_fraction, NULL));
+  AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "Share of the cells coarsened", NULL,
+                                                       o->mark.coarsen_fraction, &o->mark.coarsen_fraction, NULL));
+  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared estimate refined", NULL,
+                                                     o->mark.theta, &o->mark.theta, NULL));
+  AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
+  AMR_OPTION("-amr_cycles", PetscOptionsInt("-amr_cycles", "Number of solve-estimate-adapt cycles", NULL, o->cycles, &o->cycles, NULL));
+  AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report,
+                                           sizeof(o->report), NULL));
+  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
-  o->mark.min_level = (int)minl;
-  o->mark.max_level = (int)maxl;
+  if (!pname[0]) PetscFunctionReturn(0);
 
-  int s;
   for (s = 0; AmrMarkStrategyName(s); s++)
     if (!strcmp(AmrMarkStrategyName(s), o->strategy)) break;
   o->problem = fem_problem_find(pname);
-  if (!o->problem)
-    snprintf(msg, len, "unknown -problem '%s' (choose from %s)", pname, list);
-  else if (!(o->problem->dims & (1 << P4EST_DIM)))
-    snprintf(msg, len, "-problem %s is not available in %dD", pname, P4EST_DIM);
-  else if (o->degree != 1 && o->degree != 2)
-    snprintf(msg, len, "-degree %d is not supported (use 1 or 2)", (int)o->degree);
-  else if (!AmrMarkStrategyName(s))
-    snprintf(msg, len, "unknown -amr_strategy '%s' (choose from fraction, doerfler, uniform)", o->strategy);
-  else if (!(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1))
-    snprintf(msg, len, "-amr_refine_fraction %g is not in [0, 1]", o->mark.refine_fraction);
-  else if (!(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction))
-    snprintf(msg, len, "-amr_coarsen_fraction %g is not in [0, 1 - refine fraction]", o->mark.coarsen_fraction);
-  else if (!(o->mark.theta > 0 && o->mark.theta <= 1))
-    snprintf(msg, len, "-amr_doerfler_theta %g is not in (0, 1]", o->mark.theta);
-  else if (minl < 0 || maxl > P4EST_QMAXLEVEL || minl > maxl)
-    snprintf(msg, len, "-amr_min_level %d / -amr_max_level %d: need 0 <= min <= max <= %d", (int)minl, (int)maxl,
-             P4EST_QMAXLEVEL);
-  else if (o->cycles < 1)
-    snprintf(msg, len, "-amr_cycles %d: need at least 1", (int)o->cycles);
-  else if (o->vtk_interval < 1)
-    snprintf(msg, len, "-vtk_interval %d: need at least 1", (int)o->vtk_interval);
-  else if (found && !o->vtk[0])
-    snprintf(msg, len, "-vtk needs a file name prefix");
+  PetscCheck(o->problem, comm, PETSC_ERR_USER_INPUT, "option -problem %s: unknown problem (choose from %s)", pname, list);
+  PetscCheck(o->problem->dims & (1 << P4EST_DIM), comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", pname, P4EST_DIM);
+  PetscCheck(o->degree == 1 || o->degree == 2, comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", o->degree);
+  PetscCheck(AmrMarkStrategyName(s), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)", o->strategy, slist);
+  PetscCheck(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_refine_fraction %g: must be from 0 to 1", (double)o->mark.refine_fraction);
+  PetscCheck(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_coarsen_fraction %g: must be from 0 to 1 - refine fraction (%g)", (double)o->mark.coarsen_fraction,
+             1 - (double)o->mark.refine_fraction);
+  PetscCheck(o->mark.theta > 0 && o->mark.theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta %g: must be in (0, 1]",
+             (double)o->mark.theta);
+  PetscCheck(maxl >= min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", maxl, min_level, P4EST_QMAXLEVEL);
+  PetscCheck(o->cycles >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": must be at least 1", o->cycles);
+  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
+  o->mark.min_level = (int)min_level;
+  o->mark.max_level = (int)maxl;
   PetscFunctionReturn(0);
 }
 
-/* VTK: solution at the cell corners, indicator, level, rank and tree. */
-static PetscErrorCode write_vtk(p4est_t *p4est, FemPoisson fp, const double *eta2, const char *prefix, int cycle)
+PetscErrorCode AmrPoissonCheckMesh(MPI_Comm comm, const p4est_connectivity_t *conn, PetscBool geom_is_null, const char *mesh_name)
 {
-  const int vn = FemPoissonVNodes(fp), p = vn == P4EST_CHILDREN ? 1 : 2;
+  PetscFunctionBeginUser;
+  PetscCheck(geom_is_null, comm, PETSC_ERR_USER_INPUT,
+             "option -mesh %s: curved geometries are not supported by the Poisson solver (use a mesh of straight-sided cells)", mesh_name);
+#ifndef P4_TO_P8
+  for (p4est_topidx_t v = 0; v < conn->num_vertices; v++)
+    PetscCheck(conn->vertices[3 * v + 2] == 0.0, comm, PETSC_ERR_USER_INPUT,
+               "option -mesh %s: the 2D Poisson solver needs a planar mesh (vertex %ld has z = %g)", mesh_name, (long)v,
+               conn->vertices[3 * v + 2]);
+#else
+  (void)conn;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* VTK: the solution at the cell centres, the indicator and, when the
+ * exact solution is known, the H1 error of every cell, besides the tree,
+ * level and rank the writer adds. */
+static PetscErrorCode write_vtk(p4est_t *p4est, FemPoisson fp, const double *eta2, const double *err2, const char *prefix, int cycle)
+{
+  const int vn = FemPoissonVNodes(fp);
   const p4est_locidx_t n = p4est->local_num_quadrants;
+  const double centre[3] = {0.5, 0.5, 0.5};
+  const char *names[3] = {"solution", "indicator", "error"};
   char name[PETSC_MAX_PATH_LEN + 16];
+  sc_array_t *f[3];
   double *coef;
-  sc_array_t *corner, *ind;
-  p4est_vtk_context_t *ctx;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1((size_t)n * vn, &coef));
+  PetscCall(PetscMalloc1((size_t)n * vn + 1, &coef));
   PetscCall(FemPoissonElementCoefficients(fp, coef));
-  corner = sc_array_new_count(sizeof(double), (size_t)n * P4EST_CHILDREN);
-  ind = sc_array_new_count(sizeof(double), (size_t)n);
+  for (int k = 0; k < 3; k++) f[k] = sc_array_new_count(sizeof(double), (size_t)n);
   for (p4est_locidx_t e = 0; e < n; e++) {
-    for (int c = 0; c < P4EST_CHILDREN; c++) {
-      const int i = p * (c & 1) + (p + 1) * p * ((c >> 1) & 1) + (p + 1) * (p + 1) * p * ((c >> 2) & 1);
-      *(double *)sc_array_index(corner, (size_t)e * P4EST_CHILDREN + c) = coef[(size_t)e * vn + i];
-    }
-    *(double *)sc_array_index(ind, (size_t)e) = sqrt(eta2[e]);
+    *(double *)sc_array_index(f[0], (size_t)e) = FemPoissonEvalRef(fp, coef + (size_t)e * vn, centre);
+    *(double *)sc_array_index(f[1], (size_t)e) = sqrt(eta2[e]);
+    *(double *)sc_array_index(f[2], (size_t)e) = err2 ? sqrt(err2[e]) : 0.0;
   }
-  snprintf(name, sizeof(name), "%s_%04d", prefix, cycle);
-  ctx = p4est_vtk_context_new(p4est, name);
-  p4est_vtk_context_set_scale(ctx, 1.0);
-  p4est_vtk_context_set_continuous(ctx, 1);
-  ctx = p4est_vtk_write_header(ctx);
-  if (ctx) ctx = p4est_vtk_write_cell_dataf(ctx, 1, 1, 1, 0, 1, 0, "indicator", ind, ctx);
-  if (ctx) ctx = p4est_vtk_write_point_dataf(ctx, 1, 0, "solution", corner, ctx);
-  const int ok = ctx && p4est_vtk_write_footer(ctx) == 0;
-  sc_array_destroy(corner);
-  sc_array_destroy(ind);
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s_%04d", prefix, cycle));
+  PetscCall(amr_vtk_write(p4est, NULL, name, err2 ? 3 : 2, names, f));
+  for (int k = 0; k < 3; k++) sc_array_destroy(f[k]);
   PetscCall(PetscFree(coef));
-  PetscCheck(ok, PetscObjectComm((PetscObject)FemPoissonMatrix(fp)), PETSC_ERR_FILE_WRITE,
-             "cannot write VTK file %s", name);
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOptions *o, char *msg, size_t len)
+PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOptions *o)
 {
   PetscLogStage stage[NPHASES];
   FILE *report = NULL;
   FemPoisson fp;
-  double *coef = NULL, *eta2 = NULL;
+  double *coef = NULL, *eta2 = NULL, *err2 = NULL;
   int rank, size, fail = 0;
 
   PetscFunctionBeginUser;
-  msg[0] = '\0';
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   if (o->report[0] && rank == 0) {
     report = fopen(o->report, "w");
-    fail = !report;
+    fail = report ? 0 : errno;
   }
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
-  if (fail) {
-    snprintf(msg, len, "-report %s: cannot open the file for writing", o->report);
-    PetscFunctionReturn(0);
-  }
+  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", o->report, strerror(fail));
   for (int ph = 0; ph < NPHASES; ph++) {
     char sname[32];
     snprintf(sname, sizeof(sname), "%c%s", phase_name[ph][0] - 'a' + 'A', phase_name[ph] + 1);
@@ -156,6 +151,9 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   }
   PetscCall(FemPoissonCreate(comm, o->problem, (int)o->degree, NULL, &fp));
   const int vn = FemPoissonVNodes(fp);
+  /* Keep families on one rank from the start, so coarsening, and with it
+   * the mesh sequence, does not depend on the number of ranks. */
+  PetscCall(AmrPartition(p4est, 0, NULL));
 
   for (PetscInt cycle = 0; cycle < o->cycles; cycle++) {
     double t[NPHASES] = {0}, t0, l2 = NAN, h1 = NAN, est;
@@ -211,16 +209,16 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
 
     PetscCall(PetscLogStagePush(stage[PH_ESTIMATE]));
     t0 = MPI_Wtime();
-    PetscCall(PetscFree(eta2));
-    PetscCall(PetscMalloc1((size_t)n + 1, &eta2));
+    PetscCall(PetscFree2(eta2, err2));
+    PetscCall(PetscMalloc2((size_t)n + 1, &eta2, (size_t)n + 1, &err2));
     PetscCall(FemPoissonKelly(fp, eta2, &est));
-    if (o->problem->u) PetscCall(FemPoissonExactError(fp, NULL, NULL, &l2, &h1));
+    if (o->problem->u) PetscCall(FemPoissonExactError(fp, NULL, err2, &l2, &h1));
     t[PH_ESTIMATE] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
     PetscCall(PetscLogStagePush(stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
-    if (o->vtk[0] && cycle % o->vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->vtk, (int)cycle));
+    if (o->vtk[0] && cycle % o->vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->problem->u ? err2 : NULL, o->vtk, (int)cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -250,7 +248,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     }
   }
   if (report) fclose(report);
-  PetscCall(PetscFree(eta2));
+  PetscCall(PetscFree2(eta2, err2));
   PetscCall(FemPoissonDestroy(&fp));
   PetscFunctionReturn(0);
 }
