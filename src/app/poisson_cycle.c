@@ -71,7 +71,7 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
   PetscCheck(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction, comm, PETSC_ERR_USER_INPUT,
              "option -amr_coarsen_fraction %g: must be from 0 to 1 - refine fraction (%g)", (double)o->mark.coarsen_fraction,
              1 - (double)o->mark.refine_fraction);
-  PetscCheck(o->mark.theta > 0 && o->mark.theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta %g: must be in (0, 1]",
+  PetscCheck(o->mark.theta > 0 && o->mark.theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta %g: must be above 0 and at most 1",
              (double)o->mark.theta);
   PetscCheck(maxl >= min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
              "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", maxl, min_level, P4EST_QMAXLEVEL);
@@ -92,9 +92,15 @@ PetscErrorCode AmrPoissonCheckMesh(MPI_Comm comm, const p4est_connectivity_t *co
     PetscCheck(conn->vertices[3 * v + 2] == 0.0, comm, PETSC_ERR_USER_INPUT,
                "option -mesh %s: the 2D Poisson solver needs a planar mesh (vertex %ld has z = %g)", mesh_name, (long)v,
                conn->vertices[3 * v + 2]);
-#else
-  (void)conn;
 #endif
+  /* Without a boundary (periodic meshes) no Dirichlet condition pins the
+   * solution and the system would be singular. */
+  PetscBool boundary = PETSC_FALSE;
+  for (p4est_topidx_t t = 0; t < conn->num_trees; t++)
+    for (int f = 0; f < P4EST_FACES; f++)
+      if (conn->tree_to_tree[(size_t)t * P4EST_FACES + f] == t && conn->tree_to_face[(size_t)t * P4EST_FACES + f] == f) boundary = PETSC_TRUE;
+  PetscCheck(boundary, comm, PETSC_ERR_USER_INPUT,
+             "option -mesh %s: the domain has no boundary (periodic), so the Poisson problem would be singular", mesh_name);
   PetscFunctionReturn(0);
 }
 
@@ -226,11 +232,11 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     const long long cells = (long long)p4est->global_num_quadrants, dofs = (long long)FemPoissonGlobalSize(fp);
     const double eff = est / h1;
     if (o->problem->u)
-      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d L2 %.3e H1 %.3e estimate %.3e eff %.3f |",
-                            (int)cycle, cells, dofs, (int)its, l2, h1, est, eff));
+      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d res %.1e L2 %.3e H1 %.3e estimate %.3e eff %.3f |",
+                            (int)cycle, cells, dofs, (int)its, (double)rnorm, l2, h1, est, eff));
     else
-      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d estimate %.3e |", (int)cycle, cells, dofs,
-                            (int)its, est));
+      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d res %.1e estimate %.3e |", (int)cycle, cells,
+                            dofs, (int)its, (double)rnorm, est));
     for (int ph = 0; ph < NPHASES; ph++) PetscCall(PetscPrintf(comm, " %s %.3f", phase_name[ph], t[ph]));
     PetscCall(PetscPrintf(comm, " s\n"));
     if (report) {
