@@ -1,0 +1,20 @@
+/** \file options.h
+ * Option parsing helpers shared by the driver's parts. */
+#ifndef AMR_APP_OPTIONS_H
+#define AMR_APP_OPTIONS_H
+
+#include <petscsys.h>
+
+/* Turn a PETSc option-parsing error (which does not name the option) into a
+ * user error that does. */
+#define AMR_OPTION(name, call) \
+  do { \
+    PetscErrorCode ierr_ = (call); \
+    if (ierr_) { \
+      char *why_; \
+      PetscCall(PetscErrorMessage(ierr_, NULL, &why_)); \
+      SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s: %s", name, why_ ? why_ : "invalid value"); \
+    } \
+  } while (0)
+
+#endif
