@@ -9,6 +9,8 @@
   X(diffusion_discrete)   \
   X(second_order)         \
   X(chebyshev)            \
+  X(chemotaxis)           \
+  X(dimension_exchange)   \
   X(multilevel)           \
   X(tree)                 \
   X(ripple_tortoise)      \
