@@ -14,8 +14,12 @@
  *  - tortoise: the source sends f/n per step on each child link, for as
  *    many steps as the child's subtree has ranks (seed 004 S1);
  *  - hare: the source sends each child's whole share in the first step.
- * Hare here is this eager schedule; the paper's Figure 1, which would bound
- * every load by f/t, is not in the text available to us. */
+ * Load posted in a superstep has left its sender and is counted at its
+ * receiver in the next one, so with the eager schedule no rank ever holds
+ * more than its fair shares plus what it forks: Hare's condition
+ * L(j,t) <= f/t holds.  Its per-step migration, though, is the whole
+ * remaining wave (about f/2 on the middle link of a line), not the f/t of
+ * the paper's Figure 1, whose schedule is not in the text available to us. */
 #include "balance.h"
 
 #include <stdlib.h>
