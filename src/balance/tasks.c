@@ -150,8 +150,9 @@ void lb_taskset_local(const lb_taskset *ts, int *lo, int *hi)
 
 const lb_task_list *lb_taskset_list(const lb_taskset *ts, int r) { return &ts->list[r - ts->lo]; }
 
-void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **count, const int **nbr, const int **own)
+void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **count, const int **nbr, const int **own, int *stride)
 {
+  *stride = ts->tg.max_nbr;
   *count = ts->ncount[r - ts->lo];
   *nbr = ts->nbr[r - ts->lo];
   *own = ts->own[r - ts->lo];
