@@ -188,7 +188,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point:RANK:AMOUNT, box, random:SEED, file:PATH", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT, box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));

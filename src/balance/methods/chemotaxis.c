@@ -21,7 +21,7 @@
 
 static const lb_option chemotaxis_options[] = {
   {"alpha", 0.0, "diffusion parameter alpha (0: 1/(max degree + 1))"},
-  {"chi", 0.9, "chemotaxis: weight chi in [0, 1) of the signal gradient"},
+  {"chi", 0.9, "weight chi in [0, 1) of the signal gradient"},
 };
 
 typedef struct {

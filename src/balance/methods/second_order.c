@@ -7,7 +7,7 @@
 
 static const lb_option second_order_options[] = {
   {"alpha", 0.0, "diffusion parameter alpha (0: 1/(max degree + 1))"},
-  {"beta", 1.8, "second-order: weight beta in (0, 2) of the first-order flow"},
+  {"beta", 1.8, "weight beta in (0, 2) of the first-order flow"},
 };
 
 static double second_order_weight(const accel_state *s, int k, double prev)
