@@ -123,6 +123,12 @@ void lb_bisection_free(lb_bisection *b);
  *  On a line: colour 0 joins (2i, 2i+1), colour 1 joins (2i+1, 2i+2). */
 lb_err lb_graph_edge_colouring(const lb_graph *g, int *colour, int *ncolours);
 
+/** Smallest and largest non-zero eigenvalues of the graph Laplacian D - A
+ *  of a connected graph: in closed form for line, ring, mesh, torus and
+ *  hypercube graphs (Cartesian products of paths and cycles), by Lanczos
+ *  with full reorthogonalisation otherwise.  Both are 0 for a single rank. */
+lb_err lb_graph_laplacian_bounds(const lb_graph *g, double *lmin, double *lmax);
+
 /* ------------------------------------------------------------------ runs */
 
 /** Backends that run the same method code. */
@@ -177,6 +183,7 @@ typedef struct {
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   long long rounds, messages, bytes;
   double runtime_s;
+  double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
   double migration_cost;  /**< seed 004: sum over iterations of the largest edge transfer (c = 1) */
   double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load, load in transit counted at its receiver */

@@ -248,7 +248,11 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
   res->bytes = (long long)c[1];
-  return run->be->allreduce(run, &res->runtime_s, 1, LB_MAX);
+  double t[2] = {res->runtime_s, res->setup_s};
+  if ((err = run->be->allreduce(run, t, 2, LB_MAX))) return err;
+  res->runtime_s = t[0];
+  res->setup_s = t[1];
+  return LB_OK;
 }
 
 lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0, lb_result *res)
@@ -274,7 +278,9 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   res->flow = malloc(((size_t)g->m + 1) * sizeof(double));
   if (!res->load0 || !res->load || !res->flow) { err = lb_error(LB_ERR_MEM, "out of memory for the result"); goto out; }
   memcpy(res->load0, load0, (size_t)g->n * sizeof(double));
+  double ts = MPI_Wtime();
   if ((err = m->setup(&run, &state))) goto out;
+  res->setup_s = MPI_Wtime() - ts;
   if (p->target > 0) {
     if ((err = lb_run_reduction(&run, LB_MAX, 1, &slot_max))) goto out;
     if ((err = lb_run_reduction(&run, LB_SUM, 1, &slot_sum))) goto out;

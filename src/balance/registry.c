@@ -7,6 +7,10 @@
 #define LB_METHOD_LIST(X) \
   X(diffusion)            \
   X(diffusion_discrete)   \
+  X(second_order)         \
+  X(chebyshev)            \
+  X(chemotaxis)           \
+  X(dimension_exchange)   \
   X(multilevel)           \
   X(tree)                 \
   X(ripple_tortoise)      \
