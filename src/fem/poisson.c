@@ -33,6 +33,8 @@ struct fem_poisson {
   double *gval;        /* Dirichlet value per local node */
   double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
   p4est_topidx_t *etree;      /* tree of every local element */
+  char *taffine;              /* per tree: is its map affine */
+  double *tx0, *tJ;           /* per affine tree: image of the origin, Jacobian */
   const p4est_quadrant_t **equad; /* quadrant of every local element */
   Mat A;
   Vec b, u;            /* u is ghosted in lnodes' local order */
@@ -107,6 +109,7 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscCall(PetscFree(fp->xnode));
   PetscCall(PetscFree2(fp->dirichlet, fp->gval));
   PetscCall(PetscFree2(fp->etree, fp->equad));
+  PetscCall(PetscFree3(fp->taffine, fp->tx0, fp->tJ));
   if (fp->lnodes) p4est_lnodes_destroy(fp->lnodes);
   if (fp->ghost) p4est_ghost_destroy(fp->ghost);
   fp->lnodes = NULL;
@@ -384,6 +387,13 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   for (int r = 0; r < size; r++) fp->nglobal += ln->global_owned_count[r];
 
   PetscCall(PetscMalloc2(nel, &fp->etree, nel, &fp->equad));
+  {
+    const p4est_topidx_t nt = p4est->connectivity->num_trees;
+    PetscCall(PetscMalloc3(nt, &fp->taffine, 3 * (size_t)nt, &fp->tx0, 9 * (size_t)nt, &fp->tJ));
+    for (p4est_topidx_t t = 0; t < nt; t++)
+      fp->taffine[t] = (char)amr_geom_tree_affine(p4est->connectivity, t, fp->tx0 + 3 * (size_t)t,
+                                                  (double(*)[3])(fp->tJ + 9 * (size_t)t));
+  }
   for (p4est_topidx_t t = p4est->first_local_tree, e = 0; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, t);
     for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++) {
@@ -459,21 +469,72 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscFunctionReturn(0);
 }
 
-/* Element stiffness K (vn x vn) and load F, before constraints. */
-static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+/* Stiffness and load of an affine cell with constant k: K is k |det J|
+ * times the reference moments weighted by M = J^-1 J^-T, the load needs
+ * only f at the mapped quadrature points. */
+static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+{
+  const fem_qelem_t *qe = &fp->qe;
+  const fem_rule_t *r = &qe->cell;
+  const int vn = qe->vnodes;
+  const size_t n2 = (size_t)vn * vn;
+  const p4est_topidx_t t = fp->etree[e];
+  const p4est_quadrant_t *q = fp->equad[e];
+  const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
+  const double *tJ = fp->tJ + 9 * (size_t)t, *tx0 = fp->tx0 + 3 * (size_t)t;
+  double J[3][3] = {{0}}, Ji[3][3], x0[3], M[P4EST_DIM][P4EST_DIM];
+#ifndef P4_TO_P8
+  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN, (double)q->y / P4EST_ROOT_LEN, 0};
+#else
+  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN, (double)q->y / P4EST_ROOT_LEN, (double)q->z / P4EST_ROOT_LEN};
+#endif
+
+  for (int a = 0; a < 3; a++) {
+    x0[a] = tx0[a];
+    for (int b = 0; b < P4EST_DIM; b++) {
+      x0[a] += tJ[3 * a + b] * xi[b];
+      J[a][b] = tJ[3 * a + b] * h;
+    }
+  }
+  const double adet = fabs(amr_geom_invert(J, Ji)), kd = adet * fp->prob->k(P4EST_DIM, x0, (long)t);
+  for (int a = 0; a < P4EST_DIM; a++)
+    for (int b = 0; b < P4EST_DIM; b++) {
+      M[a][b] = 0.0;
+      for (int c = 0; c < P4EST_DIM; c++) M[a][b] += Ji[a][c] * Ji[b][c];
+    }
+  for (size_t k = 0; k < n2; k++) {
+    double s = 0.0;
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int b = 0; b < P4EST_DIM; b++) s += M[a][b] * qe->stiff[(a * P4EST_DIM + b) * n2 + k];
+    K[k] = kd * s;
+  }
+  memset(F, 0, sizeof(double) * vn);
+  for (int k = 0; k < r->npts; k++) {
+    double x[3];
+    for (int a = 0; a < 3; a++) {
+      x[a] = x0[a];
+      for (int b = 0; b < P4EST_DIM; b++) x[a] += J[a][b] * r->eta[3 * k + b];
+    }
+    const double fw = r->w[k] * adet * fp->prob->f(P4EST_DIM, x);
+    const double *phi = r->phi + (size_t)k * vn;
+    for (int i = 0; i < vn; i++) F[i] += fw * phi[i];
+  }
+}
+
+/* Stiffness and load by quadrature: any cell, any k(x). */
+static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
   const fem_qelem_t *qe = &fp->qe;
   const fem_rule_t *r = &qe->cell;
   const int vn = qe->vnodes;
   const p4est_topidx_t t = fp->etree[e];
-  const p4est_quadrant_t *q = fp->equad[e];
   double g[FEM_MAX_VNODES * P4EST_DIM];
 
   memset(K, 0, sizeof(double) * vn * vn);
   memset(F, 0, sizeof(double) * vn);
   for (int k = 0; k < r->npts; k++) {
     double x[3], Ji[3][3];
-    const double wq = r->w[k] * element_geometry(fp->p4est, t, q, r->eta + 3 * k, x, Ji);
+    const double wq = r->w[k] * element_geometry(fp->p4est, t, fp->equad[e], r->eta + 3 * k, x, Ji);
     const double kw = wq * fp->prob->k(P4EST_DIM, x, (long)t), fw = wq * fp->prob->f(P4EST_DIM, x);
     const double *phi = r->phi + (size_t)k * vn;
     physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
@@ -488,11 +549,20 @@ static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F
   }
   for (int i = 0; i < vn; i++)
     for (int j = 0; j < i; j++) K[i * vn + j] = K[j * vn + i];
+}
 
+/* Adds the Neumann data k du/dn of the element's Neumann faces to F. */
+static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
+{
+  const fem_qelem_t *qe = &fp->qe;
+  const fem_rule_t *r = &qe->cell;
+  const p4est_topidx_t t = fp->etree[e];
+  const p4est_quadrant_t *q = fp->equad[e];
+  int nf = 1;
+
+  for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int f = 0; f < P4EST_FACES; f++) {
     if (!boundary_face(fp->p4est, t, q, f) || face_bc(fp, t, q, f) != FEM_BC_NEUMANN) continue;
-    int nf = 1;
-    for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
     for (int k = 0; k < nf; k++) {
       double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES], gu[3] = {0, 0, 0}, gn = 0.0;
       fem_rule_face_point(r, f, k, eta, &w);
@@ -502,9 +572,17 @@ static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F
       for (int a = 0; a < P4EST_DIM; a++) gn += gu[a] * n[a];
       gn *= fp->prob->k(P4EST_DIM, x, (long)t);
       fem_qelem_eval(qe, eta, phi, NULL);
-      for (int i = 0; i < vn; i++) F[i] += ds * gn * phi[i];
+      for (int i = 0; i < qe->vnodes; i++) F[i] += ds * gn * phi[i];
     }
   }
+}
+
+/* Element stiffness K (vn x vn) and load F, before constraints. */
+static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+{
+  if (fp->prob->k_per_tree && fp->taffine[fp->etree[e]]) element_system_affine(fp, e, K, F);
+  else element_system_quadrature(fp, e, K, F);
+  element_neumann(fp, e, F);
 }
 
 /* K <- C^T K C and F <- C^T F for an element with hanging nodes. */
