@@ -57,6 +57,14 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
                                            sizeof(o->report), NULL));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
+  PetscBool help;
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  if (help) {
+    /* A solver made and dropped lists the -ksp_ and -pc_ options too. */
+    FemPoisson fp;
+    PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &fp));
+    PetscCall(FemPoissonDestroy(&fp));
+  }
   if (!pname[0]) PetscFunctionReturn(0);
 
   for (s = 0; AmrMarkStrategyName(s); s++)
