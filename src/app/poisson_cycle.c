@@ -57,6 +57,14 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
                                            sizeof(o->report), NULL));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
+  PetscBool help;
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  if (help) {
+    /* A solver made and dropped lists the -ksp_ and -pc_ options too. */
+    FemPoisson fp;
+    PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &fp));
+    PetscCall(FemPoissonDestroy(&fp));
+  }
   if (!pname[0]) PetscFunctionReturn(0);
 
   for (s = 0; AmrMarkStrategyName(s); s++)
@@ -161,6 +169,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
    * the mesh sequence, does not depend on the number of ranks. */
   PetscCall(AmrPartition(p4est, 0, NULL));
 
+  double total[NPHASES] = {0};
   for (PetscInt cycle = 0; cycle < o->cycles; cycle++) {
     double t[NPHASES] = {0}, t0, l2 = NAN, h1 = NAN, est;
     PetscInt its;
@@ -229,6 +238,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     PetscCall(PetscLogStagePop());
 
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, t, NPHASES, MPI_DOUBLE, MPI_MAX, comm));
+    for (int ph = 0; ph < NPHASES; ph++) total[ph] += t[ph];
     const long long cells = (long long)p4est->global_num_quadrants, dofs = (long long)FemPoissonGlobalSize(fp);
     const double eff = est / h1;
     if (o->problem->u)
@@ -252,6 +262,13 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
       fprintf(report, "}\n");
       fflush(report);
     }
+  }
+  {
+    double all = 0.0;
+    for (int ph = 0; ph < NPHASES; ph++) all += total[ph];
+    PetscCall(PetscPrintf(comm, "total %.3f s (without output %.3f s):", all, all - total[PH_OUTPUT]));
+    for (int ph = 0; ph < NPHASES; ph++) PetscCall(PetscPrintf(comm, " %s %.3f", phase_name[ph], total[ph]));
+    PetscCall(PetscPrintf(comm, " s\n"));
   }
   if (report) fclose(report);
   PetscCall(PetscFree2(eta2, err2));

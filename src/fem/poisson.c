@@ -33,6 +33,8 @@ struct fem_poisson {
   double *gval;        /* Dirichlet value per local node */
   double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
   p4est_topidx_t *etree;      /* tree of every local element */
+  char *taffine;              /* per tree: is its map affine */
+  double *tx0, *tJ;           /* per affine tree: image of the origin, Jacobian */
   const p4est_quadrant_t **equad; /* quadrant of every local element */
   Mat A;
   Vec b, u;            /* u is ghosted in lnodes' local order */
@@ -107,6 +109,7 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscCall(PetscFree(fp->xnode));
   PetscCall(PetscFree2(fp->dirichlet, fp->gval));
   PetscCall(PetscFree2(fp->etree, fp->equad));
+  PetscCall(PetscFree3(fp->taffine, fp->tx0, fp->tJ));
   if (fp->lnodes) p4est_lnodes_destroy(fp->lnodes);
   if (fp->ghost) p4est_ghost_destroy(fp->ghost);
   fp->lnodes = NULL;
@@ -151,13 +154,42 @@ static int boundary_face(const p4est_t *p4est, p4est_topidx_t t, const p4est_qua
   return (f % 2) ? c[f / 2] + h == P4EST_ROOT_LEN : c[f / 2] == 0;
 }
 
+/* The map of quadrant q of tree t at reference point eta: physical point
+ * and (if J is not NULL) Jacobian dx/deta.  Affine trees take the
+ * precomputed tree Jacobian instead of evaluating the multilinear map. */
+static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3],
+                        double J[3][3])
+{
+  if (!fp->taffine[t]) {
+    amr_geom_quad_map(fp->p4est->connectivity, t, q, eta, x, J);
+    return;
+  }
+  const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
+  const double *tJ = fp->tJ + 9 * (size_t)t, *tx0 = fp->tx0 + 3 * (size_t)t;
+#ifndef P4_TO_P8
+  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1], 0};
+#else
+  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1],
+                        (double)q->z / P4EST_ROOT_LEN + h * eta[2]};
+#endif
+  for (int a = 0; a < 3; a++) {
+    x[a] = tx0[a];
+    for (int b = 0; b < P4EST_DIM; b++) x[a] += tJ[3 * a + b] * xi[b];
+  }
+  if (J) {
+    memset(J, 0, 9 * sizeof(double));
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int b = 0; b < P4EST_DIM; b++) J[a][b] = tJ[3 * a + b] * h;
+  }
+}
+
 /* Geometry at reference point eta of element quadrant q: physical point,
  * inverse Jacobian and |det J|. */
-static double element_geometry(const p4est_t *p4est, p4est_topidx_t t, const p4est_quadrant_t *q,
-                               const double eta[3], double x[3], double Ji[3][3])
+static double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3],
+                               double x[3], double Ji[3][3])
 {
   double J[3][3];
-  amr_geom_quad_map(p4est->connectivity, t, q, eta, x, J);
+  element_map(fp, t, q, eta, x, J);
   return fabs(amr_geom_invert(J, Ji));
 }
 
@@ -192,7 +224,7 @@ static fem_bc_t face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
 {
   double eta[3] = {0.5, 0.5, 0.5}, x[3], Ji[3][3], n[3];
   eta[f / 2] = f % 2;
-  element_geometry(fp->p4est, t, q, eta, x, Ji);
+  element_geometry(fp, t, q, eta, x, Ji);
   face_normal(Ji, f, n);
   return fp->prob->bc(P4EST_DIM, x, n);
 }
@@ -384,6 +416,13 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   for (int r = 0; r < size; r++) fp->nglobal += ln->global_owned_count[r];
 
   PetscCall(PetscMalloc2(nel, &fp->etree, nel, &fp->equad));
+  {
+    const p4est_topidx_t nt = p4est->connectivity->num_trees;
+    PetscCall(PetscMalloc3(nt, &fp->taffine, 3 * (size_t)nt, &fp->tx0, 9 * (size_t)nt, &fp->tJ));
+    for (p4est_topidx_t t = 0; t < nt; t++)
+      fp->taffine[t] = (char)amr_geom_tree_affine(p4est->connectivity, t, fp->tx0 + 3 * (size_t)t,
+                                                  (double(*)[3])(fp->tJ + 9 * (size_t)t));
+  }
   for (p4est_topidx_t t = p4est->first_local_tree, e = 0; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, t);
     for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++) {
@@ -416,8 +455,8 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     for (int i = 0; i < vn; i++) {
       double eta[3];
       fem_qelem_node(&fp->qe, i, eta);
-      amr_geom_quad_map(p4est->connectivity, fp->etree[e], node_free(C, vn, i) ? q : &parent, eta,
-                        fp->xnode + 3 * (size_t)ln->element_nodes[(size_t)e * vn + i], NULL);
+      element_map(fp, fp->etree[e], node_free(C, vn, i) ? q : &parent, eta,
+                  fp->xnode + 3 * (size_t)ln->element_nodes[(size_t)e * vn + i], NULL);
     }
     for (int f = 0; f < P4EST_FACES; f++)
       if (boundary_face(p4est, fp->etree[e], q, f) && face_bc(fp, fp->etree[e], q, f) == FEM_BC_DIRICHLET)
@@ -459,21 +498,60 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscFunctionReturn(0);
 }
 
-/* Element stiffness K (vn x vn) and load F, before constraints. */
-static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+/* Stiffness and load of an affine cell with constant k: K is k |det J|
+ * times the reference moments weighted by M = J^-1 J^-T, the load needs
+ * only f at the mapped quadrature points. */
+static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+{
+  const fem_qelem_t *qe = &fp->qe;
+  const fem_rule_t *r = &qe->cell;
+  const int vn = qe->vnodes;
+  const size_t n2 = (size_t)vn * vn;
+  const p4est_topidx_t t = fp->etree[e];
+  const p4est_quadrant_t *q = fp->equad[e];
+  const double origin[3] = {0, 0, 0};
+  double J[3][3], Ji[3][3], x0[3], M[P4EST_DIM][P4EST_DIM];
+
+  element_map(fp, t, q, origin, x0, J);
+  const double adet = fabs(amr_geom_invert(J, Ji)), kd = adet * fp->prob->k(P4EST_DIM, x0, (long)t);
+  for (int a = 0; a < P4EST_DIM; a++)
+    for (int b = 0; b < P4EST_DIM; b++) {
+      M[a][b] = 0.0;
+      for (int c = 0; c < P4EST_DIM; c++) M[a][b] += Ji[a][c] * Ji[b][c];
+    }
+  for (size_t k = 0; k < n2; k++) {
+    double s = 0.0;
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int b = 0; b < P4EST_DIM; b++) s += M[a][b] * qe->stiff[(a * P4EST_DIM + b) * n2 + k];
+    K[k] = kd * s;
+  }
+  memset(F, 0, sizeof(double) * vn);
+  for (int k = 0; k < r->npts; k++) {
+    double x[3];
+    for (int a = 0; a < 3; a++) {
+      x[a] = x0[a];
+      for (int b = 0; b < P4EST_DIM; b++) x[a] += J[a][b] * r->eta[3 * k + b];
+    }
+    const double fw = r->w[k] * adet * fp->prob->f(P4EST_DIM, x);
+    const double *phi = r->phi + (size_t)k * vn;
+    for (int i = 0; i < vn; i++) F[i] += fw * phi[i];
+  }
+}
+
+/* Stiffness and load by quadrature: any cell, any k(x). */
+static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
   const fem_qelem_t *qe = &fp->qe;
   const fem_rule_t *r = &qe->cell;
   const int vn = qe->vnodes;
   const p4est_topidx_t t = fp->etree[e];
-  const p4est_quadrant_t *q = fp->equad[e];
   double g[FEM_MAX_VNODES * P4EST_DIM];
 
   memset(K, 0, sizeof(double) * vn * vn);
   memset(F, 0, sizeof(double) * vn);
   for (int k = 0; k < r->npts; k++) {
     double x[3], Ji[3][3];
-    const double wq = r->w[k] * element_geometry(fp->p4est, t, q, r->eta + 3 * k, x, Ji);
+    const double wq = r->w[k] * element_geometry(fp, t, fp->equad[e], r->eta + 3 * k, x, Ji);
     const double kw = wq * fp->prob->k(P4EST_DIM, x, (long)t), fw = wq * fp->prob->f(P4EST_DIM, x);
     const double *phi = r->phi + (size_t)k * vn;
     physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
@@ -488,23 +566,40 @@ static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F
   }
   for (int i = 0; i < vn; i++)
     for (int j = 0; j < i; j++) K[i * vn + j] = K[j * vn + i];
+}
 
+/* Adds the Neumann data k du/dn of the element's Neumann faces to F. */
+static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
+{
+  const fem_qelem_t *qe = &fp->qe;
+  const fem_rule_t *r = &qe->cell;
+  const p4est_topidx_t t = fp->etree[e];
+  const p4est_quadrant_t *q = fp->equad[e];
+  int nf = 1;
+
+  for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int f = 0; f < P4EST_FACES; f++) {
     if (!boundary_face(fp->p4est, t, q, f) || face_bc(fp, t, q, f) != FEM_BC_NEUMANN) continue;
-    int nf = 1;
-    for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
     for (int k = 0; k < nf; k++) {
       double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES], gu[3] = {0, 0, 0}, gn = 0.0;
       fem_rule_face_point(r, f, k, eta, &w);
-      const double adet = element_geometry(fp->p4est, t, q, eta, x, Ji);
+      const double adet = element_geometry(fp, t, q, eta, x, Ji);
       const double ds = w * adet * face_normal(Ji, f, n);
       if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
       for (int a = 0; a < P4EST_DIM; a++) gn += gu[a] * n[a];
       gn *= fp->prob->k(P4EST_DIM, x, (long)t);
       fem_qelem_eval(qe, eta, phi, NULL);
-      for (int i = 0; i < vn; i++) F[i] += ds * gn * phi[i];
+      for (int i = 0; i < qe->vnodes; i++) F[i] += ds * gn * phi[i];
     }
   }
+}
+
+/* Element stiffness K (vn x vn) and load F, before constraints. */
+static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+{
+  if (fp->prob->k_per_tree && fp->taffine[fp->etree[e]]) element_system_affine(fp, e, K, F);
+  else element_system_quadrature(fp, e, K, F);
+  element_neumann(fp, e, F);
 }
 
 /* K <- C^T K C and F <- C^T F for an element with hanging nodes. */
@@ -664,7 +759,7 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
     double el2 = 0.0, eh1 = 0.0;
     for (int k = 0; k < r->npts; k++) {
       double x[3], Ji[3][3], uh = 0.0, gh[3] = {0, 0, 0}, ge[3];
-      const double wq = r->w[k] * element_geometry(fp->p4est, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
+      const double wq = r->w[k] * element_geometry(fp, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
       const double *phi = r->phi + (size_t)k * vn;
       physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
       for (int i = 0; i < vn; i++) {
@@ -727,12 +822,12 @@ static kelly_side_t kelly_side(kelly_ctx_t *kc, const p4est_iter_face_side_t *s,
   return ks;
 }
 
-static double diameter(const p4est_t *p4est, const kelly_side_t *s)
+static double diameter(FemPoisson fp, const kelly_side_t *s)
 {
   const double e0[3] = {0, 0, 0}, e1[3] = {1, 1, 1};
   double a[3], b[3], d = 0.0;
-  amr_geom_quad_map(p4est->connectivity, s->t, s->q, e0, a, NULL);
-  amr_geom_quad_map(p4est->connectivity, s->t, s->q, e1, b, NULL);
+  element_map(fp, s->t, s->q, e0, a, NULL);
+  element_map(fp, s->t, s->q, e1, b, NULL);
   for (int k = 0; k < 3; k++) d += (a[k] - b[k]) * (a[k] - b[k]);
   return sqrt(d);
 }
@@ -741,7 +836,7 @@ static double diameter(const p4est_t *p4est, const kelly_side_t *s)
 static double side_flux(FemPoisson fp, const kelly_side_t *s, const double eta[3], const double n[3])
 {
   double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0;
-  element_geometry(fp->p4est, s->t, s->q, eta, x, Ji);
+  element_geometry(fp, s->t, s->q, eta, x, Ji);
   fem_qelem_eval(&fp->qe, eta, NULL, dphi);
   physical_gradients(fp->qe.vnodes, dphi, Ji, g);
   for (int i = 0; i < fp->qe.vnodes; i++)
@@ -785,7 +880,7 @@ static void kelly_pair(kelly_ctx_t *kc, const kelly_side_t *a, const kelly_side_
   for (int k = 0; k < nf; k++) {
     double eta[3], etab[3], w, x[3], Ji[3][3], n[3];
     fem_rule_face_point(r, a->face, k, eta, &w);
-    const double ds = w * element_geometry(fp->p4est, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (locate(fp->p4est, a, eta, x, b, etab)) {
       kc->failed = 1;
       return;
@@ -793,8 +888,8 @@ static void kelly_pair(kelly_ctx_t *kc, const kelly_side_t *a, const kelly_side_
     const double jump = side_flux(fp, a, eta, n) - side_flux(fp, b, etab, n);
     integral += ds * jump * jump;
   }
-  if (a->local >= 0) kc->eta2[a->local] += diameter(fp->p4est, a) / 24.0 * integral;
-  if (b->local >= 0) kc->eta2[b->local] += diameter(fp->p4est, b) / 24.0 * integral;
+  if (a->local >= 0) kc->eta2[a->local] += diameter(fp, a) / 24.0 * integral;
+  if (b->local >= 0) kc->eta2[b->local] += diameter(fp, b) / 24.0 * integral;
 }
 
 /* A Neumann face carries the residual g - k du_h/dn, counted twice since
@@ -810,14 +905,14 @@ static void kelly_boundary(kelly_ctx_t *kc, const kelly_side_t *a)
   for (int k = 0; k < nf; k++) {
     double eta[3], w, x[3], Ji[3][3], n[3], gu[3] = {0, 0, 0}, g = 0.0;
     fem_rule_face_point(r, a->face, k, eta, &w);
-    const double ds = w * element_geometry(fp->p4est, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
     for (int d = 0; d < P4EST_DIM; d++) g += gu[d] * n[d];
     g *= fp->prob->k(P4EST_DIM, x, (long)a->t);
     const double res = g - side_flux(fp, a, eta, n);
     integral += ds * res * res;
   }
-  kc->eta2[a->local] += diameter(fp->p4est, a) / 12.0 * integral;
+  kc->eta2[a->local] += diameter(fp, a) / 12.0 * integral;
 }
 
 static void kelly_face(p4est_iter_face_info_t *info, void *user)

@@ -21,6 +21,9 @@ typedef struct {
   double (*k)(int dim, const double x[3], long tree);
   /** Boundary type at point x with outward normal n. */
   fem_bc_t (*bc)(int dim, const double x[3], const double n[3]);
+  /** 1 if k depends on the tree only, not on x: lets assembly use
+   *  precomputed reference stiffness matrices on affine cells. */
+  int k_per_tree;
 } fem_problem_t;
 
 /** The problem called name, or NULL. */

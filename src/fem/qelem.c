@@ -127,6 +127,17 @@ int fem_qelem_init(fem_qelem_t *qe, int degree)
   for (int d = 0; d < P4EST_DIM; d++) qe->vnodes *= qe->n1;
   rule_init(qe, &qe->cell, degree + 1);
   rule_init(qe, &qe->accurate, degree + 3);
+  const size_t n2 = (size_t)qe->vnodes * qe->vnodes;
+  qe->stiff = calloc(P4EST_DIM * P4EST_DIM * n2, sizeof(double));
+  for (int q = 0; q < qe->cell.npts; q++) {
+    const double *dphi = qe->cell.dphi + (size_t)q * qe->vnodes * P4EST_DIM;
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int b = 0; b < P4EST_DIM; b++)
+        for (int i = 0; i < qe->vnodes; i++)
+          for (int j = 0; j < qe->vnodes; j++)
+            qe->stiff[(a * P4EST_DIM + b) * n2 + (size_t)i * qe->vnodes + j] +=
+              qe->cell.w[q] * dphi[i * P4EST_DIM + a] * dphi[j * P4EST_DIM + b];
+  }
   /* A child's node at child coordinate t sits at parent coordinate
    * (c + t)/2 in each direction; interpolating the parent's polynomial
    * there gives the child's value. */
@@ -147,6 +158,7 @@ void fem_qelem_free(fem_qelem_t *qe)
 {
   rule_free(&qe->cell);
   rule_free(&qe->accurate);
+  free(qe->stiff);
   for (int c = 0; c < P4EST_CHILDREN; c++) free(qe->child_interp[c]);
 }
 

@@ -37,6 +37,10 @@ typedef struct {
   int degree, n1, vnodes;
   fem_rule_t cell;   /**< (degree+1)^dim points: exact stiffness on affine cells */
   fem_rule_t accurate; /**< (degree+3)^dim points: errors and load vectors */
+  /** Reference stiffness moments S[(a*DIM+b)*vnodes^2 + i*vnodes + j] =
+   *  int d_a phi_i d_b phi_j over [0,1]^dim: on an affine cell with
+   *  constant k the stiffness matrix is a combination of them. */
+  double *stiff;
   /** Per child id c: the interpolation matrix from the parent's nodes to
    *  the child's nodes, vnodes x vnodes (row: child node). */
   double *child_interp[P4EST_CHILDREN];

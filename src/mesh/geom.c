@@ -97,3 +97,23 @@ int amr_geom_tree_inverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
   }
   return -1;
 }
+
+int amr_geom_tree_affine(const p4est_connectivity_t *conn, p4est_topidx_t t, double x0[3], double J[3][3])
+{
+  const double origin[3] = {0, 0, 0};
+  double scale = 0.0;
+  amr_geom_tree_map(conn, t, origin, x0, J);
+  for (int a = 0; a < P4EST_DIM; a++)
+    for (int b = 0; b < P4EST_DIM; b++) scale = fmax(scale, fabs(J[a][b]));
+  /* The map is affine iff every corner is x0 plus the Jacobian applied to
+   * the corner's reference coordinates. */
+  for (int c = 0; c < P4EST_CHILDREN; c++) {
+    const double *v = conn->vertices + 3 * (size_t)conn->tree_to_vertex[(size_t)t * P4EST_CHILDREN + c];
+    for (int a = 0; a < P4EST_DIM; a++) {
+      double y = x0[a];
+      for (int b = 0; b < P4EST_DIM; b++) y += J[a][b] * ((c >> b) & 1);
+      if (fabs(y - v[a]) > 1e-12 * scale) return 0;
+    }
+  }
+  return 1;
+}

@@ -30,6 +30,11 @@ void amr_geom_quad_map(const p4est_connectivity_t *conn, p4est_topidx_t t,
 int amr_geom_tree_inverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
                           const double x[3], double xi[3]);
 
+/** Whether the map of tree t is affine (a parallelogram / parallelepiped,
+ *  to round-off); if so, x0 receives its image of the origin and J its
+ *  constant Jacobian dx/dxi. */
+int amr_geom_tree_affine(const p4est_connectivity_t *conn, p4est_topidx_t t, double x0[3], double J[3][3]);
+
 /** Determinant and inverse of the dim x dim leading block of J. */
 double amr_geom_invert(const double J[3][3], double Jinv[3][3]);
 
