@@ -1,0 +1,176 @@
+/*
+ * The registry of advection test problems and the -adv_* options.
+ * Problems are looked up by name, like PETSc's KSPRegister table.
+ */
+
+#include "fem/advect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIM P4EST_DIM
+
+/* rotating-hill: solid-body rotation about (1/2, 1/2[, z]) with period 1 of
+ * a Gaussian centred at (1/2, 0.65[, 1/2]).  It is wide, and its tails
+ * cross the boundary (the inflow data is exact), because degree 0 smears a
+ * narrow hill so much that its first-order rate only shows on meshes far
+ * finer than a test can afford. */
+static const double hill_omega = 6.28318530717958647693, hill_sigma = 0.2;
+
+static void
+hill_velocity (void *ctx, const double x[3], double b[3])
+{
+  (void) ctx;
+  b[0] = -hill_omega * (x[1] - 0.5);
+  b[1] = hill_omega * (x[0] - 0.5);
+  b[2] = 0;
+}
+
+static double
+hill_exact (void *ctx, const double x[3], double t)
+{
+  (void) ctx;
+  /* rotate the point back to where it started */
+  const double c = cos (hill_omega * t), s = sin (hill_omega * t);
+  const double dx = x[0] - 0.5, dy = x[1] - 0.5;
+  double r2 = 0, x0[3];
+  x0[0] = 0.5 + c * dx + s * dy;
+  x0[1] = 0.5 - s * dx + c * dy;
+  x0[2] = x[2];
+  const double centre[3] = {0.5, 0.65, 0.5};
+  for (int k = 0; k < DIM; k++)
+    r2 += (x0[k] - centre[k]) * (x0[k] - centre[k]);
+  return exp (-r2 / (2 * hill_sigma * hill_sigma));
+}
+
+/* moving-front: u = 1 behind a plane front through (1/4, 1/4[, 1/4]) at
+ * t = 0 that moves with unit speed along the diagonal. */
+static void
+front_velocity (void *ctx, const double x[3], double b[3])
+{
+  (void) ctx;
+  (void) x;
+  const double s = 1 / sqrt ((double) DIM);
+  b[0] = b[1] = s;
+  b[2] = DIM == 3 ? s : 0;
+}
+
+static double
+front_exact (void *ctx, const double x[3], double t)
+{
+  double b[3], d = 0;
+  front_velocity (ctx, x, b);
+  for (int k = 0; k < DIM; k++)
+    d += b[k] * (x[k] - 0.25);
+  return d < t ? 1.0 : 0.0;
+}
+
+static const advect_problem_t problems[] = {
+  {"rotating-hill", hill_velocity, hill_exact, 1, 1.0},
+  {"moving-front", front_velocity, front_exact, 1, 0.5},
+};
+
+const advect_problem_t *
+advect_problem_find (const char *name)
+{
+  for (size_t i = 0; i < sizeof (problems) / sizeof (problems[0]); i++)
+    if (!strcmp (problems[i].name, name))
+      return &problems[i];
+  return NULL;
+}
+
+void
+advect_problem_names (char *buf, size_t len)
+{
+  size_t used = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < sizeof (problems) / sizeof (problems[0]); i++) {
+    int n = snprintf (buf + used, len - used, "%s%s", i ? "|" : "", problems[i].name);
+    if (n < 0 || (size_t) n >= len - used)
+      return;
+    used += (size_t) n;
+  }
+}
+
+/* Options are read as strings and parsed here, because PETSc's own parser
+ * answers a malformed number with a multi-line error trace. */
+
+static PetscErrorCode
+get_string (const char *name, char *val, size_t len, PetscBool *set)
+{
+  PetscFunctionBeginUser;
+  PetscCall (PetscOptionsGetString (NULL, NULL, name, val, len, set));
+  PetscFunctionReturn (0);
+}
+
+static int
+parse_int (const char *s, long *v)
+{
+  char *end;
+  errno = 0;
+  *v = strtol (s, &end, 10);
+  return errno == 0 && end != s && *end == 0;
+}
+
+static int
+parse_real (const char *s, double *v)
+{
+  char *end;
+  errno = 0;
+  *v = strtod (s, &end);
+  return errno == 0 && end != s && *end == 0 && isfinite (*v);
+}
+
+PetscErrorCode
+advect_options_get (advect_options_t *opt, char *msg, size_t msglen)
+{
+  char val[256];
+  PetscBool set;
+  long iv;
+  PetscFunctionBeginUser;
+  opt->degree = 1;
+  opt->rk_stages = 0;
+  opt->cfl = 0.5;
+  opt->limiter = 0;
+  msg[0] = 0;
+  PetscCall (get_string ("-adv_degree", val, sizeof val, &set));
+  if (set) {
+    if (!parse_int (val, &iv) || (iv != 0 && iv != 1)) {
+      snprintf (msg, msglen, "option -adv_degree: '%s' is not 0 or 1", val);
+      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
+    }
+    opt->degree = (int) iv;
+  }
+  PetscCall (get_string ("-adv_rk", val, sizeof val, &set));
+  if (set) {
+    if (!parse_int (val, &iv) || (iv != 2 && iv != 3)) {
+      snprintf (msg, msglen, "option -adv_rk: '%s' is not 2 or 3", val);
+      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
+    }
+    opt->rk_stages = (int) iv;
+  }
+  if (!opt->rk_stages)
+    opt->rk_stages = opt->degree ? 3 : 2;
+  PetscCall (get_string ("-adv_cfl", val, sizeof val, &set));
+  if (set) {
+    if (!parse_real (val, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
+      snprintf (msg, msglen, "option -adv_cfl: '%s' is not a number in (0, 1]", val);
+      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
+    }
+  }
+  PetscCall (get_string ("-adv_limiter", val, sizeof val, &set));
+  if (set) {
+    if (!val[0] || !strcmp (val, "1") || !strcmp (val, "true") || !strcmp (val, "yes"))
+      opt->limiter = 1;
+    else if (!strcmp (val, "0") || !strcmp (val, "false") || !strcmp (val, "no"))
+      opt->limiter = 0;
+    else {
+      snprintf (msg, msglen, "option -adv_limiter: '%s' is not true or false", val);
+      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
+    }
+  }
+  PetscFunctionReturn (0);
+}
