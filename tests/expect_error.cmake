@@ -1,5 +1,7 @@
 # Runs CMD and checks the bad-input contract: non-zero exit status (a signal
 # or timeout is a failure), exactly one "error:" line, matching REGEX.
+# add_test hands the command over with its list separators escaped.
+string(REPLACE "\\;" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
 set(all "${out}${err}")
 if(NOT rc MATCHES "^[0-9]+$")
