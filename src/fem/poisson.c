@@ -1,0 +1,786 @@
+#ifndef P4_TO_P8
+#include <p4est_bits.h>
+#include <p4est_ghost.h>
+#include <p4est_iterate.h>
+#include <p4est_lnodes.h>
+#else
+#include <p4est_to_p8est.h>
+#include <p8est_bits.h>
+#include <p8est_ghost.h>
+#include <p8est_iterate.h>
+#include <p8est_lnodes.h>
+#endif
+#include <math.h>
+#include <string.h>
+#include "fem/poisson.h"
+#include "mesh/geom.h"
+
+/* The face codes of a 2D (3D) element fit in 4 (9) bits. */
+#define FEM_NCODES (1 << (P4EST_DIM == 2 ? 4 : 9))
+
+struct fem_poisson {
+  MPI_Comm comm;
+  const fem_problem_t *prob;
+  fem_qelem_t qe;
+  p4est_t *p4est;
+  p4est_ghost_t *ghost;
+  p4est_lnodes_t *lnodes;
+  PetscInt nglobal;
+  PetscInt *gidx;      /* global number of every local node */
+  PetscInt *edof;      /* element x vnodes: global number, -1 if Dirichlet */
+  double *xnode;       /* 3 coordinates per local node */
+  char *dirichlet;     /* per local node */
+  double *gval;        /* Dirichlet value per local node */
+  double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
+  p4est_topidx_t *etree;      /* tree of every local element */
+  const p4est_quadrant_t **equad; /* quadrant of every local element */
+  Mat A;
+  Vec b, u;            /* u is ghosted in lnodes' local order */
+  KSP ksp;
+  PetscBool guess;
+};
+
+static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
+{
+  PetscFunctionBeginUser;
+  *C = NULL;
+  if (!fc) PetscFunctionReturn(0);
+  if (!fp->ccache[fc]) {
+    PetscCall(PetscMalloc1((size_t)fp->qe.vnodes * fp->qe.vnodes, &fp->ccache[fc]));
+    fem_qelem_constraints(&fp->qe, fc, fp->ccache[fc]);
+  }
+  *C = fp->ccache[fc];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int degree,
+                                const char *prefix, FemPoisson *out)
+{
+  FemPoisson fp;
+  PC pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscCalloc1(1, &fp));
+  fp->comm = comm;
+  fp->prob = prob;
+  PetscCheck(fem_qelem_init(&fp->qe, degree) == 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "degree %d is not supported (use 1 or 2)", degree);
+  PetscCall(KSPCreate(comm, &fp->ksp));
+  PetscCall(KSPSetType(fp->ksp, KSPCG));
+  PetscCall(KSPGetPC(fp->ksp, &pc));
+  PetscCall(PCSetType(pc, PCHYPRE));
+  PetscCall(KSPSetTolerances(fp->ksp, 1e-10, 1e-50, PETSC_DEFAULT, 10000));
+  if (prefix) PetscCall(KSPSetOptionsPrefix(fp->ksp, prefix));
+  PetscCall(KSPSetFromOptions(fp->ksp));
+  *out = fp;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode teardown(FemPoisson fp)
+{
+  PetscFunctionBeginUser;
+  /* The KSP keeps its type and options but must forget the old sizes. */
+  if (fp->A) PetscCall(KSPReset(fp->ksp));
+  PetscCall(MatDestroy(&fp->A));
+  PetscCall(VecDestroy(&fp->b));
+  PetscCall(VecDestroy(&fp->u));
+  PetscCall(PetscFree(fp->gidx));
+  PetscCall(PetscFree(fp->edof));
+  PetscCall(PetscFree(fp->xnode));
+  PetscCall(PetscFree2(fp->dirichlet, fp->gval));
+  PetscCall(PetscFree2(fp->etree, fp->equad));
+  if (fp->lnodes) p4est_lnodes_destroy(fp->lnodes);
+  if (fp->ghost) p4est_ghost_destroy(fp->ghost);
+  fp->lnodes = NULL;
+  fp->ghost = NULL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonDestroy(FemPoisson *fpp)
+{
+  FemPoisson fp = *fpp;
+
+  PetscFunctionBeginUser;
+  if (!fp) PetscFunctionReturn(0);
+  PetscCall(teardown(fp));
+  PetscCall(KSPDestroy(&fp->ksp));
+  for (int c = 0; c < FEM_NCODES; c++) PetscCall(PetscFree(fp->ccache[c]));
+  fem_qelem_free(&fp->qe);
+  PetscCall(PetscFree(fp));
+  *fpp = NULL;
+  PetscFunctionReturn(0);
+}
+
+
+PetscInt FemPoissonGlobalSize(FemPoisson fp) { return fp->nglobal; }
+int FemPoissonVNodes(FemPoisson fp) { return fp->qe.vnodes; }
+p4est_lnodes_t *FemPoissonLNodes(FemPoisson fp) { return fp->lnodes; }
+Mat FemPoissonMatrix(FemPoisson fp) { return fp->A; }
+
+/* Whether face f of quadrant q in tree t lies on the domain boundary. */
+static int boundary_face(const p4est_t *p4est, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
+{
+  const p4est_connectivity_t *conn = p4est->connectivity;
+  const p4est_qcoord_t h = P4EST_QUADRANT_LEN(q->level);
+#ifndef P4_TO_P8
+  const p4est_qcoord_t c[3] = {q->x, q->y, 0};
+#else
+  const p4est_qcoord_t c[3] = {q->x, q->y, q->z};
+#endif
+  if (conn->tree_to_tree[(size_t)t * P4EST_FACES + f] != t ||
+      conn->tree_to_face[(size_t)t * P4EST_FACES + f] != f)
+    return 0;
+  return (f % 2) ? c[f / 2] + h == P4EST_ROOT_LEN : c[f / 2] == 0;
+}
+
+/* Geometry at reference point eta of element quadrant q: physical point,
+ * inverse Jacobian and |det J|. */
+static double element_geometry(const p4est_t *p4est, p4est_topidx_t t, const p4est_quadrant_t *q,
+                               const double eta[3], double x[3], double Ji[3][3])
+{
+  double J[3][3];
+  amr_geom_quad_map(p4est->connectivity, t, q, eta, x, J);
+  return fabs(amr_geom_invert(J, Ji));
+}
+
+/* Outward unit normal of reference face f under inverse Jacobian Ji, and
+ * the surface factor |J^-T e_f| that turns |det J| dA into dS. */
+static double face_normal(const double Ji[3][3], int f, double n[3])
+{
+  double len = 0.0;
+  const double s = (f % 2) ? 1.0 : -1.0;
+  for (int a = 0; a < 3; a++) {
+    n[a] = a < P4EST_DIM ? s * Ji[f / 2][a] : 0.0;
+    len += n[a] * n[a];
+  }
+  len = sqrt(len);
+  for (int a = 0; a < 3; a++) n[a] /= len;
+  return len;
+}
+
+/* Physical gradients of the basis: g[i*DIM+a] = sum_b dphi[i*DIM+b] Ji[b][a]. */
+static void physical_gradients(int vn, const double *dphi, const double Ji[3][3], double *g)
+{
+  for (int i = 0; i < vn; i++)
+    for (int a = 0; a < P4EST_DIM; a++) {
+      double s = 0.0;
+      for (int b = 0; b < P4EST_DIM; b++) s += dphi[i * P4EST_DIM + b] * Ji[b][a];
+      g[i * P4EST_DIM + a] = s;
+    }
+}
+
+/* Boundary type of face f of element (t, q), decided at the face centre. */
+static fem_bc_t face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
+{
+  double eta[3] = {0.5, 0.5, 0.5}, x[3], Ji[3][3], n[3];
+  eta[f / 2] = f % 2;
+  element_geometry(fp->p4est, t, q, eta, x, Ji);
+  face_normal(Ji, f, n);
+  return fp->prob->bc(P4EST_DIM, x, n);
+}
+
+static int node_on_face(const fem_qelem_t *qe, int i, int f)
+{
+  const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+  return id[f / 2] == (f % 2) * qe->degree;
+}
+
+/* Whether row i of constraint matrix C (may be NULL) leaves node i free. */
+static int node_free(const double *C, int n, int i)
+{
+  if (!C) return 1;
+  for (int j = 0; j < n; j++)
+    if (C[(size_t)i * n + j] != (i == j ? 1.0 : 0.0)) return 0;
+  return 1;
+}
+
+PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
+{
+  const int vn = fp->qe.vnodes;
+  p4est_lnodes_t *ln;
+  PetscInt *ghosts;
+  Vec flag, lflag;
+  PetscScalar *fa;
+  Mat prealloc;
+  int size;
+
+  PetscFunctionBeginUser;
+  PetscCall(teardown(fp));
+  fp->p4est = p4est;
+  fp->ghost = p4est_ghost_new(p4est, P4EST_CONNECT_FULL);
+  fp->lnodes = ln = p4est_lnodes_new(p4est, fp->ghost, fp->qe.degree);
+  const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
+  PetscCallMPI(MPI_Comm_size(fp->comm, &size));
+  fp->nglobal = 0;
+  for (int r = 0; r < size; r++) fp->nglobal += ln->global_owned_count[r];
+
+  PetscCall(PetscMalloc2(nel, &fp->etree, nel, &fp->equad));
+  for (p4est_topidx_t t = p4est->first_local_tree, e = 0; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, t);
+    for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++) {
+      fp->etree[e] = t;
+      fp->equad[e] = p4est_quadrant_array_index(&tree->quadrants, k);
+    }
+  }
+  PetscCall(PetscMalloc1(nloc, &fp->gidx));
+  PetscCall(PetscMalloc1(nloc - owned, &ghosts));
+  for (p4est_locidx_t i = 0; i < nloc; i++)
+    fp->gidx[i] = (PetscInt)(i < owned ? ln->global_offset + i : ln->nonlocal_nodes[i - owned]);
+  for (p4est_locidx_t i = owned; i < nloc; i++) ghosts[i - owned] = fp->gidx[i];
+  PetscCall(VecCreateGhost(fp->comm, owned, fp->nglobal, nloc - owned, ghosts, &fp->u));
+  PetscCall(PetscFree(ghosts));
+  PetscCall(VecCreateMPI(fp->comm, owned, fp->nglobal, &fp->b));
+  PetscCall(VecSetOption(fp->b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE));
+
+  /* Node coordinates; a constrained position holds a node of the parent's
+   * face, so its coordinates come from the parent at the same position. */
+  PetscCall(PetscMalloc1(3 * (size_t)nloc, &fp->xnode));
+  PetscCall(VecDuplicate(fp->u, &flag));
+  PetscCall(VecGhostGetLocalForm(flag, &lflag));
+  PetscCall(VecGetArray(lflag, &fa));
+  for (p4est_locidx_t e = 0; e < nel; e++) {
+    const p4est_quadrant_t *q = fp->equad[e];
+    p4est_quadrant_t parent;
+    const double *C;
+    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    if (C) p4est_quadrant_parent(q, &parent);
+    for (int i = 0; i < vn; i++) {
+      double eta[3];
+      fem_qelem_node(&fp->qe, i, eta);
+      amr_geom_quad_map(p4est->connectivity, fp->etree[e], node_free(C, vn, i) ? q : &parent, eta,
+                        fp->xnode + 3 * (size_t)ln->element_nodes[(size_t)e * vn + i], NULL);
+    }
+    for (int f = 0; f < P4EST_FACES; f++)
+      if (boundary_face(p4est, fp->etree[e], q, f) && face_bc(fp, fp->etree[e], q, f) == FEM_BC_DIRICHLET)
+        for (int i = 0; i < vn; i++)
+          if (node_on_face(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
+  }
+  PetscCall(VecRestoreArray(lflag, &fa));
+  PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
+  /* A rank may hold a boundary node only through a corner of one of its
+   * cells; the owner hears of every boundary face and tells all sharers. */
+  PetscCall(VecGhostUpdateBegin(flag, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecGhostUpdateEnd(flag, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecGhostUpdateBegin(flag, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(flag, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(PetscMalloc2(nloc, &fp->dirichlet, nloc, &fp->gval));
+  PetscCall(VecGhostGetLocalForm(flag, &lflag));
+  PetscCall(VecGetArray(lflag, &fa));
+  for (p4est_locidx_t i = 0; i < nloc; i++) {
+    fp->dirichlet[i] = fa[i] > 0.5;
+    fp->gval[i] = fp->dirichlet[i] && fp->prob->u ? fp->prob->u(P4EST_DIM, fp->xnode + 3 * (size_t)i) : 0.0;
+  }
+  PetscCall(VecRestoreArray(lflag, &fa));
+  PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
+  PetscCall(VecDestroy(&flag));
+
+  PetscCall(PetscMalloc1((size_t)nel * vn, &fp->edof));
+  for (size_t k = 0; k < (size_t)nel * vn; k++) {
+    const p4est_locidx_t node = ln->element_nodes[k];
+    fp->edof[k] = fp->dirichlet[node] ? -1 : fp->gidx[node];
+  }
+
+  /* Exact preallocation: insert the element pattern (Dirichlet rows and
+   * columns dropped, their diagonal kept) into a preallocator matrix. */
+  PetscCall(MatCreate(fp->comm, &fp->A));
+  PetscCall(MatSetSizes(fp->A, owned, owned, fp->nglobal, fp->nglobal));
+  PetscCall(MatSetType(fp->A, MATAIJ));
+  PetscCall(MatCreate(fp->comm, &prealloc));
+  PetscCall(MatSetSizes(prealloc, owned, owned, fp->nglobal, fp->nglobal));
+  PetscCall(MatSetType(prealloc, MATPREALLOCATOR));
+  PetscCall(MatSetUp(prealloc));
+  {
+    PetscScalar zeros[FEM_MAX_VNODES * FEM_MAX_VNODES] = {0};
+    for (p4est_locidx_t e = 0; e < nel; e++) {
+      /* The preallocator, unlike AIJ, rejects the negative indices. */
+      PetscInt rows[FEM_MAX_VNODES];
+      int nfree = 0;
+      for (int i = 0; i < vn; i++) {
+        const p4est_locidx_t node = ln->element_nodes[(size_t)e * vn + i];
+        if (fp->dirichlet[node]) PetscCall(MatSetValue(prealloc, fp->gidx[node], fp->gidx[node], 0.0, INSERT_VALUES));
+        else rows[nfree++] = fp->gidx[node];
+      }
+      PetscCall(MatSetValues(prealloc, nfree, rows, nfree, rows, zeros, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(prealloc, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(prealloc, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatPreallocatorPreallocate(prealloc, PETSC_TRUE, fp->A));
+  PetscCall(MatDestroy(&prealloc));
+  PetscCall(MatSetOption(fp->A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  PetscCall(MatSetOption(fp->A, MAT_SYMMETRIC, PETSC_TRUE));
+  fp->guess = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* Element stiffness K (vn x vn) and load F, before constraints. */
+static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+{
+  const fem_qelem_t *qe = &fp->qe;
+  const fem_rule_t *r = &qe->cell;
+  const int vn = qe->vnodes;
+  const p4est_topidx_t t = fp->etree[e];
+  const p4est_quadrant_t *q = fp->equad[e];
+  double g[FEM_MAX_VNODES * P4EST_DIM];
+
+  memset(K, 0, sizeof(double) * vn * vn);
+  memset(F, 0, sizeof(double) * vn);
+  for (int k = 0; k < r->npts; k++) {
+    double x[3], Ji[3][3];
+    const double wq = r->w[k] * element_geometry(fp->p4est, t, q, r->eta + 3 * k, x, Ji);
+    const double kw = wq * fp->prob->k(P4EST_DIM, x, (long)t), fw = wq * fp->prob->f(P4EST_DIM, x);
+    const double *phi = r->phi + (size_t)k * vn;
+    physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
+    for (int i = 0; i < vn; i++) {
+      F[i] += fw * phi[i];
+      for (int j = i; j < vn; j++) {
+        double s = 0.0;
+        for (int a = 0; a < P4EST_DIM; a++) s += g[i * P4EST_DIM + a] * g[j * P4EST_DIM + a];
+        K[i * vn + j] += kw * s;
+      }
+    }
+  }
+  for (int i = 0; i < vn; i++)
+    for (int j = 0; j < i; j++) K[i * vn + j] = K[j * vn + i];
+
+  for (int f = 0; f < P4EST_FACES; f++) {
+    if (!boundary_face(fp->p4est, t, q, f) || face_bc(fp, t, q, f) != FEM_BC_NEUMANN) continue;
+    int nf = 1;
+    for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
+    for (int k = 0; k < nf; k++) {
+      double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES], gu[3] = {0, 0, 0}, gn = 0.0;
+      fem_rule_face_point(r, f, k, eta, &w);
+      const double adet = element_geometry(fp->p4est, t, q, eta, x, Ji);
+      const double ds = w * adet * face_normal(Ji, f, n);
+      if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
+      for (int a = 0; a < P4EST_DIM; a++) gn += gu[a] * n[a];
+      gn *= fp->prob->k(P4EST_DIM, x, (long)t);
+      fem_qelem_eval(qe, eta, phi, NULL);
+      for (int i = 0; i < vn; i++) F[i] += ds * gn * phi[i];
+    }
+  }
+}
+
+/* K <- C^T K C and F <- C^T F for an element with hanging nodes. */
+static void apply_constraints(int n, const double *C, double *K, double *F)
+{
+  double T[FEM_MAX_VNODES * FEM_MAX_VNODES], G[FEM_MAX_VNODES];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double s = 0.0;
+      for (int k = 0; k < n; k++) s += K[i * n + k] * C[k * n + j];
+      T[i * n + j] = s;
+    }
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int k = 0; k < n; k++) s += C[k * n + i] * F[k];
+    G[i] = s;
+    for (int j = 0; j < n; j++) {
+      double u = 0.0;
+      for (int k = 0; k < n; k++) u += C[k * n + i] * T[k * n + j];
+      K[i * n + j] = u;
+    }
+  }
+  memcpy(F, G, sizeof(double) * n);
+}
+
+PetscErrorCode FemPoissonAssemble(FemPoisson fp)
+{
+  const int vn = fp->qe.vnodes;
+  const p4est_lnodes_t *ln = fp->lnodes;
+  double K[FEM_MAX_VNODES * FEM_MAX_VNODES], F[FEM_MAX_VNODES];
+
+  PetscFunctionBeginUser;
+  PetscCall(MatZeroEntries(fp->A));
+  PetscCall(VecZeroEntries(fp->b));
+  for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
+    const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
+    const PetscInt *rows = fp->edof + (size_t)e * vn;
+    const double *C;
+    element_system(fp, e, K, F);
+    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    if (C) apply_constraints(vn, C, K, F);
+    /* Symmetric elimination of Dirichlet nodes: their columns move to the
+     * right-hand side, their rows keep the diagonal with rhs diag * g. */
+    for (int i = 0; i < vn; i++) {
+      if (fp->dirichlet[en[i]]) {
+        const PetscScalar kii = K[i * vn + i], bi = kii * fp->gval[en[i]];
+        PetscCall(MatSetValue(fp->A, fp->gidx[en[i]], fp->gidx[en[i]], kii, ADD_VALUES));
+        PetscCall(VecSetValue(fp->b, fp->gidx[en[i]], bi, ADD_VALUES));
+        continue;
+      }
+      for (int j = 0; j < vn; j++)
+        if (fp->dirichlet[en[j]]) F[i] -= K[i * vn + j] * fp->gval[en[j]];
+    }
+    PetscCall(MatSetValues(fp->A, vn, rows, vn, rows, K, ADD_VALUES));
+    PetscCall(VecSetValues(fp->b, vn, rows, F, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(fp->A, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecAssemblyBegin(fp->b));
+  PetscCall(MatAssemblyEnd(fp->A, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecAssemblyEnd(fp->b));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef)
+{
+  const int vn = fp->qe.vnodes;
+  const p4est_lnodes_t *ln = fp->lnodes;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(fp->u));
+  for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
+    const double *C;
+    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    for (int i = 0; i < vn; i++) {
+      const p4est_locidx_t node = ln->element_nodes[(size_t)e * vn + i];
+      if (node_free(C, vn, i))
+        PetscCall(VecSetValue(fp->u, fp->gidx[node], fp->dirichlet[node] ? fp->gval[node] : coef[(size_t)e * vn + i],
+                              INSERT_VALUES));
+    }
+  }
+  PetscCall(VecAssemblyBegin(fp->u));
+  PetscCall(VecAssemblyEnd(fp->u));
+  PetscCall(VecGhostUpdateBegin(fp->u, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(fp->u, INSERT_VALUES, SCATTER_FORWARD));
+  fp->guess = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
+{
+  KSPConvergedReason reason;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPSetOperators(fp->ksp, fp->A, fp->A));
+  PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
+  PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
+  PetscCall(KSPGetConvergedReason(fp->ksp, &reason));
+  PetscCheck(reason > 0, fp->comm, PETSC_ERR_NOT_CONVERGED, "the linear solver did not converge (%s)",
+             KSPConvergedReasons[reason]);
+  PetscCall(KSPGetIterationNumber(fp->ksp, its));
+  PetscCall(KSPGetResidualNorm(fp->ksp, rnorm));
+  PetscCall(VecGhostUpdateBegin(fp->u, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(fp->u, INSERT_VALUES, SCATTER_FORWARD));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonElementCoefficients(FemPoisson fp, double *coef)
+{
+  const int vn = fp->qe.vnodes;
+  const p4est_lnodes_t *ln = fp->lnodes;
+  Vec lu;
+  const PetscScalar *ua;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGhostGetLocalForm(fp->u, &lu));
+  PetscCall(VecGetArrayRead(lu, &ua));
+  for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
+    double ul[FEM_MAX_VNODES], *ce = coef + (size_t)e * vn;
+    const double *C;
+    for (int i = 0; i < vn; i++) ul[i] = ua[ln->element_nodes[(size_t)e * vn + i]];
+    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    for (int i = 0; i < vn; i++) {
+      if (!C) {
+        ce[i] = ul[i];
+        continue;
+      }
+      ce[i] = 0.0;
+      for (int j = 0; j < vn; j++) ce[i] += C[i * vn + j] * ul[j];
+    }
+  }
+  PetscCall(VecRestoreArrayRead(lu, &ua));
+  PetscCall(VecGhostRestoreLocalForm(fp->u, &lu));
+  PetscFunctionReturn(0);
+}
+
+double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3])
+{
+  double phi[FEM_MAX_VNODES], v = 0.0;
+  fem_qelem_eval(&fp->qe, eta, phi, NULL);
+  for (int i = 0; i < fp->qe.vnodes; i++) v += coef[i] * phi[i];
+  return v;
+}
+
+PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *cell_h1sq, double *l2, double *h1)
+{
+  const int vn = fp->qe.vnodes;
+  const fem_rule_t *r = &fp->qe.accurate;
+  const p4est_locidx_t nel = fp->lnodes->num_local_elements;
+  double *coef, sum[2] = {0, 0}, g[FEM_MAX_VNODES * P4EST_DIM];
+
+  PetscFunctionBeginUser;
+  PetscCheck(fp->prob->u && fp->prob->grad, fp->comm, PETSC_ERR_SUP, "problem %s has no exact solution",
+             fp->prob->name);
+  PetscCall(PetscMalloc1((size_t)nel * vn, &coef));
+  PetscCall(FemPoissonElementCoefficients(fp, coef));
+  for (p4est_locidx_t e = 0; e < nel; e++) {
+    double el2 = 0.0, eh1 = 0.0;
+    for (int k = 0; k < r->npts; k++) {
+      double x[3], Ji[3][3], uh = 0.0, gh[3] = {0, 0, 0}, ge[3];
+      const double wq = r->w[k] * element_geometry(fp->p4est, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
+      const double *phi = r->phi + (size_t)k * vn;
+      physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
+      for (int i = 0; i < vn; i++) {
+        const double c = coef[(size_t)e * vn + i];
+        uh += c * phi[i];
+        for (int a = 0; a < P4EST_DIM; a++) gh[a] += c * g[i * P4EST_DIM + a];
+      }
+      fp->prob->grad(P4EST_DIM, x, ge);
+      const double du = fp->prob->u(P4EST_DIM, x) - uh;
+      el2 += wq * du * du;
+      for (int a = 0; a < P4EST_DIM; a++) eh1 += wq * (ge[a] - gh[a]) * (ge[a] - gh[a]);
+    }
+    if (cell_l2sq) cell_l2sq[e] = el2;
+    if (cell_h1sq) cell_h1sq[e] = eh1;
+    sum[0] += el2;
+    sum[1] += eh1;
+  }
+  PetscCall(PetscFree(coef));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, fp->comm));
+  *l2 = sqrt(sum[0]);
+  *h1 = sqrt(sum[1]);
+  PetscFunctionReturn(0);
+}
+
+/* ---- Kelly indicator ---------------------------------------------------- */
+
+typedef struct {
+  FemPoisson fp;
+  const double *coef;   /* local elements */
+  const double *gcoef;  /* ghost elements */
+  double *eta2;
+  int failed;           /* a tree map could not be inverted */
+} kelly_ctx_t;
+
+/* One quadrant adjacent to a face, local or ghost. */
+typedef struct {
+  p4est_topidx_t t;
+  const p4est_quadrant_t *q;
+  const double *coef;
+  p4est_locidx_t local; /* local element index, -1 for a ghost */
+  int face;
+} kelly_side_t;
+
+static kelly_side_t kelly_side(kelly_ctx_t *kc, const p4est_iter_face_side_t *s, int h)
+{
+  kelly_side_t ks;
+  const int vn = kc->fp->qe.vnodes;
+  const int ghost = s->is_hanging ? s->is.hanging.is_ghost[h] : s->is.full.is_ghost;
+  const p4est_locidx_t id = s->is_hanging ? s->is.hanging.quadid[h] : s->is.full.quadid;
+  ks.t = s->treeid;
+  ks.q = s->is_hanging ? s->is.hanging.quad[h] : s->is.full.quad;
+  ks.face = s->face;
+  if (ghost) {
+    ks.local = -1;
+    ks.coef = kc->gcoef + (size_t)id * vn;
+  } else {
+    ks.local = p4est_tree_array_index(kc->fp->p4est->trees, s->treeid)->quadrants_offset + id;
+    ks.coef = kc->coef + (size_t)ks.local * vn;
+  }
+  return ks;
+}
+
+static double diameter(const p4est_t *p4est, const kelly_side_t *s)
+{
+  const double e0[3] = {0, 0, 0}, e1[3] = {1, 1, 1};
+  double a[3], b[3], d = 0.0;
+  amr_geom_quad_map(p4est->connectivity, s->t, s->q, e0, a, NULL);
+  amr_geom_quad_map(p4est->connectivity, s->t, s->q, e1, b, NULL);
+  for (int k = 0; k < 3; k++) d += (a[k] - b[k]) * (a[k] - b[k]);
+  return sqrt(d);
+}
+
+/* k grad(u_h) . n of side s at its reference point eta. */
+static double side_flux(FemPoisson fp, const kelly_side_t *s, const double eta[3], const double n[3])
+{
+  double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0;
+  element_geometry(fp->p4est, s->t, s->q, eta, x, Ji);
+  fem_qelem_eval(&fp->qe, eta, NULL, dphi);
+  physical_gradients(fp->qe.vnodes, dphi, Ji, g);
+  for (int i = 0; i < fp->qe.vnodes; i++)
+    for (int a = 0; a < P4EST_DIM; a++) gn += s->coef[i] * g[i * P4EST_DIM + a] * n[a];
+  return gn * fp->prob->k(P4EST_DIM, x, (long)s->t);
+}
+
+/* Reference coordinates in quadrant b of the point at reference eta of
+ * quadrant a (physical point x): direct in one tree, Newton across trees. */
+static int locate(const p4est_t *p4est, const kelly_side_t *a, const double eta[3], const double x[3],
+                  const kelly_side_t *b, double etab[3])
+{
+#ifndef P4_TO_P8
+  const double qa[3] = {a->q->x, a->q->y, 0}, qb[3] = {b->q->x, b->q->y, 0};
+#else
+  const double qa[3] = {a->q->x, a->q->y, a->q->z}, qb[3] = {b->q->x, b->q->y, b->q->z};
+#endif
+  const double ha = P4EST_QUADRANT_LEN(a->q->level), hb = P4EST_QUADRANT_LEN(b->q->level);
+  double xi[3] = {0, 0, 0};
+  if (a->t == b->t) {
+    for (int d = 0; d < P4EST_DIM; d++) xi[d] = qa[d] + eta[d] * ha;
+  } else {
+    for (int d = 0; d < P4EST_DIM; d++) xi[d] = (qb[d] + 0.5 * hb) / P4EST_ROOT_LEN;
+    if (amr_geom_tree_inverse(p4est->connectivity, b->t, x, xi)) return -1;
+    for (int d = 0; d < P4EST_DIM; d++) xi[d] *= P4EST_ROOT_LEN;
+  }
+  etab[0] = etab[1] = etab[2] = 0.0;
+  for (int d = 0; d < P4EST_DIM; d++) etab[d] = (xi[d] - qb[d]) / hb;
+  return 0;
+}
+
+/* Integrate the squared flux jump over the face of small side a (the
+ * whole face when conforming) against side b; add to local cells. */
+static void kelly_pair(kelly_ctx_t *kc, const kelly_side_t *a, const kelly_side_t *b)
+{
+  FemPoisson fp = kc->fp;
+  const fem_rule_t *r = &fp->qe.cell;
+  double integral = 0.0;
+  int nf = 1;
+  for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
+  for (int k = 0; k < nf; k++) {
+    double eta[3], etab[3], w, x[3], Ji[3][3], n[3];
+    fem_rule_face_point(r, a->face, k, eta, &w);
+    const double ds = w * element_geometry(fp->p4est, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    if (locate(fp->p4est, a, eta, x, b, etab)) {
+      kc->failed = 1;
+      return;
+    }
+    const double jump = side_flux(fp, a, eta, n) - side_flux(fp, b, etab, n);
+    integral += ds * jump * jump;
+  }
+  if (a->local >= 0) kc->eta2[a->local] += diameter(fp->p4est, a) / 24.0 * integral;
+  if (b->local >= 0) kc->eta2[b->local] += diameter(fp->p4est, b) / 24.0 * integral;
+}
+
+/* A Neumann face carries the residual g - k du_h/dn, counted twice since
+ * no neighbour shares it. */
+static void kelly_boundary(kelly_ctx_t *kc, const kelly_side_t *a)
+{
+  FemPoisson fp = kc->fp;
+  const fem_rule_t *r = &fp->qe.cell;
+  double integral = 0.0;
+  int nf = 1;
+  if (a->local < 0 || face_bc(fp, a->t, a->q, a->face) != FEM_BC_NEUMANN) return;
+  for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
+  for (int k = 0; k < nf; k++) {
+    double eta[3], w, x[3], Ji[3][3], n[3], gu[3] = {0, 0, 0}, g = 0.0;
+    fem_rule_face_point(r, a->face, k, eta, &w);
+    const double ds = w * element_geometry(fp->p4est, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
+    for (int d = 0; d < P4EST_DIM; d++) g += gu[d] * n[d];
+    g *= fp->prob->k(P4EST_DIM, x, (long)a->t);
+    const double res = g - side_flux(fp, a, eta, n);
+    integral += ds * res * res;
+  }
+  kc->eta2[a->local] += diameter(fp->p4est, a) / 12.0 * integral;
+}
+
+static void kelly_face(p4est_iter_face_info_t *info, void *user)
+{
+  kelly_ctx_t *kc = user;
+  p4est_iter_face_side_t *s = (p4est_iter_face_side_t *)info->sides.array;
+  if (info->sides.elem_count == 1) {
+    kelly_side_t a = kelly_side(kc, &s[0], 0);
+    kelly_boundary(kc, &a);
+    return;
+  }
+  /* Put the hanging (small) side first. */
+  const int small = s[1].is_hanging ? 1 : 0;
+  kelly_side_t b = kelly_side(kc, &s[1 - small], 0);
+  if (!s[small].is_hanging) {
+    kelly_side_t a = kelly_side(kc, &s[small], 0);
+    kelly_pair(kc, &a, &b);
+    return;
+  }
+  for (int h = 0; h < P4EST_HALF; h++) {
+    kelly_side_t a = kelly_side(kc, &s[small], h);
+    kelly_pair(kc, &a, &b);
+  }
+}
+
+PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
+{
+  const int vn = fp->qe.vnodes;
+  const p4est_locidx_t nel = fp->lnodes->num_local_elements;
+  const size_t nmirror = fp->ghost->mirrors.elem_count, nghost = fp->ghost->ghosts.elem_count;
+  double *coef, *gcoef, sum = 0.0;
+  void **mirror;
+  kelly_ctx_t kc;
+  int failed;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1((size_t)nel * vn + 1, &coef));
+  PetscCall(PetscMalloc1(nghost * vn + 1, &gcoef));
+  PetscCall(PetscMalloc1(nmirror + 1, &mirror));
+  PetscCall(FemPoissonElementCoefficients(fp, coef));
+  for (size_t m = 0; m < nmirror; m++) {
+    const p4est_quadrant_t *mq = p4est_quadrant_array_index(&fp->ghost->mirrors, m);
+    mirror[m] = coef + (size_t)mq->p.piggy3.local_num * vn;
+  }
+  p4est_ghost_exchange_custom(fp->p4est, fp->ghost, sizeof(double) * vn, mirror, gcoef);
+  memset(eta2, 0, sizeof(double) * nel);
+  kc.fp = fp;
+  kc.coef = coef;
+  kc.gcoef = gcoef;
+  kc.eta2 = eta2;
+  kc.failed = 0;
+#ifndef P4_TO_P8
+  p4est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL);
+#else
+  p8est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL, NULL);
+#endif
+  PetscCall(PetscFree(coef));
+  PetscCall(PetscFree(gcoef));
+  PetscCall(PetscFree(mirror));
+  PetscCallMPI(MPI_Allreduce(&kc.failed, &failed, 1, MPI_INT, MPI_MAX, fp->comm));
+  PetscCheck(!failed, fp->comm, PETSC_ERR_PLIB, "a coarse cell's map could not be inverted (degenerate mesh?)");
+  for (p4est_locidx_t e = 0; e < nel; e++) sum += eta2[e];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, fp->comm));
+  *total = sqrt(sum);
+  PetscFunctionReturn(0);
+}
+
+/* ---- solution transfer --------------------------------------------------- */
+
+static void quad_origin(const p4est_quadrant_t *q, double o[3])
+{
+  o[0] = q->x;
+  o[1] = q->y;
+#ifdef P4_TO_P8
+  o[2] = q->z;
+#else
+  o[2] = 0;
+#endif
+}
+
+void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outc[],
+                        int nin, const p4est_quadrant_t *in[], double *inc[])
+{
+  FemPoisson fp = ctx;
+  const int vn = fp->qe.vnodes;
+  /* Every incoming node lies in one outgoing quadrant (its ancestor when
+   * refining, the child containing it when coarsening): evaluate there. */
+  for (int j = 0; j < nin; j++) {
+    double oj[3];
+    const double hj = P4EST_QUADRANT_LEN(in[j]->level);
+    quad_origin(in[j], oj);
+    for (int i = 0; i < vn; i++) {
+      double eta[3], pos[3];
+      fem_qelem_node(&fp->qe, i, eta);
+      for (int d = 0; d < 3; d++) pos[d] = oj[d] + eta[d] * hj;
+      for (int k = 0; k < nout; k++) {
+        double ok[3], etak[3] = {0, 0, 0};
+        const double hk = P4EST_QUADRANT_LEN(out[k]->level);
+        int inside = 1;
+        quad_origin(out[k], ok);
+        for (int d = 0; d < P4EST_DIM; d++) {
+          etak[d] = (pos[d] - ok[d]) / hk;
+          if (etak[d] < 0.0 || etak[d] > 1.0) inside = 0;
+        }
+        if (inside || k == nout - 1) {
+          inc[j][i] = FemPoissonEvalRef(fp, outc[k], etak);
+          break;
+        }
+      }
+    }
+  }
+}

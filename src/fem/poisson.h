@@ -1,0 +1,83 @@
+#ifndef AMRDLB_FEM_POISSON_H
+#define AMRDLB_FEM_POISSON_H
+
+/* Continuous Q1/Q2 finite elements for -div(k grad u) = f on a 2:1 balanced
+ * p4est forest.  Unknowns are the independent nodes of p4est_lnodes; hanging
+ * nodes are eliminated in the element matrices (C^T K C), Dirichlet nodes
+ * are eliminated symmetrically, so the MPIAIJ matrix is SPD and CG + AMG
+ * applies.  One object is reused across adaptive cycles: FemPoissonSetup
+ * rebuilds everything that depends on the mesh. */
+
+#include <petscksp.h>
+#ifndef P4_TO_P8
+#include <p4est_lnodes.h>
+#else
+#include <p8est_lnodes.h>
+#endif
+#include "fem/qelem.h"
+#include "fem/problem.h"
+
+typedef struct fem_poisson *FemPoisson;
+
+/** Create a solver for problem prob with elements of the given degree (1 or
+ *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its
+ *  options from the database with prefix `prefix` (may be NULL). */
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int degree,
+                                const char *prefix, FemPoisson *fp);
+
+/** Free everything, including the lnodes and ghost layer built by setup. */
+PetscErrorCode FemPoissonDestroy(FemPoisson *fp);
+
+/** Rebuild ghost layer, node numbering, Dirichlet data and the exactly
+ *  preallocated matrix for the current forest (which must be 2:1 balanced
+ *  with P4EST_CONNECT_FULL). */
+PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est);
+
+/** Assemble matrix and right-hand side. */
+PetscErrorCode FemPoissonAssemble(FemPoisson fp);
+
+/** Set the initial guess from per-element coefficients (num_local_elements
+ *  x vnodes, element node order), e.g. interpolated from the previous mesh. */
+PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef);
+
+/** Solve; returns iterations and the final residual norm of the KSP. */
+PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm);
+
+/** Per-element coefficients of the solution (hanging constraints applied),
+ *  num_local_elements x vnodes. */
+PetscErrorCode FemPoissonElementCoefficients(FemPoisson fp, double *coef);
+
+/** Exact errors: per cell squared L2 and H1-seminorm errors (either array
+ *  may be NULL) and the global norms.  Errors out if the exact solution is
+ *  unknown. */
+PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *cell_h1sq,
+                                    double *l2, double *h1);
+
+/** Kelly indicator: per cell eta_K^2 = h_K/24 sum_F int_F [k du/dn]^2 over
+ *  interior faces (hanging ones included) and the residual of the flux on
+ *  Neumann faces; returns the global sqrt(sum eta_K^2) in total. */
+PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
+
+/** Evaluate an element's coefficient vector at reference point eta. */
+double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3]);
+
+/** Number of global DoFs (independent nodes, Dirichlet ones included). */
+PetscInt FemPoissonGlobalSize(FemPoisson fp);
+
+/** Nodes per element. */
+int FemPoissonVNodes(FemPoisson fp);
+
+/** The lnodes of the current setup (owned by fp). */
+p4est_lnodes_t *FemPoissonLNodes(FemPoisson fp);
+
+/** The assembled matrix (for inspection: MatGetInfo). */
+Mat FemPoissonMatrix(FemPoisson fp);
+
+/** Values of the element coefficients of the children/parent after
+ *  refinement or coarsening (the mesh/adapt transfer callback, with the
+ *  FemPoisson as context): out quadrants and their coefficients, in
+ *  quadrants whose coefficients are filled by interpolation. */
+void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outc[],
+                        int nin, const p4est_quadrant_t *in[], double *inc[]);
+
+#endif

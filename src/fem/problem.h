@@ -1,0 +1,32 @@
+#ifndef AMRDLB_FEM_PROBLEM_H
+#define AMRDLB_FEM_PROBLEM_H
+
+/* Test problems for -div(k grad u) = f, registered by name.  Coordinates
+ * are always 3 doubles; in 2D the third is zero and ignored. */
+
+typedef enum { FEM_BC_DIRICHLET = 0, FEM_BC_NEUMANN = 1 } fem_bc_t;
+
+/** One problem: data functions and, when known, the exact solution. */
+typedef struct {
+  const char *name;
+  const char *help;     /**< one line for -help */
+  const char *domain;   /**< the coarse mesh it is posed on (for messages) */
+  int dims;             /**< bit mask of supported dimensions: 1<<2, 1<<3 */
+  /** Exact solution (NULL if unknown); also the Dirichlet and Neumann data. */
+  double (*u)(int dim, const double x[3]);
+  /** Gradient of the exact solution (NULL if unknown). */
+  void (*grad)(int dim, const double x[3], double g[3]);
+  double (*f)(int dim, const double x[3]);
+  /** Coefficient k at x in coarse tree `tree`. */
+  double (*k)(int dim, const double x[3], long tree);
+  /** Boundary type at point x with outward normal n. */
+  fem_bc_t (*bc)(int dim, const double x[3], const double n[3]);
+} fem_problem_t;
+
+/** The problem called name, or NULL. */
+const fem_problem_t *fem_problem_find(const char *name);
+
+/** The i-th registered problem, NULL past the end (for -help listings). */
+const fem_problem_t *fem_problem_get(int i);
+
+#endif

@@ -1,0 +1,198 @@
+#ifndef P4_TO_P8
+#include <p4est_lnodes.h>
+#else
+#include <p4est_to_p8est.h>
+#include <p8est_lnodes.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+#include "fem/qelem.h"
+
+void fem_lagrange1d(int p, int j, double s, double *val, double *der)
+{
+  if (p == 1) {
+    *val = j ? s : 1.0 - s;
+    *der = j ? 1.0 : -1.0;
+    return;
+  }
+  /* Nodes 0, 1/2, 1. */
+  switch (j) {
+  case 0: *val = 2.0 * (s - 0.5) * (s - 1.0); *der = 4.0 * s - 3.0; break;
+  case 1: *val = -4.0 * s * (s - 1.0); *der = -8.0 * s + 4.0; break;
+  default: *val = 2.0 * s * (s - 0.5); *der = 4.0 * s - 1.0; break;
+  }
+}
+
+/* Gauss-Legendre points and weights on [0,1], n = 1..FEM_MAX_GAUSS1. */
+static void gauss1d(int n, double *x, double *w)
+{
+  static const double p2 = 0.57735026918962576451, p3 = 0.77459666924148337704;
+  static const double p4a = 0.33998104358485626480, p4b = 0.86113631159405257522;
+  static const double w4a = 0.65214515486254614263, w4b = 0.34785484513745385737;
+  static const double p5a = 0.53846931010568309104, p5b = 0.90617984593866399280;
+  static const double w5a = 0.47862867049936646804, w5b = 0.23692688505618908751;
+  double t[FEM_MAX_GAUSS1], v[FEM_MAX_GAUSS1];
+  switch (n) {
+  case 1: t[0] = 0; v[0] = 2; break;
+  case 2: t[0] = -p2; t[1] = p2; v[0] = v[1] = 1; break;
+  case 3: t[0] = -p3; t[1] = 0; t[2] = p3; v[0] = v[2] = 5.0 / 9; v[1] = 8.0 / 9; break;
+  case 4: t[0] = -p4b; t[1] = -p4a; t[2] = p4a; t[3] = p4b;
+    v[0] = v[3] = w4b; v[1] = v[2] = w4a; break;
+  default: t[0] = -p5b; t[1] = -p5a; t[2] = 0; t[3] = p5a; t[4] = p5b;
+    v[0] = v[4] = w5b; v[1] = v[3] = w5a; v[2] = 128.0 / 225; break;
+  }
+  for (int i = 0; i < n; i++) {
+    x[i] = 0.5 * (t[i] + 1.0);
+    w[i] = 0.5 * v[i];
+  }
+}
+
+void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, double *dphi)
+{
+  double val[3][FEM_MAX_N1], der[3][FEM_MAX_N1];
+  for (int d = 0; d < P4EST_DIM; d++)
+    for (int j = 0; j < qe->n1; j++) fem_lagrange1d(qe->degree, j, eta[d], &val[d][j], &der[d][j]);
+  for (int i = 0; i < qe->vnodes; i++) {
+    int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+    double v = 1.0;
+    for (int d = 0; d < P4EST_DIM; d++) v *= val[d][id[d]];
+    if (phi) phi[i] = v;
+    if (!dphi) continue;
+    for (int g = 0; g < P4EST_DIM; g++) {
+      double s = 1.0;
+      for (int d = 0; d < P4EST_DIM; d++) s *= (d == g) ? der[d][id[d]] : val[d][id[d]];
+      dphi[i * P4EST_DIM + g] = s;
+    }
+  }
+}
+
+void fem_qelem_node(const fem_qelem_t *qe, int i, double eta[3])
+{
+  const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+  for (int d = 0; d < 3; d++) eta[d] = d < P4EST_DIM ? (double)id[d] / qe->degree : 0.0;
+}
+
+static void rule_init(const fem_qelem_t *qe, fem_rule_t *r, int n1)
+{
+  double *x = r->x1, *w = r->w1;
+  r->n1 = n1;
+  gauss1d(n1, x, w);
+  r->npts = 1;
+  for (int d = 0; d < P4EST_DIM; d++) r->npts *= n1;
+  r->eta = calloc(3 * (size_t)r->npts, sizeof(double));
+  r->w = malloc(sizeof(double) * r->npts);
+  r->phi = malloc(sizeof(double) * r->npts * qe->vnodes);
+  r->dphi = malloc(sizeof(double) * r->npts * qe->vnodes * P4EST_DIM);
+  for (int q = 0; q < r->npts; q++) {
+    const int id[3] = {q % n1, (q / n1) % n1, q / (n1 * n1)};
+    r->w[q] = 1.0;
+    for (int d = 0; d < P4EST_DIM; d++) {
+      r->eta[3 * q + d] = x[id[d]];
+      r->w[q] *= w[id[d]];
+    }
+    fem_qelem_eval(qe, r->eta + 3 * q, r->phi + (size_t)q * qe->vnodes,
+                   r->dphi + (size_t)q * qe->vnodes * P4EST_DIM);
+  }
+}
+
+void fem_rule_face_point(const fem_rule_t *r, int f, int k, double eta[3], double *w)
+{
+  *w = 1.0;
+  eta[0] = eta[1] = eta[2] = 0.0;
+  for (int d = 0; d < P4EST_DIM; d++) {
+    if (d == f / 2) {
+      eta[d] = f % 2;
+      continue;
+    }
+    eta[d] = r->x1[k % r->n1];
+    *w *= r->w1[k % r->n1];
+    k /= r->n1;
+  }
+}
+
+static void rule_free(fem_rule_t *r)
+{
+  free(r->eta);
+  free(r->w);
+  free(r->phi);
+  free(r->dphi);
+}
+
+int fem_qelem_init(fem_qelem_t *qe, int degree)
+{
+  if (degree < 1 || degree > FEM_MAX_DEGREE) return -1;
+  qe->degree = degree;
+  qe->n1 = degree + 1;
+  qe->vnodes = 1;
+  for (int d = 0; d < P4EST_DIM; d++) qe->vnodes *= qe->n1;
+  rule_init(qe, &qe->cell, degree + 1);
+  rule_init(qe, &qe->accurate, degree + 3);
+  /* A child's node at child coordinate t sits at parent coordinate
+   * (c + t)/2 in each direction; interpolating the parent's polynomial
+   * there gives the child's value. */
+  for (int c = 0; c < P4EST_CHILDREN; c++) {
+    double *P = malloc(sizeof(double) * qe->vnodes * qe->vnodes);
+    for (int i = 0; i < qe->vnodes; i++) {
+      double eta[3];
+      fem_qelem_node(qe, i, eta);
+      for (int d = 0; d < P4EST_DIM; d++) eta[d] = 0.5 * (((c >> d) & 1) + eta[d]);
+      fem_qelem_eval(qe, eta, P + (size_t)i * qe->vnodes, NULL);
+    }
+    qe->child_interp[c] = P;
+  }
+  return 0;
+}
+
+void fem_qelem_free(fem_qelem_t *qe)
+{
+  rule_free(&qe->cell);
+  rule_free(&qe->accurate);
+  for (int c = 0; c < P4EST_CHILDREN; c++) free(qe->child_interp[c]);
+}
+
+/* Whether lexicographic node id lies on face f. */
+static int on_face(const int id[3], int p, int f)
+{
+  return id[f / 2] == (f % 2) * p;
+}
+
+#ifdef P4_TO_P8
+/* Whether node id lies on edge e (p8est edge numbering: edges 4d..4d+3 run
+ * along direction d, the two other coordinates given by the bits of e%4). */
+static int on_edge(const int id[3], int p, int e)
+{
+  const int d = e / 4, a = d == 0 ? 1 : 0, b = d == 2 ? 1 : 2;
+  return id[a] == (e & 1) * p && id[b] == ((e >> 1) & 1) * p;
+}
+#endif
+
+int fem_qelem_constraints(const fem_qelem_t *qe, p4est_lnodes_code_t fc, double *C)
+{
+  int hface[P4EST_FACES];
+#ifndef P4_TO_P8
+  if (!p4est_lnodes_decode(fc, hface)) return 0;
+#else
+  int hedge[P8EST_EDGES];
+  if (!p8est_lnodes_decode(fc, hface, hedge)) return 0;
+#endif
+  const int c = fc & (P4EST_CHILDREN - 1), p = qe->degree, n = qe->vnodes;
+  /* A node on a hanging face or edge takes the parent's interpolant: in the
+   * directions normal to that face or edge its child coordinate equals the
+   * parent's, so full tensor interpolation is exact there too. */
+  memset(C, 0, sizeof(double) * n * n);
+  for (int i = 0; i < n; i++) {
+    const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+    int hanging = 0;
+    for (int f = 0; f < P4EST_FACES; f++)
+      if (hface[f] >= 0 && on_face(id, p, f)) hanging = 1;
+#ifdef P4_TO_P8
+    for (int e = 0; e < P8EST_EDGES; e++)
+      if (hedge[e] >= 0 && hedge[e] < 4 && on_edge(id, p, e)) hanging = 1;
+#endif
+    if (hanging)
+      memcpy(C + (size_t)i * n, qe->child_interp[c] + (size_t)i * n, sizeof(double) * n);
+    else
+      C[(size_t)i * n + i] = 1.0;
+  }
+  return 1;
+}

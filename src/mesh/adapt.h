@@ -1,0 +1,35 @@
+#ifndef AMRDLB_MESH_ADAPT_H
+#define AMRDLB_MESH_ADAPT_H
+
+/* Refine, coarsen, 2:1 balance and repartition a forest while carrying a
+ * fixed number of doubles per cell (e.g. a solution's element coefficients)
+ * to the new cells. */
+
+#include <petscsys.h>
+#ifndef P4_TO_P8
+#include <p4est.h>
+#else
+#include <p8est.h>
+#endif
+
+/** Fill the values of the incoming cells from the outgoing ones; all are
+ *  quadrants of one tree: one parent and its descendants when refining,
+ *  a family and its parent when coarsening. */
+typedef void (*amr_transfer_t)(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outv[],
+                               int nin, const p4est_quadrant_t *in[], double *inv[]);
+
+/** Refine the local cells with marks[i] > 0 (below max_level), coarsen the
+ *  families whose cells are all marked < 0 (above min_level), then 2:1
+ *  balance across faces, edges and corners.  vals holds nvals doubles per
+ *  local cell; on return it is reallocated (PetscMalloc) for the new cells,
+ *  filled through transfer.  The forest must carry no user data
+ *  (data_size 0); it carries none on return. */
+PetscErrorCode AmrAdapt(p4est_t *p4est, const signed char *marks, int min_level, int max_level, int nvals,
+                        double **vals, amr_transfer_t transfer, void *ctx);
+
+/** Repartition by cell count, keeping families on one rank so they can be
+ *  coarsened later, and move nvals doubles per cell along (vals may be NULL
+ *  when nvals is 0). */
+PetscErrorCode AmrPartition(p4est_t *p4est, int nvals, double **vals);
+
+#endif
