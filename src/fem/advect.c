@@ -13,6 +13,7 @@
  */
 
 #include "fem/advect.h"
+#include "mesh/geom.h"
 
 #include <float.h>
 #include <math.h>
@@ -103,69 +104,6 @@ static const double gauss_w[4][3] = {
 /* ---------------------------------------------------------------------- */
 /* geometry                                                                */
 
-/** Tree map at reference point r in [0,1]^DIM: position x and Jacobian
- *  jac[i][k] = dx_i / dr_k of the multilinear vertex interpolation. */
-static void
-tree_map (const p4est_connectivity_t *conn, p4est_topidx_t t,
-          const double r[DIM], double x[3], double jac[DIM][DIM])
-{
-  const p4est_topidx_t *tv = conn->tree_to_vertex + (size_t) t * P4EST_CHILDREN;
-  x[0] = x[1] = x[2] = 0;
-  for (int i = 0; i < DIM; i++)
-    for (int k = 0; k < DIM; k++)
-      jac[i][k] = 0;
-  for (int c = 0; c < P4EST_CHILDREN; c++) {
-    const double *v = conn->vertices + 3 * (size_t) tv[c];
-    double f[DIM], df[DIM];
-    for (int k = 0; k < DIM; k++) {
-      f[k] = (c >> k) & 1 ? r[k] : 1 - r[k];
-      df[k] = (c >> k) & 1 ? 1 : -1;
-    }
-    double w = 1;
-    for (int k = 0; k < DIM; k++)
-      w *= f[k];
-    for (int i = 0; i < 3; i++)
-      x[i] += w * v[i];
-    for (int k = 0; k < DIM; k++) {
-      double dw = df[k];
-      for (int l = 0; l < DIM; l++)
-        if (l != k)
-          dw *= f[l];
-      for (int i = 0; i < DIM; i++)
-        jac[i][k] += dw * v[i];
-    }
-  }
-}
-
-/** Determinant and inverse of a DIM x DIM matrix. */
-static double
-invert (const double a[DIM][DIM], double inv[DIM][DIM])
-{
-#ifndef P4_TO_P8
-  double det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
-  inv[0][0] = a[1][1] / det;
-  inv[0][1] = -a[0][1] / det;
-  inv[1][0] = -a[1][0] / det;
-  inv[1][1] = a[0][0] / det;
-#else
-  double det = 0;
-  for (int i = 0; i < 3; i++) {
-    int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
-    for (int j = 0; j < 3; j++) {
-      int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-      /* cofactor of a[j][i], placed transposed */
-      inv[i][j] = a[j1][i1] * a[j2][i2] - a[j1][i2] * a[j2][i1];
-    }
-  }
-  for (int k = 0; k < 3; k++)
-    det += a[0][k] * inv[k][0];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      inv[i][j] /= det;
-#endif
-  return det;
-}
-
 /** Lower corner and edge length of a quadrant in tree reference units. */
 static void
 quad_box (const p4est_quadrant_t *q, double lo[DIM], double *h)
@@ -224,17 +162,17 @@ ipow (int b, int e)
 static double
 cell_map (const p4est_connectivity_t *conn, p4est_topidx_t t,
           const p4est_quadrant_t *q, const double xi[DIM], double x[3],
-          double jinv[DIM][DIM])
+          double jinv[3][3])
 {
-  double lo[DIM], h, r[DIM], jac[DIM][DIM];
+  double lo[DIM], h, r[3] = {0}, jac[3][3];
   quad_box (q, lo, &h);
   for (int k = 0; k < DIM; k++)
     r[k] = lo[k] + 0.5 * (xi[k] + 1) * h;
-  tree_map (conn, t, r, x, jac);
+  amr_geom_tree_map (conn, t, r, x, jac);
   for (int i = 0; i < DIM; i++)
     for (int k = 0; k < DIM; k++)
       jac[i][k] *= 0.5 * h;
-  return fabs (invert (jac, jinv));
+  return fabs (amr_geom_invert (jac, jinv));
 }
 
 /** Mass matrix of quadrant q (nb x nb, row major). */
@@ -246,7 +184,7 @@ mass_matrix (const advect_t *adv, p4est_topidx_t t, const p4est_quadrant_t *q,
   for (int i = 0; i < nb * nb; i++)
     m[i] = 0;
   for (int p = 0; p < np; p++) {
-    double xi[DIM], w, x[3], jinv[DIM][DIM], phi[ADVECT_NB];
+    double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
     tensor_point (NQ_EXACT, p, xi, &w);
     w *= cell_map (adv->p4est->connectivity, t, q, xi, x, jinv);
     basis (nb, xi, phi);
@@ -300,7 +238,7 @@ project_exact (const advect_t *adv, p4est_topidx_t t, const p4est_quadrant_t *q,
   for (int i = 0; i < nb; i++)
     c[i] = 0;
   for (int p = 0; p < np; p++) {
-    double xi[DIM], w, x[3], jinv[DIM][DIM], phi[ADVECT_NB];
+    double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
     tensor_point (NQ_EXACT, p, xi, &w);
     w *= cell_map (adv->p4est->connectivity, t, q, xi, x, jinv);
     basis (nb, xi, phi);
@@ -373,7 +311,7 @@ replace_cells (p4est_t *p4est, p4est_topidx_t t, int nout,
     if (cd->load_type > pd->load_type)
       pd->load_type = cd->load_type;
     for (int p = 0; p < np; p++) {
-      double xi[DIM], w, x[3], jinv[DIM][DIM], phi[ADVECT_NB], xp[DIM],
+      double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB], xp[DIM],
         php[ADVECT_NB];
       tensor_point (NQ_EXACT, p, xi, &w);
       w *= cell_map (p4est->connectivity, t, out[i], xi, x, jinv);
@@ -498,7 +436,8 @@ face_points (const advect_t *adv, const fside_t *a, int face,
     }
   }
   for (int p = 0; p < np; p++) {
-    double r[DIM], xi[DIM], w = 1, x[3], jac[DIM][DIM], jinv[DIM][DIM], vel[3];
+    double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3], vel[3];
+    advect_point_t pt = {.tree = a->tree, .quad = a->q, .cell = a->idx};
     int idx = p;
     for (int k = 0; k < DIM; k++) {
       if (k == ax) {
@@ -510,9 +449,11 @@ face_points (const advect_t *adv, const fside_t *a, int face,
       r[k] = lo[k] + 0.5 * (gauss_x[n][i] + 1) * h;
       w *= gauss_w[n][i] * 0.5 * h;
     }
-    tree_map (conn, a->tree, r, x, jac);
-    double det = fabs (invert (jac, jinv));
-    adv->prob->velocity (adv->ctx, x, vel);
+    amr_geom_tree_map (conn, a->tree, r, pt.x, jac);
+    double det = fabs (amr_geom_invert (jac, jinv));
+    for (int k = 0; k < DIM; k++)
+      pt.eta[k] = (r[k] - lo[k]) / h;
+    adv->prob->velocity (adv->ctx, &pt, vel);
     /* Nanson: n dS = |det J| J^{-T} N dS_ref, N = +-e_ax */
     double dot = 0;
     for (int i = 0; i < DIM; i++)
@@ -523,7 +464,7 @@ face_points (const advect_t *adv, const fside_t *a, int face,
     basis (nb, xi, phia[p]);
     if (xs)
       for (int i = 0; i < 3; i++)
-        xs[p][i] = x[i];
+        xs[p][i] = pt.x[i];
     if (b) {
       double rb[DIM];
       if (cross)
@@ -695,10 +636,13 @@ advect_mesh_changed (advect_t *adv)
           mi[i2 * nb + j] = e[i2];
       }
       for (int p = 0; nb > 1 && p < npv; p++) {
-        double xi[DIM], w, x[3], jinv[DIM][DIM], vel[3];
+        double xi[DIM], w, jinv[3][3], vel[3];
+        advect_point_t pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t) K};
         tensor_point (adv->nqv, p, xi, &w);
-        w *= cell_map (p4est->connectivity, t, q, xi, x, jinv);
-        adv->prob->velocity (adv->ctx, x, vel);
+        w *= cell_map (p4est->connectivity, t, q, xi, pt.x, jinv);
+        for (int k = 0; k < DIM; k++)
+          pt.eta[k] = 0.5 * (xi[k] + 1);
+        adv->prob->velocity (adv->ctx, &pt, vel);
         for (int k = 0; k < DIM; k++) {
           double g = 0;
           for (int i2 = 0; i2 < DIM; i2++)
@@ -985,7 +929,7 @@ advect_l2_error (advect_t *adv, double *err)
       const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
       const advect_cell_t *d = q->p.user_data;
       for (int p = 0; p < np; p++) {
-        double xi[DIM], w, x[3], jinv[DIM][DIM], phi[ADVECT_NB];
+        double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
         tensor_point (NQ_EXACT, p, xi, &w);
         w *= cell_map (p4est->connectivity, t, q, xi, x, jinv);
         basis (nb, xi, phi);

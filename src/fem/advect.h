@@ -33,12 +33,24 @@ typedef struct
   int load_type;       /**< 0: transport-free cell, 1: tracer present */
 } advect_cell_t;
 
+/** A point where the velocity is wanted, with the cell that holds it, so
+ *  that a velocity computed from a finite element field can be evaluated
+ *  there.  Faces are evaluated from one of their cells, local or ghost. */
+typedef struct
+{
+  double x[3];                  /**< physical coordinates */
+  p4est_topidx_t tree;          /**< the cell's tree */
+  const p4est_quadrant_t *quad; /**< the cell */
+  p4est_locidx_t cell;          /**< local index, or local count + ghost index */
+  double eta[3];                /**< coordinates in the cell, [0,1]^d */
+} advect_point_t;
+
 /** A test problem: stationary velocity, initial and inflow data. */
 typedef struct
 {
   const char *name;
-  /** Velocity b(x); stationary during one advect_advance() call. */
-  void (*velocity) (void *ctx, const double x[3], double b[3]);
+  /** Velocity b at a point; fixed until the next advect_mesh_changed(). */
+  void (*velocity) (void *ctx, const advect_point_t *pt, double b[3]);
   /** Exact solution u(x, t); also the initial (t = 0) and inflow data. */
   double (*exact) (void *ctx, const double x[3], double t);
   /** Whether exact() is the true solution (and errors are meaningful). */
