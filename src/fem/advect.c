@@ -691,6 +691,36 @@ exchange (advect_t *adv, double *arr, void **mirrors, size_t size)
                                arr + (size_t) adv->nlocal * (size / sizeof (double)));
 }
 
+PetscErrorCode
+advect_ghost_exchange (advect_t *adv, double *arr, size_t nper)
+{
+  const size_t nm = adv->ghost->mirrors.elem_count;
+  void **mirrors;
+  PetscFunctionBeginUser;
+  PetscCall (PetscMalloc1 (nm + 1, &mirrors));
+  for (size_t m = 0; m < nm; m++) {
+    const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
+    mirrors[m] = arr + (size_t) mq->p.piggy3.local_num * nper;
+  }
+  exchange (adv, arr, mirrors, nper * sizeof (double));
+  PetscCall (PetscFree (mirrors));
+  PetscFunctionReturn (0);
+}
+
+p4est_t *
+advect_forest (const advect_t *adv)
+{
+  return adv->p4est;
+}
+
+void
+advect_cell_counts (const advect_t *adv, p4est_locidx_t *nlocal,
+                    p4est_locidx_t *nghost)
+{
+  *nlocal = adv->nlocal;
+  *nghost = adv->nghost;
+}
+
 /** M^{-1} times the DG residual of state u at time t; returns the boundary
  *  outflow integral of this rank. */
 static double
@@ -1048,7 +1078,9 @@ advect_adapt (advect_t *adv, double refine_tol, double coarsen_tol,
   p4est->user_pointer = adv;
   p4est_refine_ext (p4est, 0, max_level, refine_cb, NULL, replace_cells);
   p4est_coarsen_ext (p4est, 0, 0, coarsen_cb, NULL, replace_cells);
-  p4est_balance_ext (p4est, P4EST_CONNECT_FACE, NULL, replace_cells);
+  /* corner balance, which the continuous Poisson solver of darcy-transport
+   * needs; the DG scheme itself would do with faces */
+  p4est_balance_ext (p4est, P4EST_CONNECT_FULL, NULL, replace_cells);
   p4est->user_pointer = saved;
   PetscCall (advect_mesh_changed (adv));
   PetscFunctionReturn (0);

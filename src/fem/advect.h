@@ -57,6 +57,9 @@ typedef struct
   int has_exact;
   /** Default -t_final: one revolution, or a crossing of the domain. */
   double t_final;
+  /** Whether the velocity comes from a Darcy pressure solve: ctx is then an
+   *  advect_darcy_t, updated each cycle by advect_darcy_update(). */
+  int darcy;
 } advect_problem_t;
 
 /** Discretisation choices (the -adv_* options). */
@@ -155,6 +158,20 @@ PetscErrorCode advect_adapt (advect_t *adv, double refine_tol,
 
 /** Sets load_type = 1 where the cell mean exceeds threshold, else 0. */
 PetscErrorCode advect_classify (advect_t *adv, double threshold);
+
+/** The forest the solver works on. */
+p4est_t *advect_forest (const advect_t *adv);
+
+/** Numbers of local cells and of ghost cells (face neighbours on other
+ *  ranks) of the current mesh. */
+void advect_cell_counts (const advect_t *adv, p4est_locidx_t *nlocal,
+                         p4est_locidx_t *nghost);
+
+/**
+ * Fills the ghost part of arr (nper doubles per cell, local cells first,
+ * then ghosts in the order of advect_point_t.cell) from the owners.
+ */
+PetscErrorCode advect_ghost_exchange (advect_t *adv, double *arr, size_t nper);
 
 /** Fills values with each local cell's mean (length = local quadrants). */
 PetscErrorCode advect_cell_means (advect_t *adv, double *values);

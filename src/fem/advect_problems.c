@@ -71,17 +71,23 @@ front_exact (void *ctx, const double x[3], double t)
   return d < front_speed * t ? 1.0 : 0.0;
 }
 
-static const advect_problem_t problems[] = {
-  {"rotating-hill", hill_velocity, hill_exact, 1, 1.0},
-  {"moving-front", front_velocity, front_exact, 1, 0.5},
+static const advect_problem_t hill = {
+  "rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0
+};
+static const advect_problem_t front = {
+  "moving-front", front_velocity, front_exact, 1, 0.5, 0
+};
+extern const advect_problem_t advect_darcy_problem;
+static const advect_problem_t *const problems[] = {
+  &hill, &front, &advect_darcy_problem
 };
 
 const advect_problem_t *
 advect_problem_find (const char *name)
 {
   for (size_t i = 0; i < sizeof (problems) / sizeof (problems[0]); i++)
-    if (!strcmp (problems[i].name, name))
-      return &problems[i];
+    if (!strcmp (problems[i]->name, name))
+      return problems[i];
   return NULL;
 }
 
@@ -91,7 +97,7 @@ advect_problem_names (char *buf, size_t len)
   size_t used = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof (problems) / sizeof (problems[0]); i++) {
-    int n = snprintf (buf + used, len - used, "%s%s", i ? "|" : "", problems[i].name);
+    int n = snprintf (buf + used, len - used, "%s%s", i ? "|" : "", problems[i]->name);
     if (n < 0 || (size_t) n >= len - used)
       return;
     used += (size_t) n;
