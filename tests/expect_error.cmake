@@ -1,9 +1,10 @@
 # Runs CMD and checks the bad-input contract: non-zero exit status (a signal
 # or timeout is a failure), exactly one "error:" line, matching REGEX.
-# add_test hands the command over with its list separators escaped.
-string(REPLACE "\\;" ";" CMD "${CMD}")
+string(REPLACE "|" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
 set(all "${out}${err}")
+# a ";" in a message would split it into two list items below
+string(REPLACE ";" "," all "${all}")
 if(NOT rc MATCHES "^[0-9]+$")
   message(FATAL_ERROR "expected a clean non-zero exit, got '${rc}'\n${all}")
 endif()

@@ -1,0 +1,149 @@
+/* amr2d / amr3d: the adaptive finite element driver.
+ *
+ * One source for both dimensions (P4_TO_P8).  Every failure comes back here
+ * as a PETSc error code: PETSC_ERR_USER_INPUT errors are collective by
+ * contract (the same message on every rank) and end in one line and exit
+ * status 1; anything else is a bug or a system failure, is reported with
+ * its rank and aborts the job so no rank is left waiting. */
+#include "mesh/mesh.h"
+#include "mesh/vtk.h"
+
+#ifndef P4_TO_P8
+#include <p4est_extended.h>
+#define AMR_PROGRAM "amr2d"
+#else
+#include <p8est_extended.h>
+#define AMR_PROGRAM "amr3d"
+#endif
+#include <math.h>
+#include <unistd.h>
+
+static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est forest with dynamic load balancing.\n"
+                                       "Options are PETSc options; -options_file FILE reads them from a file.\n\n";
+
+typedef struct {
+  char mesh[PETSC_MAX_PATH_LEN];
+  PetscInt min_level;
+  char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
+} amr_options_t;
+
+/* Turn a PETSc option-parsing error (which does not name the option) into a
+ * user error that does. */
+#define AMR_OPTION(name, call) \
+  do { \
+    PetscErrorCode ierr_ = (call); \
+    if (ierr_) { \
+      char *why_; \
+      PetscCall(PetscErrorMessage(ierr_, NULL, &why_)); \
+      SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s: %s", name, why_ ? why_ : "invalid value"); \
+    } \
+  } while (0)
+
+static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
+{
+  PetscBool set;
+  char mesh_help[512];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(o->mesh, "builtin:unit", sizeof o->mesh));
+  o->min_level = 3;
+  o->vtk[0] = '\0';
+  PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", amr_mesh_builtin_names()));
+  PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
+  AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
+  AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest", NULL, o->min_level, &o->min_level, NULL));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank)", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  PetscOptionsEnd();
+  PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
+  PetscFunctionReturn(0);
+}
+
+/* A level the forest cannot reach, or a forest this machine cannot hold, is
+ * refused before p4est tries (p4est would abort or run out of memory). */
+static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt level)
+{
+  PetscMPIInt size;
+  double cells, bytes, memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  const double bytes_per_cell = 128; /* quadrant, user data and p4est's bookkeeping */
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(level >= 0 && level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT, "option -amr_min_level %" PetscInt_FMT ": must be from 0 to %d", level,
+             P4EST_QMAXLEVEL);
+  cells = (double)mesh->conn->num_trees * pow(2.0, (double)(P4EST_DIM * level));
+  bytes = cells * bytes_per_cell;
+  PetscCheck(cells / size < 2147483647.0 && bytes < memory, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_min_level %" PetscInt_FMT ": %s at this level has %.3g cells, about %.3g GB, more than this machine's %.3g GB", level, mesh->name,
+             cells, bytes / 1e9, memory / 1e9);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode amr_run(MPI_Comm comm)
+{
+  amr_options_t opt;
+  amr_mesh_t mesh;
+  p4est_t *p4est;
+  PetscBool help;
+  PetscMPIInt size;
+  long long local, minmax[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(amr_options(comm, &opt));
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  if (help) PetscFunctionReturn(0);
+  PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
+  PetscCall(amr_check_level(comm, &mesh, opt.min_level));
+  /* fill_uniform creates the refined forest already partitioned by cell count */
+  p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
+  if (opt.vtk[0]) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  local = (long long)p4est->local_num_quadrants;
+  minmax[0] = -local;
+  minmax[1] = local;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, minmax, 2, MPI_LONG_LONG, MPI_MAX, comm));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
+                        mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
+  p4est_destroy(p4est);
+  PetscCall(amr_mesh_destroy(&mesh));
+  PetscFunctionReturn(0);
+}
+
+/* Print the one error line and return the exit status; only returns for
+ * collective user errors. */
+static int amr_report(MPI_Comm comm, PetscErrorCode err)
+{
+  const char *text = NULL;
+  char *why = NULL;
+  int rank;
+
+  PetscErrorMessage(err, &text, &why);
+  MPI_Comm_rank(comm, &rank);
+  if (err == PETSC_ERR_USER_INPUT) {
+    if (rank == 0) fprintf(stderr, "%s: error: %s\n", AMR_PROGRAM, why && why[0] ? why : text);
+    return 1;
+  }
+  fprintf(stderr, "%s: error: [rank %d] %s%s%s\n", AMR_PROGRAM, rank, text ? text : "internal error", why && why[0] ? ": " : "", why ? why : "");
+  MPI_Abort(comm, 2);
+  return 2;
+}
+
+int main(int argc, char **argv)
+{
+  PetscErrorCode err;
+  int status = 0;
+
+  err = PetscInitialize(&argc, &argv, NULL, help);
+  if (err) return 1;
+  /* errors are reported once, by amr_report, not as PETSc tracebacks */
+  PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+  sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
+  p4est_init(NULL, SC_LP_ERROR);
+  err = amr_run(PETSC_COMM_WORLD);
+  if (err) status = amr_report(PETSC_COMM_WORLD, err);
+  /* sc_finalize aborts on unfreed p4est memory: a check worth having on
+   * success, noise after a user error that left objects behind */
+  if (!status) sc_finalize();
+  PetscPopErrorHandler();
+  err = PetscFinalize();
+  return status ? status : (err ? 1 : 0);
+}

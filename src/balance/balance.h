@@ -1,0 +1,288 @@
+/** @file balance.h
+ *  The amrdlb balancer: processor graphs, the superstep engine with its MPI
+ *  and virtual backends, the method registry, results and metrics.
+ *
+ *  Depends on MPI only.  Every function that can fail returns an lb_err;
+ *  lb_errmsg() gives the one-line explanation of the last failure.
+ *
+ *  Using it:  lb_graph_create("line:16", &g);  m = lb_method_find("tree");
+ *  lb_params_init(&p, m);  lb_balance(g, m, &p, loads, &res);  read res.flow
+ *  (net flow per undirected edge) and res.load (final load per rank).
+ *
+ *  Writing a method: one file in methods/ defining a const lb_method, plus
+ *  its name in the LB_METHOD_LIST of registry.c.  The method's step is
+ *  written for one rank; the engine calls it for a range of local ranks
+ *  (all of them on the virtual backend, the process's own on MPI).
+ */
+#ifndef AMRDLB_BALANCE_H
+#define AMRDLB_BALANCE_H
+
+#include <mpi.h>
+
+/* ------------------------------------------------------------------ errors */
+
+/** Error codes of the balancer library (never exit or abort). */
+typedef enum {
+  LB_OK = 0,
+  LB_ERR_ARG,         /**< invalid argument or option value */
+  LB_ERR_MEM,         /**< allocation failed */
+  LB_ERR_FILE,        /**< file missing or malformed */
+  LB_ERR_GRAPH,       /**< bad graph spec or graph unsuitable (e.g. disconnected) */
+  LB_ERR_LOAD,        /**< negative, non-finite or non-integral load */
+  LB_ERR_METHOD,      /**< unknown method */
+  LB_ERR_SIZE,        /**< graph size differs from the number of MPI ranks */
+  LB_ERR_MPI,         /**< an MPI call failed */
+  LB_ERR_UNSUPPORTED  /**< method cannot run on this graph or with this input */
+} lb_err;
+
+/** The message of the last error raised in this thread (one line, no newline). */
+const char *lb_errmsg(void);
+
+/** Record an error message (printf format) and return code; for library and method code. */
+lb_err lb_error(lb_err code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+
+/* ------------------------------------------------------------------ graphs */
+
+/** How a graph was made; the Ripple trees need the structured kinds. */
+typedef enum {
+  LB_GRAPH_LINE, LB_GRAPH_RING, LB_GRAPH_MESH2D, LB_GRAPH_MESH3D,
+  LB_GRAPH_TORUS3D, LB_GRAPH_HYPERCUBE, LB_GRAPH_TREE, LB_GRAPH_EDGES
+} lb_graph_kind;
+
+/** An undirected processor graph in CSR form.  Every process holds the whole
+ *  graph.  Directed edge e (0 <= e < 2m) goes from its owner rank r
+ *  (xadj[r] <= e < xadj[r+1]) to adj[e]; rev[e] is the opposite direction and
+ *  eid[e] the undirected edge.  Undirected edge k joins eu[k] < ev[k]; a
+ *  positive flow on k goes from eu[k] to ev[k]. */
+typedef struct {
+  lb_graph_kind kind;
+  int dims[3];          /**< line/ring: N; mesh/torus: A,B(,C) with x fastest; hypercube: D; tree: N,K */
+  int n, m;             /**< ranks, undirected edges */
+  int max_degree;
+  int *xadj, *adj, *rev, *eid, *owner;  /**< owner[e]: rank that owns directed edge e */
+  int *eu, *ev;
+  char spec[256];
+} lb_graph;
+
+/** Build a graph from a spec: line:N ring:N mesh2d:AxB mesh3d:AxBxC
+ *  torus3d:AxBxC hypercube:D tree:N:K file:PATH (edge list, # comments). */
+lb_err lb_graph_create(const char *spec, lb_graph **g);
+/** Build a graph of n ranks from m undirected edges (duplicates merged, self loops refused). */
+lb_err lb_graph_create_edges(int n, int m, const int *eu, const int *ev, lb_graph **g);
+/** Free a graph and set *g to NULL. */
+void lb_graph_destroy(lb_graph **g);
+/** 1 if the graph is connected, else 0. */
+int lb_graph_connected(const lb_graph *g);
+/** Directed edge from u to v, or -1 if u and v are not neighbours. */
+int lb_graph_edge(const lb_graph *g, int u, int v);
+
+/** A rooted spanning tree of a graph (BFS). */
+typedef struct {
+  int n, root;
+  int *parent;       /**< parent rank, -1 at the root or outside the tree */
+  int *up;           /**< directed edge rank -> parent, -1 at the root */
+  int *depth;        /**< hops from the root, -1 if unreachable */
+  int *order;        /**< ranks in BFS order (parents before children) */
+  int *size;         /**< number of ranks in the subtree */
+  int *xchild, *child; /**< children of rank r: child[xchild[r] .. xchild[r+1]) */
+  int height;        /**< largest depth */
+} lb_tree;
+
+/** BFS spanning tree from root (children in CSR order). Free with lb_tree_free. */
+lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t);
+/** Free the arrays of a tree. */
+void lb_tree_free(lb_tree *t);
+
+/** Recursive bisection hierarchy into connected halves (low/high index
+ *  halves on a line).  At level k the set with id s splits into sets 2s and
+ *  2s+1 of level k+1 (P1 and P2 of seed 000); a set of one rank keeps id 2s. */
+typedef struct {
+  int n, nlevels;    /**< nlevels: number of bisection phases */
+  int *group;        /**< group[k*n + r]: set of rank r at level k, 0 <= k <= nlevels */
+  int *count;        /**< count[k*(1<<nlevels) + s]: ranks in set s at level k */
+} lb_bisection;
+
+/** Build the bisection hierarchy of a connected graph. */
+lb_err lb_bisection_build(const lb_graph *g, lb_bisection *b);
+/** Free the arrays of a hierarchy. */
+void lb_bisection_free(lb_bisection *b);
+
+/** A proper edge colouring: colour[k] of undirected edge k, ncolours colours.
+ *  On a line: colour 0 joins (2i, 2i+1), colour 1 joins (2i+1, 2i+2). */
+lb_err lb_graph_edge_colouring(const lb_graph *g, int *colour, int *ncolours);
+
+/* ------------------------------------------------------------------ runs */
+
+/** Backends that run the same method code. */
+typedef enum {
+  LB_BACKEND_VIRTUAL, /**< all ranks of the graph in this process */
+  LB_BACKEND_MPI      /**< one graph rank per MPI process of the communicator */
+} lb_backend;
+
+/** Why a run stopped. */
+typedef enum {
+  LB_STOP_NONE,       /**< not stopped (running) */
+  LB_STOP_TARGET,     /**< avg/max reached the target */
+  LB_STOP_MAX_ITERS,  /**< iteration cap reached */
+  LB_STOP_CONVERGED   /**< the method has no more transfers to make */
+} lb_stop;
+
+/** Name of a stop reason ("target", "max_iters", "converged", "none"). */
+const char *lb_stop_name(lb_stop s);
+
+/** New load appearing at a rank before a superstep (seed 004 superposition). */
+typedef struct { int step, rank; double amount; } lb_inject;
+
+/** Largest number of per-method options. */
+#define LB_MAX_OPTIONS 8
+
+typedef struct lb_run lb_run;
+typedef struct lb_method lb_method;
+
+/** Called on every process after every iteration (collective on MPI); an
+ *  error it returns ends the run with that error. */
+typedef lb_err (*lb_observer)(lb_run *run, void *ctx);
+
+/** Parameters of one run. */
+typedef struct {
+  lb_backend backend;
+  MPI_Comm comm;          /**< MPI backend: one process per graph rank */
+  double target;          /**< stop when avg/max >= target (0: off) */
+  int max_iters;          /**< stop after this many iterations (0: off) */
+  double opt[LB_MAX_OPTIONS]; /**< values of the method's options, in its table order */
+  const lb_inject *inject; int ninject;
+  int track_costs;        /**< record seed 004 migration and imbalance costs */
+  lb_observer observer; void *observer_ctx;
+} lb_params;
+
+/** Result of a run, identical on every process. */
+typedef struct {
+  int n, m;
+  double *load0;          /**< n initial loads (after nothing was moved) */
+  double *load;           /**< n final loads */
+  double *flow;           /**< m net flows, positive from eu[k] to ev[k] */
+  double injected;        /**< total load injected during the run */
+  int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
+  long long rounds, messages, bytes;
+  double runtime_s;
+  lb_stop stop;
+  double migration_cost;  /**< seed 004: sum over iterations of the largest edge transfer (c = 1) */
+  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load */
+} lb_result;
+
+/** Fill p with defaults for method m (backend virtual, no target, no cap). */
+lb_err lb_params_init(lb_params *p, const lb_method *m);
+
+/** Run method m on graph g from the loads load0[0..n) (the same array on
+ *  every process).  On the MPI backend the communicator size must be g->n.
+ *  Collective on p->comm for the MPI backend.  Free res with lb_result_free. */
+lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p,
+                  const double *load0, lb_result *res);
+/** Free the arrays of a result. */
+void lb_result_free(lb_result *res);
+
+/* ---------------------------------------------- writing a method (engine) */
+
+/** Method property flags. */
+enum {
+  LB_INTEGRAL   = 1, /**< needs integral loads and keeps them integral */
+  LB_CONNECTED  = 2, /**< needs a connected graph */
+  LB_TERMINATES = 4, /**< stops by itself (else -lb_target or -lb_max_iters is required) */
+  LB_INJECT     = 8  /**< accepts load injected during the run */
+};
+
+/** A per-method option, set from the command line as -lb_NAME. */
+typedef struct { const char *name; double def; const char *help; } lb_option;
+
+/** Reduction operators. */
+typedef enum { LB_SUM, LB_MAX, LB_MIN } lb_op;
+
+/** A balancing method: a name, its options and three functions. */
+struct lb_method {
+  const char *name;
+  const char *summary;
+  unsigned flags;
+  const lb_option *options; int noptions;
+  /** Allocate per-run state, declare channels and reductions. */
+  lb_err (*setup)(lb_run *run, void **state);
+  /** One superstep for the local ranks lo..hi-1. */
+  lb_err (*step)(lb_run *run, void *state, int lo, int hi);
+  /** Free the state. */
+  void (*destroy)(void *state);
+};
+
+/** The graph of a run. */
+const lb_graph *lb_run_graph(const lb_run *run);
+/** The parameters of a run. */
+const lb_params *lb_run_params(const lb_run *run);
+/** Current superstep, from 0. */
+int lb_run_step(const lb_run *run);
+/** Iterations completed so far. */
+int lb_run_iterations(const lb_run *run);
+/** Loads, indexed by rank (entries of local ranks are valid). */
+double *lb_run_load(lb_run *run);
+/** Flow per directed edge as seen by its owner: amount sent from owner[e] to adj[e]. */
+double *lb_run_flow(lb_run *run);
+/** Load injected at rank r before this superstep (0 if none); already added to the load. */
+double lb_run_injected(const lb_run *run, int r);
+
+/** Declare the channels: messages of up to msg_cap doubles per directed edge
+ *  and per step, and a publication of pub_len doubles per rank and step that
+ *  every neighbour reads.  Call from setup. */
+lb_err lb_run_channels(lb_run *run, int msg_cap, int pub_len);
+/** Declare a reduction with ngroups groups (1: global); *slot receives its id.  Call from setup. */
+lb_err lb_run_reduction(lb_run *run, lb_op op, int ngroups, int *slot);
+
+/** Post a message of len doubles on directed edge e (owned by a local rank);
+ *  returns where to write it.  Read by adj[e] in the next superstep. */
+double *lb_msg_post(lb_run *run, int e, int len);
+/** Message received on directed edge e (from adj[e] to owner[e]) posted in
+ *  the previous superstep; returns its length (0: none) and sets *data. */
+int lb_msg_recv(const lb_run *run, int e, const double **data);
+/** Publication slots written this superstep, rank r at [r*pub_len]; every
+ *  local rank must publish every superstep. */
+double *lb_pub_out(lb_run *run);
+/** Publications of the previous superstep, rank q at [q*pub_len] (valid for neighbours of local ranks). */
+const double *lb_pub_in(const lb_run *run);
+/** Contribute v of one rank to a reduction (for group g); the result is read next superstep. */
+void lb_reduce(lb_run *run, int slot, int g, double v);
+/** Result of a reduction over the contributions of the previous superstep. */
+double lb_reduced(const lb_run *run, int slot, int g);
+/** Mark this superstep as the end of an iteration (phase). Call once per step from any local rank. */
+void lb_run_end_iteration(lb_run *run, int moved);
+/** Stop the run after this superstep; every local rank may call it. */
+void lb_run_stop(lb_run *run, lb_stop why);
+/** Gather the loads of all ranks into all[0..n) (collective on MPI). */
+lb_err lb_run_gather_loads(lb_run *run, double *all);
+
+/* ------------------------------------------------------------------ registry */
+
+/** The method registered under name, or NULL. */
+const lb_method *lb_method_find(const char *name);
+/** Number of registered methods. */
+int lb_method_count(void);
+/** The i-th registered method (0 <= i < lb_method_count()). */
+const lb_method *lb_method_get(int i);
+
+/* ------------------------------------------------------------------ metrics */
+
+/** Quality of a result (seed 000, 001, 003 definitions). */
+typedef struct {
+  double max_over_avg;   /**< max load / average load */
+  double imbalance_pct;  /**< I% = 100 (max - avg) N / (max (N - 1)) (seed 003) */
+  double l2_imbalance;   /**< || load - avg ||_2 (seed 000 Table 5) */
+  double transfer_tot;   /**< sum |flow| / total load (seed 001) */
+  double transfer_max;   /**< max |flow| / average load (seed 001) */
+  double migrated_units; /**< sum over ranks of max(0, initial - final): load that changed owner */
+} lb_metrics;
+
+/** Compute the metrics of a result. */
+lb_err lb_metrics_compute(const lb_result *res, lb_metrics *mt);
+/** Metrics of a bare load vector (only the load-based fields are set). */
+void lb_metrics_loads(int n, const double *load, lb_metrics *mt);
+
+#endif

@@ -1,0 +1,315 @@
+/* The superstep engine: checks the input, runs a method's per-rank step on
+ * the chosen backend until the method, the target or the iteration cap
+ * stops it, counts rounds, messages and bytes, and assembles the result. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const lb_graph *lb_run_graph(const lb_run *run) { return run->g; }
+const lb_params *lb_run_params(const lb_run *run) { return run->p; }
+int lb_run_step(const lb_run *run) { return run->step; }
+int lb_run_iterations(const lb_run *run) { return run->iterations; }
+double *lb_run_load(lb_run *run) { return run->load; }
+double *lb_run_flow(lb_run *run) { return run->flow; }
+double lb_run_injected(const lb_run *run, int r) { return run->inj[r]; }
+
+lb_err lb_run_channels(lb_run *run, int msg_cap, int pub_len)
+{
+  if (msg_cap < 0 || pub_len < 0) return lb_error(LB_ERR_ARG, "negative channel size");
+  run->msg_cap = msg_cap;
+  run->pub_len = pub_len;
+  return LB_OK;
+}
+
+lb_err lb_run_reduction(lb_run *run, lb_op op, int ngroups, int *slot)
+{
+  if (run->nred == LB_MAX_REDUCTIONS) return lb_error(LB_ERR_ARG, "more than %d reductions", LB_MAX_REDUCTIONS);
+  if (ngroups < 1) return lb_error(LB_ERR_ARG, "a reduction needs at least one group");
+  lb_reduction *r = &run->red[run->nred];
+  r->op = op;
+  r->ngroups = ngroups;
+  for (int i = 0; i < 2; i++) {
+    r->acc[i] = calloc((size_t)ngroups, sizeof(double));
+    if (!r->acc[i]) return lb_error(LB_ERR_MEM, "out of memory for a reduction of %d groups", ngroups);
+  }
+  r->res = r->acc[1];
+  *slot = run->nred++;
+  return LB_OK;
+}
+
+double *lb_msg_post(lb_run *run, int e, int len)
+{
+  int par = run->step & 1;
+  run->mstamp[par][e] = run->step;
+  run->mlen[par][e] = len;
+  run->messages += 1;
+  run->bytes += 8 * (long long)len;
+  return run->msg[par] + (size_t)e * run->msg_cap;
+}
+
+int lb_msg_recv(const lb_run *run, int e, const double **data)
+{
+  int par = (run->step - 1) & 1, from = run->g->rev[e];
+  if (run->step == 0 || run->mstamp[par][from] != run->step - 1) {
+    *data = NULL;
+    return 0;
+  }
+  *data = run->msg[par] + (size_t)from * run->msg_cap;
+  return run->mlen[par][from];
+}
+
+double *lb_pub_out(lb_run *run)
+{
+  /* Counted here for all local ranks at once: each publishes to every neighbour. */
+  const lb_graph *g = run->g;
+  long long ne = g->xadj[run->hi] - g->xadj[run->lo];
+  run->messages += ne;
+  run->bytes += 8 * (long long)run->pub_len * ne;
+  return run->pub[run->step & 1];
+}
+
+const double *lb_pub_in(const lb_run *run) { return run->pub[(run->step - 1) & 1]; }
+
+void lb_reduce(lb_run *run, int slot, int g, double v)
+{
+  lb_reduction *r = &run->red[slot];
+  double *a = &r->acc[run->step & 1][g];
+  if (r->op == LB_SUM) *a += v;
+  else if (r->op == LB_MAX) { if (v > *a) *a = v; }
+  else if (v < *a) *a = v;
+  /* Modelled as a reduction tree plus broadcast: one message up, one down per rank. */
+  run->messages += 2;
+  run->bytes += 16;
+}
+
+double lb_reduced(const lb_run *run, int slot, int g) { return run->red[slot].res[g]; }
+
+void lb_run_end_iteration(lb_run *run, int moved)
+{
+  run->iter_ended = 1;
+  if (moved) run->moved = 1;
+}
+
+void lb_run_stop(lb_run *run, lb_stop why) { run->stop = why; }
+
+lb_err lb_run_gather_loads(lb_run *run, double *all) { return run->be->gather_loads(run, all); }
+
+lb_err lb_params_init(lb_params *p, const lb_method *m)
+{
+  memset(p, 0, sizeof *p);
+  p->backend = LB_BACKEND_VIRTUAL;
+  p->comm = MPI_COMM_WORLD;
+  if (!m) return lb_error(LB_ERR_METHOD, "no method given");
+  for (int i = 0; i < m->noptions && i < LB_MAX_OPTIONS; i++) p->opt[i] = m->options[i].def;
+  return LB_OK;
+}
+
+void lb_result_free(lb_result *res)
+{
+  free(res->load0);
+  free(res->load);
+  free(res->flow);
+  res->load0 = res->load = res->flow = NULL;
+}
+
+static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0)
+{
+  if (!g) return lb_error(LB_ERR_GRAPH, "no graph given");
+  if (!m) return lb_error(LB_ERR_METHOD, "no method given");
+  if (p->backend == LB_BACKEND_MPI) {
+    int size;
+    if (MPI_Comm_size(p->comm, &size) != MPI_SUCCESS) return lb_error(LB_ERR_MPI, "MPI_Comm_size failed");
+    if (size != g->n)
+      return lb_error(LB_ERR_SIZE, "graph '%s' has %d ranks but the MPI backend runs on %d processes (use as many processes or -virtual)", g->spec, g->n, size);
+  }
+  if (!(p->target >= 0 && p->target <= 1)) return lb_error(LB_ERR_ARG, "-lb_target %g is not in [0, 1]", p->target);
+  if (p->max_iters < 0) return lb_error(LB_ERR_ARG, "-lb_max_iters %d is negative", p->max_iters);
+  if (!(m->flags & LB_TERMINATES) && p->target == 0 && p->max_iters == 0)
+    return lb_error(LB_ERR_ARG, "method '%s' does not stop by itself: give -lb_target or -lb_max_iters", m->name);
+  for (int r = 0; r < g->n; r++) {
+    if (!isfinite(load0[r]) || load0[r] < 0) return lb_error(LB_ERR_LOAD, "load %g of rank %d is negative or not finite", load0[r], r);
+    if ((m->flags & LB_INTEGRAL) && (load0[r] != floor(load0[r]) || load0[r] > 9007199254740992.0))
+      return lb_error(LB_ERR_LOAD, "method '%s' moves whole work units but rank %d has load %g", m->name, r, load0[r]);
+  }
+  if (p->ninject > 0 && !(m->flags & LB_INJECT)) return lb_error(LB_ERR_ARG, "method '%s' does not accept injected load (-inject)", m->name);
+  for (int i = 0; i < p->ninject; i++) {
+    const lb_inject *in = &p->inject[i];
+    if (in->rank < 0 || in->rank >= g->n || in->step < 0 || !isfinite(in->amount))
+      return lb_error(LB_ERR_ARG, "-inject %d:%d:%g is outside the graph '%s' or not finite", in->step, in->rank, in->amount, g->spec);
+  }
+  if ((m->flags & LB_CONNECTED) && !lb_graph_connected(g))
+    return lb_error(LB_ERR_GRAPH, "method '%s' needs a connected graph but '%s' is not connected", m->name, g->spec);
+  return LB_OK;
+}
+
+static void free_run(lb_run *run)
+{
+  free(run->load); free(run->flow); free(run->inj);
+  for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
+  for (int s = 0; s < run->nred; s++) { free(run->red[s].acc[0]); free(run->red[s].acc[1]); }
+}
+
+static double identity(lb_op op) { return op == LB_SUM ? 0.0 : op == LB_MAX ? -HUGE_VAL : HUGE_VAL; }
+
+static lb_err alloc_run(lb_run *run, const double *load0)
+{
+  const lb_graph *g = run->g;
+  size_t n = (size_t)g->n, nd = 2 * (size_t)g->m + 1;
+  run->load = malloc(n * sizeof(double));
+  run->flow = calloc(nd, sizeof(double));
+  run->inj = calloc(n, sizeof(double));
+  if (!run->load || !run->flow || !run->inj) return lb_error(LB_ERR_MEM, "out of memory for %zu ranks", n);
+  memcpy(run->load, load0, n * sizeof(double));
+  for (int i = 0; i < 2; i++) {
+    if (run->msg_cap > 0) {
+      run->msg[i] = malloc(nd * run->msg_cap * sizeof(double));
+      run->mlen[i] = calloc(nd, sizeof(int));
+      run->mstamp[i] = malloc(nd * sizeof(int));
+      if (!run->msg[i] || !run->mlen[i] || !run->mstamp[i]) return lb_error(LB_ERR_MEM, "out of memory for messages");
+      for (size_t e = 0; e < nd; e++) run->mstamp[i][e] = -1;
+    }
+    if (run->pub_len > 0) {
+      run->pub[i] = calloc(n * run->pub_len, sizeof(double));
+      if (!run->pub[i]) return lb_error(LB_ERR_MEM, "out of memory for publications");
+    }
+  }
+  return LB_OK;
+}
+
+/* Seed 004 costs of the iteration that just ended, over all processes. */
+static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_result *res)
+{
+  const lb_graph *g = run->g;
+  double v[2] = {-HUGE_VAL, 0.0};
+  for (int r = run->lo; r < run->hi; r++) {
+    if (run->load[r] > v[0]) v[0] = run->load[r];
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
+      double lambda = run->flow[e] - flow_prev[e];
+      if (lambda > v[1]) v[1] = lambda;
+      flow_prev[e] = run->flow[e];
+    }
+  }
+  lb_err err = run->be->allreduce(run, v, 2, LB_MAX);
+  if (err) return err;
+  res->imbalance_cost += v[0] - total / g->n;
+  res->migration_cost += v[1];
+  return LB_OK;
+}
+
+static lb_err finish(lb_run *run, lb_result *res)
+{
+  const lb_graph *g = run->g;
+  lb_err err = run->be->gather_loads(run, res->load);
+  if (err) return err;
+  for (int k = 0; k < g->m; k++) res->flow[k] = 0.0;
+  for (int r = run->lo; r < run->hi; r++)
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++)
+      if (g->adj[e] > r) res->flow[g->eid[e]] = run->flow[e];
+  if ((err = run->be->allreduce(run, res->flow, g->m, LB_SUM))) return err;
+  /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
+  for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
+  double c[2] = {(double)run->messages, (double)run->bytes};
+  if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
+  res->messages = (long long)c[0];
+  res->bytes = (long long)c[1];
+  return run->be->allreduce(run, &res->runtime_s, 1, LB_MAX);
+}
+
+lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0, lb_result *res)
+{
+  memset(res, 0, sizeof *res);
+  lb_err err = check_input(g, m, p, load0);
+  if (err) return err;
+  lb_run run;
+  memset(&run, 0, sizeof run);
+  run.g = g;
+  run.m = m;
+  run.p = p;
+  run.be = p->backend == LB_BACKEND_MPI ? &lb_backend_mpi : &lb_backend_virtual;
+  run.gcomm = MPI_COMM_NULL;
+  void *state = NULL;
+  int slot_max = -1, slot_sum = -1;
+  double *flow_prev = NULL, total = 0;
+  for (int r = 0; r < g->n; r++) total += load0[r];
+  res->n = g->n;
+  res->m = g->m;
+  res->load0 = malloc((size_t)g->n * sizeof(double));
+  res->load = malloc((size_t)g->n * sizeof(double));
+  res->flow = malloc(((size_t)g->m + 1) * sizeof(double));
+  if (!res->load0 || !res->load || !res->flow) { err = lb_error(LB_ERR_MEM, "out of memory for the result"); goto out; }
+  memcpy(res->load0, load0, (size_t)g->n * sizeof(double));
+  if ((err = m->setup(&run, &state))) goto out;
+  if (p->target > 0) {
+    if ((err = lb_run_reduction(&run, LB_MAX, 1, &slot_max))) goto out;
+    if ((err = lb_run_reduction(&run, LB_SUM, 1, &slot_sum))) goto out;
+  }
+  if ((err = alloc_run(&run, load0))) goto out;
+  if ((err = run.be->setup(&run))) goto out;
+  if (p->track_costs) {
+    flow_prev = calloc(2 * (size_t)g->m + 1, sizeof(double));
+    if (!flow_prev) { err = lb_error(LB_ERR_MEM, "out of memory for cost tracking"); goto out; }
+  }
+  int last_inject = -1;
+  for (int i = 0; i < p->ninject; i++) if (p->inject[i].step > last_inject) last_inject = p->inject[i].step;
+  double t0 = MPI_Wtime();
+  for (run.step = 0;; run.step++) {
+    int par = run.step & 1;
+    for (int s = 0; s < run.nred; s++) {
+      double id = identity(run.red[s].op);
+      for (int k = 0; k < run.red[s].ngroups; k++) run.red[s].acc[par][k] = id;
+    }
+    for (int i = 0; i < p->ninject; i++) {
+      const lb_inject *in = &p->inject[i];
+      if (in->step == run.step) {
+        res->injected += in->amount;
+        total += in->amount;
+        if (in->rank >= run.lo && in->rank < run.hi) { run.inj[in->rank] += in->amount; run.load[in->rank] += in->amount; }
+      }
+    }
+    run.iter_ended = run.moved = 0;
+    run.stop = LB_STOP_NONE;
+    lb_err serr = m->step(&run, state, run.lo, run.hi);
+    for (int i = 0; i < p->ninject; i++)
+      if (p->inject[i].step == run.step) run.inj[p->inject[i].rank] = 0;
+    if (run.iter_ended && p->target > 0)
+      for (int r = run.lo; r < run.hi; r++) {
+        lb_reduce(&run, slot_max, 0, run.load[r]);
+        lb_reduce(&run, slot_sum, 0, run.load[r]);
+      }
+    int flags[4] = {(int)serr, (int)run.stop, run.iter_ended, run.moved};
+    if ((err = run.be->exchange(&run, flags, 4))) goto out;
+    if (flags[0]) {
+      err = serr ? serr : lb_error((lb_err)flags[0], "method '%s' failed on another rank", m->name);
+      goto out;
+    }
+    run.stop = (lb_stop)flags[1];
+    if (flags[2]) {
+      run.iterations++;
+      if (flags[3]) run.last_moved = run.iterations;
+      if (p->track_costs && (err = track_costs(&run, flow_prev, total, res))) goto out;
+      if (p->observer && (err = p->observer(&run, p->observer_ctx))) goto out;
+      if (p->target > 0) {
+        double mx = lb_reduced(&run, slot_max, 0), avg = lb_reduced(&run, slot_sum, 0) / g->n;
+        if (mx <= 0 || avg / mx >= p->target) run.stop = LB_STOP_TARGET;
+      }
+      if (p->max_iters > 0 && run.iterations >= p->max_iters && run.stop == LB_STOP_NONE) run.stop = LB_STOP_MAX_ITERS;
+    }
+    /* Load still to be injected means the method is not done yet. */
+    if (run.stop == LB_STOP_CONVERGED && run.step < last_inject) run.stop = LB_STOP_NONE;
+    if (run.stop != LB_STOP_NONE) break;
+  }
+  res->rounds = run.step + 1;
+  res->runtime_s = MPI_Wtime() - t0;
+  res->iterations = (m->flags & LB_TERMINATES) ? run.last_moved : run.iterations;
+  res->stop = run.stop;
+  err = finish(&run, res);
+out:
+  if (state && m->destroy) m->destroy(state);
+  if (run.be) run.be->teardown(&run);
+  free_run(&run);
+  free(flow_prev);
+  if (err) lb_result_free(res);
+  return err;
+}

@@ -1,0 +1,56 @@
+/* Private to the engine and its two backends: the state of one run. */
+#ifndef AMRDLB_ENGINE_H
+#define AMRDLB_ENGINE_H
+
+#include "balance.h"
+
+#define LB_MAX_REDUCTIONS 8
+
+typedef struct {
+  lb_op op;
+  int ngroups;
+  double *acc[2];  /* contributions of supersteps of each parity */
+  double *res;     /* result of the previous superstep */
+  double *mpi_res; /* MPI backend: buffer res points to */
+} lb_reduction;
+
+typedef struct lb_backend_ops lb_backend_ops;
+
+struct lb_run {
+  const lb_graph *g;
+  const lb_method *m;
+  const lb_params *p;
+  const lb_backend_ops *be;
+  int lo, hi;              /* local ranks */
+  int step, iterations, last_moved;
+  double *load, *flow, *inj;
+  int msg_cap, pub_len;
+  double *msg[2];          /* msg_cap doubles per directed edge, by superstep parity */
+  int *mlen[2], *mstamp[2];
+  double *pub[2];
+  int nred;
+  lb_reduction red[LB_MAX_REDUCTIONS];
+  long long messages, bytes;
+  int iter_ended, moved;
+  lb_stop stop;
+  /* MPI backend */
+  MPI_Comm gcomm;
+  double *sbuf, *rbuf;
+};
+
+/* What a backend provides; the engine does everything else. */
+struct lb_backend_ops {
+  lb_err (*setup)(lb_run *run);
+  /* End of a superstep: deliver messages, publications and reductions;
+   * agree on the flags (error code, stop reason, moved). */
+  lb_err (*exchange)(lb_run *run, int *flags, int nflags);
+  /* Reduce nv doubles in place over all processes (engine measurements). */
+  lb_err (*allreduce)(lb_run *run, double *v, int nv, lb_op op);
+  lb_err (*gather_loads)(lb_run *run, double *all);
+  void (*teardown)(lb_run *run);
+};
+
+extern const lb_backend_ops lb_backend_virtual;
+extern const lb_backend_ops lb_backend_mpi;
+
+#endif

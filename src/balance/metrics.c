@@ -1,0 +1,40 @@
+/* Quality metrics of a balancing result, in the definitions of the seeds:
+ * I% of seed 003, the L2 distance of seed 000 Table 5, TransferTot and
+ * TransferMax of seed 001. */
+#include "balance.h"
+
+#include <math.h>
+
+void lb_metrics_loads(int n, const double *load, lb_metrics *mt)
+{
+  double sum = 0, mx = -HUGE_VAL;
+  for (int r = 0; r < n; r++) {
+    sum += load[r];
+    if (load[r] > mx) mx = load[r];
+  }
+  double avg = sum / n, l2 = 0;
+  for (int r = 0; r < n; r++) l2 += (load[r] - avg) * (load[r] - avg);
+  mt->max_over_avg = avg > 0 ? mx / avg : 1.0;
+  mt->imbalance_pct = (n > 1 && mx > 0) ? 100.0 * (mx - avg) * n / (mx * (n - 1)) : 0.0;
+  mt->l2_imbalance = sqrt(l2);
+  mt->transfer_tot = mt->transfer_max = mt->migrated_units = 0;
+}
+
+lb_err lb_metrics_compute(const lb_result *res, lb_metrics *mt)
+{
+  if (!res || !res->load || !res->flow) return lb_error(LB_ERR_ARG, "metrics of an empty result");
+  lb_metrics_loads(res->n, res->load, mt);
+  double total = 0, tot = 0, mx = 0, moved = 0;
+  for (int r = 0; r < res->n; r++) {
+    total += res->load[r];
+    if (res->load0[r] > res->load[r]) moved += res->load0[r] - res->load[r];
+  }
+  for (int k = 0; k < res->m; k++) {
+    tot += fabs(res->flow[k]);
+    if (fabs(res->flow[k]) > mx) mx = fabs(res->flow[k]);
+  }
+  mt->transfer_tot = total > 0 ? tot / total : 0;
+  mt->transfer_max = total > 0 ? mx / (total / res->n) : 0;
+  mt->migrated_units = moved;
+  return LB_OK;
+}

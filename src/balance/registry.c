@@ -1,0 +1,36 @@
+/* The method registry.  Adding a method: write methods/NAME.c defining
+ * `const lb_method lb_method_NAME`, then add X(NAME) to this list. */
+#include "balance.h"
+
+#include <string.h>
+
+#define LB_METHOD_LIST(X) \
+  X(diffusion)            \
+  X(diffusion_discrete)   \
+  X(multilevel)           \
+  X(tree)                 \
+  X(ripple_tortoise)      \
+  X(ripple_hare)
+
+#define LB_DECLARE(name) extern const lb_method lb_method_##name;
+LB_METHOD_LIST(LB_DECLARE)
+#undef LB_DECLARE
+
+#define LB_ENTRY(name) &lb_method_##name,
+static const lb_method *const lb_methods[] = {LB_METHOD_LIST(LB_ENTRY)};
+#undef LB_ENTRY
+
+int lb_method_count(void) { return (int)(sizeof lb_methods / sizeof lb_methods[0]); }
+
+const lb_method *lb_method_get(int i)
+{
+  return i >= 0 && i < lb_method_count() ? lb_methods[i] : NULL;
+}
+
+const lb_method *lb_method_find(const char *name)
+{
+  if (!name) return NULL;
+  for (int i = 0; i < lb_method_count(); i++)
+    if (strcmp(lb_methods[i]->name, name) == 0) return lb_methods[i];
+  return NULL;
+}

@@ -1,0 +1,303 @@
+/* lbbench: run any registered balancing method on any processor graph,
+ * on the MPI ranks it was started with or on virtual ranks in one process,
+ * and report rounds, messages, bytes, run time and the quality metrics,
+ * as text and as one JSON line per run. */
+#include <petscsys.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "balance.h"
+#include "scenario.h"
+
+static const char help[] =
+  "lbbench: a balancing method on a processor graph.\n"
+  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n\n";
+
+#define MAX_INJECT 64
+#define MAX_TRACE_RANKS 4096
+
+typedef struct {
+  int me, trace, phase;
+  double *all;
+  char *json;            /* "[[...],[...]" built as phases arrive */
+  size_t len, cap;
+} trace_ctx;
+
+static lb_err append(trace_ctx *t, const char *s)
+{
+  size_t k = strlen(s);
+  if (t->len + k + 1 > t->cap) {
+    size_t cap = 2 * (t->len + k + 1);
+    char *p = realloc(t->json, cap);
+    if (!p) return lb_error(LB_ERR_MEM, "out of memory for the trace");
+    t->json = p;
+    t->cap = cap;
+  }
+  memcpy(t->json + t->len, s, k + 1);
+  t->len += k;
+  return LB_OK;
+}
+
+/* Prints "phase k: l0 l1 ..." and keeps the vector for the JSON line. */
+static lb_err trace_loads(trace_ctx *t, int n, const double *load)
+{
+  char num[40];
+  lb_err err = append(t, t->phase ? ",[" : "[[");
+  for (int r = 0; !err && r < n; r++) {
+    snprintf(num, sizeof num, r ? ",%.17g" : "%.17g", load[r]);
+    err = append(t, num);
+  }
+  if (!err) err = append(t, "]");
+  if (t->me == 0) {
+    printf("phase %d:", t->phase);
+    for (int r = 0; r < n; r++) printf(" %g", load[r]);
+    printf("\n");
+  }
+  t->phase++;
+  return err;
+}
+
+static lb_err observe(lb_run *run, void *ctx)
+{
+  trace_ctx *t = ctx;
+  lb_err err = lb_run_gather_loads(run, t->all);
+  return err ? err : trace_loads(t, lb_run_graph(run)->n, t->all);
+}
+
+static void json_string(FILE *f, const char *key, const char *v)
+{
+  fprintf(f, "\"%s\":\"", key);
+  for (const char *c = v; *c; c++) {
+    if (*c == '"' || *c == '\\') fputc('\\', f);
+    if ((unsigned char)*c >= 0x20) fputc(*c, f);
+  }
+  fputs("\",", f);
+}
+
+typedef struct {
+  char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
+  PetscBool virt, trace, costs;
+  PetscReal base;
+  lb_params p;
+  lb_inject inject[MAX_INJECT];
+} bench_opts;
+
+/* One run; rank 0 prints and appends the JSON line.  *iters gets the iteration count. */
+static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, int *iters)
+{
+  lb_graph *g = NULL;
+  double *load = NULL;
+  trace_ctx t = {me, 0, 0, NULL, NULL, 0, 0};
+  lb_result res;
+  int have_res = 0;
+  lb_err err = lb_graph_create(spec, &g);
+  if (err) goto out;
+  load = malloc((size_t)g->n * sizeof *load);
+  if (!load) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }
+  if ((err = lb_scenario_loads(g, o->scenario, o->base, load))) goto out;
+  lb_params p = o->p;
+  if (o->trace) {
+    if (g->n > MAX_TRACE_RANKS) { err = lb_error(LB_ERR_ARG, "-trace prints every load: use it on graphs of at most %d ranks", MAX_TRACE_RANKS); goto out; }
+    t.all = malloc((size_t)g->n * sizeof *t.all);
+    if (!t.all) { err = lb_error(LB_ERR_MEM, "out of memory for the trace"); goto out; }
+    p.observer = observe;
+    p.observer_ctx = &t;
+    if ((err = trace_loads(&t, g->n, load))) goto out;
+  }
+  if ((err = lb_balance(g, m, &p, load, &res))) goto out;
+  have_res = 1;
+  lb_metrics mt;
+  if ((err = lb_metrics_compute(&res, &mt))) goto out;
+  *iters = res.iterations;
+  if (me == 0) {
+    const char *backend = p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
+    printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  stop %s\n",
+           res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, lb_stop_name(res.stop));
+    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g\n",
+           mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+    if (p.track_costs) printf("  migration_cost %.6g  imbalance_cost %.6g\n", res.migration_cost, res.imbalance_cost);
+    if (res.iterations > 0 && g->m > 0)
+      printf("  %.3f ns per directed edge and iteration\n", 1e9 * res.runtime_s / ((double)res.iterations * 2.0 * g->m));
+    if (o->json[0]) {
+      FILE *f = fopen(o->json, "a");
+      if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
+      fputc('{', f);
+      json_string(f, "method", m->name);
+      json_string(f, "graph", g->spec);
+      fprintf(f, "\"ranks\":%d,", g->n);
+      json_string(f, "backend", backend);
+      json_string(f, "scenario", o->scenario);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
+              res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s);
+      json_string(f, "stop_reason", lb_stop_name(res.stop));
+      fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g",
+              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+      if (p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.migration_cost, res.imbalance_cost);
+      if (o->trace) fprintf(f, ",\"trace\":%s]", t.json);
+      fputs("}\n", f);
+      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+    }
+  }
+out:
+  if (have_res) lb_result_free(&res);
+  free(t.all);
+  free(t.json);
+  free(load);
+  lb_graph_destroy(&g);
+  return err;
+}
+
+/* Least-squares slope of log(iterations) over log(n). */
+static double fit_exponent(int k, const double *n, const double *it)
+{
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < k; i++) {
+    double x = log(n[i]), y = log(it[i]);
+    sx += x; sy += y; sxx += x * x; sxy += x * y;
+  }
+  return (k * sxy - sx * sy) / (k * sxx - sx * sx);
+}
+
+static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
+{
+  for (PetscInt i = 0; i < count; i++) {
+    char *end;
+    const char *s = list[i];
+    long step = strtol(s, &end, 10);
+    if (end == s || *end != ':') return lb_error(LB_ERR_ARG, "-inject '%s': expected STEP:RANK:AMOUNT", list[i]);
+    s = end + 1;
+    long rank = strtol(s, &end, 10);
+    if (end == s || *end != ':') return lb_error(LB_ERR_ARG, "-inject '%s': expected STEP:RANK:AMOUNT", list[i]);
+    s = end + 1;
+    double amount = strtod(s, &end);
+    if (end == s || *end || step < 0 || rank < 0 || step > 1000000000 || rank > 1000000000)
+      return lb_error(LB_ERR_ARG, "-inject '%s': expected STEP:RANK:AMOUNT with STEP, RANK >= 0", list[i]);
+    inj[i] = (lb_inject){(int)step, (int)rank, amount};
+  }
+  return LB_OK;
+}
+
+/* Reads the options into o and *m; *err reports a bad value, *help_only a -help run. */
+static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *err, PetscBool *help_only)
+{
+  char *injl[MAX_INJECT];
+  PetscInt ninj = MAX_INJECT, max_iters = 0;
+  PetscReal target = 0;
+  PetscBool set;
+  *err = LB_OK;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
+  PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point:RANK:AMOUNT, box, random:SEED, file:PATH", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
+  PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
+  PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
+  PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
+  PetscCall(PetscOptionsBool("-costs", "report seed 004 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
+  PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
+  PetscCall(PetscOptionsReal("-lb_target", "stop when avg/max >= target (0: off)", NULL, target, &target, NULL));
+  PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
+  PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
+  if (!set) ninj = 0;
+  PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind at N0, 2 N0, ..., N1 ranks (virtual) and fit iterations ~ N^p", NULL, o->scale, o->scale, sizeof o->scale, NULL));
+  *m = lb_method_find(o->method);
+  for (int i = 0; i < lb_method_count(); i++) {
+    const lb_method *mi = lb_method_get(i);
+    for (int k = 0; k < mi->noptions; k++) {
+      char name[80], text[256];
+      snprintf(name, sizeof name, "-lb_%s", mi->options[k].name);
+      snprintf(text, sizeof text, "%s: %s", mi->name, mi->options[k].help);
+      PetscReal v = mi->options[k].def;
+      PetscCall(PetscOptionsReal(name, text, NULL, v, &v, NULL));
+      if (mi == *m) o->p.opt[k] = v;
+    }
+  }
+  PetscOptionsEnd();
+  PetscCall(PetscOptionsHasHelp(NULL, help_only));
+  if (*help_only) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Methods (-lb_method):\n"));
+    for (int i = 0; i < lb_method_count(); i++)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-20s %s\n", lb_method_get(i)->name, lb_method_get(i)->summary));
+  }
+  o->p.target = target;
+  o->p.max_iters = (int)max_iters;
+  if (max_iters < 0) *err = lb_error(LB_ERR_ARG, "-lb_max_iters %d is negative", (int)max_iters);
+  if (!*err) *err = parse_injections(injl, ninj, o->inject);
+  for (PetscInt i = 0; i < ninj; i++) PetscCall(PetscFree(injl[i]));
+  o->p.inject = o->inject;
+  o->p.ninject = (int)ninj;
+  return 0;
+}
+
+static lb_err bench(int me)
+{
+  bench_opts o;
+  memset(&o, 0, sizeof o);
+  const lb_method *m = NULL;
+  lb_err err;
+  PetscBool help_only;
+  if (read_options(&o, &m, &err, &help_only) != 0) return lb_error(LB_ERR_ARG, "cannot read the options");
+  if (help_only) return LB_OK;
+  if (err) return err;
+  if (!o.graph[0]) return lb_error(LB_ERR_ARG, "-graph is required (e.g. -graph line:16)");
+  if (!o.scenario[0]) return lb_error(LB_ERR_ARG, "-scenario is required (e.g. -scenario point:0:16)");
+  if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");
+  if (!m) return lb_error(LB_ERR_METHOD, "-lb_method '%s' is not a known method (see -help)", o.method);
+  lb_params p;
+  lb_params_init(&p, m);
+  memcpy(p.opt, o.p.opt, sizeof p.opt);
+  p.backend = o.virt ? LB_BACKEND_VIRTUAL : LB_BACKEND_MPI;
+  p.comm = PETSC_COMM_WORLD;
+  p.target = o.p.target;
+  p.max_iters = o.p.max_iters;
+  p.inject = o.p.inject;
+  p.ninject = o.p.ninject;
+  p.track_costs = o.costs;
+  o.p = p;
+  if (!o.scale[0]) {
+    int iters;
+    return run_one(&o, m, o.graph, me, &iters);
+  }
+  int n0, n1;
+  char tail;
+  if (sscanf(o.scale, "%d:%d%c", &n0, &n1, &tail) != 2 || n0 < 2 || n1 < 2 * n0)
+    return lb_error(LB_ERR_ARG, "-scale '%s': expected N0:N1 with 2 <= N0 and 2 N0 <= N1", o.scale);
+  if (!o.virt) return lb_error(LB_ERR_ARG, "-scale runs many graph sizes: it needs -virtual");
+  if (strchr(o.graph, ':')) return lb_error(LB_ERR_ARG, "-scale: give the graph kind only (-graph line), not '%s'", o.graph);
+  double ns[32], its[32];
+  int k = 0;
+  for (long n = n0; n <= n1 && k < 32; n *= 2, k++) {
+    char spec[PETSC_MAX_PATH_LEN + 32];
+    int iters;
+    snprintf(spec, sizeof spec, "%s:%ld", o.graph, n);
+    if ((err = run_one(&o, m, spec, me, &iters))) return err;
+    if (iters <= 0) return lb_error(LB_ERR_ARG, "-scale: %s on %s made no iterations, nothing to fit", m->name, spec);
+    ns[k] = (double)n;
+    its[k] = iters;
+  }
+  if (me == 0) {
+    printf("lbbench: %s iterations over ranks:", m->name);
+    for (int i = 0; i < k; i++) printf(" %g:%g", ns[i], its[i]);
+    printf("\nfitted exponent: %.4f\n", fit_exponent(k, ns, its));
+  }
+  return LB_OK;
+}
+
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscMPIInt me;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &me));
+  lb_err err = bench(me);
+  if (err && me == 0) {
+    fprintf(stderr, "lbbench: error: %s\n", lb_errmsg());
+    fflush(stderr);
+  }
+  fflush(stdout);
+  PetscCall(PetscFinalize());
+  return err ? 1 : 0;
+}

@@ -1,0 +1,112 @@
+/* lbbench scenarios.  Every process builds the same vector itself (the
+ * file is read by all), so errors are detected identically everywhere. */
+#include "scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static lb_err point_loads(const lb_graph *g, const char *arg, double base, double *load)
+{
+  char *end;
+  errno = 0;
+  long rank = strtol(arg, &end, 10);
+  if (end == arg || *end != ':' || errno) return lb_error(LB_ERR_ARG, "-scenario point:%s: expected point:RANK:AMOUNT", arg);
+  const char *a = end + 1;
+  double amount = strtod(a, &end);
+  if (end == a || *end || !isfinite(amount) || amount < 0) return lb_error(LB_ERR_ARG, "-scenario point:%s: AMOUNT must be a non-negative number", arg);
+  if (rank < 0 || rank >= g->n) return lb_error(LB_ERR_ARG, "-scenario point:%s: rank %ld is not in graph '%s' (0..%d)", arg, rank, g->spec, g->n - 1);
+  for (int r = 0; r < g->n; r++) load[r] = base;
+  load[rank] += amount;
+  return LB_OK;
+}
+
+static lb_err box_loads(const lb_graph *g, double base, double *load)
+{
+  int nd;
+  switch (g->kind) {
+  case LB_GRAPH_LINE: nd = 1; break;
+  case LB_GRAPH_MESH2D: nd = 2; break;
+  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: nd = 3; break;
+  default: return lb_error(LB_ERR_ARG, "-scenario box needs a line, mesh2d, mesh3d or torus3d graph, not '%s'", g->spec);
+  }
+  if (base == 0) base = 512; /* seed 001: 8x8x8 tasks per node */
+  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, k[3] = {1, 1, 1};
+  long long nb = 1;
+  for (int i = 0; i < nd; i++) {
+    k[i] = g->dims[i];
+    lo[i] = k[i] / 2 - k[i] / 4;
+    hi[i] = lo[i] + k[i] / 2;
+    if (hi[i] > k[i] - 1) hi[i] = k[i] - 1;
+    nb *= hi[i] - lo[i] + 1;
+  }
+  double frac = (double)nb / g->n;
+  if (frac >= 0.9) return lb_error(LB_ERR_ARG, "-scenario box: graph '%s' is too small for a box with avg/max = 0.9", g->spec);
+  /* base + x in the box: (base + frac x) / (base + x) = 0.9; whole units. */
+  double x = round(0.1 * base / (0.9 - frac));
+  for (int r = 0; r < g->n; r++) {
+    int c[3] = {r % k[0], (r / k[0]) % k[1], r / (k[0] * k[1])}, in = 1;
+    for (int i = 0; i < nd; i++) in &= c[i] >= lo[i] && c[i] <= hi[i];
+    load[r] = base + (in ? x : 0);
+  }
+  return LB_OK;
+}
+
+static lb_err random_loads(const lb_graph *g, const char *arg, double base, double *load)
+{
+  char *end;
+  errno = 0;
+  unsigned long long seed = strtoull(arg, &end, 10);
+  if (end == arg || *end || errno) return lb_error(LB_ERR_ARG, "-scenario random:%s: expected random:SEED", arg);
+  /* splitmix64: the same numbers on every machine and process. */
+  uint64_t x = seed;
+  for (int r = 0; r < g->n; r++) {
+    x += 0x9E3779B97F4A7C15ull;
+    uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    load[r] = base + (double)(z % 101);
+  }
+  return LB_OK;
+}
+
+static lb_err file_loads(const lb_graph *g, const char *path, double *load)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return lb_error(LB_ERR_FILE, "load file '%s': cannot open: %s", path, strerror(errno));
+  char line[256];
+  int count = 0, lineno = 0;
+  lb_err err = LB_OK;
+  while (!err && fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    char *p = line, *end;
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p) continue;
+    double v = strtod(p, &end);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == p || *end) err = lb_error(LB_ERR_FILE, "load file '%s' line %d: not a number", path, lineno);
+    else if (!isfinite(v) || v < 0) err = lb_error(LB_ERR_LOAD, "load file '%s' line %d: load %g is negative or not finite", path, lineno, v);
+    else if (count >= g->n) err = lb_error(LB_ERR_FILE, "load file '%s': more loads than the %d ranks of graph '%s'", path, g->n, g->spec);
+    else load[count++] = v;
+  }
+  fclose(f);
+  if (!err && count != g->n) err = lb_error(LB_ERR_FILE, "load file '%s': %d loads for the %d ranks of graph '%s'", path, count, g->n, g->spec);
+  return err;
+}
+
+lb_err lb_scenario_loads(const lb_graph *g, const char *spec, double base, double *load)
+{
+  if (!isfinite(base) || base < 0) return lb_error(LB_ERR_ARG, "-base %g must be a non-negative number", base);
+  if (strncmp(spec, "point:", 6) == 0) return point_loads(g, spec + 6, base, load);
+  if (strcmp(spec, "box") == 0) return box_loads(g, base, load);
+  if (strncmp(spec, "random:", 7) == 0) return random_loads(g, spec + 7, base, load);
+  if (strncmp(spec, "file:", 5) == 0) return file_loads(g, spec + 5, load);
+  return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point:RANK:AMOUNT, box, random:SEED, file:PATH)", spec);
+}

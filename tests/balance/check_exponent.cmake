@@ -1,0 +1,18 @@
+# Runs CMD (an lbbench -scale run) and checks its "fitted exponent: X" line
+# against MIN and/or MAX.
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "lbbench failed (${rc}):\n${out}${err}")
+endif()
+if(NOT out MATCHES "fitted exponent: ([0-9.]+)")
+  message(FATAL_ERROR "no fitted exponent in:\n${out}")
+endif()
+set(p ${CMAKE_MATCH_1})
+message(STATUS "${out}")
+if(DEFINED MAX AND p GREATER_EQUAL MAX)
+  message(FATAL_ERROR "exponent ${p} is not below ${MAX}")
+endif()
+if(DEFINED MIN AND p LESS_EQUAL MIN)
+  message(FATAL_ERROR "exponent ${p} is not above ${MIN}")
+endif()
+message(STATUS "exponent ${p} within bounds")
