@@ -87,8 +87,7 @@ struct advect
   double *u, *u0, *rhs, *mean, *mn, *mx;
   advect_cell_t **cells; /* user data of the local cells, in order */
   PetscErrorCode cb_err;  /* first failure inside a p4est callback */
-  double refine_tol, coarsen_tol; /* of the adaptation in progress */
-  int min_level, max_level;
+  int min_level, max_level; /* of the adaptation in progress */
 };
 
 /* Gauss-Legendre rules on [-1,1] with 1, 2 and 3 points. */
@@ -304,6 +303,7 @@ replace_cells (p4est_t *p4est, p4est_topidx_t t, int nout,
   double rhs[ADVECT_NB] = {0}, m[ADVECT_NB * ADVECT_NB];
   pd->indicator = 0;
   pd->load_type = 0;
+  pd->mark = 0;
   for (int i = 0; i < nout; i++) {
     const advect_cell_t *cd = out[i]->p.user_data;
     if (cd->indicator > pd->indicator)
@@ -1047,7 +1047,7 @@ refine_cb (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
   const advect_t *adv = p4est->user_pointer;
   const advect_cell_t *d = q->p.user_data;
   (void) t;
-  return q->level < adv->max_level && d->indicator > adv->refine_tol;
+  return q->level < adv->max_level && d->mark > 0;
 }
 
 static int
@@ -1058,21 +1058,33 @@ coarsen_cb (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q[])
   if (q[0]->level <= adv->min_level)
     return 0;
   for (int i = 0; i < P4EST_CHILDREN; i++)
-    if (((const advect_cell_t *) q[i]->p.user_data)->indicator >= adv->coarsen_tol)
+    if (((const advect_cell_t *) q[i]->p.user_data)->mark >= 0)
       return 0;
   return 1;
 }
 
 PetscErrorCode
-advect_adapt (advect_t *adv, double refine_tol, double coarsen_tol,
-              int min_level, int max_level)
+advect_mark_threshold (advect_t *adv, double refine_tol, double coarsen_tol,
+                       signed char *marks)
+{
+  PetscFunctionBeginUser;
+  PetscCall (advect_indicator (adv));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
+    const double e = adv->cells[K]->indicator;
+    marks[K] = e > refine_tol ? 1 : e < coarsen_tol ? -1 : 0;
+  }
+  PetscFunctionReturn (0);
+}
+
+PetscErrorCode
+advect_adapt (advect_t *adv, const signed char *marks, int min_level,
+              int max_level)
 {
   p4est_t *p4est = adv->p4est;
   void *saved = p4est->user_pointer;
   PetscFunctionBeginUser;
-  PetscCall (advect_indicator (adv));
-  adv->refine_tol = refine_tol;
-  adv->coarsen_tol = coarsen_tol;
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
+    adv->cells[K]->mark = marks[K];
   adv->min_level = min_level;
   adv->max_level = max_level;
   p4est->user_pointer = adv;

@@ -31,6 +31,7 @@ typedef struct
   double c[ADVECT_NB]; /**< u = c0 + sum_k c[1+k] xi_k, xi in [-1,1]^d */
   double indicator;    /**< last jump/gradient indicator value */
   int load_type;       /**< 0: transport-free cell, 1: tracer present */
+  int mark;            /**< adaptation in progress: +1 refine, -1 coarsen */
 } advect_cell_t;
 
 /** A point where the velocity is wanted, with the cell that holds it, so
@@ -147,14 +148,22 @@ PetscErrorCode advect_mean_range (advect_t *adv, double *umin, double *umax);
 PetscErrorCode advect_indicator (advect_t *adv);
 
 /**
- * Refines cells with indicator > refine_tol (up to max_level), coarsens
- * families whose indicators are all < coarsen_tol (down to min_level),
- * restores 2:1 face balance, each with conservative projection, and
- * rebuilds the solver's mesh data.  Calls advect_indicator() first.
+ * Marks by thresholds on the indicator (computed here): +1 where it
+ * exceeds refine_tol, -1 where it is below coarsen_tol, else 0.  marks has
+ * one entry per local cell.
  */
-PetscErrorCode advect_adapt (advect_t *adv, double refine_tol,
-                             double coarsen_tol, int min_level,
-                             int max_level);
+PetscErrorCode advect_mark_threshold (advect_t *adv, double refine_tol,
+                                      double coarsen_tol, signed char *marks);
+
+/**
+ * Refines the local cells marked +1 (below max_level), coarsens families
+ * all marked -1 (above min_level), restores 2:1 balance across faces and
+ * corners, each with conservative projection, and rebuilds the solver's
+ * mesh data.  Families split between ranks are not coarsened; repartition
+ * with p4est_partition_ext(p4est, 1, ...) to keep them together.
+ */
+PetscErrorCode advect_adapt (advect_t *adv, const signed char *marks,
+                             int min_level, int max_level);
 
 /** Sets load_type = 1 where the cell mean exceeds threshold, else 0. */
 PetscErrorCode advect_classify (advect_t *adv, double threshold);

@@ -102,6 +102,19 @@ typedef struct
   advect_darcy_t *darcy;
 } solver_t;
 
+/** Marks by the indicator thresholds and adapts. */
+static PetscErrorCode
+adapt (const config_t *c, solver_t *sv)
+{
+  signed char *marks;
+  PetscFunctionBeginUser;
+  PetscCall (PetscMalloc1 (sv->p4est->local_num_quadrants + 1, &marks));
+  PetscCall (advect_mark_threshold (sv->adv, c->refine_tol, c->coarsen_tol, marks));
+  PetscCall (advect_adapt (sv->adv, marks, (int) c->level, (int) c->max_level));
+  PetscCall (PetscFree (marks));
+  PetscFunctionReturn (0);
+}
+
 /** Runs the problem to t_final on a forest of comm. */
 static PetscErrorCode
 run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
@@ -120,8 +133,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
   PetscCall (advect_create (sv->p4est, c->prob, sv->darcy, &c->opt, &sv->adv));
   adv = sv->adv;
   for (PetscInt i = c->level; c->adaptive && i < c->max_level; i++) {
-    PetscCall (advect_adapt (adv, c->refine_tol, c->coarsen_tol, (int) c->level,
-                             (int) c->max_level));
+    PetscCall (adapt (c, sv));
     PetscCall (advect_project_exact (adv));
   }
   PetscCall (advect_mass (adv, &res->mass0, NULL));
@@ -138,8 +150,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
     }
     if (!c->adaptive)
       continue;
-    PetscCall (advect_adapt (adv, c->refine_tol, c->coarsen_tol, (int) c->level,
-                             (int) c->max_level));
+    PetscCall (adapt (c, sv));
     PetscCall (advect_classify (adv, 0.5));
     p4est_partition_ext (sv->p4est, 1, weight);
     PetscCall (advect_mesh_changed (adv));
