@@ -5,6 +5,8 @@
  * contract (the same message on every rank) and end in one line and exit
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
+#include "app/amr_advect.h"
+#include "app/amr_option.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 
@@ -26,18 +28,6 @@ typedef struct {
   PetscInt min_level;
   char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
 } amr_options_t;
-
-/* Turn a PETSc option-parsing error (which does not name the option) into a
- * user error that does. */
-#define AMR_OPTION(name, call) \
-  do { \
-    PetscErrorCode ierr_ = (call); \
-    if (ierr_) { \
-      char *why_; \
-      PetscCall(PetscErrorMessage(ierr_, NULL, &why_)); \
-      SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s: %s", name, why_ ? why_ : "invalid value"); \
-    } \
-  } while (0)
 
 static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
 {
@@ -81,6 +71,7 @@ static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, Pet
 static PetscErrorCode amr_run(MPI_Comm comm)
 {
   amr_options_t opt;
+  amr_advect_options_t adv;
   amr_mesh_t mesh;
   p4est_t *p4est;
   PetscBool help;
@@ -89,13 +80,14 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 
   PetscFunctionBeginUser;
   PetscCall(amr_options(comm, &opt));
+  PetscCall(amr_advect_options(comm, opt.min_level, &adv));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) PetscFunctionReturn(0);
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0]) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;
@@ -103,6 +95,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
                         mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
+  if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, &adv));
   p4est_destroy(p4est);
   PetscCall(amr_mesh_destroy(&mesh));
   PetscFunctionReturn(0);

@@ -82,12 +82,12 @@ void advect_problem_names (char *buf, size_t len);
 
 /**
  * Reads -adv_degree, -adv_rk, -adv_cfl and -adv_limiter from the PETSc
- * options database.  Bad values return PETSC_ERR_USER_INPUT without a PETSc
+ * options database (and lists them under -help).  Bad values return PETSC_ERR_USER_INPUT without a PETSc
  * error trace and put one sentence naming the option into msg, so that the
  * caller can print a single "error:" line on every rank count.
  */
-PetscErrorCode advect_options_get (advect_options_t *opt, char *msg,
-                                   size_t msglen);
+PetscErrorCode advect_options_get (MPI_Comm comm, advect_options_t *opt,
+                                   char *msg, size_t msglen);
 
 /**
  * Attaches a solver to p4est: resets the quadrant data to advect_cell_t,

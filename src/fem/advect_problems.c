@@ -105,15 +105,7 @@ advect_problem_names (char *buf, size_t len)
 }
 
 /* Options are read as strings and parsed here, because PETSc's own parser
- * answers a malformed number with a multi-line error trace. */
-
-static PetscErrorCode
-get_string (const char *name, char *val, size_t len, PetscBool *set)
-{
-  PetscFunctionBeginUser;
-  PetscCall (PetscOptionsGetString (NULL, NULL, name, val, len, set));
-  PetscFunctionReturn (0);
-}
+ * answers a malformed number with an error that does not name the option. */
 
 static int
 parse_int (const char *s, long *v)
@@ -134,52 +126,50 @@ parse_real (const char *s, double *v)
 }
 
 PetscErrorCode
-advect_options_get (advect_options_t *opt, char *msg, size_t msglen)
+advect_options_get (MPI_Comm comm, advect_options_t *opt, char *msg,
+                    size_t msglen)
 {
-  char val[256];
+  char degree[64] = "1", rk[64] = "", cfl[64] = "0.5", limiter[64] = "false";
   PetscBool set;
   long iv;
   PetscFunctionBeginUser;
-  opt->degree = 1;
-  opt->rk_stages = 0;
-  opt->cfl = 0.5;
-  opt->limiter = 0;
+  PetscOptionsBegin (comm, NULL, "Advection (upwind DG) options", NULL);
+  PetscCall (PetscOptionsString ("-adv_degree", "DG degree: 0 (finite volume) or 1", NULL,
+                                 degree, degree, sizeof degree, NULL));
+  PetscCall (PetscOptionsString ("-adv_rk", "SSP Runge-Kutta stages: 2 or 3 (default: degree + 2)",
+                                 NULL, rk, rk, sizeof rk, NULL));
+  PetscCall (PetscOptionsString ("-adv_cfl", "CFL number in (0, 1]: dt = cfl |K| / ((2p+1) outflow(K))",
+                                 NULL, cfl, cfl, sizeof cfl, NULL));
+  PetscCall (PetscOptionsString ("-adv_limiter", "Barth-Jespersen slope limiter for degree 1",
+                                 NULL, limiter, limiter, sizeof limiter, &set));
+  PetscOptionsEnd ();
   msg[0] = 0;
-  PetscCall (get_string ("-adv_degree", val, sizeof val, &set));
-  if (set) {
-    if (!parse_int (val, &iv) || (iv != 0 && iv != 1)) {
-      snprintf (msg, msglen, "option -adv_degree: '%s' is not 0 or 1", val);
-      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
-    }
-    opt->degree = (int) iv;
+  if (set && !limiter[0])
+    strcpy (limiter, "true"); /* a bare -adv_limiter switches it on */
+  if (!parse_int (degree, &iv) || (iv != 0 && iv != 1)) {
+    snprintf (msg, msglen, "option -adv_degree: '%s' is not 0 or 1", degree);
+    PetscFunctionReturn (PETSC_ERR_USER_INPUT);
   }
-  PetscCall (get_string ("-adv_rk", val, sizeof val, &set));
-  if (set) {
-    if (!parse_int (val, &iv) || (iv != 2 && iv != 3)) {
-      snprintf (msg, msglen, "option -adv_rk: '%s' is not 2 or 3", val);
+  opt->degree = (int) iv;
+  opt->rk_stages = opt->degree + 2;
+  if (rk[0]) {
+    if (!parse_int (rk, &iv) || (iv != 2 && iv != 3)) {
+      snprintf (msg, msglen, "option -adv_rk: '%s' is not 2 or 3", rk);
       PetscFunctionReturn (PETSC_ERR_USER_INPUT);
     }
     opt->rk_stages = (int) iv;
   }
-  if (!opt->rk_stages)
-    opt->rk_stages = opt->degree ? 3 : 2;
-  PetscCall (get_string ("-adv_cfl", val, sizeof val, &set));
-  if (set) {
-    if (!parse_real (val, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
-      snprintf (msg, msglen, "option -adv_cfl: '%s' is not a number in (0, 1]", val);
-      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
-    }
+  if (!parse_real (cfl, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
+    snprintf (msg, msglen, "option -adv_cfl: '%s' is not a number in (0, 1]", cfl);
+    PetscFunctionReturn (PETSC_ERR_USER_INPUT);
   }
-  PetscCall (get_string ("-adv_limiter", val, sizeof val, &set));
-  if (set) {
-    if (!val[0] || !strcmp (val, "1") || !strcmp (val, "true") || !strcmp (val, "yes"))
-      opt->limiter = 1;
-    else if (!strcmp (val, "0") || !strcmp (val, "false") || !strcmp (val, "no"))
-      opt->limiter = 0;
-    else {
-      snprintf (msg, msglen, "option -adv_limiter: '%s' is not true or false", val);
-      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
-    }
+  if (!strcmp (limiter, "1") || !strcmp (limiter, "true") || !strcmp (limiter, "yes"))
+    opt->limiter = 1;
+  else if (!strcmp (limiter, "0") || !strcmp (limiter, "false") || !strcmp (limiter, "no"))
+    opt->limiter = 0;
+  else {
+    snprintf (msg, msglen, "option -adv_limiter: '%s' is not true or false", limiter);
+    PetscFunctionReturn (PETSC_ERR_USER_INPUT);
   }
   PetscFunctionReturn (0);
 }

@@ -1,5 +1,6 @@
 /*
- * advect_check: runs the DG advection library on a p4est builtin forest and
+ * advect_check: runs the DG advection library on a coarse mesh (-mesh, as
+ * in amr2d: FILE.inp or builtin:NAME) and
  * asserts one property (-check):
  *   conservation  mass(t) = mass(0) + boundary inflow to -tol (relative)
  *                 over adapt, 2:1 balance, weighted repartition and steps;
@@ -13,6 +14,7 @@
 
 #include "fem/advect.h"
 #include "fem/advect_darcy.h"
+#include "mesh/mesh.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,7 @@
 
 typedef struct
 {
-  char check[64], mesh[64];
+  char check[64], mesh[PETSC_MAX_PATH_LEN];
   const advect_problem_t *prob;
   advect_options_t opt;
   PetscInt level, max_level, interval;
@@ -43,7 +45,7 @@ read_config (config_t *c, char *msg, size_t len)
   PetscFunctionBeginUser;
   memset (c, 0, sizeof (*c));
   strcpy (c->check, "conservation");
-  strcpy (c->mesh, "unit");
+  strcpy (c->mesh, "builtin:unit");
   c->level = 3;
   c->max_level = 5;
   c->interval = 5;
@@ -61,7 +63,7 @@ read_config (config_t *c, char *msg, size_t len)
     snprintf (msg, len, "option -problem: unknown problem '%s' (one of %s)", prob, names);
     PetscFunctionReturn (0);
   }
-  if (advect_options_get (&c->opt, msg, len))
+  if (advect_options_get (PETSC_COMM_WORLD, &c->opt, msg, len))
     PetscFunctionReturn (0);
   c->t_final = c->prob->t_final;
   PetscCall (PetscOptionsGetInt (NULL, NULL, "-level", &c->level, NULL));
@@ -320,7 +322,7 @@ main (int argc, char **argv)
   config_t c;
   char msg[256] = "";
   int fail = 0;
-  p4est_connectivity_t *conn = NULL;
+  amr_mesh_t mesh;
   const char *prog = strrchr (argv[0], '/') ? strrchr (argv[0], '/') + 1 : argv[0];
 
   PetscCall (PetscInitialize (&argc, &argv, NULL, NULL));
@@ -328,30 +330,24 @@ main (int argc, char **argv)
   sc_init (PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
   p4est_init (NULL, SC_LP_ERROR);
   PetscCall (read_config (&c, msg, sizeof msg));
-  if (!msg[0]) {
-    conn = p4est_connectivity_new_byname (c.mesh);
-    if (!conn)
-      snprintf (msg, sizeof msg, "option -mesh: unknown p4est builtin '%s'", c.mesh);
-  }
   if (!msg[0] && strcmp (c.check, "conservation") && strcmp (c.check, "rate")
       && strcmp (c.check, "ranks"))
     snprintf (msg, sizeof msg, "option -check: '%s' is not conservation, rate or ranks", c.check);
   if (msg[0]) {
     PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%s: error: %s\n", prog, msg));
-    if (conn)
-      p4est_connectivity_destroy (conn);
     sc_finalize ();
     PetscCall (PetscFinalize ());
     return 1;
   }
+  PetscCall (amr_mesh_create (PETSC_COMM_WORLD, c.mesh, &mesh));
   if (!strcmp (c.check, "conservation"))
-    PetscCall (check_conservation (&c, conn, &fail));
+    PetscCall (check_conservation (&c, mesh.conn, &fail));
   else if (!strcmp (c.check, "rate"))
-    PetscCall (check_rate (&c, conn, &fail));
+    PetscCall (check_rate (&c, mesh.conn, &fail));
   else
-    PetscCall (check_ranks (&c, conn, &fail));
+    PetscCall (check_ranks (&c, mesh.conn, &fail));
   PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%s %s\n", c.check, fail ? "FAILED" : "passed"));
-  p4est_connectivity_destroy (conn);
+  PetscCall (amr_mesh_destroy (&mesh));
   sc_finalize ();
   PetscCall (PetscFinalize ());
   return fail;
