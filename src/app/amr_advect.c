@@ -31,8 +31,8 @@ static PetscBool strategy_known(const char *name)
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o)
 {
   char problem[64] = "", names[128], phelp[256], msg[256];
-  PetscBool set_problem, set_report;
-  PetscReal t_final = -1;
+  PetscBool set_problem, set_report, set_t_final;
+  PetscReal t_final = 0;
 
   PetscFunctionBeginUser;
   memset(o, 0, sizeof(*o));
@@ -50,7 +50,7 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   PetscOptionsBegin(comm, NULL, "Advection problems", NULL);
   AMR_OPTION("-problem", PetscOptionsString("-problem", phelp, NULL, problem, problem, sizeof problem, &set_problem));
   AMR_OPTION("-t_final", PetscOptionsReal("-t_final", "Final time (default: rotating-hill one revolution, moving-front 0.5, darcy-transport 1)", NULL,
-                                          t_final, &t_final, NULL));
+                                          t_final, &t_final, &set_t_final));
   AMR_OPTION("-amr_interval", PetscOptionsInt("-amr_interval", "Time steps per adapt interval", NULL, o->interval, &o->interval, NULL));
   AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest refinement level", NULL, o->max_level, &o->max_level, NULL));
   AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", "Marking: threshold, fraction, doerfler, or uniform (fixed uniform mesh)", NULL,
@@ -74,8 +74,8 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   if (!set_problem) PetscFunctionReturn(0);
   o->prob = advect_problem_find(problem);
   PetscCheck(o->prob, comm, PETSC_ERR_USER_INPUT, "option -problem: unknown problem '%s' (one of %s)", problem, names);
-  o->t_final = t_final < 0 ? o->prob->t_final : t_final;
-  PetscCheck(t_final == -1 || t_final > 0, comm, PETSC_ERR_USER_INPUT, "option -t_final %g: must be positive", (double)t_final);
+  o->t_final = set_t_final ? t_final : o->prob->t_final;
+  PetscCheck(o->t_final > 0, comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");
   PetscCheck(o->interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_interval %" PetscInt_FMT ": must be at least 1", o->interval);
   PetscCheck(o->max_level >= min_level && o->max_level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
              "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", o->max_level, min_level, P4EST_QMAXLEVEL);
@@ -83,9 +83,8 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
              "option -amr_strategy: unknown strategy '%s' (threshold, fraction, doerfler or uniform)", o->strategy);
   PetscCheck(o->refine_fraction >= 0 && o->refine_fraction <= 1 && o->coarsen_fraction >= 0 && o->coarsen_fraction <= 1 &&
                o->refine_fraction + o->coarsen_fraction <= 1,
-             comm, PETSC_ERR_USER_INPUT, "options -amr_refine_fraction %g, -amr_coarsen_fraction %g: must be in [0, 1] with sum at most 1",
-             (double)o->refine_fraction, (double)o->coarsen_fraction);
-  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_theta %g: must be in (0, 1]", (double)o->theta);
+             comm, PETSC_ERR_USER_INPUT, "options -amr_refine_fraction, -amr_coarsen_fraction: must be in [0, 1] with sum at most 1");
+  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_theta: must be in (0, 1]");
   PetscFunctionReturn(0);
 }
 
