@@ -3,7 +3,8 @@
  * in amr2d: FILE.inp or builtin:NAME) and
  * asserts one property (-check):
  *   conservation  mass(t) = mass(0) + boundary inflow to -tol (relative)
- *                 over adapt, 2:1 balance, weighted repartition and steps;
+ *                 over adapt, 2:1 balance, weighted repartition and steps,
+ *                 and partitioning keeps every cell's load type;
  *                 with -monotone also no new extrema of the cell means
  *   rate          L2 error after -t_final on uniform levels -level .. +2;
  *                 the rate between the two finest is at least -min_rate
@@ -92,9 +93,24 @@ weight (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
 typedef struct
 {
   double mass0, mass, inflow, umin, umax, l2;
-  long long cells;
+  long long cells, shipped, load_types_lost;
   int steps;
 } result_t;
+
+/** Global number of cells of load type 1. */
+static PetscErrorCode
+count_type1 (p4est_t *p4est, long long *n)
+{
+  long long local = 0;
+  PetscFunctionBeginUser;
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
+      local += ((const advect_cell_t *) p4est_quadrant_array_index (&tr->quadrants, i)->p.user_data)->load_type;
+  }
+  PetscCallMPI (MPI_Allreduce (&local, n, 1, MPI_LONG_LONG, MPI_SUM, p4est->mpicomm));
+  PetscFunctionReturn (0);
+}
 
 /** What a run leaves behind for inspection. */
 typedef struct
@@ -126,6 +142,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
   PetscInt its;
   int n;
   double lo, hi;
+  long long before, after;
   PetscFunctionBeginUser;
   memset (res, 0, sizeof (*res));
   memset (sv, 0, sizeof (*sv));
@@ -154,8 +171,11 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
       continue;
     PetscCall (adapt (c, sv));
     PetscCall (advect_classify (adv, 0.5));
-    p4est_partition_ext (sv->p4est, 1, weight);
+    PetscCall (count_type1 (sv->p4est, &before));
+    res->shipped += (long long) p4est_partition_ext (sv->p4est, 1, weight);
     PetscCall (advect_mesh_changed (adv));
+    PetscCall (count_type1 (sv->p4est, &after));
+    res->load_types_lost += after != before;
   }
   PetscCall (advect_mass (adv, &res->mass, &res->inflow));
   if (c->prob->has_exact)
@@ -183,11 +203,12 @@ check_conservation (const config_t *c, p4est_connectivity_t *conn, int *fail)
   PetscCall (run (c, PETSC_COMM_WORLD, conn, &sv, &r));
   const double rel = fabs (r.mass - r.mass0 - r.inflow) / fabs (r.mass0);
   PetscCall (PetscPrintf (PETSC_COMM_WORLD,
-                          "steps %d cells %lld mass0 %.15e mass %.15e inflow %.15e "
-                          "mass_balance_error %.3e min %.3e max %.15e l2 %.6e\n",
-                          r.steps, r.cells, r.mass0, r.mass, r.inflow, rel,
-                          r.umin, r.umax, r.l2));
-  *fail = !(rel <= c->tol);
+                          "steps %d cells %lld shipped %lld mass0 %.15e mass %.15e inflow %.15e "
+                          "mass_balance_error %.3e min %.3e max %.15e l2 %.6e%s\n",
+                          r.steps, r.cells, r.shipped, r.mass0, r.mass, r.inflow, rel,
+                          r.umin, r.umax, r.l2,
+                          r.load_types_lost ? " load types changed by partitioning" : ""));
+  *fail = !(rel <= c->tol) || r.load_types_lost;
   if (c->monotone && (r.umin < -c->tol || r.umax > 1 + c->tol))
     *fail = 1;
   PetscCall (finish (&sv));
