@@ -97,6 +97,14 @@ lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t);
 /** Free the arrays of a tree. */
 void lb_tree_free(lb_tree *t);
 
+/** Seed 004's per-source spanning trees (line: the line; mesh2d: the
+ *  source's row plus every column; hypercube: binomial trees).  Load that
+ *  reaches rank r from neighbour `from` (-1: r is the source) continues to
+ *  the children written to kid[] with subtree sizes size[] (at most 2 +
+ *  dimension entries; both may be NULL).  Returns the number of children,
+ *  or -1 when the graph kind has no such trees. */
+int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *size);
+
 /** Recursive bisection hierarchy into connected halves (low/high index
  *  halves on a line).  At level k the set with id s splits into sets 2s and
  *  2s+1 of level k+1 (P1 and P2 of seed 000); a set of one rank keeps id 2s. */

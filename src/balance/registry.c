@@ -10,7 +10,9 @@
   X(multilevel)           \
   X(tree)                 \
   X(ripple_tortoise)      \
-  X(ripple_hare)
+  X(ripple_hare)          \
+  X(sfc)                  \
+  X(sfc_shift)
 
 #define LB_DECLARE(name) extern const lb_method lb_method_##name;
 LB_METHOD_LIST(LB_DECLARE)

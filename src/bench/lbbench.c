@@ -10,11 +10,13 @@
 #include <string.h>
 
 #include "balance.h"
+#include "lbchain.h"
 #include "scenario.h"
 
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
-  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n\n";
+  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n"
+  "  lbbench -chain CELLS -graph line:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n\n";
 
 #define MAX_INJECT 64
 #define MAX_TRACE_RANKS 4096
@@ -81,6 +83,7 @@ typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
   PetscBool virt, trace, costs;
   PetscReal base;
+  PetscInt chain;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
@@ -152,6 +155,87 @@ out:
   return err;
 }
 
+/* Chain mode: the scenario gives one weight per cell of a curve of
+ * o->chain cells, first split into P pieces of equal cell count; the method
+ * runs on line:P and its loads are realised as cuts on the curve. */
+static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
+{
+  lb_graph *g = NULL, curve;
+  double *w = NULL;
+  int64_t *counts = NULL, first = 0, n = o->chain;
+  lb_chain_result res;
+  int have_res = 0, size;
+  lb_err err = lb_graph_create(o->graph, &g);
+  if (err) return err;
+  int P = g->n;
+  if (g->kind != LB_GRAPH_LINE) err = lb_error(LB_ERR_ARG, "-chain runs on the chain of ranks: give -graph line:P, not '%s'", g->spec);
+  lb_graph_destroy(&g);
+  if (err) return err;
+  if (MPI_Comm_size(o->p.comm, &size) != MPI_SUCCESS) return lb_error(LB_ERR_MPI, "MPI_Comm_size failed");
+  if (o->p.backend == LB_BACKEND_MPI && size != P)
+    return lb_error(LB_ERR_SIZE, "graph 'line:%d' has %d ranks but the MPI backend runs on %d processes (use as many processes or -virtual)", P, P, size);
+  /* A scenario reads only the size and shape of its graph: the curve is a
+   * line of cells, described without building its edges. */
+  memset(&curve, 0, sizeof curve);
+  curve.kind = LB_GRAPH_LINE;
+  curve.n = curve.dims[0] = (int)n;
+  snprintf(curve.spec, sizeof curve.spec, "curve of %lld cells", (long long)n);
+  w = malloc((size_t)n * sizeof *w);
+  counts = malloc((size_t)P * sizeof *counts);
+  if (!w || !counts) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
+  if ((err = lb_scenario_loads(&curve, o->scenario, o->base, w))) goto out;
+  for (int q = 0; q < P; q++) counts[q] = n * (q + 1) / P - n * q / P;
+  if (o->p.backend == LB_BACKEND_MPI) {
+    first = n * me / P;
+    err = lb_chain_balance(m, &o->p, counts[me], w + first, P, NULL, &res);
+  } else {
+    err = lb_chain_balance(m, &o->p, n, w, P, counts, &res);
+  }
+  if (err) goto out;
+  have_res = 1;
+  lb_metrics mt, cm;
+  if ((err = lb_metrics_compute(&res.run, &mt))) goto out;
+  lb_metrics_loads(P, res.cut.part_load, &cm);
+  if (me == 0) {
+    const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
+    printf("lbbench: %s in chain mode on line:%d (%s backend), %lld cells, scenario %s\n", m->name, P, backend, (long long)n, o->scenario);
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  stop %s\n",
+           res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s, lb_stop_name(res.run.stop));
+    printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
+           cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
+    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max);
+    printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
+           res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
+    if (o->json[0]) {
+      FILE *f = fopen(o->json, "a");
+      if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
+      fputc('{', f);
+      json_string(f, "method", m->name);
+      fprintf(f, "\"graph\":\"line:%d\",\"ranks\":%d,", P, P);
+      json_string(f, "backend", backend);
+      json_string(f, "scenario", o->scenario);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
+              res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s);
+      json_string(f, "stop_reason", lb_stop_name(res.run.stop));
+      fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,",
+              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+      fprintf(f, "\"cells\":%lld,\"migrated_cells\":%lld,\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,"
+                 "\"method_max_over_avg\":%.17g,\"cut_time_s\":%.9g,\"sfc_time_s\":%.9g",
+              (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,
+              mt.max_over_avg, res.cut_time_s, res.sfc_time_s);
+      if (o->p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.run.migration_cost, res.run.imbalance_cost);
+      fputs("}\n", f);
+      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+    }
+  }
+out:
+  if (have_res) lb_chain_result_free(&res);
+  free(w);
+  free(counts);
+  return err;
+}
+
 /* Least-squares slope of log(iterations) over log(n). */
 static double fit_exponent(int k, const double *n, const double *it)
 {
@@ -203,6 +287,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
+  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind at N0, 2 N0, ..., N1 ranks (virtual) and fit iterations ~ N^p", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
@@ -258,6 +343,12 @@ static lb_err bench(int me)
   p.ninject = o.p.ninject;
   p.track_costs = o.costs;
   o.p = p;
+  if (o.chain < 0) return lb_error(LB_ERR_ARG, "-chain %d: the number of cells must be positive", (int)o.chain);
+  if (o.chain > 0) {
+    if (o.scale[0] || o.trace || o.p.ninject)
+      return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
+    return run_chain(&o, m, me);
+  }
   if (!o.scale[0]) {
     int iters;
     return run_one(&o, m, o.graph, me, &iters);

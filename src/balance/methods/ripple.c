@@ -14,8 +14,12 @@
  *  - tortoise: the source sends f/n per step on each child link, for as
  *    many steps as the child's subtree has ranks (seed 004 S1);
  *  - hare: the source sends each child's whole share in the first step.
- * Hare here is this eager schedule; the paper's Figure 1, which would bound
- * every load by f/t, is not in the text available to us. */
+ * Load posted in a superstep has left its sender and is counted at its
+ * receiver in the next one, so with the eager schedule no rank ever holds
+ * more than its fair shares plus what it forks: Hare's condition
+ * L(j,t) <= f/t holds.  Its per-step migration, though, is the whole
+ * remaining wave (about f/2 on the middle link of a line), not the f/t of
+ * the paper's Figure 1, whose schedule is not in the text available to us. */
 #include "balance.h"
 
 #include <stdlib.h>
@@ -30,42 +34,6 @@ typedef struct {
   double avg;
 } ripple_state;
 
-/* Children of rank r in the tree it belongs to when load arrives from
- * rank `from` (-1: r is the source), with their subtree sizes. */
-static int ripple_children(const lb_graph *g, int r, int from, int *kid, int *size)
-{
-  int nk = 0;
-  switch (g->kind) {
-  case LB_GRAPH_LINE: {
-    int n = g->n;
-    if (r > 0 && from != r - 1 && (from < 0 || from == r + 1)) { kid[nk] = r - 1; size[nk++] = r; }
-    if (r + 1 < n && from != r + 1 && (from < 0 || from == r - 1)) { kid[nk] = r + 1; size[nk++] = n - 1 - r; }
-    break;
-  }
-  case LB_GRAPH_MESH2D: {
-    int A = g->dims[0], B = g->dims[1], x = r % A, y = r / A;
-    int in_row = from < 0 || from / A == y;
-    if (in_row) {
-      if (x > 0 && from != r - 1) { kid[nk] = r - 1; size[nk++] = x * B; }
-      if (x + 1 < A && from != r + 1) { kid[nk] = r + 1; size[nk++] = (A - 1 - x) * B; }
-    }
-    if (y > 0 && (in_row || from == r + A)) { kid[nk] = r - A; size[nk++] = y; }
-    if (y + 1 < B && (in_row || from == r - A)) { kid[nk] = r + A; size[nk++] = B - 1 - y; }
-    break;
-  }
-  case LB_GRAPH_HYPERCUBE: {
-    int D = g->dims[0], k = D;
-    if (from >= 0)
-      for (k = 0; k < D && (r ^ from) != (1 << k); k++) {}
-    for (int u = 0; u < k; u++) { kid[nk] = r ^ (1 << u); size[nk++] = 1 << u; }
-    break;
-  }
-  default:
-    break;
-  }
-  return nk;
-}
-
 static void ripple_destroy(void *p)
 {
   ripple_state *s = p;
@@ -79,7 +47,7 @@ static void ripple_destroy(void *p)
 static lb_err ripple_setup_common(lb_run *run, void **state, int eager)
 {
   const lb_graph *g = lb_run_graph(run);
-  if (g->kind != LB_GRAPH_LINE && g->kind != LB_GRAPH_MESH2D && g->kind != LB_GRAPH_HYPERCUBE)
+  if (lb_source_tree_children(g, 0, -1, NULL, NULL) < 0)
     return lb_error(LB_ERR_UNSUPPORTED, "Ripple needs the trees of a line, mesh2d or hypercube graph, not '%s'", g->spec);
   ripple_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
@@ -136,14 +104,14 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       load[r] += rho;
       flow[e] -= rho;
       moved = 1;
-      int nk = ripple_children(g, r, g->adj[e], kid, size), u = 0;
+      int nk = lb_source_tree_children(g, r, g->adj[e], kid, size), u = 0;
       for (int i = 0; i < nk; i++) u += size[i];
       for (int i = 0; i < nk; i++) schedule(s, r, lb_graph_edge(g, r, kid[i]), step, rho * size[i] / (u + 1));
     }
     /* S1: new load (the initial deviation, or injected load) forks here. */
     double f = step == 1 ? load[r] - s->avg : lb_run_injected(run, r);
     if (f != 0) {
-      int nk = ripple_children(g, r, -1, kid, size);
+      int nk = lb_source_tree_children(g, r, -1, kid, size);
       for (int i = 0; i < nk; i++) {
         int e = lb_graph_edge(g, r, kid[i]);
         if (s->eager) schedule(s, r, e, step, f * size[i] / n);
