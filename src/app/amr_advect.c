@@ -117,8 +117,8 @@ static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscIn
   PetscFunctionReturn(0);
 }
 
-/* Mark, adapt, repartition by cell count keeping families together (so
- * that they can coarsen later), and rebuild the solver's mesh data. */
+/* Mark, adapt, and repartition by cell count keeping families together (so
+ * that they can coarsen later). */
 static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscInt min_level, const amr_advect_options_t *o)
 {
   signed char *marks;
@@ -129,7 +129,6 @@ static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscI
   PetscCall(advect_adapt(adv, marks, (int)min_level, (int)o->max_level));
   PetscCall(PetscFree(marks));
   p4est_partition_ext(p4est, 1, NULL);
-  PetscCall(advect_mesh_changed(adv));
   PetscFunctionReturn(0);
 }
 

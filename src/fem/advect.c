@@ -15,7 +15,6 @@
 #include "fem/advect.h"
 #include "mesh/geom.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +87,11 @@ struct advect
   advect_cell_t **cells; /* user data of the local cells, in order */
   PetscErrorCode cb_err;  /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
+  long revision;            /* of the forest the mesh data belong to */
 };
+
+/* -log_view events, registered by the first advect_create() */
+static PetscLogEvent ev_setup, ev_advance, ev_adapt;
 
 /* Gauss-Legendre rules on [-1,1] with 1, 2 and 3 points. */
 static const double gauss_x[4][3] = {
@@ -584,6 +587,7 @@ advect_mesh_changed (advect_t *adv)
   p4est_t *p4est = adv->p4est;
   const int nb = adv->nb, npv = ipow (adv->nqv, DIM);
   PetscFunctionBeginUser;
+  PetscCall (PetscLogEventBegin (ev_setup, 0, 0, 0, 0));
   free_mesh (adv);
   adv->ghost = p4est_ghost_new (p4est, P4EST_CONNECT_FACE);
   adv->nlocal = p4est->local_num_quadrants;
@@ -678,6 +682,19 @@ advect_mesh_changed (advect_t *adv)
     for (int p = 0; p < nqf; p++)
       if (adv->bfaces[e].bn[p] > 0)
         adv->outflow[adv->bfaces[e].a] += adv->bfaces[e].bn[p];
+  adv->revision = p4est->revision;
+  PetscCall (PetscLogEventEnd (ev_setup, 0, 0, 0, 0));
+  PetscFunctionReturn (0);
+}
+
+/** Rebuilds the mesh data if the forest changed since the last build (its
+ *  revision is the same on all ranks, so all ranks rebuild together). */
+static PetscErrorCode
+sync_mesh (advect_t *adv)
+{
+  PetscFunctionBeginUser;
+  if (adv->p4est->revision != adv->revision)
+    PetscCall (advect_mesh_changed (adv));
   PetscFunctionReturn (0);
 }
 
@@ -697,6 +714,7 @@ advect_ghost_exchange (advect_t *adv, double *arr, size_t nper)
   const size_t nm = adv->ghost->mirrors.elem_count;
   void **mirrors;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   PetscCall (PetscMalloc1 (nm + 1, &mirrors));
   for (size_t m = 0; m < nm; m++) {
     const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
@@ -713,12 +731,15 @@ advect_forest (const advect_t *adv)
   return adv->p4est;
 }
 
-void
-advect_cell_counts (const advect_t *adv, p4est_locidx_t *nlocal,
+PetscErrorCode
+advect_cell_counts (advect_t *adv, p4est_locidx_t *nlocal,
                     p4est_locidx_t *nghost)
 {
+  PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   *nlocal = adv->nlocal;
   *nghost = adv->nghost;
+  PetscFunctionReturn (0);
 }
 
 /** M^{-1} times the DG residual of state u at time t; returns the boundary
@@ -849,6 +870,7 @@ advect_time_step (advect_t *adv, double *dt)
 {
   double local = INFINITY;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
     if (adv->outflow[K] > 0)
       local = fmin (local, adv->opt.cfl * adv->vol[K]
@@ -902,6 +924,8 @@ advect_advance (advect_t *adv, double t_end, int nsteps, int *taken)
   double dt;
   int n = 0;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
+  PetscCall (PetscLogEventBegin (ev_advance, 0, 0, 0, 0));
   PetscCall (advect_time_step (adv, &dt));
   state_io (adv, 0);
   while (n < nsteps && adv->time < t_end) {
@@ -916,6 +940,7 @@ advect_advance (advect_t *adv, double t_end, int nsteps, int *taken)
   state_io (adv, 1);
   if (taken)
     *taken = n;
+  PetscCall (PetscLogEventEnd (ev_advance, 0, 0, 0, 0));
   PetscFunctionReturn (0);
 }
 
@@ -934,6 +959,7 @@ advect_mass (advect_t *adv, double *mass, double *inflow)
   const int nb = adv->nb;
   double loc[2] = {0, adv->inflow_local}, glob[2];
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   state_io (adv, 0);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
     for (int j = 0; j < nb; j++)
@@ -977,6 +1003,7 @@ PetscErrorCode
 advect_cell_means (advect_t *adv, double *values)
 {
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   state_io (adv, 0);
   compute_means (adv);
   memcpy (values, adv->mean, sizeof (double) * (size_t) adv->nlocal);
@@ -988,6 +1015,7 @@ advect_mean_range (advect_t *adv, double *umin, double *umax)
 {
   double loc[2] = {INFINITY, INFINITY}, glob[2];
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   state_io (adv, 0);
   compute_means (adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
@@ -1009,6 +1037,7 @@ advect_indicator (advect_t *adv)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   state_io (adv, 0);
   compute_means (adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
@@ -1034,6 +1063,7 @@ PetscErrorCode
 advect_classify (advect_t *adv, double threshold)
 {
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   state_io (adv, 0);
   compute_means (adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
@@ -1083,6 +1113,8 @@ advect_adapt (advect_t *adv, const signed char *marks, int min_level,
   p4est_t *p4est = adv->p4est;
   void *saved = p4est->user_pointer;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
+  PetscCall (PetscLogEventBegin (ev_adapt, 0, 0, 0, 0));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
     adv->cells[K]->mark = marks[K];
   adv->min_level = min_level;
@@ -1094,7 +1126,7 @@ advect_adapt (advect_t *adv, const signed char *marks, int min_level,
    * needs; the DG scheme itself would do with faces */
   p4est_balance_ext (p4est, P4EST_CONNECT_FULL, NULL, replace_cells);
   p4est->user_pointer = saved;
-  PetscCall (advect_mesh_changed (adv));
+  PetscCall (PetscLogEventEnd (ev_adapt, 0, 0, 0, 0));
   PetscFunctionReturn (0);
 }
 
@@ -1106,7 +1138,14 @@ advect_create (p4est_t *p4est, const advect_problem_t *prob, void *ctx,
                const advect_options_t *opt, advect_t **out)
 {
   advect_t *adv;
+  static PetscClassId classid;
   PetscFunctionBeginUser;
+  if (!classid) {
+    PetscCall (PetscClassIdRegister ("Advection", &classid));
+    PetscCall (PetscLogEventRegister ("AdvectSetup", classid, &ev_setup));
+    PetscCall (PetscLogEventRegister ("AdvectAdvance", classid, &ev_advance));
+    PetscCall (PetscLogEventRegister ("AdvectAdapt", classid, &ev_adapt));
+  }
   PetscCall (PetscCalloc1 (1, &adv));
   adv->p4est = p4est;
   adv->prob = prob;
@@ -1128,6 +1167,7 @@ advect_project_exact (advect_t *adv)
 {
   p4est_t *p4est = adv->p4est;
   PetscFunctionBeginUser;
+  PetscCall (sync_mesh (adv));
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {

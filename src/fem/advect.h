@@ -110,8 +110,10 @@ PetscErrorCode advect_project_exact (advect_t *adv);
 PetscErrorCode advect_destroy (advect_t **adv);
 
 /**
- * Rebuilds the ghost layer, geometry and face list after the forest changed
- * (refine, coarsen, balance, partition, or any transfer of the user data).
+ * Rebuilds the ghost layer, geometry and face list.  Every other function
+ * does it by itself when the forest's revision changed (refine, coarsen,
+ * balance, partition); call it after a change p4est does not count, such as
+ * a new velocity field.
  */
 PetscErrorCode advect_mesh_changed (advect_t *adv);
 
@@ -158,9 +160,9 @@ PetscErrorCode advect_mark_threshold (advect_t *adv, double refine_tol,
 /**
  * Refines the local cells marked +1 (below max_level), coarsens families
  * all marked -1 (above min_level), restores 2:1 balance across faces and
- * corners, each with conservative projection, and rebuilds the solver's
- * mesh data.  Families split between ranks are not coarsened; repartition
- * with p4est_partition_ext(p4est, 1, ...) to keep them together.
+ * corners, each with conservative projection.  Families split between
+ * ranks are not coarsened; repartition with p4est_partition_ext(p4est, 1,
+ * ...) to keep them together.
  */
 PetscErrorCode advect_adapt (advect_t *adv, const signed char *marks,
                              int min_level, int max_level);
@@ -173,8 +175,8 @@ p4est_t *advect_forest (const advect_t *adv);
 
 /** Numbers of local cells and of ghost cells (face neighbours on other
  *  ranks) of the current mesh. */
-void advect_cell_counts (const advect_t *adv, p4est_locidx_t *nlocal,
-                         p4est_locidx_t *nghost);
+PetscErrorCode advect_cell_counts (advect_t *adv, p4est_locidx_t *nlocal,
+                                  p4est_locidx_t *nghost);
 
 /**
  * Fills the ghost part of arr (nper doubles per cell, local cells first,

@@ -149,7 +149,7 @@ advect_darcy_update (advect_darcy_t *d, advect_t *adv, PetscInt *its)
   PetscCall (FemPoissonSetup (d->fp, d->p4est));
   PetscCall (FemPoissonAssemble (d->fp));
   PetscCall (FemPoissonSolve (d->fp, its, &rnorm));
-  advect_cell_counts (adv, &nlocal, &nghost);
+  PetscCall (advect_cell_counts (adv, &nlocal, &nghost));
   const int vn = FemPoissonVNodes (d->fp);
   free (d->coef);
   d->ncoef = (size_t) nlocal + (size_t) nghost;

@@ -173,7 +173,6 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
     PetscCall (advect_classify (adv, 0.5));
     PetscCall (count_type1 (sv->p4est, &before));
     res->shipped += (long long) p4est_partition_ext (sv->p4est, 1, weight);
-    PetscCall (advect_mesh_changed (adv));
     PetscCall (count_type1 (sv->p4est, &after));
     res->load_types_lost += after != before;
   }
