@@ -752,13 +752,16 @@ residual (advect_t *adv, double t)
   const double *u = adv->u;
   double *r = adv->rhs, outflow = 0;
   memset (r, 0, sizeof (double) * (size_t) adv->nlocal * nb);
+  double phiv[1 << DIM][ADVECT_NB]; /* basis at the volume points */
+  for (int p = 0; nb > 1 && p < npv; p++) {
+    double xi[DIM], w;
+    tensor_point (adv->nqv, p, xi, &w);
+    basis (nb, xi, phiv[p]);
+  }
   if (nb > 1)
     for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
       for (int p = 0; p < npv; p++) {
-        double xi[DIM], w, phi[ADVECT_NB];
-        tensor_point (adv->nqv, p, xi, &w);
-        basis (nb, xi, phi);
-        double uq = eval (nb, u + (size_t) K * nb, phi);
+        double uq = eval (nb, u + (size_t) K * nb, phiv[p]);
         const double *g = adv->gvol + ((size_t) K * npv + p) * DIM;
         for (int k = 0; k < DIM; k++)
           r[(size_t) K * nb + 1 + k] += uq * g[k];
