@@ -253,6 +253,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     PetscCall(adapt(comm, adv, p4est, min_level, o));
     PetscCall(advect_project_exact(adv));
   }
+  PetscCall(advect_classify(adv, o->load_threshold));
   PetscCall(advect_mass(adv, &r.mass0, NULL));
   for (;;) {
     double t0 = MPI_Wtime();

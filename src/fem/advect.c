@@ -82,6 +82,11 @@ struct advect
   size_t nbfaces, capbfaces;
   void **mirror_state, **mirror_mean;
 
+  /* darcy-transport advects only in its transport zone: cells of load type
+   * 1 and their face neighbours (active = 1), local then ghost */
+  int zone;
+  double *active;
+
   /* work arrays */
   double *u, *u0, *rhs, *mean, *mn, *mx;
   advect_cell_t **cells; /* user data of the local cells, in order */
@@ -357,7 +362,9 @@ free_mesh (advect_t *adv)
   free (adv->mn);
   free (adv->mx);
   free (adv->cells);
+  free (adv->active);
   adv->cells = NULL;
+  adv->active = NULL;
   adv->vol = adv->m0 = adv->minv = adv->gvol = adv->outflow = NULL;
   adv->faces = NULL;
   adv->bfaces = NULL;
@@ -581,6 +588,55 @@ face_cb (p4est_iter_face_info_t *info, void *user)
     add_face (adv, &b, s1->face, &a);
 }
 
+static void
+exchange (advect_t *adv, double *arr, void **mirrors, size_t size)
+{
+  p4est_ghost_exchange_custom (adv->p4est, adv->ghost, size, mirrors,
+                               arr + (size_t) adv->nlocal * (size / sizeof (double)));
+}
+
+/** Ghost exchange of nper doubles per cell of arr (local, then ghost). */
+static PetscErrorCode
+exchange_array (advect_t *adv, double *arr, size_t nper)
+{
+  const size_t nm = adv->ghost->mirrors.elem_count;
+  void **mirrors;
+  PetscFunctionBeginUser;
+  PetscCall (PetscMalloc1 (nm + 1, &mirrors));
+  for (size_t m = 0; m < nm; m++) {
+    const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
+    mirrors[m] = arr + (size_t) mq->p.piggy3.local_num * nper;
+  }
+  exchange (adv, arr, mirrors, nper * sizeof (double));
+  PetscCall (PetscFree (mirrors));
+  PetscFunctionReturn (0);
+}
+
+/** The transport zone from the load types: type-1 cells and their face
+ *  neighbours.  A face whose upwind cell lies outside carries no flux, on
+ *  both sides, so the zone saves work without losing conservation. */
+static PetscErrorCode
+compute_zone (advect_t *adv)
+{
+  double *zone = adv->mn; /* local work space */
+  PetscFunctionBeginUser;
+  if (!adv->zone)
+    PetscFunctionReturn (0);
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
+    adv->active[K] = zone[K] = adv->cells[K]->load_type == 1;
+  PetscCall (exchange_array (adv, adv->active, 1));
+  for (size_t e = 0; e < adv->nfaces; e++) {
+    const face_t *f = &adv->faces[e];
+    if (f->a_local && adv->active[f->b])
+      zone[f->a] = 1;
+    if (f->b_local && adv->active[f->a])
+      zone[f->b] = 1;
+  }
+  memcpy (adv->active, zone, sizeof (double) * (size_t) adv->nlocal);
+  PetscCall (exchange_array (adv, adv->active, 1));
+  PetscFunctionReturn (0);
+}
+
 PetscErrorCode
 advect_mesh_changed (advect_t *adv)
 {
@@ -608,7 +664,8 @@ advect_mesh_changed (advect_t *adv)
   adv->mn = malloc ((nl + 1) * sizeof (double));
   adv->mx = malloc ((nl + 1) * sizeof (double));
   adv->cells = malloc ((nl + 1) * sizeof (advect_cell_t *));
-  PetscCheck (adv->cells && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow
+  adv->active = malloc ((nt + 1) * sizeof (double));
+  PetscCheck (adv->cells && adv->active && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow
               && adv->mirror_state && adv->mirror_mean && adv->u && adv->u0
               && adv->rhs && adv->mean && adv->mn && adv->mx,
               PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory");
@@ -683,6 +740,7 @@ advect_mesh_changed (advect_t *adv)
       if (adv->bfaces[e].bn[p] > 0)
         adv->outflow[adv->bfaces[e].a] += adv->bfaces[e].bn[p];
   adv->revision = p4est->revision;
+  PetscCall (compute_zone (adv));
   PetscCall (PetscLogEventEnd (ev_setup, 0, 0, 0, 0));
   PetscFunctionReturn (0);
 }
@@ -701,27 +759,12 @@ sync_mesh (advect_t *adv)
 /* ---------------------------------------------------------------------- */
 /* time stepping                                                           */
 
-static void
-exchange (advect_t *adv, double *arr, void **mirrors, size_t size)
-{
-  p4est_ghost_exchange_custom (adv->p4est, adv->ghost, size, mirrors,
-                               arr + (size_t) adv->nlocal * (size / sizeof (double)));
-}
-
 PetscErrorCode
 advect_ghost_exchange (advect_t *adv, double *arr, size_t nper)
 {
-  const size_t nm = adv->ghost->mirrors.elem_count;
-  void **mirrors;
   PetscFunctionBeginUser;
   PetscCall (sync_mesh (adv));
-  PetscCall (PetscMalloc1 (nm + 1, &mirrors));
-  for (size_t m = 0; m < nm; m++) {
-    const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
-    mirrors[m] = arr + (size_t) mq->p.piggy3.local_num * nper;
-  }
-  exchange (adv, arr, mirrors, nper * sizeof (double));
-  PetscCall (PetscFree (mirrors));
+  PetscCall (exchange_array (adv, arr, nper));
   PetscFunctionReturn (0);
 }
 
@@ -758,9 +801,10 @@ residual (advect_t *adv, double t)
     tensor_point (adv->nqv, p, xi, &w);
     basis (nb, xi, phiv[p]);
   }
+  const int zone = adv->zone;
   if (nb > 1)
     for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-      for (int p = 0; p < npv; p++) {
+      for (int p = 0; p < npv && (!zone || adv->active[K]); p++) {
         double uq = eval (nb, u + (size_t) K * nb, phiv[p]);
         const double *g = adv->gvol + ((size_t) K * npv + p) * DIM;
         for (int k = 0; k < DIM; k++)
@@ -770,6 +814,8 @@ residual (advect_t *adv, double t)
     const face_t *f = &adv->faces[e];
     const double *ua = u + (size_t) f->a * nb, *ub = u + (size_t) f->b * nb;
     for (int p = 0; p < nqf; p++) {
+      if (zone && !adv->active[f->bn[p] > 0 ? f->a : f->b])
+        continue;
       double flux = f->bn[p] * (f->bn[p] > 0 ? eval (nb, ua, f->phia[p])
                                               : eval (nb, ub, f->phib[p]));
       if (f->a_local)
@@ -783,7 +829,7 @@ residual (advect_t *adv, double t)
   for (size_t e = 0; e < adv->nbfaces; e++) {
     const bface_t *f = &adv->bfaces[e];
     const double *ua = u + (size_t) f->a * nb;
-    for (int p = 0; p < nqf; p++) {
+    for (int p = 0; p < nqf && (!zone || adv->active[f->a]); p++) {
       double uu = f->bn[p] > 0 ? eval (nb, ua, f->phia[p])
                                : adv->prob->exact (adv->ctx, f->x[p], t);
       double flux = f->bn[p] * uu;
@@ -1071,6 +1117,7 @@ advect_classify (advect_t *adv, double threshold)
   compute_means (adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
     adv->cells[K]->load_type = adv->mean[K] > threshold;
+  PetscCall (compute_zone (adv));
   PetscFunctionReturn (0);
 }
 
@@ -1157,6 +1204,7 @@ advect_create (p4est_t *p4est, const advect_problem_t *prob, void *ctx,
   adv->nb = opt->degree ? ADVECT_NB : 1;
   adv->nqf = opt->degree + 1;
   adv->nqv = opt->degree + 1;
+  adv->zone = prob->darcy;
   void *saved = p4est->user_pointer;
   p4est_reset_data (p4est, sizeof (advect_cell_t), init_cell, saved);
   PetscCall (advect_mesh_changed (adv));

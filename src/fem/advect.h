@@ -59,7 +59,8 @@ typedef struct
   /** Default -t_final: one revolution, or a crossing of the domain. */
   double t_final;
   /** Whether the velocity comes from a Darcy pressure solve: ctx is then an
-   *  advect_darcy_t, updated each cycle by advect_darcy_update(). */
+   *  advect_darcy_t, updated each cycle by advect_darcy_update(); the
+   *  tracer moves only in the transport zone (advect_classify()). */
   int darcy;
 } advect_problem_t;
 
@@ -167,7 +168,9 @@ PetscErrorCode advect_mark_threshold (advect_t *adv, double refine_tol,
 PetscErrorCode advect_adapt (advect_t *adv, const signed char *marks,
                              int min_level, int max_level);
 
-/** Sets load_type = 1 where the cell mean exceeds threshold, else 0. */
+/** Sets load_type = 1 where the cell mean exceeds threshold, else 0.  For
+ *  darcy-transport this also moves the transport zone: only type-1 cells
+ *  and their face neighbours advect, so type-1 cells really cost more. */
 PetscErrorCode advect_classify (advect_t *adv, double threshold);
 
 /** The forest the solver works on. */

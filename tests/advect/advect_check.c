@@ -35,7 +35,7 @@ typedef struct
   advect_options_t opt;
   PetscInt level, max_level, interval;
   PetscBool monotone, adaptive;
-  PetscReal t_final, refine_tol, coarsen_tol, tol, min_rate;
+  PetscReal t_final, refine_tol, coarsen_tol, tol, min_rate, load_threshold;
 } config_t;
 
 /** Reads the options; on bad input writes one sentence into msg. */
@@ -54,6 +54,7 @@ read_config (config_t *c, char *msg, size_t len)
   c->refine_tol = 0.1;
   c->coarsen_tol = 0.02;
   c->tol = 1e-12;
+  c->load_threshold = 0.5;
   msg[0] = 0;
   PetscCall (PetscOptionsGetString (NULL, NULL, "-check", c->check, sizeof c->check, NULL));
   PetscCall (PetscOptionsGetString (NULL, NULL, "-mesh", c->mesh, sizeof c->mesh, NULL));
@@ -77,6 +78,7 @@ read_config (config_t *c, char *msg, size_t len)
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-coarsen_tol", &c->coarsen_tol, NULL));
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-tol", &c->tol, NULL));
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-min_rate", &c->min_rate, NULL));
+  PetscCall (PetscOptionsGetReal (NULL, NULL, "-load_threshold", &c->load_threshold, NULL));
   PetscFunctionReturn (0);
 }
 
@@ -155,6 +157,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
     PetscCall (adapt (c, sv));
     PetscCall (advect_project_exact (adv));
   }
+  PetscCall (advect_classify (adv, c->load_threshold));
   PetscCall (advect_mass (adv, &res->mass0, NULL));
   PetscCall (advect_mean_range (adv, &res->umin, &res->umax));
   while (advect_time (adv) < c->t_final) {
@@ -170,7 +173,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn,
     if (!c->adaptive)
       continue;
     PetscCall (adapt (c, sv));
-    PetscCall (advect_classify (adv, 0.5));
+    PetscCall (advect_classify (adv, c->load_threshold));
     PetscCall (count_type1 (sv->p4est, &before));
     res->shipped += (long long) p4est_partition_ext (sv->p4est, 1, weight);
     PetscCall (count_type1 (sv->p4est, &after));
