@@ -6,7 +6,8 @@
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
 #include "app/amr_advect.h"
-#include "app/amr_option.h"
+#include "app/options.h"
+#include "app/poisson_cycle.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 
@@ -18,6 +19,7 @@
 #define AMR_PROGRAM "amr3d"
 #endif
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est forest with dynamic load balancing.\n"
@@ -41,8 +43,8 @@ static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
   PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", amr_mesh_builtin_names()));
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
-  AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest", NULL, o->min_level, &o->min_level, NULL));
-  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank)", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per cycle", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
   PetscOptionsEnd();
   PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
   PetscFunctionReturn(0);
@@ -72,6 +74,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 {
   amr_options_t opt;
   amr_advect_options_t adv;
+  AmrPoissonOptions poisson;
   amr_mesh_t mesh;
   p4est_t *p4est;
   PetscBool help;
@@ -80,14 +83,18 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 
   PetscFunctionBeginUser;
   PetscCall(amr_options(comm, &opt));
+  /* -problem names either an advection problem or a Poisson one */
   PetscCall(amr_advect_options(comm, opt.min_level, &adv));
+  memset(&poisson, 0, sizeof poisson);
+  if (!adv.prob) PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, &poisson));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) PetscFunctionReturn(0);
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
+  if (poisson.problem) PetscCall(AmrPoissonCheckMesh(comm, mesh.conn, mesh.geom ? PETSC_FALSE : PETSC_TRUE, mesh.name));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !poisson.problem && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;
@@ -95,6 +102,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
                         mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
+  if (poisson.problem) PetscCall(AmrPoissonRun(comm, p4est, &poisson));
   if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, &adv));
   p4est_destroy(p4est);
   PetscCall(amr_mesh_destroy(&mesh));

@@ -3,8 +3,9 @@
  * record, VTK, marking, adaptation and repartitioning.  Compiled for 2D and
  * 3D (P4_TO_P8). */
 #include "app/amr_advect.h"
-#include "app/amr_option.h"
+#include "app/options.h"
 #include "fem/advect_darcy.h"
+#include "fem/problem.h"
 #include "mesh/mark.h"
 #include "mesh/vtk.h"
 
@@ -30,7 +31,7 @@ static PetscBool strategy_known(const char *name)
 
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o)
 {
-  char problem[64] = "", names[128], phelp[256], msg[256];
+  char problem[64] = "", names[128], all[512] = "", phelp[256], msg[256];
   PetscBool set_problem, set_report, set_t_final;
   PetscReal t_final = 0;
 
@@ -45,9 +46,10 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   o->coarsen_fraction = 0.03;
   o->theta = 0.5;
   o->load_threshold = 0.1;
-  advect_problem_names(names, sizeof names);
+  o->vtk_interval = 1;
+  advect_problem_names(names, sizeof names, "|");
   PetscCall(PetscSNPrintf(phelp, sizeof phelp, "Advection problem: %s", names));
-  PetscOptionsBegin(comm, NULL, "Advection problems", NULL);
+  PetscOptionsBegin(comm, NULL, "Advection (runs when -problem names an advection problem)", NULL);
   AMR_OPTION("-problem", PetscOptionsString("-problem", phelp, NULL, problem, problem, sizeof problem, &set_problem));
   AMR_OPTION("-t_final", PetscOptionsReal("-t_final", "Final time (default: rotating-hill one revolution, moving-front 0.5, darcy-transport 1)", NULL,
                                           t_final, &t_final, &set_t_final));
@@ -63,7 +65,10 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
                                                       &o->refine_fraction, NULL));
   AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "fraction, doerfler: share of cells coarsened", NULL,
                                                        o->coarsen_fraction, &o->coarsen_fraction, NULL));
-  AMR_OPTION("-amr_theta", PetscOptionsReal("-amr_theta", "doerfler: share of the squared indicator refined", NULL, o->theta, &o->theta, NULL));
+  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared indicator refined", NULL, o->theta,
+                                                     &o->theta, NULL));
+  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th adapt interval", NULL, o->vtk_interval, &o->vtk_interval,
+                                              NULL));
   AMR_OPTION("-adv_load_threshold", PetscOptionsReal("-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", NULL,
                                                      o->load_threshold, &o->load_threshold, NULL));
   AMR_OPTION("-report", PetscOptionsString("-report", "Append one JSON object per adapt interval to FILE.jsonl", NULL, o->report, o->report,
@@ -71,9 +76,15 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   PetscOptionsEnd();
   if (advect_options_get(comm, &o->adv, msg, sizeof msg)) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
   PetscCheck(!set_report || o->report[0], comm, PETSC_ERR_USER_INPUT, "option -report: needs a file name, e.g. -report run.jsonl");
-  if (!set_problem) PetscFunctionReturn(0);
+  if (!set_problem || fem_problem_find(problem)) PetscFunctionReturn(0);
   o->prob = advect_problem_find(problem);
-  PetscCheck(o->prob, comm, PETSC_ERR_USER_INPUT, "option -problem: unknown problem '%s' (one of %s)", problem, names);
+  for (int i = 0; fem_problem_get(i); i++) {
+    PetscCall(PetscStrlcat(all, fem_problem_get(i)->name, sizeof all));
+    PetscCall(PetscStrlcat(all, ", ", sizeof all));
+  }
+  advect_problem_names(names, sizeof names, ", ");
+  PetscCall(PetscStrlcat(all, names, sizeof all));
+  PetscCheck(o->prob, comm, PETSC_ERR_USER_INPUT, "option -problem %s: unknown problem (choose from %s)", problem, all);
   o->t_final = set_t_final ? t_final : o->prob->t_final;
   PetscCheck(o->t_final > 0, comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");
   PetscCheck(o->interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_interval %" PetscInt_FMT ": must be at least 1", o->interval);
@@ -84,7 +95,8 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   PetscCheck(o->refine_fraction >= 0 && o->refine_fraction <= 1 && o->coarsen_fraction >= 0 && o->coarsen_fraction <= 1 &&
                o->refine_fraction + o->coarsen_fraction <= 1,
              comm, PETSC_ERR_USER_INPUT, "options -amr_refine_fraction, -amr_coarsen_fraction: must be in [0, 1] with sum at most 1");
-  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_theta: must be in (0, 1]");
+  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta: must be in (0, 1]");
+  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
   PetscFunctionReturn(0);
 }
 
@@ -267,7 +279,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     PetscCall(advect_classify(adv, o->load_threshold));
     PetscCall(measure(comm, adv, p4est, o->prob, &r));
     PetscCall(print_record(comm, rep, o->prob->name, size, &r));
-    if (vtk[0]) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
+    if (vtk[0] && r.cycle % o->vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
     r.cycle++;
     if (advect_time(adv) >= o->t_final) break;
     if (!uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));

@@ -18,14 +18,16 @@ typedef struct {
   PetscInt max_level;           /**< -amr_max_level */
   char strategy[64];            /**< -amr_strategy: threshold, fraction, doerfler, uniform */
   PetscReal refine_tol, coarsen_tol; /**< -amr_refine_tol, -amr_coarsen_tol */
-  PetscReal refine_fraction, coarsen_fraction, theta; /**< for fraction/doerfler */
+  PetscReal refine_fraction, coarsen_fraction, theta; /**< fraction, doerfler (-amr_doerfler_theta) */
   PetscReal load_threshold;     /**< -adv_load_threshold: tracer above it = load type 1 */
+  PetscInt vtk_interval;        /**< -vtk_interval: VTK every K-th adapt interval */
   char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */
 } amr_advect_options_t;
 
 /** Reads -problem and the advection options (listing them under -help).
- *  o->prob stays NULL when -problem is absent; an unknown problem name is a
- *  user error.  min_level is the initial uniform level (-amr_min_level). */
+ *  o->prob stays NULL when -problem is absent or names a Poisson problem
+ *  (fem/problem.h); a name neither knows is a user error.  min_level is the
+ *  initial uniform level (-amr_min_level). */
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o);
 
 /** Runs the advection problem of o on the uniform forest p4est of mesh:

@@ -31,14 +31,21 @@ static lb_err virtual_allreduce(lb_run *run, double *v, int nv, lb_op op)
   return LB_OK;
 }
 
-static lb_err virtual_gather_loads(lb_run *run, double *all)
+static lb_err virtual_edge_swap(lb_run *run, const double *out, double *in)
 {
-  memcpy(all, run->load, (size_t)run->g->n * sizeof *all);
+  const lb_graph *g = run->g;
+  for (int e = 0; e < 2 * g->m; e++) in[e] = out[g->rev[e]];
+  return LB_OK;
+}
+
+static lb_err virtual_gather(lb_run *run, const double *local, double *all)
+{
+  memcpy(all, local, (size_t)run->g->n * sizeof *all);
   return LB_OK;
 }
 
 static void virtual_teardown(lb_run *run) { (void)run; }
 
 const lb_backend_ops lb_backend_virtual = {
-  virtual_setup, virtual_exchange, virtual_allreduce, virtual_gather_loads, virtual_teardown
+  virtual_setup, virtual_exchange, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
 };

@@ -179,7 +179,7 @@ typedef struct {
   double runtime_s;
   lb_stop stop;
   double migration_cost;  /**< seed 004: sum over iterations of the largest edge transfer (c = 1) */
-  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load */
+  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load, load in transit counted at its receiver */
 } lb_result;
 
 /** Fill p with defaults for method m (backend virtual, no target, no cap). */
@@ -237,6 +237,11 @@ double *lb_run_load(lb_run *run);
 double *lb_run_flow(lb_run *run);
 /** Load injected at rank r before this superstep (0 if none); already added to the load. */
 double lb_run_injected(const lb_run *run, int r);
+/** Declare that `amount` of load left the owner of directed edge e in a
+ *  message posted this superstep, to be added to adj[e]'s load when it is
+ *  read in the next one.  Observers and the seed 004 costs count it at
+ *  adj[e] already, as the paper's L_{i,t} does. */
+void lb_run_transit(lb_run *run, int e, double amount);
 
 /** Declare the channels: messages of up to msg_cap doubles per directed edge
  *  and per step, and a publication of pub_len doubles per rank and step that
@@ -264,7 +269,8 @@ double lb_reduced(const lb_run *run, int slot, int g);
 void lb_run_end_iteration(lb_run *run, int moved);
 /** Stop the run after this superstep; every local rank may call it. */
 void lb_run_stop(lb_run *run, lb_stop why);
-/** Gather the loads of all ranks into all[0..n) (collective on MPI). */
+/** Gather the loads of all ranks into all[0..n), load in transit counted at
+ *  its receiver (collective on MPI). */
 lb_err lb_run_gather_loads(lb_run *run, double *all);
 
 /* ------------------------------------------------------------------ registry */

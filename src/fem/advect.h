@@ -78,8 +78,8 @@ typedef struct advect advect_t;
 /** Finds a registered advection problem by name; NULL when none has it. */
 const advect_problem_t *advect_problem_find (const char *name);
 
-/** Writes the registered problem names, separated by '|', into buf. */
-void advect_problem_names (char *buf, size_t len);
+/** Writes the registered problem names, separated by sep, into buf. */
+void advect_problem_names (char *buf, size_t len, const char *sep);
 
 /**
  * Reads -adv_degree, -adv_rk, -adv_cfl and -adv_limiter from the PETSc

@@ -92,12 +92,12 @@ advect_problem_find (const char *name)
 }
 
 void
-advect_problem_names (char *buf, size_t len)
+advect_problem_names (char *buf, size_t len, const char *sep)
 {
   size_t used = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof (problems) / sizeof (problems[0]); i++) {
-    int n = snprintf (buf + used, len - used, "%s%s", i ? "|" : "", problems[i]->name);
+    int n = snprintf (buf + used, len - used, "%s%s", i ? sep : "", problems[i]->name);
     if (n < 0 || (size_t) n >= len - used)
       return;
     used += (size_t) n;

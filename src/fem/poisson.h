@@ -12,6 +12,7 @@
 #ifndef P4_TO_P8
 #include <p4est_lnodes.h>
 #else
+#include <p4est_to_p8est.h>
 #include <p8est_lnodes.h>
 #endif
 #include "fem/qelem.h"

@@ -41,11 +41,11 @@ static fem_bc_t sine_bc(int dim, const double x[3], const double n[3])
   return n[0] > 0.5 ? FEM_BC_NEUMANN : FEM_BC_DIRICHLET;
 }
 
-/* lshape: 2D, u = r^(2/3) sin(2 theta/3) with theta in (0, 3 pi/2] measured
- * so that the re-entrant corner at the origin faces the removed quadrant
- * x > 0, y < 0; harmonic, so f = 0.  3D (Fichera corner, the octant
- * x,y,z > 0 removed... any removed octant): u = |x|^(1/2), singular at the
- * re-entrant vertex, with f = -Laplace(u) = -(3/4)|x|^(-3/2). */
+/* lshape: in 2D u = r^(2/3) sin(2 theta/3) on (-1,1)^2 minus the quadrant
+ * x > 0, y < 0, with theta in [0, 3 pi/2] measured from the positive x
+ * axis; harmonic, so f = 0.  In 3D, on the Fichera corner (-1,1)^3 minus
+ * (0,1)^3: u = |x|^(1/2), singular at the re-entrant vertex, with
+ * f = -Laplace(u) = -(3/4)|x|^(-3/2). */
 static double lshape_theta(const double x[3])
 {
   double t = atan2(x[1], x[0]);
@@ -139,6 +139,25 @@ static void quadratic_grad(int dim, const double x[3], double g[3])
 }
 static double quadratic_f(int dim, const double x[3]) { (void)x; return dim == 3 ? -5.0 : -6.0; }
 
+/* jump: k piecewise constant per coarse tree, 1 in even and 10 in odd
+ * trees, which on the unit square/cube cut into 2^dim trees (x fastest)
+ * means k = 1 for x < 1/2 and 10 beyond; u is piecewise linear in x with
+ * the continuous flux k du/dx = 1, so Q1 and Q2 reproduce it. */
+#define JUMP_K 10.0
+static double jump_u(int dim, const double x[3])
+{
+  (void)dim;
+  return x[0] < 0.5 ? x[0] : 0.5 + (x[0] - 0.5) / JUMP_K;
+}
+static void jump_grad(int dim, const double x[3], double g[3])
+{
+  (void)dim;
+  g[0] = x[0] < 0.5 ? 1.0 : 1.0 / JUMP_K;
+  g[1] = g[2] = 0.0;
+}
+static double jump_f(int dim, const double x[3]) { (void)dim; (void)x; return 0.0; }
+static double jump_k(int dim, const double x[3], long tree) { (void)dim; (void)x; return tree % 2 ? JUMP_K : 1.0; }
+
 static const fem_problem_t problems[] = {
   {"sine", "u = prod sin(pi x_d) on the unit square/cube, Neumann on x = 1", "unit square/cube",
    (1 << 2) | (1 << 3), sine_u, sine_grad, sine_f, k_one, sine_bc},
@@ -153,6 +172,8 @@ static const fem_problem_t problems[] = {
    (1 << 2) | (1 << 3), linear_u, linear_grad, linear_f, linear_k, sine_bc},
   {"quadratic", "a quadratic u, Neumann on x = 1: exact for Q2", "any affine mesh",
    (1 << 2) | (1 << 3), quadratic_u, quadratic_grad, quadratic_f, k_one, sine_bc},
+  {"jump", "k = 1 / 10 in even / odd trees, u piecewise linear in x", "unit square/cube as 2^dim trees",
+   (1 << 2) | (1 << 3), jump_u, jump_grad, jump_f, jump_k, bc_dirichlet},
 };
 
 const fem_problem_t *fem_problem_get(int i)

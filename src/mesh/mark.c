@@ -2,6 +2,8 @@
 #include <string.h>
 #include "mesh/mark.h"
 
+#define AMR_MARK_TIE 1e-6
+
 typedef struct {
   MPI_Comm comm;
   long n;
@@ -126,6 +128,11 @@ PetscErrorCode AmrMark(MPI_Comm comm, const char *name, long n, const double *et
   PetscCheck(AmrMarkStrategyName(s), comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown marking strategy '%s'", name);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ncells, 1, MPI_DOUBLE, MPI_SUM, comm));
   PetscCall(strategies[s].thresholds(&m, ncells, par, &tr, &tc));
+  /* Indicators that agree to a relative AMR_MARK_TIE are one value: cells
+   * equal by symmetry are then marked alike although round-off (which
+   * depends on the number of ranks) separates their indicators. */
+  tr *= 1.0 - AMR_MARK_TIE;
+  tc *= 1.0 - AMR_MARK_TIE;
   for (long i = 0; i < n; i++) {
     marks[i] = 0;
     if (level[i] < par->min_level || (eta2[i] >= tr && level[i] < par->max_level)) marks[i] = 1;

@@ -61,7 +61,7 @@ read_config (config_t *c, char *msg, size_t len)
   PetscCall (PetscOptionsGetString (NULL, NULL, "-problem", prob, sizeof prob, NULL));
   c->prob = advect_problem_find (prob);
   if (!c->prob) {
-    advect_problem_names (names, sizeof names);
+    advect_problem_names (names, sizeof names, "|");
     snprintf (msg, len, "option -problem: unknown problem '%s' (one of %s)", prob, names);
     PetscFunctionReturn (0);
   }

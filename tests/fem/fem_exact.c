@@ -1,9 +1,11 @@
-/* Exactness on meshes with hanging nodes: the problem `linear` (Q1) or
- * `quadratic` (Q2) lies in the finite element space, so the discrete
+/* Exactness on meshes with hanging nodes: the problem `linear` (Q1),
+ * `quadratic` (Q2) or `jump` (k piecewise constant per tree) lies in the
+ * finite element space, so the discrete
  * solution must equal it up to round-off on a graded forest whose hanging
  * faces (and, in 3D, edges) cross tree and rank boundaries.  The solution is
  * then carried through refinement, coarsening, balance and repartitioning
- * by AmrAdapt/AmrPartition, which must keep it exact as well. */
+ * by AmrAdapt/AmrPartition, which must keep it exact as well.  The matrix
+ * must be preallocated exactly (MatGetInfo: no mallocs, no unused entries). */
 #ifndef P4_TO_P8
 #include <p4est_extended.h>
 #else
@@ -47,9 +49,21 @@ static PetscErrorCode check(FemPoisson fp, const char *what, double tol, PetscBo
   PetscFunctionReturn(0);
 }
 
+/* Exact preallocation: no mallocs during assembly, no unused entries. */
+static PetscErrorCode check_preallocation(FemPoisson fp, PetscBool *ok)
+{
+  MatInfo info;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetInfo(FemPoissonMatrix(fp), MAT_GLOBAL_SUM, &info));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matrix: nonzeros %.0f allocated %.0f unneeded %.0f mallocs %.0f\n",
+                        info.nz_used, info.nz_allocated, info.nz_unneeded, info.mallocs));
+  if (info.mallocs != 0 || info.nz_unneeded != 0 || info.nz_allocated != info.nz_used) *ok = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
-  char shape[64] = "brick";
+  char shape[64] = "brick", pname[64] = "";
   PetscInt degree = 1, maxlevel = 5;
   PetscReal tol = 1e-10;
   PetscBool ok = PETSC_TRUE;
@@ -61,13 +75,16 @@ int main(int argc, char **argv)
   p4est_init(NULL, SC_LP_ERROR);
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Exactness with hanging nodes", NULL);
   PetscCall(PetscOptionsString("-shape", "coarse mesh", NULL, shape, shape, sizeof(shape), NULL));
-  PetscCall(PetscOptionsInt("-degree", "1: problem linear, 2: problem quadratic", NULL, degree, &degree, NULL));
+  PetscCall(PetscOptionsInt("-degree", "element degree", NULL, degree, &degree, NULL));
+  PetscCall(PetscOptionsString("-problem", "problem (default: linear for Q1, quadratic for Q2)", NULL, pname, pname,
+                               sizeof(pname), NULL));
   PetscCall(PetscOptionsInt("-maxlevel", "finest level", NULL, maxlevel, &maxlevel, NULL));
   PetscInt nt = 3;
   PetscCall(PetscOptionsRealArray("-target", "point the forest is graded towards", NULL, target, &nt, NULL));
   PetscCall(PetscOptionsReal("-tol", "largest accepted error", NULL, tol, &tol, NULL));
   PetscOptionsEnd();
-  const fem_problem_t *prob = fem_problem_find(degree == 1 ? "linear" : "quadratic");
+  const fem_problem_t *prob = fem_problem_find(pname[0] ? pname : degree == 1 ? "linear" : "quadratic");
+  PetscCheck(prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
   p4est_connectivity_t *conn = amr_shape_new(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
 
@@ -81,6 +98,7 @@ int main(int argc, char **argv)
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonAssemble(fp));
+  PetscCall(check_preallocation(fp, &ok));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
   PetscCall(check(fp, "solve on graded forest", tol, &ok));
 
@@ -103,6 +121,7 @@ int main(int argc, char **argv)
   PetscCall(FemPoissonSetInitialGuess(fp, coef));
   PetscCall(check(fp, "transferred to adapted forest", tol, &ok));
   PetscCall(FemPoissonAssemble(fp));
+  PetscCall(check_preallocation(fp, &ok));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
   PetscCall(check(fp, "solve on adapted forest", tol, &ok));
 

@@ -108,6 +108,7 @@ static void hand_out(lb_run *run, tree_state *s, int r, long long extra)
     double send = target - s->wsub[e];
     load[r] -= send;
     flow[e] += send;
+    lb_run_transit(run, e, send);
     double *msg = lb_msg_post(run, e, 1);
     msg[0] = (double)gv[i];
   }

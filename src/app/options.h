@@ -1,7 +1,7 @@
-/** \file amr_option.h
- * Option parsing helper shared by the driver's source files. */
-#ifndef AMR_OPTION_H
-#define AMR_OPTION_H
+/** \file options.h
+ * Option parsing helpers shared by the driver's parts. */
+#ifndef AMR_APP_OPTIONS_H
+#define AMR_APP_OPTIONS_H
 
 #include <petscsys.h>
 

@@ -1,0 +1,260 @@
+#ifndef P4_TO_P8
+#include <p4est_bits.h>
+#else
+#include <p4est_to_p8est.h>
+#include <p8est_bits.h>
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "app/options.h"
+#include "app/poisson_cycle.h"
+#include "fem/poisson.h"
+#include "mesh/adapt.h"
+#include "mesh/vtk.h"
+
+enum { PH_SETUP, PH_ASSEMBLY, PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
+static const char *phase_name[NPHASES] = {"setup", "assembly", "solve", "estimate", "adapt", "partition", "output"};
+
+PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, AmrPoissonOptions *o)
+{
+  char pname[64] = "", list[256] = "", slist[128] = "";
+  PetscInt maxl = P4EST_QMAXLEVEL;
+  int s;
+
+  PetscFunctionBeginUser;
+  memset(o, 0, sizeof(*o));
+  o->degree = 1;
+  o->cycles = 8;
+  o->vtk_interval = 1;
+  strcpy(o->strategy, "fraction");
+  o->mark.refine_fraction = 0.3;
+  o->mark.coarsen_fraction = 0.03;
+  o->mark.theta = 0.5;
+  PetscCall(PetscStrncpy(o->vtk, vtk, sizeof(o->vtk)));
+  for (int i = 0; fem_problem_get(i); i++) {
+    if (i) PetscCall(PetscStrlcat(list, ", ", sizeof(list)));
+    PetscCall(PetscStrlcat(list, fem_problem_get(i)->name, sizeof(list)));
+  }
+  for (s = 0; AmrMarkStrategyName(s); s++) {
+    if (s) PetscCall(PetscStrlcat(slist, ", ", sizeof(slist)));
+    PetscCall(PetscStrlcat(slist, AmrMarkStrategyName(s), sizeof(slist)));
+  }
+  PetscOptionsBegin(comm, NULL, "Poisson cycle (runs when -problem is given)", NULL);
+  AMR_OPTION("-problem", PetscOptionsString("-problem", list, NULL, pname, pname, sizeof(pname), NULL));
+  AMR_OPTION("-degree", PetscOptionsInt("-degree", "Polynomial degree of the elements: 1 or 2", NULL, o->degree, &o->degree, NULL));
+  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", slist, NULL, o->strategy, o->strategy, sizeof(o->strategy), NULL));
+  AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of the cells refined", NULL,
+                                                      o->mark.refine_fraction, &o->mark.refine_fraction, NULL));
+  AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "Share of the cells coarsened", NULL,
+                                                       o->mark.coarsen_fraction, &o->mark.coarsen_fraction, NULL));
+  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared estimate refined", NULL,
+                                                     o->mark.theta, &o->mark.theta, NULL));
+  AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
+  AMR_OPTION("-amr_cycles", PetscOptionsInt("-amr_cycles", "Number of solve-estimate-adapt cycles", NULL, o->cycles, &o->cycles, NULL));
+  AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report,
+                                           sizeof(o->report), NULL));
+  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
+  PetscOptionsEnd();
+  if (!pname[0]) PetscFunctionReturn(0);
+
+  for (s = 0; AmrMarkStrategyName(s); s++)
+    if (!strcmp(AmrMarkStrategyName(s), o->strategy)) break;
+  o->problem = fem_problem_find(pname);
+  PetscCheck(o->problem, comm, PETSC_ERR_USER_INPUT, "option -problem %s: unknown problem (choose from %s)", pname, list);
+  PetscCheck(o->problem->dims & (1 << P4EST_DIM), comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", pname, P4EST_DIM);
+  PetscCheck(o->degree == 1 || o->degree == 2, comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", o->degree);
+  PetscCheck(AmrMarkStrategyName(s), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)", o->strategy, slist);
+  PetscCheck(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_refine_fraction %g: must be from 0 to 1", (double)o->mark.refine_fraction);
+  PetscCheck(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_coarsen_fraction %g: must be from 0 to 1 - refine fraction (%g)", (double)o->mark.coarsen_fraction,
+             1 - (double)o->mark.refine_fraction);
+  PetscCheck(o->mark.theta > 0 && o->mark.theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta %g: must be above 0 and at most 1",
+             (double)o->mark.theta);
+  PetscCheck(maxl >= min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", maxl, min_level, P4EST_QMAXLEVEL);
+  PetscCheck(o->cycles >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": must be at least 1", o->cycles);
+  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
+  o->mark.min_level = (int)min_level;
+  o->mark.max_level = (int)maxl;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrPoissonCheckMesh(MPI_Comm comm, const p4est_connectivity_t *conn, PetscBool geom_is_null, const char *mesh_name)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(geom_is_null, comm, PETSC_ERR_USER_INPUT,
+             "option -mesh %s: curved geometries are not supported by the Poisson solver (use a mesh of straight-sided cells)", mesh_name);
+#ifndef P4_TO_P8
+  for (p4est_topidx_t v = 0; v < conn->num_vertices; v++)
+    PetscCheck(conn->vertices[3 * v + 2] == 0.0, comm, PETSC_ERR_USER_INPUT,
+               "option -mesh %s: the 2D Poisson solver needs a planar mesh (vertex %ld has z = %g)", mesh_name, (long)v,
+               conn->vertices[3 * v + 2]);
+#endif
+  /* Without a boundary (periodic meshes) no Dirichlet condition pins the
+   * solution and the system would be singular. */
+  PetscBool boundary = PETSC_FALSE;
+  for (p4est_topidx_t t = 0; t < conn->num_trees; t++)
+    for (int f = 0; f < P4EST_FACES; f++)
+      if (conn->tree_to_tree[(size_t)t * P4EST_FACES + f] == t && conn->tree_to_face[(size_t)t * P4EST_FACES + f] == f) boundary = PETSC_TRUE;
+  PetscCheck(boundary, comm, PETSC_ERR_USER_INPUT,
+             "option -mesh %s: the domain has no boundary (periodic), so the Poisson problem would be singular", mesh_name);
+  PetscFunctionReturn(0);
+}
+
+/* VTK: the solution at the cell centres, the indicator and, when the
+ * exact solution is known, the H1 error of every cell, besides the tree,
+ * level and rank the writer adds. */
+static PetscErrorCode write_vtk(p4est_t *p4est, FemPoisson fp, const double *eta2, const double *err2, const char *prefix, int cycle)
+{
+  const int vn = FemPoissonVNodes(fp);
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+  const double centre[3] = {0.5, 0.5, 0.5};
+  const char *names[3] = {"solution", "indicator", "error"};
+  char name[PETSC_MAX_PATH_LEN + 16];
+  sc_array_t *f[3];
+  double *coef;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1((size_t)n * vn + 1, &coef));
+  PetscCall(FemPoissonElementCoefficients(fp, coef));
+  for (int k = 0; k < 3; k++) f[k] = sc_array_new_count(sizeof(double), (size_t)n);
+  for (p4est_locidx_t e = 0; e < n; e++) {
+    *(double *)sc_array_index(f[0], (size_t)e) = FemPoissonEvalRef(fp, coef + (size_t)e * vn, centre);
+    *(double *)sc_array_index(f[1], (size_t)e) = sqrt(eta2[e]);
+    *(double *)sc_array_index(f[2], (size_t)e) = err2 ? sqrt(err2[e]) : 0.0;
+  }
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s_%04d", prefix, cycle));
+  PetscCall(amr_vtk_write(p4est, NULL, name, err2 ? 3 : 2, names, f));
+  for (int k = 0; k < 3; k++) sc_array_destroy(f[k]);
+  PetscCall(PetscFree(coef));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOptions *o)
+{
+  PetscLogStage stage[NPHASES];
+  FILE *report = NULL;
+  FemPoisson fp;
+  double *coef = NULL, *eta2 = NULL, *err2 = NULL;
+  int rank, size, fail = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (o->report[0] && rank == 0) {
+    report = fopen(o->report, "w");
+    fail = report ? 0 : errno;
+  }
+  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
+  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", o->report, strerror(fail));
+  for (int ph = 0; ph < NPHASES; ph++) {
+    char sname[32];
+    snprintf(sname, sizeof(sname), "%c%s", phase_name[ph][0] - 'a' + 'A', phase_name[ph] + 1);
+    PetscCall(PetscLogStageRegister(sname, &stage[ph]));
+  }
+  PetscCall(FemPoissonCreate(comm, o->problem, (int)o->degree, NULL, &fp));
+  const int vn = FemPoissonVNodes(fp);
+  /* Keep families on one rank from the start, so coarsening, and with it
+   * the mesh sequence, does not depend on the number of ranks. */
+  PetscCall(AmrPartition(p4est, 0, NULL));
+
+  for (PetscInt cycle = 0; cycle < o->cycles; cycle++) {
+    double t[NPHASES] = {0}, t0, l2 = NAN, h1 = NAN, est;
+    PetscInt its;
+    PetscReal rnorm;
+    p4est_locidx_t n = p4est->local_num_quadrants;
+
+    if (cycle > 0) {
+      /* Adapt with the previous cycle's indicator, carrying the solution. */
+      signed char *marks, *level;
+      PetscCall(PetscLogStagePush(stage[PH_ADAPT]));
+      t0 = MPI_Wtime();
+      PetscCall(PetscMalloc2(n, &marks, n, &level));
+      for (p4est_topidx_t tr = p4est->first_local_tree, e = 0; tr <= p4est->last_local_tree; tr++) {
+        p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, tr);
+        for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++)
+          level[e] = p4est_quadrant_array_index(&tree->quadrants, k)->level;
+      }
+      PetscCall(AmrMark(comm, o->strategy, n, eta2, level, &o->mark, marks));
+      PetscCall(PetscMalloc1((size_t)n * vn, &coef));
+      PetscCall(FemPoissonElementCoefficients(fp, coef));
+      PetscCall(AmrAdapt(p4est, marks, o->mark.min_level, o->mark.max_level, vn, &coef, FemPoissonTransfer, fp));
+      PetscCall(PetscFree2(marks, level));
+      t[PH_ADAPT] = MPI_Wtime() - t0;
+      PetscCall(PetscLogStagePop());
+      PetscCall(PetscLogStagePush(stage[PH_PARTITION]));
+      t0 = MPI_Wtime();
+      PetscCall(AmrPartition(p4est, vn, &coef));
+      t[PH_PARTITION] = MPI_Wtime() - t0;
+      PetscCall(PetscLogStagePop());
+      n = p4est->local_num_quadrants;
+    }
+
+    PetscCall(PetscLogStagePush(stage[PH_SETUP]));
+    t0 = MPI_Wtime();
+    PetscCall(FemPoissonSetup(fp, p4est));
+    if (coef) PetscCall(FemPoissonSetInitialGuess(fp, coef));
+    PetscCall(PetscFree(coef));
+    t[PH_SETUP] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
+    PetscCall(PetscLogStagePush(stage[PH_ASSEMBLY]));
+    t0 = MPI_Wtime();
+    PetscCall(FemPoissonAssemble(fp));
+    t[PH_ASSEMBLY] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
+    PetscCall(PetscLogStagePush(stage[PH_SOLVE]));
+    t0 = MPI_Wtime();
+    PetscCall(FemPoissonSolve(fp, &its, &rnorm));
+    t[PH_SOLVE] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
+    PetscCall(PetscLogStagePush(stage[PH_ESTIMATE]));
+    t0 = MPI_Wtime();
+    PetscCall(PetscFree2(eta2, err2));
+    PetscCall(PetscMalloc2((size_t)n + 1, &eta2, (size_t)n + 1, &err2));
+    PetscCall(FemPoissonKelly(fp, eta2, &est));
+    if (o->problem->u) PetscCall(FemPoissonExactError(fp, NULL, err2, &l2, &h1));
+    t[PH_ESTIMATE] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
+    PetscCall(PetscLogStagePush(stage[PH_OUTPUT]));
+    t0 = MPI_Wtime();
+    if (o->vtk[0] && cycle % o->vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->problem->u ? err2 : NULL, o->vtk, (int)cycle));
+    t[PH_OUTPUT] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, t, NPHASES, MPI_DOUBLE, MPI_MAX, comm));
+    const long long cells = (long long)p4est->global_num_quadrants, dofs = (long long)FemPoissonGlobalSize(fp);
+    const double eff = est / h1;
+    if (o->problem->u)
+      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d res %.1e L2 %.3e H1 %.3e estimate %.3e eff %.3f |",
+                            (int)cycle, cells, dofs, (int)its, (double)rnorm, l2, h1, est, eff));
+    else
+      PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d res %.1e estimate %.3e |", (int)cycle, cells,
+                            dofs, (int)its, (double)rnorm, est));
+    for (int ph = 0; ph < NPHASES; ph++) PetscCall(PetscPrintf(comm, " %s %.3f", phase_name[ph], t[ph]));
+    PetscCall(PetscPrintf(comm, " s\n"));
+    if (report) {
+      fprintf(report, "{\"cycle\": %d, \"dim\": %d, \"problem\": \"%s\", \"degree\": %d, \"ranks\": %d, \"cells\": %lld, "
+                      "\"dofs\": %lld, \"ksp_its\": %d, \"ksp_rnorm\": %.6e",
+              (int)cycle, P4EST_DIM, o->problem->name, (int)o->degree, size, cells, dofs, (int)its, (double)rnorm);
+      if (o->problem->u)
+        fprintf(report, ", \"l2_error\": %.6e, \"h1_error\": %.6e, \"estimate\": %.6e, \"effectivity\": %.6f", l2, h1,
+                est, eff);
+      else
+        fprintf(report, ", \"l2_error\": null, \"h1_error\": null, \"estimate\": %.6e, \"effectivity\": null", est);
+      for (int ph = 0; ph < NPHASES; ph++) fprintf(report, ", \"t_%s\": %.6f", phase_name[ph], t[ph]);
+      fprintf(report, "}\n");
+      fflush(report);
+    }
+  }
+  if (report) fclose(report);
+  PetscCall(PetscFree2(eta2, err2));
+  PetscCall(FemPoissonDestroy(&fp));
+  PetscFunctionReturn(0);
+}
