@@ -38,18 +38,35 @@ struct AmrLb {
     PetscCheck(e_ == LB_OK, comm, PETSC_ERR_LIB, "balancer: %s", lb_errmsg()); \
   } while (0)
 
+/* Whether option k of method i was listed already: it is one of the chosen
+ * method's, or an earlier method (or option) has the same name. */
+static PetscBool option_listed(const lb_method *chosen, int i, int k)
+{
+  const char *name = lb_method_get(i)->options[k].name;
+  for (int l = 0; chosen && l < chosen->noptions; l++)
+    if (!strcmp(chosen->options[l].name, name)) return PETSC_TRUE;
+  for (int j = 0; j <= i; j++) {
+    const lb_method *m = lb_method_get(j);
+    for (int l = 0; l < (j < i ? m->noptions : k); l++)
+      if (!strcmp(m->options[l].name, name)) return PETSC_TRUE;
+  }
+  return PETSC_FALSE;
+}
+
 PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
 {
   char method[64] = "sfc", weights[16] = "count", graph[16] = "line", initial[16] = "even", methods[512] = "none";
   PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
   PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000;
-  PetscBool cost_set, threshold_set;
+  PetscBool cost_set, threshold_set, help;
   PetscReal threshold = 0, trim = 0.25, opt[LB_MAX_OPTIONS];
   int w;
 
   PetscFunctionBeginUser;
   memset(o, 0, sizeof *o);
   o->ntypes = ntypes;
+  for (int t = 0; t <= AMR_LB_MAX_TYPES; t++) cost[t] = 1.0;
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
   for (int i = 0; i < lb_method_count(); i++) {
     PetscCall(PetscStrlcat(methods, ", ", sizeof methods));
     PetscCall(PetscStrlcat(methods, lb_method_get(i)->name, sizeof methods));
@@ -78,6 +95,18 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
     opt[k] = o->method->options[k].def;
     PetscCall(PetscSNPrintf(name, sizeof name, "-lb_%s", o->method->options[k].name));
     AMR_OPTION(name, PetscOptionsReal(name, o->method->options[k].help, NULL, opt[k], &opt[k], NULL));
+  }
+  /* -help lists the other methods' options too, each name once */
+  for (int i = 0; help && i < lb_method_count(); i++) {
+    const lb_method *m = lb_method_get(i);
+    for (int k = 0; k < m->noptions; k++) {
+      char name[64], text[256];
+      PetscReal v = m->options[k].def;
+      if (option_listed(o->method, i, k)) continue;
+      PetscCall(PetscSNPrintf(name, sizeof name, "-lb_%s", m->options[k].name));
+      PetscCall(PetscSNPrintf(text, sizeof text, "%s: %s", m->name, m->options[k].help));
+      AMR_OPTION(name, PetscOptionsReal(name, text, NULL, v, &v, NULL));
+    }
   }
   PetscOptionsEnd();
 
