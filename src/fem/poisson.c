@@ -992,8 +992,9 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
 {
   FemPoisson fp = ctx;
   const int vn = fp->qe.vnodes;
-  /* Every incoming node lies in one outgoing quadrant (its ancestor when
-   * refining, the child containing it when coarsening): evaluate there. */
+  /* Every incoming node lies in an outgoing quadrant (its ancestor when
+   * refining, a child containing it when coarsening): evaluate there.  The
+   * positions are exact binary fractions, so the containment test is too. */
   for (int j = 0; j < nin; j++) {
     double oj[3];
     const double hj = P4EST_QUADRANT_LEN(in[j]->level);
@@ -1011,7 +1012,7 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
           etak[d] = (pos[d] - ok[d]) / hk;
           if (etak[d] < 0.0 || etak[d] > 1.0) inside = 0;
         }
-        if (inside || k == nout - 1) {
+        if (inside) {
           inc[j][i] = FemPoissonEvalRef(fp, outc[k], etak);
           break;
         }
