@@ -5,6 +5,7 @@
  * contract (the same message on every rank) and end in one line and exit
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
+#include "app/amr_advect.h"
 #include "app/options.h"
 #include "app/poisson_cycle.h"
 #include "mesh/mesh.h"
@@ -18,6 +19,7 @@
 #define AMR_PROGRAM "amr3d"
 #endif
 #include <math.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est forest with dynamic load balancing.\n"
@@ -71,6 +73,7 @@ static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, Pet
 static PetscErrorCode amr_run(MPI_Comm comm)
 {
   amr_options_t opt;
+  amr_advect_options_t adv;
   AmrPoissonOptions poisson;
   amr_mesh_t mesh;
   p4est_t *p4est;
@@ -80,7 +83,10 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 
   PetscFunctionBeginUser;
   PetscCall(amr_options(comm, &opt));
-  PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, &poisson));
+  /* -problem names either an advection problem or a Poisson one */
+  PetscCall(amr_advect_options(comm, opt.min_level, &adv));
+  memset(&poisson, 0, sizeof poisson);
+  if (!adv.prob) PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, &poisson));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) PetscFunctionReturn(0);
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
@@ -88,7 +94,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   if (poisson.problem) PetscCall(AmrPoissonCheckMesh(comm, mesh.conn, mesh.geom ? PETSC_FALSE : PETSC_TRUE, mesh.name));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !poisson.problem) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !poisson.problem && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;
@@ -97,6 +103,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
                         mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
   if (poisson.problem) PetscCall(AmrPoissonRun(comm, p4est, &poisson));
+  if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, &adv));
   p4est_destroy(p4est);
   PetscCall(amr_mesh_destroy(&mesh));
   PetscFunctionReturn(0);

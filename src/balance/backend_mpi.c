@@ -84,9 +84,20 @@ static lb_err mpi_allreduce(lb_run *run, double *v, int nv, lb_op op)
   return LB_OK;
 }
 
-static lb_err mpi_gather_loads(lb_run *run, double *all)
+static lb_err mpi_edge_swap(lb_run *run, const double *out, double *in)
 {
-  MPI_TRY(MPI_Allgather(run->load + run->lo, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, run->p->comm));
+  const lb_graph *g = run->g;
+  int e0 = g->xadj[run->lo], deg = g->xadj[run->lo + 1] - e0;
+  /* Neighbour i of the distributed graph is adj[e0 + i] in both directions. */
+  memcpy(run->sbuf, out + e0, (size_t)deg * sizeof(double));
+  MPI_TRY(MPI_Neighbor_alltoall(run->sbuf, 1, MPI_DOUBLE, run->rbuf, 1, MPI_DOUBLE, run->gcomm));
+  memcpy(in + e0, run->rbuf, (size_t)deg * sizeof(double));
+  return LB_OK;
+}
+
+static lb_err mpi_gather(lb_run *run, const double *local, double *all)
+{
+  MPI_TRY(MPI_Allgather(local + run->lo, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, run->p->comm));
   return LB_OK;
 }
 
@@ -99,5 +110,5 @@ static void mpi_teardown(lb_run *run)
 }
 
 const lb_backend_ops lb_backend_mpi = {
-  mpi_setup, mpi_exchange, mpi_allreduce, mpi_gather_loads, mpi_teardown
+  mpi_setup, mpi_exchange, mpi_allreduce, mpi_edge_swap, mpi_gather, mpi_teardown
 };

@@ -13,6 +13,8 @@ static lb_err virtual_setup(lb_run *run)
   return LB_OK;
 }
 
+/* The flags were raised by the ranks of this process, which are all ranks:
+ * nothing to agree on.  Reduction results are the accumulators themselves. */
 static lb_err virtual_exchange(lb_run *run, int *flags, int nflags)
 {
   (void)flags;
@@ -22,20 +24,28 @@ static lb_err virtual_exchange(lb_run *run, int *flags, int nflags)
   return LB_OK;
 }
 
+/* Values computed over all local ranks are already global here. */
 static lb_err virtual_allreduce(lb_run *run, double *v, int nv, lb_op op)
 {
   (void)run; (void)v; (void)nv; (void)op;
   return LB_OK;
 }
 
-static lb_err virtual_gather_loads(lb_run *run, double *all)
+static lb_err virtual_edge_swap(lb_run *run, const double *out, double *in)
 {
-  memcpy(all, run->load, (size_t)run->g->n * sizeof *all);
+  const lb_graph *g = run->g;
+  for (int e = 0; e < 2 * g->m; e++) in[e] = out[g->rev[e]];
+  return LB_OK;
+}
+
+static lb_err virtual_gather(lb_run *run, const double *local, double *all)
+{
+  memcpy(all, local, (size_t)run->g->n * sizeof *all);
   return LB_OK;
 }
 
 static void virtual_teardown(lb_run *run) { (void)run; }
 
 const lb_backend_ops lb_backend_virtual = {
-  virtual_setup, virtual_exchange, virtual_allreduce, virtual_gather_loads, virtual_teardown
+  virtual_setup, virtual_exchange, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
 };

@@ -97,6 +97,14 @@ lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t);
 /** Free the arrays of a tree. */
 void lb_tree_free(lb_tree *t);
 
+/** Seed 004's per-source spanning trees (line: the line; mesh2d: the
+ *  source's row plus every column; hypercube: binomial trees).  Load that
+ *  reaches rank r from neighbour `from` (-1: r is the source) continues to
+ *  the children written to kid[] with subtree sizes size[] (at most 2 +
+ *  dimension entries; both may be NULL).  Returns the number of children,
+ *  or -1 when the graph kind has no such trees. */
+int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *size);
+
 /** Recursive bisection hierarchy into connected halves (low/high index
  *  halves on a line).  At level k the set with id s splits into sets 2s and
  *  2s+1 of level k+1 (P1 and P2 of seed 000); a set of one rank keeps id 2s. */
@@ -114,6 +122,12 @@ void lb_bisection_free(lb_bisection *b);
 /** A proper edge colouring: colour[k] of undirected edge k, ncolours colours.
  *  On a line: colour 0 joins (2i, 2i+1), colour 1 joins (2i+1, 2i+2). */
 lb_err lb_graph_edge_colouring(const lb_graph *g, int *colour, int *ncolours);
+
+/** Smallest and largest non-zero eigenvalues of the graph Laplacian D - A
+ *  of a connected graph: in closed form for line, ring, mesh, torus and
+ *  hypercube graphs (Cartesian products of paths and cycles), by Lanczos
+ *  with full reorthogonalisation otherwise.  Both are 0 for a single rank. */
+lb_err lb_graph_laplacian_bounds(const lb_graph *g, double *lmin, double *lmax);
 
 /* ------------------------------------------------------------------ runs */
 
@@ -169,9 +183,10 @@ typedef struct {
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   long long rounds, messages, bytes;
   double runtime_s;
+  double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
   double migration_cost;  /**< seed 004: sum over iterations of the largest edge transfer (c = 1) */
-  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load */
+  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load, load in transit counted at its receiver */
 } lb_result;
 
 /** Fill p with defaults for method m (backend virtual, no target, no cap). */
@@ -229,6 +244,11 @@ double *lb_run_load(lb_run *run);
 double *lb_run_flow(lb_run *run);
 /** Load injected at rank r before this superstep (0 if none); already added to the load. */
 double lb_run_injected(const lb_run *run, int r);
+/** Declare that `amount` of load left the owner of directed edge e in a
+ *  message posted this superstep, to be added to adj[e]'s load when it is
+ *  read in the next one.  Observers and the seed 004 costs count it at
+ *  adj[e] already, as the paper's L_{i,t} does. */
+void lb_run_transit(lb_run *run, int e, double amount);
 
 /** Declare the channels: messages of up to msg_cap doubles per directed edge
  *  and per step, and a publication of pub_len doubles per rank and step that
@@ -256,7 +276,8 @@ double lb_reduced(const lb_run *run, int slot, int g);
 void lb_run_end_iteration(lb_run *run, int moved);
 /** Stop the run after this superstep; every local rank may call it. */
 void lb_run_stop(lb_run *run, lb_stop why);
-/** Gather the loads of all ranks into all[0..n) (collective on MPI). */
+/** Gather the loads of all ranks into all[0..n), load in transit counted at
+ *  its receiver (collective on MPI). */
 lb_err lb_run_gather_loads(lb_run *run, double *all);
 
 /* ------------------------------------------------------------------ registry */

@@ -94,7 +94,32 @@ void lb_run_end_iteration(lb_run *run, int moved)
 
 void lb_run_stop(lb_run *run, lb_stop why) { run->stop = why; }
 
-lb_err lb_run_gather_loads(lb_run *run, double *all) { return run->be->gather_loads(run, all); }
+void lb_run_transit(lb_run *run, int e, double amount)
+{
+  run->transit[e] += amount;
+  run->transit_dirty = 1;
+}
+
+/* Loads as seed 004 counts them, L_{i,t}: the load posted to rank r in
+ * this superstep is already at r (held[r] for local ranks); in[e] receives
+ * what is in transit towards the owner of e.  Collective. */
+static lb_err held_loads(lb_run *run, double *held, double *in)
+{
+  const lb_graph *g = run->g;
+  lb_err err = run->be->edge_swap(run, run->transit, in);
+  if (err) return err;
+  for (int r = run->lo; r < run->hi; r++) {
+    held[r] = run->load[r];
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) held[r] += in[e];
+  }
+  return LB_OK;
+}
+
+lb_err lb_run_gather_loads(lb_run *run, double *all)
+{
+  lb_err err = held_loads(run, run->held, run->transit_in);
+  return err ? err : run->be->gather(run, run->held, all);
+}
 
 lb_err lb_params_init(lb_params *p, const lb_method *m)
 {
@@ -147,6 +172,7 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
 static void free_run(lb_run *run)
 {
   free(run->load); free(run->flow); free(run->inj);
+  free(run->transit); free(run->transit_in); free(run->held);
   for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
   for (int s = 0; s < run->nred; s++) { free(run->red[s].acc[0]); free(run->red[s].acc[1]); }
 }
@@ -160,7 +186,11 @@ static lb_err alloc_run(lb_run *run, const double *load0)
   run->load = malloc(n * sizeof(double));
   run->flow = calloc(nd, sizeof(double));
   run->inj = calloc(n, sizeof(double));
-  if (!run->load || !run->flow || !run->inj) return lb_error(LB_ERR_MEM, "out of memory for %zu ranks", n);
+  run->transit = calloc(nd, sizeof(double));
+  run->transit_in = calloc(nd, sizeof(double));
+  run->held = calloc(n, sizeof(double));
+  if (!run->load || !run->flow || !run->inj || !run->transit || !run->transit_in || !run->held)
+    return lb_error(LB_ERR_MEM, "out of memory for %zu ranks", n);
   memcpy(run->load, load0, n * sizeof(double));
   for (int i = 0; i < 2; i++) {
     if (run->msg_cap > 0) {
@@ -178,20 +208,24 @@ static lb_err alloc_run(lb_run *run, const double *load0)
   return LB_OK;
 }
 
-/* Seed 004 costs of the iteration that just ended, over all processes. */
+/* Seed 004 costs of the iteration that just ended, over all processes.
+ * Load in transit counts at its receiver and as migrated when it was sent:
+ * flow[e] - in[e] is what has left the owner of e on e, net, so far. */
 static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_result *res)
 {
   const lb_graph *g = run->g;
   double v[2] = {-HUGE_VAL, 0.0};
+  lb_err err = held_loads(run, run->held, run->transit_in);
+  if (err) return err;
   for (int r = run->lo; r < run->hi; r++) {
-    if (run->load[r] > v[0]) v[0] = run->load[r];
+    if (run->held[r] > v[0]) v[0] = run->held[r];
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
-      double lambda = run->flow[e] - flow_prev[e];
-      if (lambda > v[1]) v[1] = lambda;
-      flow_prev[e] = run->flow[e];
+      double moved = run->flow[e] - run->transit_in[e];
+      if (moved - flow_prev[e] > v[1]) v[1] = moved - flow_prev[e];
+      flow_prev[e] = moved;
     }
   }
-  lb_err err = run->be->allreduce(run, v, 2, LB_MAX);
+  err = run->be->allreduce(run, v, 2, LB_MAX);
   if (err) return err;
   res->imbalance_cost += v[0] - total / g->n;
   res->migration_cost += v[1];
@@ -201,7 +235,7 @@ static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_resul
 static lb_err finish(lb_run *run, lb_result *res)
 {
   const lb_graph *g = run->g;
-  lb_err err = run->be->gather_loads(run, res->load);
+  lb_err err = run->be->gather(run, run->load, res->load);
   if (err) return err;
   for (int k = 0; k < g->m; k++) res->flow[k] = 0.0;
   for (int r = run->lo; r < run->hi; r++)
@@ -214,7 +248,11 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
   res->bytes = (long long)c[1];
-  return run->be->allreduce(run, &res->runtime_s, 1, LB_MAX);
+  double t[2] = {res->runtime_s, res->setup_s};
+  if ((err = run->be->allreduce(run, t, 2, LB_MAX))) return err;
+  res->runtime_s = t[0];
+  res->setup_s = t[1];
+  return LB_OK;
 }
 
 lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0, lb_result *res)
@@ -240,7 +278,9 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   res->flow = malloc(((size_t)g->m + 1) * sizeof(double));
   if (!res->load0 || !res->load || !res->flow) { err = lb_error(LB_ERR_MEM, "out of memory for the result"); goto out; }
   memcpy(res->load0, load0, (size_t)g->n * sizeof(double));
+  double ts = MPI_Wtime();
   if ((err = m->setup(&run, &state))) goto out;
+  res->setup_s = MPI_Wtime() - ts;
   if (p->target > 0) {
     if ((err = lb_run_reduction(&run, LB_MAX, 1, &slot_max))) goto out;
     if ((err = lb_run_reduction(&run, LB_SUM, 1, &slot_sum))) goto out;
@@ -267,6 +307,10 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
         total += in->amount;
         if (in->rank >= run.lo && in->rank < run.hi) { run.inj[in->rank] += in->amount; run.load[in->rank] += in->amount; }
       }
+    }
+    if (run.transit_dirty) {
+      for (int e = g->xadj[run.lo]; e < g->xadj[run.hi]; e++) run.transit[e] = 0;
+      run.transit_dirty = 0;
     }
     run.iter_ended = run.moved = 0;
     run.stop = LB_STOP_NONE;

@@ -24,6 +24,10 @@ struct lb_run {
   int lo, hi;              /* local ranks */
   int step, iterations, last_moved;
   double *load, *flow, *inj;
+  double *transit;         /* per directed edge: load posted on it this superstep (lb_run_transit) */
+  int transit_dirty;       /* some local entry of transit is non-zero */
+  double *transit_in;      /* per directed edge: load in transit towards its owner (from edge_swap) */
+  double *held;            /* per rank: load plus load in transit to it */
   int msg_cap, pub_len;
   double *msg[2];          /* msg_cap doubles per directed edge, by superstep parity */
   int *mlen[2], *mstamp[2];
@@ -46,7 +50,11 @@ struct lb_backend_ops {
   lb_err (*exchange)(lb_run *run, int *flags, int nflags);
   /* Reduce nv doubles in place over all processes (engine measurements). */
   lb_err (*allreduce)(lb_run *run, double *v, int nv, lb_op op);
-  lb_err (*gather_loads)(lb_run *run, double *all);
+  /* For every directed edge e of a local rank: in[e] = out[rev[e]], the
+   * value the neighbour wrote for the opposite direction (collective). */
+  lb_err (*edge_swap)(lb_run *run, const double *out, double *in);
+  /* all[0..n) = local[r] of every rank r (collective). */
+  lb_err (*gather)(lb_run *run, const double *local, double *all);
   void (*teardown)(lb_run *run);
 };
 

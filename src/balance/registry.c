@@ -7,10 +7,16 @@
 #define LB_METHOD_LIST(X) \
   X(diffusion)            \
   X(diffusion_discrete)   \
+  X(second_order)         \
+  X(chebyshev)            \
+  X(chemotaxis)           \
+  X(dimension_exchange)   \
   X(multilevel)           \
   X(tree)                 \
   X(ripple_tortoise)      \
-  X(ripple_hare)
+  X(ripple_hare)          \
+  X(sfc)                  \
+  X(sfc_shift)
 
 #define LB_DECLARE(name) extern const lb_method lb_method_##name;
 LB_METHOD_LIST(LB_DECLARE)

@@ -63,3 +63,43 @@ lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t)
   free(fill);
   return LB_OK;
 }
+
+/* The per-source trees of seed 004.  On these graphs the subtree below a
+ * rank depends only on the link the load came in by, so children and sizes
+ * follow from (r, from) alone; kid and size may be NULL to ask whether the
+ * graph has such trees. */
+int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *size)
+{
+  int nk = 0;
+#define ADD(k, s) do { if (kid) { kid[nk] = (k); size[nk] = (s); } nk++; } while (0)
+  switch (g->kind) {
+  case LB_GRAPH_LINE: {
+    int n = g->n;
+    if (r > 0 && from != r - 1 && (from < 0 || from == r + 1)) { ADD(r - 1, r); }
+    if (r + 1 < n && from != r + 1 && (from < 0 || from == r - 1)) { ADD(r + 1, n - 1 - r); }
+    break;
+  }
+  case LB_GRAPH_MESH2D: {
+    int A = g->dims[0], B = g->dims[1], x = r % A, y = r / A;
+    int in_row = from < 0 || from / A == y;
+    if (in_row) {
+      if (x > 0 && from != r - 1) { ADD(r - 1, x * B); }
+      if (x + 1 < A && from != r + 1) { ADD(r + 1, (A - 1 - x) * B); }
+    }
+    if (y > 0 && (in_row || from == r + A)) { ADD(r - A, y); }
+    if (y + 1 < B && (in_row || from == r - A)) { ADD(r + A, B - 1 - y); }
+    break;
+  }
+  case LB_GRAPH_HYPERCUBE: {
+    int D = g->dims[0], k = D;
+    if (from >= 0)
+      for (k = 0; k < D && (r ^ from) != (1 << k); k++) {}
+    for (int u = 0; u < k; u++) { ADD(r ^ (1 << u), 1 << u); }
+    break;
+  }
+  default:
+    return -1;
+  }
+#undef ADD
+  return nk;
+}

@@ -10,11 +10,17 @@
 #include <string.h>
 
 #include "balance.h"
+#include "json.h"
+#include "lbchain.h"
 #include "scenario.h"
+#include "taskbench.h"
+#include "zoltan_lb.h"
 
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
-  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n\n";
+  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n"
+  "  lbbench -chain CELLS -graph line:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
+  "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n\n";
 
 #define MAX_INJECT 64
 #define MAX_TRACE_RANKS 4096
@@ -67,20 +73,13 @@ static lb_err observe(lb_run *run, void *ctx)
   return err ? err : trace_loads(t, lb_run_graph(run)->n, t->all);
 }
 
-static void json_string(FILE *f, const char *key, const char *v)
-{
-  fprintf(f, "\"%s\":\"", key);
-  for (const char *c = v; *c; c++) {
-    if (*c == '"' || *c == '\\') fputc('\\', f);
-    if ((unsigned char)*c >= 0x20) fputc(*c, f);
-  }
-  fputs("\",", f);
-}
-
 typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
-  PetscBool virt, trace, costs;
+  char tasks[64], select[16];
+  PetscBool virt, trace, costs, task_mode;
+  PetscReal zoltan_tol;
   PetscReal base;
+  PetscInt chain;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
@@ -115,8 +114,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
   if (me == 0) {
     const char *backend = p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
-    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  stop %s\n",
-           res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, lb_stop_name(res.stop));
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  setup %.6f s  stop %s\n",
+           res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
     printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
     if (p.track_costs) printf("  migration_cost %.6g  imbalance_cost %.6g\n", res.migration_cost, res.imbalance_cost);
@@ -131,8 +130,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       fprintf(f, "\"ranks\":%d,", g->n);
       json_string(f, "backend", backend);
       json_string(f, "scenario", o->scenario);
-      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
-              res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
+              res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, res.setup_s);
       json_string(f, "stop_reason", lb_stop_name(res.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
                  "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g",
@@ -149,6 +148,87 @@ out:
   free(t.json);
   free(load);
   lb_graph_destroy(&g);
+  return err;
+}
+
+/* Chain mode: the scenario gives one weight per cell of a curve of
+ * o->chain cells, first split into P pieces of equal cell count; the method
+ * runs on line:P and its loads are realised as cuts on the curve. */
+static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
+{
+  lb_graph *g = NULL, curve;
+  double *w = NULL;
+  int64_t *counts = NULL, first = 0, n = o->chain;
+  lb_chain_result res;
+  int have_res = 0, size;
+  lb_err err = lb_graph_create(o->graph, &g);
+  if (err) return err;
+  int P = g->n;
+  if (g->kind != LB_GRAPH_LINE) err = lb_error(LB_ERR_ARG, "-chain runs on the chain of ranks: give -graph line:P, not '%s'", g->spec);
+  lb_graph_destroy(&g);
+  if (err) return err;
+  if (MPI_Comm_size(o->p.comm, &size) != MPI_SUCCESS) return lb_error(LB_ERR_MPI, "MPI_Comm_size failed");
+  if (o->p.backend == LB_BACKEND_MPI && size != P)
+    return lb_error(LB_ERR_SIZE, "graph 'line:%d' has %d ranks but the MPI backend runs on %d processes (use as many processes or -virtual)", P, P, size);
+  /* A scenario reads only the size and shape of its graph: the curve is a
+   * line of cells, described without building its edges. */
+  memset(&curve, 0, sizeof curve);
+  curve.kind = LB_GRAPH_LINE;
+  curve.n = curve.dims[0] = (int)n;
+  snprintf(curve.spec, sizeof curve.spec, "curve of %lld cells", (long long)n);
+  w = malloc((size_t)n * sizeof *w);
+  counts = malloc((size_t)P * sizeof *counts);
+  if (!w || !counts) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
+  if ((err = lb_scenario_loads(&curve, o->scenario, o->base, w))) goto out;
+  for (int q = 0; q < P; q++) counts[q] = n * (q + 1) / P - n * q / P;
+  if (o->p.backend == LB_BACKEND_MPI) {
+    first = n * me / P;
+    err = lb_chain_balance(m, &o->p, counts[me], w + first, P, NULL, &res);
+  } else {
+    err = lb_chain_balance(m, &o->p, n, w, P, counts, &res);
+  }
+  if (err) goto out;
+  have_res = 1;
+  lb_metrics mt, cm;
+  if ((err = lb_metrics_compute(&res.run, &mt))) goto out;
+  lb_metrics_loads(P, res.cut.part_load, &cm);
+  if (me == 0) {
+    const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
+    printf("lbbench: %s in chain mode on line:%d (%s backend), %lld cells, scenario %s\n", m->name, P, backend, (long long)n, o->scenario);
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  stop %s\n",
+           res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s, lb_stop_name(res.run.stop));
+    printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
+           cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
+    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max);
+    printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
+           res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
+    if (o->json[0]) {
+      FILE *f = fopen(o->json, "a");
+      if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
+      fputc('{', f);
+      json_string(f, "method", m->name);
+      fprintf(f, "\"graph\":\"line:%d\",\"ranks\":%d,", P, P);
+      json_string(f, "backend", backend);
+      json_string(f, "scenario", o->scenario);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
+              res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s);
+      json_string(f, "stop_reason", lb_stop_name(res.run.stop));
+      fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,",
+              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+      fprintf(f, "\"cells\":%lld,\"migrated_cells\":%lld,\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,"
+                 "\"method_max_over_avg\":%.17g,\"cut_time_s\":%.9g,\"sfc_time_s\":%.9g",
+              (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,
+              mt.max_over_avg, res.cut_time_s, res.sfc_time_s);
+      if (o->p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.run.migration_cost, res.run.imbalance_cost);
+      fputs("}\n", f);
+      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+    }
+  }
+out:
+  if (have_res) lb_chain_result_free(&res);
+  free(w);
+  free(counts);
   return err;
 }
 
@@ -192,17 +272,21 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point:RANK:AMOUNT, box, random:SEED, file:PATH", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT, box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report seed 004 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
+  PetscCall(PetscOptionsString("-tasks", "task mode (seed 001): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsString("-select", "task mode: task selection order, gain (edge-cut gain first) or index", NULL, o->select, o->select, sizeof o->select, NULL));
+  PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
   PetscCall(PetscOptionsReal("-lb_target", "stop when avg/max >= target (0: off)", NULL, target, &target, NULL));
   PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
+  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind at N0, 2 N0, ..., N1 ranks (virtual) and fit iterations ~ N^p", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
@@ -222,6 +306,8 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Methods (-lb_method):\n"));
     for (int i = 0; i < lb_method_count(); i++)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-20s %s\n", lb_method_get(i)->name, lb_method_get(i)->summary));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-20s %s\n  %-20s %s\n  %-20s %s\n", "zoltan-rcb", "Zoltan recursive coordinate bisection (task mode)",
+                          "zoltan-hsfc", "Zoltan Hilbert space-filling curve (task mode)", "zoltan-graph", "Zoltan PHG graph repartitioning, LB_APPROACH=REPARTITION (task mode)"));
   }
   o->p.target = target;
   o->p.max_iters = (int)max_iters;
@@ -237,6 +323,7 @@ static lb_err bench(int me)
 {
   bench_opts o;
   memset(&o, 0, sizeof o);
+  o.zoltan_tol = 1.001; /* the diffusion runs' usual target 0.999 */
   const lb_method *m = NULL;
   lb_err err;
   PetscBool help_only;
@@ -246,7 +333,8 @@ static lb_err bench(int me)
   if (!o.graph[0]) return lb_error(LB_ERR_ARG, "-graph is required (e.g. -graph line:16)");
   if (!o.scenario[0]) return lb_error(LB_ERR_ARG, "-scenario is required (e.g. -scenario point:0:16)");
   if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");
-  if (!m) return lb_error(LB_ERR_METHOD, "-lb_method '%s' is not a known method (see -help)", o.method);
+  int zoltan = lb_zoltan_is_method(o.method);
+  if (!m && !zoltan) return lb_error(LB_ERR_METHOD, "-lb_method '%s' is not a known method (see -help)", o.method);
   lb_params p;
   lb_params_init(&p, m);
   memcpy(p.opt, o.p.opt, sizeof p.opt);
@@ -258,6 +346,23 @@ static lb_err bench(int me)
   p.ninject = o.p.ninject;
   p.track_costs = o.costs;
   o.p = p;
+  if (o.chain < 0) return lb_error(LB_ERR_ARG, "-chain %d: the number of cells must be positive", (int)o.chain);
+  if (o.chain > 0) {
+    if (o.scale[0] || o.trace || o.p.ninject)
+      return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
+    return run_chain(&o, m, me);
+  }
+  if (o.task_mode || zoltan) {
+    if (o.trace || o.scale[0] || o.p.ninject > 0 || o.costs)
+      return lb_error(LB_ERR_ARG, "-trace, -scale, -inject and -costs are not available in task mode (-tasks, zoltan-*)");
+    lb_select sel = LB_SELECT_GAIN;
+    if (o.select[0] && strcmp(o.select, "gain") != 0) {
+      if (strcmp(o.select, "index") != 0) return lb_error(LB_ERR_ARG, "-select '%s': expected gain or index", o.select);
+      sel = LB_SELECT_INDEX;
+    }
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol};
+    return lb_taskbench_run(&to, me);
+  }
   if (!o.scale[0]) {
     int iters;
     return run_one(&o, m, o.graph, me, &iters);
@@ -290,6 +395,11 @@ static lb_err bench(int me)
 int main(int argc, char **argv)
 {
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  if (lb_zoltan_init(argc, argv)) {
+    fprintf(stderr, "lbbench: error: %s\n", lb_errmsg());
+    PetscCall(PetscFinalize());
+    return 1;
+  }
   PetscMPIInt me;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &me));
   lb_err err = bench(me);

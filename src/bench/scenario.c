@@ -75,7 +75,7 @@ static lb_err random_loads(const lb_graph *g, const char *arg, double base, doub
   return LB_OK;
 }
 
-static lb_err file_loads(const lb_graph *g, const char *path, double *load)
+lb_err lb_read_values(const char *path, int n, const char *what, double *v)
 {
   FILE *f = fopen(path, "r");
   if (!f) return lb_error(LB_ERR_FILE, "load file '%s': cannot open: %s", path, strerror(errno));
@@ -89,24 +89,55 @@ static lb_err file_loads(const lb_graph *g, const char *path, double *load)
     char *p = line, *end;
     while (isspace((unsigned char)*p)) p++;
     if (!*p) continue;
-    double v = strtod(p, &end);
+    double x = strtod(p, &end);
     while (isspace((unsigned char)*end)) end++;
     if (end == p || *end) err = lb_error(LB_ERR_FILE, "load file '%s' line %d: not a number", path, lineno);
-    else if (!isfinite(v) || v < 0) err = lb_error(LB_ERR_LOAD, "load file '%s' line %d: load %g is negative or not finite", path, lineno, v);
-    else if (count >= g->n) err = lb_error(LB_ERR_FILE, "load file '%s': more loads than the %d ranks of graph '%s'", path, g->n, g->spec);
-    else load[count++] = v;
+    else if (!isfinite(x) || x < 0) err = lb_error(LB_ERR_LOAD, "load file '%s' line %d: load %g is negative or not finite", path, lineno, x);
+    else if (count >= n) err = lb_error(LB_ERR_FILE, "load file '%s': more loads than %s", path, what);
+    else v[count++] = x;
   }
   fclose(f);
-  if (!err && count != g->n) err = lb_error(LB_ERR_FILE, "load file '%s': %d loads for the %d ranks of graph '%s'", path, count, g->n, g->spec);
+  if (!err && count != n) err = lb_error(LB_ERR_FILE, "load file '%s': %d loads for %s", path, count, what);
   return err;
+}
+
+static lb_err file_loads(const lb_graph *g, const char *path, double *load)
+{
+  char what[320];
+  snprintf(what, sizeof what, "the %d ranks of graph '%s'", g->n, g->spec);
+  return lb_read_values(path, g->n, what, load);
+}
+
+/* Seed 001 POINT: one rank, the centre of a grid (k_i/2 in every
+ * dimension) or rank n/2 of any other graph, overloaded so that avg/max = 0.9. */
+static lb_err centre_point_loads(const lb_graph *g, double base, double *load)
+{
+  if (g->n < 2) return lb_error(LB_ERR_ARG, "-scenario point: graph '%s' has a single rank", g->spec);
+  if (base == 0) base = 512;
+  int nd = 0, c = g->n / 2;
+  switch (g->kind) {
+  case LB_GRAPH_LINE: case LB_GRAPH_RING: nd = 1; break;
+  case LB_GRAPH_MESH2D: nd = 2; break;
+  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: nd = 3; break;
+  default: break;
+  }
+  if (nd > 0) {
+    c = 0;
+    for (int i = nd - 1; i >= 0; i--) c = c * g->dims[i] + g->dims[i] / 2;
+  }
+  /* (base + x/n) / (base + x) = 0.9 in whole units. */
+  double x = round(0.1 * base / (0.9 - 1.0 / g->n));
+  for (int r = 0; r < g->n; r++) load[r] = base + (r == c ? x : 0);
+  return LB_OK;
 }
 
 lb_err lb_scenario_loads(const lb_graph *g, const char *spec, double base, double *load)
 {
   if (!isfinite(base) || base < 0) return lb_error(LB_ERR_ARG, "-base %g must be a non-negative number", base);
+  if (strcmp(spec, "point") == 0) return centre_point_loads(g, base, load);
   if (strncmp(spec, "point:", 6) == 0) return point_loads(g, spec + 6, base, load);
   if (strcmp(spec, "box") == 0) return box_loads(g, base, load);
   if (strncmp(spec, "random:", 7) == 0) return random_loads(g, spec + 7, base, load);
   if (strncmp(spec, "file:", 5) == 0) return file_loads(g, spec + 5, load);
-  return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point:RANK:AMOUNT, box, random:SEED, file:PATH)", spec);
+  return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point, point:RANK:AMOUNT, box, random:SEED, file:PATH)", spec);
 }

@@ -1,5 +1,7 @@
 # Runs CMD (an lbbench -scale run) and checks its "fitted exponent: X" line
-# against MIN and/or MAX.
+# against MIN and/or MAX.  CMD separates its words with | because a ; would
+# split it before it gets here.
+string(REPLACE "|" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "lbbench failed (${rc}):\n${out}${err}")

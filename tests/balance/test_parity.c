@@ -1,13 +1,29 @@
 /* One method code, two backends: on P MPI processes (P = 1, 2, 4) every
- * method gives bit-identical final loads and flows, and the same rounds,
- * messages and bytes, on the MPI backend and on the virtual backend, for
- * every graph of P ranks below.  Ripple also gets injected load. */
+ * method gives bit-identical final loads and flows, seed 004 costs and
+ * loads seen by an observer after every iteration (load in transit
+ * included), and the same rounds, messages and bytes, on the MPI backend
+ * and on the virtual backend, for every graph of P ranks below.  Ripple
+ * also gets injected load. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "balance.h"
+
+/* Folds the loads after every iteration into one number: a weighted sum
+ * per iteration, each iteration weighted differently. */
+typedef struct { double *all, sum; int its; } trail;
+
+static lb_err follow(lb_run *run, void *ctx)
+{
+  trail *t = ctx;
+  lb_err err = lb_run_gather_loads(run, t->all);
+  if (err) return err;
+  t->its++;
+  for (int r = 0; r < lb_run_graph(run)->n; r++) t->sum += t->all[r] * (r + 1) * t->its;
+  return LB_OK;
+}
 
 int main(int argc, char **argv)
 {
@@ -20,13 +36,16 @@ int main(int argc, char **argv)
   snprintf(specs[ns++], 32, "line:%d", P);
   snprintf(specs[ns++], 32, "ring:%d", P);
   snprintf(specs[ns++], 32, "tree:%d:2", P);
-  if ((P & (P - 1)) == 0) snprintf(specs[ns++], 32, "hypercube:%d", P == 1 ? 0 : P == 2 ? 1 : 2);
-  if (P == 4) snprintf(specs[ns++], 32, "mesh2d:2x2");
+  int D = 0, A = 1;
+  while ((1 << D) < P) D++;
+  if ((1 << D) == P) snprintf(specs[ns++], 32, "hypercube:%d", D);
+  for (int a = 2; a * a <= P; a++) if (P % a == 0) A = a;
+  if (A > 1) snprintf(specs[ns++], 32, "mesh2d:%dx%d", P / A, A);
   const lb_inject inj[2] = {{3, 0, 7}, {5, P - 1, 2}};
   for (int s = 0; s < ns; s++) {
     lb_graph *g;
     if (lb_graph_create(specs[s], &g)) { printf("%s: %s\n", specs[s], lb_errmsg()); MPI_Abort(MPI_COMM_WORLD, 1); }
-    double *load = malloc((size_t)g->n * sizeof *load), total = 0;
+    double *load = malloc((size_t)g->n * sizeof *load), *all = malloc((size_t)g->n * sizeof *all), total = 0;
     for (int r = 0; r < g->n; r++) total += load[r] = (double)((r * 37 + 11) % 23) + (r == 0 ? 40 : 0);
     for (int i = 0; i < lb_method_count(); i++) {
       const lb_method *m = lb_method_get(i);
@@ -35,9 +54,14 @@ int main(int argc, char **argv)
       lb_params_init(&p, m);
       if (!(m->flags & LB_TERMINATES)) p.max_iters = 40;
       if (m->flags & LB_INJECT) { p.inject = inj; p.ninject = 2; }
+      trail tv = {all, 0, 0}, tm = {all, 0, 0};
+      p.track_costs = 1;
+      p.observer = follow;
+      p.observer_ctx = &tv;
       lb_err ev = lb_balance(g, m, &p, load, &rv);
       p.backend = LB_BACKEND_MPI;
       p.comm = MPI_COMM_WORLD;
+      p.observer_ctx = &tm;
       lb_err em = lb_balance(g, m, &p, load, &rm);
       if (ev != em) { if (me == 0) printf("%s on %s: virtual says %d, MPI %d (%s)\n", m->name, specs[s], ev, em, lb_errmsg()); bad = 1; continue; }
       if (ev == LB_ERR_UNSUPPORTED) continue;
@@ -45,7 +69,9 @@ int main(int argc, char **argv)
       int same = memcmp(rv.load, rm.load, (size_t)g->n * sizeof(double)) == 0 &&
                  memcmp(rv.flow, rm.flow, (size_t)g->m * sizeof(double)) == 0 &&
                  rv.rounds == rm.rounds && rv.messages == rm.messages && rv.bytes == rm.bytes &&
-                 rv.iterations == rm.iterations && rv.stop == rm.stop;
+                 rv.iterations == rm.iterations && rv.stop == rm.stop &&
+                 rv.migration_cost == rm.migration_cost && rv.imbalance_cost == rm.imbalance_cost &&
+                 tv.sum == tm.sum && tv.its == tm.its;
       double sum = 0;
       for (int r = 0; r < g->n; r++) sum += rm.load[r];
       double want = total + rm.injected;
@@ -59,6 +85,7 @@ int main(int argc, char **argv)
       lb_result_free(&rm);
     }
     free(load);
+    free(all);
     lb_graph_destroy(&g);
   }
   MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -33,7 +33,7 @@ static lb_err diffusion_step(lb_run *run, void *state, int lo, int hi)
   if (lb_run_step(run) > 0) {
     const double *restrict in = lb_pub_in(run);
     for (int r = lo; r < hi; r++) {
-      double l = in[r] , sent = 0;
+      double l = in[r], sent = 0;
       for (int e = xadj[r]; e < xadj[r + 1]; e++) {
         double f = alpha * (l - in[adj[e]]);
         flow[e] += f;

@@ -1,69 +1,98 @@
 /* Seed 004 (Melhem, Pruhs, Znati): the Ripple algorithms.  Every load
  * change f at rank i (the initial deviation from the average, and later
- * -inject load) is spread over a spanning tree S_i rooted at i: i keeps
- * f/n and schedules size(child)/n of f for each child link; a rank that
- * receives rho on a link keeps rho/(u+1) (u: ranks below it) and schedules
- * size(child)/(u+1) of rho on each child link.  The trees are the paper's:
- * the line itself, row tree plus column trees on a 2D mesh, binomial trees
- * on a hypercube.  They satisfy "same in-link, same subtree", so one
- * scheduling table per link serves every source and the algorithms A_i
- * superimpose by plain addition.
+ * -inject load) is spread over a spanning tree S_i rooted at i so that every
+ * rank ends with f/n of it.  The trees are the paper's: the line itself, row
+ * tree plus column trees on a 2D mesh, binomial trees on a hypercube.  They
+ * satisfy "same in-link, same subtree", so one scheduling table per link
+ * serves every source and the algorithms A_i superimpose by plain addition.
+ * Load posted in superstep s is read by its receiver in superstep s + 1
+ * (the paper's "received at t, passed at t + 1").
  *
- * The two schedules (only forked load is scheduled; passed load leaves at
- * once, seed 004 S3):
- *  - tortoise: the source sends f/n per step on each child link, for as
- *    many steps as the child's subtree has ranks (seed 004 S1);
- *  - hare: the source sends each child's whole share in the first step.
- * Hare here is this eager schedule; the paper's Figure 1, which would bound
- * every load by f/t, is not in the text available to us. */
+ * Tortoise (seed 004 S1-S3): the source sends f/n per step on each child
+ * link, for as many steps as the child's subtree has ranks; a rank that
+ * receives rho keeps rho/(u+1) (u: ranks below it) and passes
+ * size(child)/(u+1) of rho on at once.
+ *
+ * Hare: seed 004 defines it by the condition L_{j,t} <= f/t for ranks within
+ * t hops of the source, and zero beyond (its Figure 1 is not in our text).
+ * Passing load on at once cannot meet it on a line: the wave front would
+ * carry the whole remaining share.  Hare here spreads each side equally
+ * instead.  Take one side of a line: the root and the m ranks beyond it,
+ * each to end with w (the share of one rank), so the side's load including
+ * the root's part is F = w (m + 1), the paper's "L" of Figure 1.  After
+ * step t every rank reached so far on that side, the root and the t nearest,
+ * holds F/(t+1).  Keeping that level from step t-1 to t moves
+ *      F (k+1) / (t (t+1))        from distance k to k+1, for k < t <= m,
+ * at most F/(t+1) < f/t, always away from the root; every rank holds at
+ * most F/(t+1) <= f/(t+1).  Summed over the steps the root sends the side's
+ * share w m, a rank keeps w of what it receives (the paper's 1/(u+1)), and
+ * the costs are those of seed 004 Table 1: migration F (H_{m+1} - 1) and
+ * load imbalance Theta(f log n) for f = n.
+ *
+ * Trees are composed of such lines.  The load reaching rank r from its
+ * parent either goes on straight (the child in the same direction, the
+ * line's next rank) or turns into a side subtree (a column off the row; on
+ * the hypercube every child, since each dimension is a line of two ranks).
+ * A line's ranks all carry the same number omega of ranks (themselves plus
+ * their side subtrees), so w = omega f/n.  The rank the line front reaches
+ * at distance k schedules at once everything it will pass on that line
+ * (the rates above, which it knows from k, w and the line length) and
+ * starts its side lines as new lines rooted at itself: a column starts
+ * when the row front arrives, as the paper composes row and column Hare.
+ * Flows therefore never go back towards the root.  A spread of the whole
+ * tree by reached set, every reached rank at the same load, would have to
+ * move load back: on a binomial tree the leaf across dimension 0 holds
+ * f/(d+1) after step 1 and must return part of it when more ranks are
+ * reached; the same happens to the shorter side of a line.  On the
+ * hypercube the composition sends each subtree's share in one step, so a
+ * rank at depth t holds at most f/2^t, the paper's bound there.  On a d x d
+ * mesh both costs are Theta(f log d).  Table 1's d^2 imbalance (f = n)
+ * needs moving load back: with flows only away from the root each column
+ * holds at most its final share f/d, so up to step d/4 the at most 2t+1
+ * row ranks reached still hold nearly half of f between them.
+ *
+ * Only line fronts carry information: a message is its load followed by
+ * pairs (k, f/n), one for every line whose front it is (k: the receiver's
+ * distance from the line's root); fronts of equal k on one link start
+ * identical schedules and are merged. */
 #include "balance.h"
 
 #include <stdlib.h>
 
+#define MAX_KIDS 64
+
 typedef struct {
-  int eager;          /* hare */
+  int hare;
   int H;              /* table length (circular in time) */
   double *T;          /* T[e*H + t mod H]: load to send on directed edge e at step t */
   unsigned char *set; /* entry written since it was last sent */
   long long *pending; /* per rank: entries set */
   int slot_avg, slot_pending;
   double avg;
+  int fcap;           /* hare: most fronts one message can carry */
+  int *nfront;        /* hare: fronts leaving the rank being processed, per out-link */
+  double *front;      /* hare: (k, f/n) pairs, fcap per out-link */
 } ripple_state;
 
-/* Children of rank r in the tree it belongs to when load arrives from
- * rank `from` (-1: r is the source), with their subtree sizes. */
-static int ripple_children(const lb_graph *g, int r, int from, int *kid, int *size)
+/* Where load that reached r from `from` (-1 at the source) goes next. */
+typedef struct {
+  int nk, kid[MAX_KIDS], size[MAX_KIDS];
+  int cont;   /* index in kid of the line's next rank, -1 if none */
+  int omega;  /* ranks each node of r's line carries: 1 + sizes of the side subtrees */
+  int beyond; /* line ranks after r */
+} line_view;
+
+static int line_at(const lb_graph *g, int r, int from, line_view *v)
 {
-  int nk = 0;
-  switch (g->kind) {
-  case LB_GRAPH_LINE: {
-    int n = g->n;
-    if (r > 0 && from != r - 1 && (from < 0 || from == r + 1)) { kid[nk] = r - 1; size[nk++] = r; }
-    if (r + 1 < n && from != r + 1 && (from < 0 || from == r - 1)) { kid[nk] = r + 1; size[nk++] = n - 1 - r; }
-    break;
+  v->nk = lb_source_tree_children(g, r, from, v->kid, v->size);
+  v->cont = -1;
+  v->omega = 1;
+  for (int i = 0; i < v->nk; i++) {
+    if (from >= 0 && v->kid[i] - r == r - from) v->cont = i;
+    else v->omega += v->size[i];
   }
-  case LB_GRAPH_MESH2D: {
-    int A = g->dims[0], B = g->dims[1], x = r % A, y = r / A;
-    int in_row = from < 0 || from / A == y;
-    if (in_row) {
-      if (x > 0 && from != r - 1) { kid[nk] = r - 1; size[nk++] = x * B; }
-      if (x + 1 < A && from != r + 1) { kid[nk] = r + 1; size[nk++] = (A - 1 - x) * B; }
-    }
-    if (y > 0 && (in_row || from == r + A)) { kid[nk] = r - A; size[nk++] = y; }
-    if (y + 1 < B && (in_row || from == r - A)) { kid[nk] = r + A; size[nk++] = B - 1 - y; }
-    break;
-  }
-  case LB_GRAPH_HYPERCUBE: {
-    int D = g->dims[0], k = D;
-    if (from >= 0)
-      for (k = 0; k < D && (r ^ from) != (1 << k); k++) {}
-    for (int u = 0; u < k; u++) { kid[nk] = r ^ (1 << u); size[nk++] = 1 << u; }
-    break;
-  }
-  default:
-    break;
-  }
-  return nk;
+  v->beyond = v->cont >= 0 ? v->size[v->cont] / v->omega : 0;
+  return v->cont < 0 || v->size[v->cont] % v->omega == 0;
 }
 
 static void ripple_destroy(void *p)
@@ -73,31 +102,66 @@ static void ripple_destroy(void *p)
   free(s->T);
   free(s->set);
   free(s->pending);
+  free(s->nfront);
+  free(s->front);
   free(s);
 }
 
-static lb_err ripple_setup_common(lb_run *run, void **state, int eager)
+/* Hare's table length and message size: the longest line, and how many
+ * distinct fronts can share a link in one step (one per line fork step
+ * when only sources start lines, else one per distance). */
+static lb_err hare_sizes(lb_run *run, ripple_state *s)
 {
   const lb_graph *g = lb_run_graph(run);
-  if (g->kind != LB_GRAPH_LINE && g->kind != LB_GRAPH_MESH2D && g->kind != LB_GRAPH_HYPERCUBE)
+  const lb_params *p = lb_run_params(run);
+  int longest = 1, sides = 0;
+  line_view v;
+  for (int r = 0; r < g->n; r++)
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
+      if (!line_at(g, r, g->adj[e], &v))
+        return lb_error(LB_ERR_UNSUPPORTED, "ripple-hare: the lines of the Ripple trees of '%s' carry unequal subtrees", g->spec);
+      if (1 + v.beyond > longest) longest = 1 + v.beyond;
+      if (v.omega > 1) sides = 1;
+    }
+  int nfork = 1;
+  for (int i = 0; i < p->ninject; i++) {
+    int st = p->inject[i].step > 1 ? p->inject[i].step : 1, seen = st == 1;
+    for (int j = 0; j < i && !seen; j++) seen = (p->inject[j].step > 1 ? p->inject[j].step : 1) == st;
+    nfork += !seen;
+  }
+  s->H = longest;
+  s->fcap = sides || nfork > longest ? longest : nfork;
+  return LB_OK;
+}
+
+static lb_err ripple_setup_common(lb_run *run, void **state, int hare)
+{
+  const lb_graph *g = lb_run_graph(run);
+  const char *name = hare ? "ripple-hare" : "ripple-tortoise";
+  if (lb_source_tree_children(g, 0, -1, NULL, NULL) < 0)
     return lb_error(LB_ERR_UNSUPPORTED, "Ripple needs the trees of a line, mesh2d or hypercube graph, not '%s'", g->spec);
+  if (g->max_degree > MAX_KIDS) return lb_error(LB_ERR_UNSUPPORTED, "%s: '%s' has ranks of more than %d links", name, g->spec, MAX_KIDS);
   ripple_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
-  s->eager = eager;
-  /* Tortoise schedules up to one subtree size ahead; passed load leaves at once. */
-  s->H = eager ? 1 : g->n;
-  size_t cells = (2 * (size_t)g->m + 1) * (size_t)s->H;
-  if (cells > ((size_t)1 << 27))
-    return lb_error(LB_ERR_UNSUPPORTED, "ripple-tortoise tables for '%s' need %zu entries (more than 2^27)", g->spec, cells);
-  s->T = calloc(cells, sizeof(double));
-  s->set = calloc(cells, 1);
-  s->pending = calloc((size_t)g->n, sizeof(long long));
-  if (!s->T || !s->set || !s->pending) return lb_error(LB_ERR_MEM, "out of memory for Ripple tables");
+  s->hare = hare;
   lb_err err;
+  /* Tortoise schedules up to one subtree size ahead, Hare one line length. */
+  if (hare) { if ((err = hare_sizes(run, s))) return err; }
+  else s->H = g->n;
+  size_t nd = 2 * (size_t)g->m + 1, msg = 1 + 2 * (size_t)s->fcap;
+  size_t cells = nd * (size_t)s->H + 2 * nd * msg;
+  if (cells > ((size_t)1 << 27))
+    return lb_error(LB_ERR_UNSUPPORTED, "%s tables for '%s' need %zu entries (more than 2^27)", name, g->spec, cells);
+  s->T = calloc(nd * (size_t)s->H, sizeof(double));
+  s->set = calloc(nd * (size_t)s->H, 1);
+  s->pending = calloc((size_t)g->n, sizeof(long long));
+  s->nfront = calloc((size_t)g->max_degree + 1, sizeof(int));
+  s->front = calloc(((size_t)g->max_degree + 1) * (2 * (size_t)s->fcap + 1), sizeof(double));
+  if (!s->T || !s->set || !s->pending || !s->nfront || !s->front) return lb_error(LB_ERR_MEM, "out of memory for Ripple tables");
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot_avg))) return err;
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot_pending))) return err;
-  return lb_run_channels(run, 1, 0);
+  return lb_run_channels(run, (int)msg, 0);
 }
 
 static lb_err tortoise_setup(lb_run *run, void **state) { return ripple_setup_common(run, state, 0); }
@@ -110,60 +174,136 @@ static void schedule(ripple_state *s, int r, int e, long long t, double amount)
   if (!s->set[i]) { s->set[i] = 1; s->pending[r]++; }
 }
 
+/* Out-link i of the rank being processed gets front (k, unit). */
+static lb_err add_front(ripple_state *s, int i, double k, double unit)
+{
+  double *f = s->front + (size_t)i * 2 * s->fcap;
+  for (int j = 0; j < s->nfront[i]; j++)
+    if (f[2 * j] == k) { f[2 * j + 1] += unit; return LB_OK; }
+  if (s->nfront[i] == s->fcap)
+    return lb_error(LB_ERR_UNSUPPORTED, "ripple-hare: more than %d line fronts on one link in one step", s->fcap);
+  f[2 * s->nfront[i]] = k;
+  f[2 * s->nfront[i] + 1] = unit;
+  s->nfront[i]++;
+  return LB_OK;
+}
+
+/* Rank r at distance k from the root of a line of m ranks past the root,
+ * each carrying w: from this step on, pass F (k+1) / (t (t+1)) to the line's
+ * next rank at line step t = k+1 .. m, and tell it it is at distance k+1. */
+static lb_err hare_line(ripple_state *s, const lb_graph *g, int r, int next, long long step,
+                        int k, int m, double w, double unit)
+{
+  int e = lb_graph_edge(g, r, next);
+  double c = w * (m + 1) * (k + 1);
+  for (int t = k + 1; t <= m; t++) schedule(s, r, e, step + t - k - 1, c / ((double)t * (t + 1)));
+  return add_front(s, e - g->xadj[r], k + 1, unit);
+}
+
+/* Start a line from r towards every child of v except `skip`. */
+static lb_err hare_start_lines(ripple_state *s, const lb_graph *g, int r, const line_view *v, int skip,
+                               long long step, double unit)
+{
+  line_view c;
+  lb_err err;
+  for (int i = 0; i < v->nk; i++) {
+    if (i == skip) continue;
+    line_at(g, v->kid[i], r, &c);
+    if ((err = hare_line(s, g, r, v->kid[i], step, 0, 1 + c.beyond, unit * c.omega, unit))) return err;
+  }
+  return LB_OK;
+}
+
+/* The front of a line reached r from `from`: r is at distance k. */
+static lb_err hare_front(ripple_state *s, const lb_graph *g, int r, int from, long long step, int k, double unit)
+{
+  line_view v;
+  line_at(g, r, from, &v);
+  lb_err err;
+  if (v.cont >= 0 && (err = hare_line(s, g, r, v.kid[v.cont], step, k, k + v.beyond, unit * v.omega, unit))) return err;
+  return hare_start_lines(s, g, r, &v, v.cont, step, unit);
+}
+
+/* Load injected before this step at any rank: it forks now, so a run that
+ * was idle must not stop (every process sees the whole injection list). */
+static int injected_now(const lb_run *run)
+{
+  const lb_params *p = lb_run_params(run);
+  for (int i = 0; i < p->ninject; i++)
+    if (p->inject[i].step == lb_run_step(run) && p->inject[i].amount != 0) return 1;
+  return 0;
+}
+
 static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 {
   ripple_state *s = state;
   const lb_graph *g = lb_run_graph(run);
   double *load = lb_run_load(run), *flow = lb_run_flow(run);
   int step = lb_run_step(run), n = g->n;
-  int kid[64], size[64];
+  lb_err err;
   if (step == 0) {
     for (int r = lo; r < hi; r++) lb_reduce(run, s->slot_avg, 0, load[r]);
     return LB_OK;
   }
   if (step == 1) s->avg = lb_reduced(run, s->slot_avg, 0) / n;
-  else if (lb_reduced(run, s->slot_pending, 0) == 0) {
+  else if (lb_reduced(run, s->slot_pending, 0) == 0 && !injected_now(run)) {
     lb_run_stop(run, LB_STOP_CONVERGED);
     return LB_OK;
   }
   int moved = 0;
   for (int r = lo; r < hi; r++) {
-    /* S3: keep a fair share of passed load, pass the rest on at once. */
+    int deg = g->xadj[r + 1] - g->xadj[r];
+    for (int i = 0; i < deg; i++) s->nfront[i] = 0;
+    /* Passed load: Tortoise passes all but a fair share on at once; Hare's
+     * schedules were set when the front came by, except for new fronts. */
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
       const double *msg;
-      if (!lb_msg_recv(run, e, &msg)) continue;
+      int len = lb_msg_recv(run, e, &msg);
+      if (!len) continue;
       double rho = msg[0];
       load[r] += rho;
       flow[e] -= rho;
       moved = 1;
-      int nk = ripple_children(g, r, g->adj[e], kid, size), u = 0;
-      for (int i = 0; i < nk; i++) u += size[i];
-      for (int i = 0; i < nk; i++) schedule(s, r, lb_graph_edge(g, r, kid[i]), step, rho * size[i] / (u + 1));
+      if (s->hare) {
+        for (int j = 1; j + 1 < len; j += 2)
+          if ((err = hare_front(s, g, r, g->adj[e], step, (int)msg[j], msg[j + 1]))) return err;
+        continue;
+      }
+      line_view v;
+      line_at(g, r, g->adj[e], &v);
+      int u = 0;
+      for (int i = 0; i < v.nk; i++) u += v.size[i];
+      for (int i = 0; i < v.nk; i++) schedule(s, r, lb_graph_edge(g, r, v.kid[i]), step, rho * v.size[i] / (u + 1));
     }
     /* S1: new load (the initial deviation, or injected load) forks here. */
     double f = step == 1 ? load[r] - s->avg : lb_run_injected(run, r);
     if (f != 0) {
-      int nk = ripple_children(g, r, -1, kid, size);
-      for (int i = 0; i < nk; i++) {
-        int e = lb_graph_edge(g, r, kid[i]);
-        if (s->eager) schedule(s, r, e, step, f * size[i] / n);
-        else for (int a = 0; a < size[i]; a++) schedule(s, r, e, (long long)step + a, f / n);
-      }
+      line_view v;
+      line_at(g, r, -1, &v);
+      if (s->hare) { if ((err = hare_start_lines(s, g, r, &v, -1, step, f / n))) return err; }
+      else
+        for (int i = 0; i < v.nk; i++)
+          for (int a = 0; a < v.size[i]; a++) schedule(s, r, lb_graph_edge(g, r, v.kid[i]), (long long)step + a, f / n);
     }
-    /* S2: send what the tables hold for this step. */
+    /* S2: send what the tables hold for this step, with the new fronts. */
     long long posted = 0;
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
       size_t i = (size_t)e * s->H + (size_t)(step % s->H);
-      if (!s->set[i]) continue;
-      double amount = s->T[i];
-      s->T[i] = 0;
-      s->set[i] = 0;
-      s->pending[r]--;
-      if (amount == 0) continue;
-      double *msg = lb_msg_post(run, e, 1);
+      int nf = s->nfront[e - g->xadj[r]];
+      double amount = 0;
+      if (s->set[i]) {
+        amount = s->T[i];
+        s->T[i] = 0;
+        s->set[i] = 0;
+        s->pending[r]--;
+      }
+      if (amount == 0 && nf == 0) continue;
+      double *msg = lb_msg_post(run, e, 1 + 2 * nf);
       msg[0] = amount;
+      for (int j = 0; j < 2 * nf; j++) msg[1 + j] = s->front[(size_t)(e - g->xadj[r]) * 2 * s->fcap + j];
       load[r] -= amount;
       flow[e] += amount;
+      lb_run_transit(run, e, amount);
       posted++;
       moved = 1;
     }
@@ -179,6 +319,6 @@ const lb_method lb_method_ripple_tortoise = {
 };
 
 const lb_method lb_method_ripple_hare = {
-  "ripple-hare", "seed 004 Ripple, eager schedule (each link's share at once)",
+  "ripple-hare", "seed 004 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
   LB_CONNECTED | LB_TERMINATES | LB_INJECT, NULL, 0, hare_setup, ripple_step, ripple_destroy
 };

@@ -1,5 +1,6 @@
 /* Seed 002 (Langer): perfect balance with the fewest migrations over a BFS
- * spanning tree rooted at rank 0.  One global sum gives q = floor(W/n) and
+ * spanning tree rooted at the graph's centre (which halves the rounds of the
+ * two passes on a line compared with an end).  One global sum gives q = floor(W/n) and
  * r = W mod n.  Upward pass: every rank sends its parent the units in its
  * subtree and how many of its ranks hold more than q.  Downward pass: each
  * rank hands out its subtree's r-share of "q+1" places, first to ranks that
@@ -30,13 +31,37 @@ static void tree_destroy(void *p)
   free(s);
 }
 
+/* The middle of the grid for structured graphs (rank 0 is the root of a
+ * K-ary tree and central enough in a hypercube); elsewhere the middle of a
+ * longest BFS path found by two sweeps. */
+static int centre(const lb_graph *g)
+{
+  int A = g->dims[0], B = g->dims[1], C = g->dims[2];
+  switch (g->kind) {
+  case LB_GRAPH_LINE: case LB_GRAPH_RING: return g->n / 2;
+  case LB_GRAPH_MESH2D: return A / 2 + A * (B / 2);
+  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: return A / 2 + A * (B / 2 + B * (C / 2));
+  case LB_GRAPH_HYPERCUBE: case LB_GRAPH_TREE: return 0;
+  case LB_GRAPH_EDGES: break;
+  }
+  lb_tree t;
+  if (lb_tree_bfs(g, 0, &t)) return 0;
+  int a = t.order[g->n - 1];
+  lb_tree_free(&t);
+  if (lb_tree_bfs(g, a, &t)) return 0;
+  int mid = t.order[g->n - 1];
+  for (int k = t.height / 2; k > 0; k--) mid = t.parent[mid];
+  lb_tree_free(&t);
+  return mid;
+}
+
 static lb_err tree_setup(lb_run *run, void **state)
 {
   const lb_graph *g = lb_run_graph(run);
   tree_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
-  lb_err err = lb_tree_bfs(g, 0, &s->t);
+  lb_err err = lb_tree_bfs(g, centre(g), &s->t);
   if (err) return err;
   size_t nd = 2 * (size_t)g->m + 1, n = (size_t)g->n;
   s->wsub = calloc(nd, sizeof(double));
@@ -83,6 +108,7 @@ static void hand_out(lb_run *run, tree_state *s, int r, long long extra)
     double send = target - s->wsub[e];
     load[r] -= send;
     flow[e] += send;
+    lb_run_transit(run, e, send);
     double *msg = lb_msg_post(run, e, 1);
     msg[0] = (double)gv[i];
   }

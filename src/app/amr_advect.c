@@ -1,0 +1,291 @@
+/* The advection problems of amr2d/amr3d: one adapt interval is a pressure
+ * solve (darcy-transport only), -amr_interval explicit steps, a report
+ * record, VTK, marking, adaptation and repartitioning.  Compiled for 2D and
+ * 3D (P4_TO_P8). */
+#include "app/amr_advect.h"
+#include "app/options.h"
+#include "fem/advect_darcy.h"
+#include "fem/problem.h"
+#include "mesh/mark.h"
+#include "mesh/vtk.h"
+
+#ifndef P4_TO_P8
+#include <p4est_extended.h>
+#define AMR_PROGRAM "amr2d"
+#else
+#include <p8est_extended.h>
+#define AMR_PROGRAM "amr3d"
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static PetscBool strategy_known(const char *name)
+{
+  if (!strcmp(name, "threshold") || !strcmp(name, "uniform")) return PETSC_TRUE;
+  for (int i = 0; AmrMarkStrategyName(i); i++)
+    if (!strcmp(name, AmrMarkStrategyName(i))) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o)
+{
+  char problem[64] = "", names[128], all[512] = "", phelp[256], msg[256];
+  PetscBool set_problem, set_report, set_t_final;
+  PetscReal t_final = 0;
+
+  PetscFunctionBeginUser;
+  memset(o, 0, sizeof(*o));
+  o->interval = 10;
+  o->max_level = min_level + 2;
+  PetscCall(PetscStrncpy(o->strategy, "threshold", sizeof o->strategy));
+  o->refine_tol = 0.1;
+  o->coarsen_tol = 0.02;
+  o->refine_fraction = 0.3;
+  o->coarsen_fraction = 0.03;
+  o->theta = 0.5;
+  o->load_threshold = 0.1;
+  o->vtk_interval = 1;
+  advect_problem_names(names, sizeof names, "|");
+  PetscCall(PetscSNPrintf(phelp, sizeof phelp, "Advection problem: %s", names));
+  PetscOptionsBegin(comm, NULL, "Advection (runs when -problem names an advection problem)", NULL);
+  AMR_OPTION("-problem", PetscOptionsString("-problem", phelp, NULL, problem, problem, sizeof problem, &set_problem));
+  AMR_OPTION("-t_final", PetscOptionsReal("-t_final", "Final time (default: rotating-hill one revolution, moving-front 0.5, darcy-transport 1)", NULL,
+                                          t_final, &t_final, &set_t_final));
+  AMR_OPTION("-amr_interval", PetscOptionsInt("-amr_interval", "Time steps per adapt interval", NULL, o->interval, &o->interval, NULL));
+  AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest refinement level", NULL, o->max_level, &o->max_level, NULL));
+  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", "Marking: threshold, fraction, doerfler, or uniform (fixed uniform mesh)", NULL,
+                                                 o->strategy, o->strategy, sizeof o->strategy, NULL));
+  AMR_OPTION("-amr_refine_tol", PetscOptionsReal("-amr_refine_tol", "threshold: refine where the jump indicator exceeds this", NULL, o->refine_tol,
+                                                 &o->refine_tol, NULL));
+  AMR_OPTION("-amr_coarsen_tol", PetscOptionsReal("-amr_coarsen_tol", "threshold: coarsen families whose indicators are all below this", NULL,
+                                                  o->coarsen_tol, &o->coarsen_tol, NULL));
+  AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of cells refined", NULL, o->refine_fraction,
+                                                      &o->refine_fraction, NULL));
+  AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "fraction, doerfler: share of cells coarsened", NULL,
+                                                       o->coarsen_fraction, &o->coarsen_fraction, NULL));
+  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared indicator refined", NULL, o->theta,
+                                                     &o->theta, NULL));
+  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th adapt interval", NULL, o->vtk_interval, &o->vtk_interval,
+                                              NULL));
+  AMR_OPTION("-adv_load_threshold", PetscOptionsReal("-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", NULL,
+                                                     o->load_threshold, &o->load_threshold, NULL));
+  AMR_OPTION("-report", PetscOptionsString("-report", "Append one JSON object per adapt interval to FILE.jsonl", NULL, o->report, o->report,
+                                           sizeof o->report, &set_report));
+  PetscOptionsEnd();
+  if (advect_options_get(comm, &o->adv, msg, sizeof msg)) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  PetscCheck(!set_report || o->report[0], comm, PETSC_ERR_USER_INPUT, "option -report: needs a file name, e.g. -report run.jsonl");
+  if (!set_problem || fem_problem_find(problem)) PetscFunctionReturn(0);
+  o->prob = advect_problem_find(problem);
+  for (int i = 0; fem_problem_get(i); i++) {
+    PetscCall(PetscStrlcat(all, fem_problem_get(i)->name, sizeof all));
+    PetscCall(PetscStrlcat(all, ", ", sizeof all));
+  }
+  advect_problem_names(names, sizeof names, ", ");
+  PetscCall(PetscStrlcat(all, names, sizeof all));
+  PetscCheck(o->prob, comm, PETSC_ERR_USER_INPUT, "option -problem %s: unknown problem (choose from %s)", problem, all);
+  o->t_final = set_t_final ? t_final : o->prob->t_final;
+  PetscCheck(o->t_final > 0, comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");
+  PetscCheck(o->interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_interval %" PetscInt_FMT ": must be at least 1", o->interval);
+  PetscCheck(o->max_level >= min_level && o->max_level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
+             "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", o->max_level, min_level, P4EST_QMAXLEVEL);
+  PetscCheck(strategy_known(o->strategy), comm, PETSC_ERR_USER_INPUT,
+             "option -amr_strategy: unknown strategy '%s' (threshold, fraction, doerfler or uniform)", o->strategy);
+  PetscCheck(o->refine_fraction >= 0 && o->refine_fraction <= 1 && o->coarsen_fraction >= 0 && o->coarsen_fraction <= 1 &&
+               o->refine_fraction + o->coarsen_fraction <= 1,
+             comm, PETSC_ERR_USER_INPUT, "options -amr_refine_fraction, -amr_coarsen_fraction: must be in [0, 1] with sum at most 1");
+  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta: must be in (0, 1]");
+  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
+  PetscFunctionReturn(0);
+}
+
+/* Marks for the next adaptation, by the chosen strategy. */
+static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscInt min_level, const amr_advect_options_t *o, signed char *marks)
+{
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+  double *eta2;
+  signed char *level;
+  amr_mark_params_t par = {o->refine_fraction, o->coarsen_fraction, o->theta, (int)min_level, (int)o->max_level};
+
+  PetscFunctionBeginUser;
+  if (!strcmp(o->strategy, "threshold")) {
+    PetscCall(advect_mark_threshold(adv, o->refine_tol, o->coarsen_tol, marks));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(advect_indicator(adv));
+  PetscCall(PetscMalloc2(n + 1, &eta2, n + 1, &level));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      const double e = ((const advect_cell_t *)q->p.user_data)->indicator;
+      eta2[tr->quadrants_offset + i] = e * e;
+      level[tr->quadrants_offset + i] = (signed char)q->level;
+    }
+  }
+  PetscCall(AmrMark(comm, o->strategy, (long)n, eta2, level, &par, marks));
+  PetscCall(PetscFree2(eta2, level));
+  PetscFunctionReturn(0);
+}
+
+/* Mark, adapt, and repartition by cell count keeping families together (so
+ * that they can coarsen later). */
+static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscInt min_level, const amr_advect_options_t *o)
+{
+  signed char *marks;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &marks));
+  PetscCall(mark(comm, adv, p4est, min_level, o, marks));
+  PetscCall(advect_adapt(adv, marks, (int)min_level, (int)o->max_level));
+  PetscCall(PetscFree(marks));
+  p4est_partition_ext(p4est, 1, NULL);
+  PetscFunctionReturn(0);
+}
+
+/* The numbers one adapt interval reports. */
+typedef struct {
+  int cycle, steps;
+  double sim_time, mass, mass0, inflow, l2, t_poisson, t_advection;
+  long long cells, type1;
+} record_t;
+
+static PetscErrorCode write_vtk(advect_t *adv, p4est_t *p4est, const char *vtk, int cycle)
+{
+  char prefix[PETSC_MAX_PATH_LEN];
+  const char *names[2] = {"tracer", "load_type"};
+  sc_array_t *values[2];
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", vtk, cycle));
+  values[0] = sc_array_new_count(sizeof(double), (size_t)n);
+  values[1] = sc_array_new_count(sizeof(double), (size_t)n);
+  PetscCall(advect_cell_means(adv, (double *)values[0]->array));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      *(double *)sc_array_index(values[1], tr->quadrants_offset + i) = ((const advect_cell_t *)q->p.user_data)->load_type;
+    }
+  }
+  PetscCall(amr_vtk_write(p4est, NULL, prefix, 2, names, values));
+  sc_array_destroy(values[0]);
+  sc_array_destroy(values[1]);
+  PetscFunctionReturn(0);
+}
+
+/* Gathers the record of the interval just finished. */
+static PetscErrorCode measure(MPI_Comm comm, advect_t *adv, p4est_t *p4est, const advect_problem_t *prob, record_t *r)
+{
+  double times[2] = {r->t_poisson, r->t_advection};
+  long long type1 = 0;
+
+  PetscFunctionBeginUser;
+  r->sim_time = advect_time(adv);
+  PetscCall(advect_mass(adv, &r->mass, &r->inflow));
+  r->l2 = NAN;
+  if (prob->has_exact) PetscCall(advect_l2_error(adv, &r->l2));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
+      type1 += ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type == 1;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &type1, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, comm));
+  r->type1 = type1;
+  r->cells = (long long)p4est->global_num_quadrants;
+  r->t_poisson = times[0];
+  r->t_advection = times[1];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode print_record(MPI_Comm comm, FILE *rep, const char *problem, int ranks, const record_t *r)
+{
+  const double balance = fabs(r->mass - r->mass0 - r->inflow) / fabs(r->mass0);
+  char l2[64] = "";
+
+  PetscFunctionBeginUser;
+  if (!isnan(r->l2)) PetscCall(PetscSNPrintf(l2, sizeof l2, ", L2 error %.4e", r->l2));
+  PetscCall(PetscPrintf(comm, "%s: cycle %d, t %.5f, step %d: %lld cells (%lld of type 1), mass %.10e, balance error %.1e%s\n", AMR_PROGRAM,
+                        r->cycle, r->sim_time, r->steps, r->cells, r->type1, r->mass, balance, l2));
+  if (!rep) PetscFunctionReturn(0);
+  fprintf(rep,
+          "{\"program\":\"%s\",\"problem\":\"%s\",\"ranks\":%d,\"cycle\":%d,\"sim_time\":%.17g,\"step\":%d,\"cells\":%lld,"
+          "\"cells_type0\":%lld,\"cells_type1\":%lld,\"mass\":%.17g,\"mass_initial\":%.17g,\"boundary_inflow\":%.17g,"
+          "\"mass_balance_error\":%.17g,\"t_poisson\":%.9g,\"t_advection\":%.9g",
+          AMR_PROGRAM, problem, ranks, r->cycle, r->sim_time, r->steps, r->cells, r->cells - r->type1, r->type1, r->mass, r->mass0, r->inflow,
+          balance, r->t_poisson, r->t_advection);
+  if (!isnan(r->l2)) fprintf(rep, ",\"l2_error\":%.17g", r->l2);
+  fprintf(rep, "}\n");
+  fflush(rep);
+  PetscFunctionReturn(0);
+}
+
+/* Opens the report on rank 0; a failure is a user error on every rank. */
+static PetscErrorCode open_report(MPI_Comm comm, const char *path, FILE **rep)
+{
+  PetscMPIInt rank;
+  int err = 0;
+
+  PetscFunctionBeginUser;
+  *rep = NULL;
+  if (!path[0]) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    *rep = fopen(path, "w");
+    if (!*rep) err = errno;
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -report: cannot write '%s': %s", path, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4est, PetscInt min_level, const char *vtk,
+                              const amr_advect_options_t *o)
+{
+  advect_darcy_t *darcy = NULL;
+  advect_t *adv;
+  FILE *rep;
+  PetscMPIInt size;
+  PetscInt its;
+  const PetscBool uniform = !strcmp(o->strategy, "uniform");
+  record_t r = {0};
+
+  PetscFunctionBeginUser;
+  PetscCheck(!mesh->geom, comm, PETSC_ERR_USER_INPUT,
+             "option -mesh: %s is curved; advection needs trees that are the (bi/tri)linear maps of their vertices", mesh->name);
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(open_report(comm, o->report, &rep));
+  if (o->prob->darcy) PetscCall(advect_darcy_create(comm, &darcy));
+  PetscCall(advect_create(p4est, o->prob, darcy, &o->adv, &adv));
+  /* refine towards the initial data, then take it on the fine cells */
+  for (PetscInt l = min_level; !uniform && l < o->max_level; l++) {
+    PetscCall(adapt(comm, adv, p4est, min_level, o));
+    PetscCall(advect_project_exact(adv));
+  }
+  PetscCall(advect_classify(adv, o->load_threshold));
+  PetscCall(advect_mass(adv, &r.mass0, NULL));
+  for (;;) {
+    double t0 = MPI_Wtime();
+    int n;
+    if (darcy) PetscCall(advect_darcy_update(darcy, adv, &its));
+    r.t_poisson = MPI_Wtime() - t0;
+    t0 = MPI_Wtime();
+    PetscCall(advect_advance(adv, o->t_final, (int)o->interval, &n));
+    r.t_advection = MPI_Wtime() - t0;
+    r.steps += n;
+    PetscCall(advect_classify(adv, o->load_threshold));
+    PetscCall(measure(comm, adv, p4est, o->prob, &r));
+    PetscCall(print_record(comm, rep, o->prob->name, size, &r));
+    if (vtk[0] && r.cycle % o->vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
+    r.cycle++;
+    if (advect_time(adv) >= o->t_final) break;
+    if (!uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
+  }
+  if (rep) fclose(rep);
+  PetscCall(advect_destroy(&adv));
+  PetscCall(advect_darcy_destroy(&darcy));
+  PetscFunctionReturn(0);
+}

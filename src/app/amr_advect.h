@@ -1,0 +1,40 @@
+/** \file amr_advect.h
+ * The advection problems of amr2d/amr3d (rotating-hill, moving-front,
+ * darcy-transport): options, the cycle of steps, adaptation and
+ * repartitioning, the JSON Lines report and VTK output. */
+#ifndef AMR_ADVECT_H
+#define AMR_ADVECT_H
+
+#include <petscsys.h>
+#include "fem/advect.h"
+#include "mesh/mesh.h"
+
+/** Everything an advection run reads from the options database. */
+typedef struct {
+  const advect_problem_t *prob; /**< NULL: -problem is not an advection problem */
+  advect_options_t adv;         /**< -adv_degree, -adv_rk, -adv_cfl, -adv_limiter */
+  PetscReal t_final;            /**< -t_final, default: the problem's */
+  PetscInt interval;            /**< -amr_interval: steps per adapt interval */
+  PetscInt max_level;           /**< -amr_max_level */
+  char strategy[64];            /**< -amr_strategy: threshold, fraction, doerfler, uniform */
+  PetscReal refine_tol, coarsen_tol; /**< -amr_refine_tol, -amr_coarsen_tol */
+  PetscReal refine_fraction, coarsen_fraction, theta; /**< fraction, doerfler (-amr_doerfler_theta) */
+  PetscReal load_threshold;     /**< -adv_load_threshold: tracer above it = load type 1 */
+  PetscInt vtk_interval;        /**< -vtk_interval: VTK every K-th adapt interval */
+  char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */
+} amr_advect_options_t;
+
+/** Reads -problem and the advection options (listing them under -help).
+ *  o->prob stays NULL when -problem is absent or names a Poisson problem
+ *  (fem/problem.h); a name neither knows is a user error.  min_level is the
+ *  initial uniform level (-amr_min_level). */
+PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o);
+
+/** Runs the advection problem of o on the uniform forest p4est of mesh:
+ *  refines towards the initial data, then cycles (solve pressure for
+ *  darcy-transport, -amr_interval steps, report, VTK, adapt, repartition)
+ *  until -t_final.  vtk is the -vtk prefix (empty: none). */
+PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4est, PetscInt min_level,
+                              const char *vtk, const amr_advect_options_t *o);
+
+#endif

@@ -1,0 +1,82 @@
+#include "lbchain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbcall.h"
+
+/* The current cells of every part: given (virtual) or one per process. */
+static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const int64_t *cur_counts, int64_t *out)
+{
+  if (p->backend == LB_BACKEND_VIRTUAL) {
+    if (!cur_counts) return lb_error(LB_ERR_ARG, "chain: the virtual backend needs the current cells of every part");
+    memcpy(out, cur_counts, (size_t)nparts * sizeof *out);
+    return LB_OK;
+  }
+  long long mine = n, *all = malloc((size_t)nparts * sizeof *all);
+  if (!all) return lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
+  if (MPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, p->comm) != MPI_SUCCESS) {
+    free(all);
+    return lb_error(LB_ERR_MPI, "chain: MPI_Allgather of the cell counts failed");
+  }
+  for (int q = 0; q < nparts; q++) out[q] = all[q];
+  free(all);
+  return LB_OK;
+}
+
+static lb_err realise(const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
+                      const int64_t *cur, double *loads, lb_chain_result *res)
+{
+  char spec[32];
+  lb_graph *g = NULL;
+  double avg, max = 0.0;
+  LB_CALL(lb_curve_part_loads(cc, n, w, nparts, cur, loads));
+  snprintf(spec, sizeof spec, "line:%d", nparts);
+  LB_CALL(lb_graph_create(spec, &g));
+  lb_err err = lb_balance(g, m, p, loads, &res->run);
+  lb_graph_destroy(&g);
+  if (err) return err;
+  double t[2] = {MPI_Wtime(), 0.0};
+  LB_CALL(lb_curve_targets(cc, n, w, nparts, res->run.load, &res->cut));
+  t[1] = MPI_Wtime();
+  t[0] = t[1] - t[0];
+  LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
+  t[1] = MPI_Wtime() - t[1];
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, cc));
+  res->cut_time_s = t[0];
+  res->sfc_time_s = t[1];
+  res->migrated_cells = lb_curve_migrated(nparts, cur, res->cut.counts);
+  res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
+  avg = res->cut.total / nparts;
+  for (int q = 0; q < nparts; q++)
+    if (res->cut.part_load[q] > max) max = res->cut.part_load[q];
+  res->max_over_avg = avg > 0.0 ? max / avg : 1.0;
+  return LB_OK;
+}
+
+lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,
+                        const int64_t *cur_counts, lb_chain_result *res)
+{
+  MPI_Comm cc = p->backend == LB_BACKEND_MPI ? p->comm : MPI_COMM_SELF;
+  memset(res, 0, sizeof *res);
+  if (p->backend == LB_BACKEND_MPI && MPI_Comm_size(p->comm, &nparts) != MPI_SUCCESS)
+    return lb_error(LB_ERR_MPI, "chain: MPI_Comm_size failed");
+  if (nparts < 1) return lb_error(LB_ERR_ARG, "chain: number of parts %d must be at least 1", nparts);
+  int64_t *cur = malloc((size_t)nparts * sizeof *cur);
+  double *loads = malloc((size_t)nparts * sizeof *loads);
+  lb_err err = cur && loads ? LB_OK : lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
+  if (!err) err = current_counts(p, n, nparts, cur_counts, cur);
+  if (!err) err = realise(m, p, cc, n, w, nparts, cur, loads, res);
+  free(cur);
+  free(loads);
+  if (err) lb_chain_result_free(res);
+  return err;
+}
+
+void lb_chain_result_free(lb_chain_result *res)
+{
+  lb_result_free(&res->run);
+  lb_curve_result_free(&res->cut);
+  lb_curve_result_free(&res->sfc);
+}

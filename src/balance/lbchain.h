@@ -1,0 +1,40 @@
+#ifndef AMRDLB_LBCHAIN_H
+#define AMRDLB_LBCHAIN_H
+
+/* Chain mode (DESIGN.md section 2): any method runs on the chain of parts
+ * line:P, whose loads are the weights of the parts' pieces of a weighted
+ * curve; the method's final loads become target loads, realised as cut
+ * positions on the curve (lbcurve.h).  Cells only move along the curve and
+ * may pass several parts when a flow exceeds a neighbour's piece. */
+
+#include <stdint.h>
+
+#include "balance.h"
+#include "lbcurve.h"
+
+/** Outcome of a chain-mode run, identical on every process. */
+typedef struct {
+  lb_result run;            /**< the method's run on line:P (loads, flows, rounds, stop reason) */
+  lb_curve_result cut;      /**< the realised partition: cells and weight per part */
+  lb_curve_result sfc;      /**< sfc's cuts of the same curve, the reference */
+  int64_t migrated_cells;   /**< cells whose part changed */
+  int64_t sfc_cut_distance; /**< largest |cut_j - sfc cut_j| in cells */
+  double max_over_avg;      /**< of the realised part loads */
+  double cut_time_s;        /**< wall time of the cut computation for the method's targets (max over processes) */
+  double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
+} lb_chain_result;
+
+/**
+ * Run method m in chain mode on a weighted curve. On the MPI backend every
+ * process of p->comm holds its own part's cells (n, w) and cur_counts is
+ * not read (P = size); on the virtual backend this process holds the whole
+ * curve and cur_counts gives the current cells of each of the nparts parts.
+ * Free res with lb_chain_result_free.
+ */
+lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,
+                        const int64_t *cur_counts, lb_chain_result *res);
+
+/** Release the arrays of a chain-mode result. */
+void lb_chain_result_free(lb_chain_result *res);
+
+#endif

@@ -1,0 +1,94 @@
+/* sfc and sfc-shift (seed 003) on the loads of the chain of ranks
+ * 0 - 1 - ... - n-1.  Offset shifting moves the cut between ranks j-1 and j
+ * by the cumulative imbalance s_j = sum_{i<j} (l_i / avg - 1) divided by the
+ * penalty factor; with penalty 1 that is the full chains-on-chains cut, so
+ * both methods are this one step: sfc once with penalty 1, sfc-shift once
+ * per iteration with -lb_penalty.  Cells and cut positions on the curve are
+ * the business of lbcurve.h; here the loads are continuous. */
+#include "balance.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct {
+  double penalty;
+  double *all; /* every rank's load, gathered once per step */
+} sfc_state;
+
+static void sfc_destroy(void *p)
+{
+  sfc_state *s = p;
+  if (!s) return;
+  free(s->all);
+  free(s);
+}
+
+static lb_err setup(lb_run *run, void **state, const char *name, double penalty)
+{
+  const lb_graph *g = lb_run_graph(run);
+  sfc_state *s = calloc(1, sizeof *s);
+  if (!s) return lb_error(LB_ERR_MEM, "out of memory");
+  *state = s;
+  if (!(penalty >= 1.0) || isinf(penalty)) return lb_error(LB_ERR_ARG, "-lb_penalty %g must be finite and at least 1", penalty);
+  for (int r = 0; r + 1 < g->n; r++)
+    if (lb_graph_edge(g, r, r + 1) < 0)
+      return lb_error(LB_ERR_UNSUPPORTED, "method '%s' moves load along the chain of ranks, but graph '%s' has no edge %d-%d (use line:N or ring:N)",
+                      name, g->spec, r, r + 1);
+  s->penalty = penalty;
+  s->all = malloc((size_t)g->n * sizeof *s->all);
+  if (!s->all) return lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n);
+  return lb_run_channels(run, 0, 0);
+}
+
+static lb_err sfc_setup(lb_run *run, void **state) { return setup(run, state, "sfc", 1.0); }
+
+static lb_err shift_setup(lb_run *run, void **state) { return setup(run, state, "sfc-shift", lb_run_params(run)->opt[0]); }
+
+/* Flow across edge (j, j+1): (sum_{i<=j} l_i - (j+1) avg) / penalty.  Every
+ * process computes the same prefix from the same gathered loads, so the
+ * backends agree bit for bit. */
+static double chain_flow(const sfc_state *s, int n, double avg, double prefix_through_j, int j)
+{
+  if (j < 0 || j >= n - 1) return 0.0;
+  return (prefix_through_j - (j + 1) * avg) / s->penalty;
+}
+
+static lb_err sfc_step(lb_run *run, void *state, int lo, int hi)
+{
+  sfc_state *s = state;
+  const lb_graph *g = lb_run_graph(run);
+  double *load = lb_run_load(run), *flow = lb_run_flow(run), total = 0.0, prefix = 0.0;
+  int n = g->n, moved = 0;
+  lb_err err = lb_run_gather_loads(run, s->all);
+  if (err) return err;
+  for (int r = 0; r < n; r++) total += s->all[r];
+  double avg = total / n;
+  for (int r = 0; r < n; r++) {
+    prefix += s->all[r];
+    double right = chain_flow(s, n, avg, prefix, r);
+    if (right != 0.0) moved = 1;
+    if (r >= lo && r < hi) {
+      double left = chain_flow(s, n, avg, prefix - s->all[r], r - 1);
+      if (r + 1 < n) flow[lb_graph_edge(g, r, r + 1)] += right;
+      if (r > 0) flow[lb_graph_edge(g, r, r - 1)] -= left;
+      load[r] = s->all[r] - right + left;
+    }
+  }
+  lb_run_end_iteration(run, moved);
+  if (!moved || s->penalty == 1.0) lb_run_stop(run, LB_STOP_CONVERGED);
+  return LB_OK;
+}
+
+static const lb_option shift_options[] = {
+  {"penalty", 1.25, "penalty factor f >= 1 of the offset shifting (seed 003); 1 gives the full sfc cut"},
+};
+
+const lb_method lb_method_sfc = {
+  "sfc", "chains-on-chains split of the chain of ranks into equal loads (seed 003)", LB_TERMINATES,
+  NULL, 0, sfc_setup, sfc_step, sfc_destroy
+};
+
+const lb_method lb_method_sfc_shift = {
+  "sfc-shift", "Niemoeller offset shifting with a penalty factor, one shift per iteration (seed 003)", 0,
+  shift_options, 1, shift_setup, sfc_step, sfc_destroy
+};

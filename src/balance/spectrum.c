@@ -1,0 +1,149 @@
+/* Extreme non-zero eigenvalues of the graph Laplacian, which the Chebyshev
+ * method (seed 001 ID) needs once per graph.  Structured graphs are
+ * Cartesian products of paths and cycles, whose Laplacian spectra are sums
+ * of the factors' spectra, so the bounds are exact and cost nothing even at
+ * 128Ki ranks.  Any other graph gets Lanczos with full reorthogonalisation
+ * in the complement of the constant vector (the null space of a connected
+ * graph's Laplacian). */
+#include "balance.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LANCZOS_MAX_STEPS 300
+#define LANCZOS_TOL 1e-10
+
+static const double pi = 3.14159265358979323846;
+
+/* Non-zero extremes of a path (or cycle) of k vertices; *l2 = HUGE_VAL if none. */
+static void factor_bounds(int k, int cycle, double *l2, double *lmax)
+{
+  if (k <= 1) {
+    *l2 = HUGE_VAL;
+    *lmax = 0;
+  } else if (cycle && k >= 3) {
+    *l2 = 2 - 2 * cos(2 * pi / k);
+    *lmax = 2 - 2 * cos(2 * pi * (k / 2) / k);
+  } else {
+    *l2 = 2 - 2 * cos(pi / k);
+    *lmax = 2 + 2 * cos(pi / k);
+  }
+}
+
+static void mat_vec(const lb_graph *g, const double *x, double *y)
+{
+  for (int r = 0; r < g->n; r++) {
+    double s = (g->xadj[r + 1] - g->xadj[r]) * x[r];
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) s -= x[g->adj[e]];
+    y[r] = s;
+  }
+}
+
+static double dot(int n, const double *x, const double *y)
+{
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * y[i];
+  return s;
+}
+
+static void remove_mean(int n, double *x)
+{
+  double m = 0;
+  for (int i = 0; i < n; i++) m += x[i];
+  m /= n;
+  for (int i = 0; i < n; i++) x[i] -= m;
+}
+
+/* Ritz values of the k x k tridiagonal matrix and their residual bounds
+ * |beta_k z_k| for the smallest and largest. */
+static lb_err ritz(int k, const double *a, const double *b, double beta, double *th, double *res)
+{
+  double *d = malloc((size_t)k * sizeof *d), *e = malloc((size_t)k * sizeof *e), *z = malloc((size_t)k * k * sizeof *z);
+  if (!d || !e || !z) { free(d); free(e); free(z); return lb_error(LB_ERR_MEM, "out of memory in Lanczos"); }
+  memcpy(d, a, (size_t)k * sizeof *d);
+  memcpy(e, b, (size_t)k * sizeof *e);
+  lapack_int info = LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', k, d, e, z, k);
+  if (info == 0) {
+    th[0] = d[0];
+    th[1] = d[k - 1];
+    res[0] = fabs(beta * z[(size_t)0 * k + k - 1]);
+    res[1] = fabs(beta * z[(size_t)(k - 1) * k + k - 1]);
+  }
+  free(d); free(e); free(z);
+  return info ? lb_error(LB_ERR_UNSUPPORTED, "Lanczos: LAPACKE_dstev failed (info %d)", (int)info) : LB_OK;
+}
+
+static lb_err lanczos(const lb_graph *g, double *lmin, double *lmax)
+{
+  int n = g->n, kmax = n - 1 < LANCZOS_MAX_STEPS ? n - 1 : LANCZOS_MAX_STEPS;
+  double *V = malloc(((size_t)kmax + 1) * n * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+  double *a = malloc((size_t)kmax * sizeof *a), *b = malloc((size_t)kmax * sizeof *b);
+  lb_err err = LB_OK;
+  if (!V || !w || !a || !b) { err = lb_error(LB_ERR_MEM, "out of memory for Lanczos on %d ranks", n); goto out; }
+  /* A fixed start vector with no symmetry, so every process gets the same bounds. */
+  for (int i = 0; i < n; i++) V[i] = sin(1.0 + 0.7548776662 * i) + 0.5 * cos(0.5698402910 * i * i);
+  remove_mean(n, V);
+  double nrm = sqrt(dot(n, V, V));
+  for (int i = 0; i < n; i++) V[i] /= nrm;
+  double th[2] = {0, 0}, res[2] = {HUGE_VAL, HUGE_VAL};
+  int done = 0;
+  for (int j = 0; j < kmax && !done; j++) {
+    double *v = V + (size_t)j * n;
+    mat_vec(g, v, w);
+    a[j] = dot(n, v, w);
+    /* Twice, which keeps the basis orthogonal to working precision. */
+    for (int pass = 0; pass < 2; pass++) {
+      for (int i = 0; i <= j; i++) {
+        double c = dot(n, V + (size_t)i * n, w);
+        for (int t = 0; t < n; t++) w[t] -= c * V[(size_t)i * n + t];
+      }
+      remove_mean(n, w);
+    }
+    b[j] = sqrt(dot(n, w, w));
+    if ((err = ritz(j + 1, a, b, b[j], th, res))) goto out;
+    double scale = fabs(th[1]) > 0 ? fabs(th[1]) : 1;
+    done = j + 1 == kmax || b[j] <= LANCZOS_TOL * scale ||
+           (res[0] <= LANCZOS_TOL * scale && res[1] <= LANCZOS_TOL * scale);
+    if (!done)
+      for (int t = 0; t < n; t++) V[(size_t)(j + 1) * n + t] = w[t] / b[j];
+  }
+  if (kmax == n - 1 || (res[0] <= LANCZOS_TOL * fabs(th[1]) && res[1] <= LANCZOS_TOL * fabs(th[1]))) {
+    *lmin = th[0];
+    *lmax = th[1];
+  } else {
+    err = lb_error(LB_ERR_UNSUPPORTED, "Laplacian eigenvalues of graph '%s' did not converge in %d Lanczos steps", g->spec, kmax);
+  }
+out:
+  free(V); free(w); free(a); free(b);
+  return err;
+}
+
+lb_err lb_graph_laplacian_bounds(const lb_graph *g, double *lmin, double *lmax)
+{
+  int k[26], cyc = 0, nf = 0;
+  switch (g->kind) {
+  case LB_GRAPH_LINE: case LB_GRAPH_RING: k[nf++] = g->dims[0]; cyc = g->kind == LB_GRAPH_RING; break;
+  case LB_GRAPH_MESH2D: k[nf++] = g->dims[0]; k[nf++] = g->dims[1]; break;
+  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D:
+    for (int i = 0; i < 3; i++) k[nf++] = g->dims[i];
+    cyc = g->kind == LB_GRAPH_TORUS3D;
+    break;
+  case LB_GRAPH_HYPERCUBE: for (int i = 0; i < g->dims[0]; i++) k[nf++] = 2; break;
+  case LB_GRAPH_TREE: case LB_GRAPH_EDGES:
+    if (g->n == 1) { *lmin = *lmax = 0; return LB_OK; }
+    if (!lb_graph_connected(g)) return lb_error(LB_ERR_GRAPH, "graph '%s' is not connected: its Laplacian has no single zero eigenvalue", g->spec);
+    return lanczos(g, lmin, lmax);
+  }
+  double l2 = HUGE_VAL, lm = 0;
+  for (int i = 0; i < nf; i++) {
+    double a, b;
+    factor_bounds(k[i], cyc, &a, &b);
+    if (a < l2) l2 = a;
+    lm += b;
+  }
+  *lmin = l2 == HUGE_VAL ? 0 : l2;
+  *lmax = lm;
+  return LB_OK;
+}

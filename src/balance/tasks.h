@@ -1,0 +1,97 @@
+/** @file tasks.h
+ *  Graph-mode realisation of balancing flows: weighted tasks on the ranks of
+ *  a processor graph, selected per edge by edge-cut gain (seed 001), really
+ *  moved between ranks, and measured with seed 001's metrics.
+ *
+ *  A task set lives on the same two backends as a balancing run: on the MPI
+ *  backend each process holds the tasks of its own rank, on the virtual
+ *  backend one process holds every rank's tasks.  Every rank runs the same
+ *  code on its own tasks and exchanges records with the others, so both
+ *  backends give identical moves and metrics.
+ *
+ *  Where a task is, is known to its home rank (the rank it started on):
+ *  every migration tells the home rank, and lookups ask it.
+ */
+#ifndef AMRDLB_TASKS_H
+#define AMRDLB_TASKS_H
+
+#include "balance.h"
+
+/** The tasks of one rank: ids, weights and coordinates (3 per task). */
+typedef struct {
+  int n, cap;
+  int *id;
+  double *w;
+  double *x;
+} lb_task_list;
+
+/** Append a task to a list (grows it). */
+lb_err lb_task_list_add(lb_task_list *l, int id, double w, const double x[3]);
+
+/** The task graph and the initial distribution, as callbacks. */
+typedef struct {
+  int ntasks;   /**< task ids are 0 .. ntasks-1 */
+  int nranks;
+  int max_nbr;  /**< largest number of neighbours of a task */
+  /** Neighbours of task id, written to nbr; returns how many. */
+  int (*neighbours)(const void *ctx, int id, int *nbr);
+  /** Rank task id starts on; *index is its position in that rank's initial list. */
+  int (*home)(const void *ctx, int id, int *index);
+  /** The initial tasks of rank r, appended to an empty list in index order. */
+  lb_err (*initial)(const void *ctx, int r, lb_task_list *list);
+  const void *ctx;
+} lb_task_graph;
+
+/** How lb_taskset_select picks the tasks that cross an edge. */
+typedef enum {
+  LB_SELECT_GAIN,  /**< highest edge-cut gain (lowest loss) first (seed 001) */
+  LB_SELECT_INDEX  /**< in the order of the rank's task list (for comparison) */
+} lb_select;
+
+/** Seed 001's metrics of a distribution, identical on every process. */
+typedef struct {
+  double load_max, load_avg;
+  double imbalance;        /**< max load / average load - 1 */
+  long long migration_max; /**< largest number of tasks a rank sent plus received */
+  double migration_tot;    /**< migrated tasks / all tasks */
+  long long migrated;      /**< migrated tasks */
+  double migrated_weight;  /**< total weight of the migrated tasks */
+  double lower_bound;      /**< sum over ranks of max(0, initial load - average): the least weight any balancer must move */
+  long long edgecut_max;   /**< largest number of cut task edges at one rank */
+  double edgecut_tot;      /**< cut task edges / all task edges */
+  long long edges;         /**< task edges */
+  int valid;               /**< 1 if every task is on exactly one rank */
+} lb_task_metrics;
+
+typedef struct lb_taskset lb_taskset;
+
+/** Create the initial distribution of tg on the given backend (collective on
+ *  comm for the MPI backend, whose size must be tg->nranks). */
+lb_err lb_taskset_create(const lb_task_graph *tg, lb_backend be, MPI_Comm comm, lb_taskset **ts);
+/** Free a task set and set *ts to NULL. */
+void lb_taskset_destroy(lb_taskset **ts);
+/** The ranks held by this process: lo .. hi-1. */
+void lb_taskset_local(const lb_taskset *ts, int *lo, int *hi);
+/** The tasks now on local rank r. */
+const lb_task_list *lb_taskset_list(const lb_taskset *ts, int r);
+/** Current owners of the neighbours of local rank r's tasks: task i's
+ *  neighbours are nbr[i*stride + j], j < count[i], owned by own[...];
+ *  stride is the task graph's max_nbr. */
+void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **count, const int **nbr, const int **own, int *stride);
+/** Destination of each task of local rank r (-1: stays); set by
+ *  lb_taskset_select or by the caller, used by lb_taskset_migrate. */
+int *lb_taskset_dest(lb_taskset *ts, int r);
+/** Load (sum of task weights) of every rank into all[0..nranks) (collective). */
+lb_err lb_taskset_loads(lb_taskset *ts, double *all);
+/** Choose destinations from the net flows of a balancing result on g
+ *  (flow[k] > 0: from g->eu[k] to g->ev[k]): every rank, per neighbour,
+ *  picks not yet chosen tasks until the flow is met; a task goes whenever
+ *  it brings the sent weight closer to the flow.  One pass: tasks do not hop. */
+lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, lb_select how);
+/** Move every task to its destination, tell the home ranks, and refresh the
+ *  neighbour owners (collective). */
+lb_err lb_taskset_migrate(lb_taskset *ts);
+/** Metrics of the current distribution and the last migration (collective). */
+lb_err lb_taskset_metrics(lb_taskset *ts, lb_task_metrics *mt);
+
+#endif

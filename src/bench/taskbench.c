@@ -1,0 +1,119 @@
+/* lbbench's task mode.  Diffusive methods: the rank loads (sums of task
+ * weights) go through lb_balance, every rank selects the tasks that realise
+ * its flows, and the tasks move.  Zoltan baselines: Zoltan's new parts
+ * become the destinations and the tasks move the same way.  Both are then
+ * measured by the same lb_taskset_metrics. */
+#include "taskbench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "taskmesh.h"
+#include "zoltan_lb.h"
+
+typedef struct {
+  int balanced;             /* a balancing method ran (not Zoltan) */
+  lb_result res;
+  lb_metrics flow;
+  double partition_s, select_s;
+  lb_task_metrics tm;
+} task_run;
+
+static lb_err max_time(const lb_params *p, double *t)
+{
+  if (p->backend == LB_BACKEND_MPI && MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_MAX, p->comm) != MPI_SUCCESS)
+    return lb_error(LB_ERR_MPI, "MPI_Allreduce failed");
+  return LB_OK;
+}
+
+static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskmesh *mesh, const task_run *tr, FILE *f)
+{
+  const lb_task_metrics *m = &tr->tm;
+  const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual", *sel = o->select == LB_SELECT_GAIN ? "gain" : "index";
+  if (!f) {
+    printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend,
+           mesh->T[0], mesh->T[1], mesh->T[2], o->scenario);
+    if (tr->balanced) {
+      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
+             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
+      printf("  transfer_tot %.6g  transfer_max %.6g  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
+    } else {
+      printf("  partition %.6f s\n", tr->partition_s);
+    }
+    printf("  after migration: imbalance %.6g  migration_max %lld  migration_tot %.6g  migrated weight %.6g (lower bound %.6g)\n",
+           m->imbalance, m->migration_max, m->migration_tot, m->migrated_weight, m->lower_bound);
+    printf("  edgecut_max %lld  edgecut_tot %.6g (%lld task edges)  valid partition: %s\n", m->edgecut_max, m->edgecut_tot, m->edges,
+           m->valid ? "yes" : "NO");
+    return;
+  }
+  fputc('{', f);
+  json_string(f, "method", o->method);
+  json_string(f, "graph", g->spec);
+  fprintf(f, "\"ranks\":%d,", g->n);
+  json_string(f, "backend", backend);
+  json_string(f, "scenario", o->scenario);
+  fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
+  if (tr->balanced) {
+    json_string(f, "select", sel);
+    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
+            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
+    json_string(f, "stop_reason", lb_stop_name(tr->res.stop));
+    fprintf(f, "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,", tr->flow.transfer_tot, tr->flow.transfer_max);
+  } else {
+    fprintf(f, "\"runtime_s\":%.9g,", tr->partition_s);
+  }
+  fprintf(f, "\"imbalance\":%.17g,\"load_max\":%.17g,\"load_avg\":%.17g,\"migration_max\":%lld,\"migration_tot\":%.17g,"
+             "\"migrated_tasks\":%lld,\"migrated_weight\":%.17g,\"migration_lower_bound\":%.17g,\"edgecut_max\":%lld,"
+             "\"edgecut_tot\":%.17g,\"task_edges\":%lld,\"valid\":%s}\n",
+          m->imbalance, m->load_max, m->load_avg, m->migration_max, m->migration_tot, m->migrated, m->migrated_weight,
+          m->lower_bound, m->edgecut_max, m->edgecut_tot, m->edges, m->valid ? "true" : "false");
+}
+
+lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
+{
+  lb_graph *g = NULL;
+  lb_taskmesh mesh = {0};
+  lb_task_graph tg;
+  lb_taskset *ts = NULL;
+  double *load = NULL;
+  task_run tr;
+  memset(&tr, 0, sizeof tr);
+  int zoltan = lb_zoltan_is_method(o->method);
+  const lb_method *m = zoltan ? NULL : lb_method_find(o->method);
+  lb_err err = lb_graph_create(o->graph, &g);
+  if (err || (err = lb_taskmesh_create(g, o->tasks, o->scenario, o->base, &mesh, &tg)) ||
+      (err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts)))
+    goto out;
+  if (zoltan) {
+    if ((err = lb_zoltan_partition(ts, o->method, o->p.backend, o->p.comm, o->zoltan_tol, &tr.partition_s))) goto out;
+  } else {
+    load = malloc((size_t)g->n * sizeof *load);
+    if (!load) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }
+    if ((err = lb_taskset_loads(ts, load)) || (err = lb_balance(g, m, &o->p, load, &tr.res))) goto out;
+    tr.balanced = 1;
+    if ((err = lb_metrics_compute(&tr.res, &tr.flow))) goto out;
+    double t0 = MPI_Wtime();
+    if ((err = lb_taskset_select(ts, g, tr.res.flow, o->select))) goto out;
+    tr.select_s = MPI_Wtime() - t0;
+    if ((err = max_time(&o->p, &tr.select_s))) goto out;
+  }
+  if ((err = lb_taskset_migrate(ts)) || (err = lb_taskset_metrics(ts, &tr.tm))) goto out;
+  if (me == 0) {
+    report(o, g, &mesh, &tr, NULL);
+    if (o->json && o->json[0]) {
+      FILE *f = fopen(o->json, "a");
+      if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
+      report(o, g, &mesh, &tr, f);
+      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+    }
+  }
+out:
+  if (tr.balanced) lb_result_free(&tr.res);
+  free(load);
+  lb_taskset_destroy(&ts);
+  lb_taskmesh_free(&mesh);
+  lb_graph_destroy(&g);
+  return err;
+}

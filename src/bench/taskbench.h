@@ -1,0 +1,22 @@
+/** @file taskbench.h
+ *  lbbench's task mode: seed 001's experiment.  A balancing method's flows
+ *  (or a Zoltan baseline's partition) move real tasks of a 3D task mesh
+ *  between ranks, and the result is measured with seed 001's metrics. */
+#ifndef AMRDLB_TASKBENCH_H
+#define AMRDLB_TASKBENCH_H
+
+#include "tasks.h"
+
+/** What one task-mode run needs. */
+typedef struct {
+  const char *graph, *scenario, *method, *tasks, *json;
+  double base;              /**< per-rank base load (0: the tasks per rank) */
+  lb_params p;              /**< backend, communicator, stopping rule, method options */
+  lb_select select;         /**< task selection order */
+  double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
+} lb_taskbench_opts;
+
+/** Run one task-mode experiment; process 0 prints it and appends a JSON line. */
+lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me);
+
+#endif

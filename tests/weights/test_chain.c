@@ -1,0 +1,143 @@
+/* Chain mode of every registered method: on a weighted curve spread over P
+ * parts (one part empty, uneven pieces), the MPI backend with P processes
+ * and the virtual backend with the whole curve give the same cuts; the
+ * total weight is conserved, every part's weight is within one cell of the
+ * method's final load, and the method reaches its target.  A curve with
+ * fewer cells than parts is cut as well. */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lbchain.h"
+
+static int rank, size;
+
+#define TARGET 0.98
+
+/* Integer weights (exact sums in any order) with a heavy box. */
+static double *make_curve(int64_t n)
+{
+  double *w = malloc((size_t)n * sizeof *w);
+  for (int64_t k = 0; k < n; k++) w[k] = 1 + (k * 7919) % 13 + (k >= n / 20 && k < n / 7 ? 40 : 0);
+  return w;
+}
+
+/* Part q gets a share growing with q; part 1 gets nothing when P > 2. */
+static void initial_counts(int64_t n, int nparts, int64_t *counts)
+{
+  int64_t total = 0, given = 0;
+  for (int q = 0; q < nparts; q++) total += (nparts > 2 && q == 1) ? 0 : q + 1;
+  for (int q = 0; q < nparts; q++) {
+    counts[q] = (nparts > 2 && q == 1) ? 0 : n * (q + 1) / total;
+    given += counts[q];
+  }
+  counts[nparts - 1] += n - given;
+}
+
+static void set_params(const lb_method *m, lb_params *p, lb_backend backend)
+{
+  lb_params_init(p, m);
+  p->backend = backend;
+  p->comm = MPI_COMM_WORLD;
+  if (!(m->flags & LB_TERMINATES)) {
+    p->target = TARGET;
+    p->max_iters = 20000;
+  }
+}
+
+static void check_chain(const lb_method *m, const lb_chain_result *r, const double *w, int64_t n)
+{
+  double total = 0.0, wmax = 0.0, sum = 0.0, mx = 0.0;
+  int64_t cells = 0;
+  int P = r->cut.nparts;
+  for (int64_t k = 0; k < n; k++) total += w[k], wmax = w[k] > wmax ? w[k] : wmax;
+  for (int q = 0; q < P; q++) {
+    sum += r->cut.part_load[q];
+    cells += r->cut.counts[q];
+    mx = r->run.load[q] > mx ? r->run.load[q] : mx;
+    CHECK_NEAR(r->cut.part_load[q], r->run.load[q], wmax * (1 + 1e-9));
+  }
+  CHECK(sum == total && cells == n);
+  if (total / P >= 10 * wmax) CHECK(total / P / mx >= TARGET);
+  if (check_failures) fprintf(stderr, "  (method %s, %d parts)\n", m->name, P);
+}
+
+static void test_method(const lb_method *m, int64_t n)
+{
+  double *w = make_curve(n);
+  int64_t *counts = malloc((size_t)size * sizeof *counts), first = 0;
+  lb_params p;
+  lb_chain_result mpi, virt;
+  lb_err e1, e2;
+  initial_counts(n, size, counts);
+  for (int q = 0; q < rank; q++) first += counts[q];
+  set_params(m, &p, LB_BACKEND_MPI);
+  e1 = lb_chain_balance(m, &p, counts[rank], w + first, size, NULL, &mpi);
+  set_params(m, &p, LB_BACKEND_VIRTUAL);
+  e2 = lb_chain_balance(m, &p, n, w, size, counts, &virt);
+  if (e1 || e2) {
+    fprintf(stderr, "method %s on %d parts: %s\n", m->name, size, lb_errmsg());
+    check_failures++;
+  } else {
+    int same = 1;
+    for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
+    CHECK(same);
+    check_chain(m, &virt, w, n);
+    double mx0 = 0.0;
+    for (int q = 0; q < size; q++) mx0 = virt.run.load0[q] > mx0 ? virt.run.load0[q] : mx0;
+    if (rank == 0)
+      printf("%-20s %d parts %5lld cells: max/avg %.4f -> %.4f, migrated %lld cells, %d iterations, %lld from sfc's cuts\n",
+             m->name, size, (long long)n, mx0 * size / virt.cut.total, virt.max_over_avg,
+             (long long)virt.migrated_cells, virt.run.iterations, (long long)virt.sfc_cut_distance);
+    lb_chain_result_free(&mpi);
+    lb_chain_result_free(&virt);
+  }
+  free(counts);
+  free(w);
+}
+
+/* sfc and one sfc-shift iteration on the loads of seed 003's example
+ * (s_j = 0.25, 0.45, 0.25): the flow across edge (j-1, j) is s_j / penalty. */
+static void test_shift_flows(void)
+{
+  const double load[4] = {1.25, 1.2, 0.8, 0.75};
+  const double want_sfc[3] = {0.25, 0.45, 0.25}, want_shift[3] = {0.2, 0.36, 0.2};
+  const double after_shift[4] = {1.05, 1.04, 0.96, 0.95};
+  lb_graph *g = NULL;
+  lb_params p;
+  lb_result res;
+  CHECK(lb_graph_create("line:4", &g) == LB_OK);
+  lb_params_init(&p, lb_method_find("sfc"));
+  CHECK(lb_balance(g, lb_method_find("sfc"), &p, load, &res) == LB_OK);
+  for (int k = 0; k < 3; k++) CHECK_NEAR(res.flow[k], want_sfc[k], 1e-12);
+  for (int r = 0; r < 4; r++) CHECK_NEAR(res.load[r], 1.0, 1e-12);
+  lb_result_free(&res);
+  lb_params_init(&p, lb_method_find("sfc-shift"));
+  p.max_iters = 1;
+  CHECK(lb_balance(g, lb_method_find("sfc-shift"), &p, load, &res) == LB_OK);
+  for (int k = 0; k < 3; k++) CHECK_NEAR(res.flow[k], want_shift[k], 1e-12);
+  for (int r = 0; r < 4; r++) CHECK_NEAR(res.load[r], after_shift[r], 1e-12);
+  lb_result_free(&res);
+  lb_graph_destroy(&g);
+  CHECK(lb_graph_create("mesh2d:2x2", &g) == LB_OK);
+  lb_params_init(&p, lb_method_find("sfc"));
+  CHECK(lb_balance(g, lb_method_find("sfc"), &p, load, &res) == LB_ERR_UNSUPPORTED);
+  lb_graph_destroy(&g);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  test_shift_flows();
+  for (int i = 0; i < lb_method_count(); i++) {
+    test_method(lb_method_get(i), 3000);
+    test_method(lb_method_get(i), 3); /* fewer cells than parts at 4 ranks */
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("test_chain: %d ranks, %d checks failed\n", size, check_failures);
+  MPI_Finalize();
+  return check_failures != 0;
+}

@@ -1,0 +1,89 @@
+/* lb_weights_fit on MPI ranks gives bit for bit the fit of the same table
+ * in one process; injected bad times or options end in one error line on
+ * every rank count.
+ *   test_weights_mpi [-trim F] [-bad_rank R -bad_step S]  */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lbweights.h"
+
+enum { T = 3, S = 12 };
+
+/* Rank i's cells of each type and its window, a function of i only. */
+static void rank_data(int i, int64_t *counts, double *times)
+{
+  const double cost[T] = {1.0e-6, 3.0e-6, 0.5e-6};
+  unsigned state = 777u + 31u * (unsigned)i;
+  double exact = 0.0;
+  int t, s;
+  for (t = 0; t < T; t++) {
+    state = state * 1664525u + 1013904223u;
+    counts[t] = 50 + (state >> 20) % 400;
+    exact += cost[t] * counts[t];
+  }
+  for (s = 0; s < S; s++) {
+    state = state * 1664525u + 1013904223u;
+    times[s] = exact * (1.0 + 0.02 * ((state >> 8) / 16777216.0 - 0.5));
+  }
+}
+
+static int fail(int rank, const char *prog, const char *msg)
+{
+  if (rank == 0) fprintf(stderr, "%s: error: %s\n", prog, msg);
+  MPI_Finalize();
+  return 1;
+}
+
+int main(int argc, char **argv)
+{
+  int rank, size, i, badrank = -1, badstep = 0;
+  int64_t counts[T];
+  double times[S];
+  lb_weights_options opt;
+  lb_weights_result res;
+
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  lb_weights_options_default(&opt);
+  for (i = 1; i < argc; i++) {
+    if (i + 1 < argc && !strcmp(argv[i], "-trim"))
+      opt.trim = atof(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-bad_rank"))
+      badrank = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-bad_step"))
+      badstep = atoi(argv[++i]);
+    else
+      return fail(rank, argv[0], "unknown option or missing value");
+  }
+  rank_data(rank, counts, times);
+  if (rank == badrank && badstep >= 0 && badstep < S) times[badstep] = NAN;
+  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, &res)) return fail(rank, argv[0], lb_errmsg());
+
+  if (rank == 0) {
+    int64_t *all = malloc((size_t)size * T * sizeof *all);
+    double *win = malloc((size_t)size * S * sizeof *win);
+    const double **ptr = malloc((size_t)size * sizeof *ptr);
+    int *nsteps = malloc((size_t)size * sizeof *nsteps), t;
+    lb_weights_result ref;
+    for (i = 0; i < size; i++) {
+      rank_data(i, all + (size_t)i * T, win + (size_t)i * S);
+      ptr[i] = win + (size_t)i * S;
+      nsteps[i] = S;
+    }
+    CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, &ref) == LB_OK);
+    CHECK(ref.flags == res.flags && ref.fitted == res.fitted);
+    for (t = 0; t < T; t++) CHECK(ref.coef[t] == res.coef[t] && ref.cost[t] == res.cost[t]);
+    CHECK(ref.residual == res.residual && ref.smape == res.smape);
+    printf("ranks %d flags %u fitted %d cost %.6f %.6f %.6f residual %.3e smape %.3f%%\n", size, res.flags,
+           res.fitted, res.cost[0], res.cost[1], res.cost[2], res.residual, res.smape);
+    lb_weights_result_free(&ref);
+    free(all), free(win), free(ptr), free(nsteps);
+  }
+  lb_weights_result_free(&res);
+  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return check_failures != 0;
+}
