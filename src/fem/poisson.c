@@ -691,10 +691,13 @@ PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
   PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
   PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
   PetscCall(KSPGetConvergedReason(fp->ksp, &reason));
-  PetscCheck(reason > 0, fp->comm, PETSC_ERR_NOT_CONVERGED, "the linear solver did not converge (%s)",
-             KSPConvergedReasons[reason]);
   PetscCall(KSPGetIterationNumber(fp->ksp, its));
   PetscCall(KSPGetResidualNorm(fp->ksp, rnorm));
+  /* The reason is the same on every rank, so this is a collective error;
+   * it comes from the solver options the user chose, hence USER_INPUT. */
+  PetscCheck(reason > 0, fp->comm, PETSC_ERR_USER_INPUT,
+             "the linear solver did not converge (%s after %" PetscInt_FMT " iterations): check the -ksp_ and -pc_ options",
+             KSPConvergedReasons[reason], *its);
   PetscCall(VecGhostUpdateBegin(fp->u, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecGhostUpdateEnd(fp->u, INSERT_VALUES, SCATTER_FORWARD));
   PetscFunctionReturn(0);
