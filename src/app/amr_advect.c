@@ -32,7 +32,7 @@ static PetscBool strategy_known(const char *name)
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o)
 {
   char problem[64] = "", names[128], all[512] = "", phelp[256], msg[256];
-  PetscBool set_problem, set_report, set_t_final;
+  PetscBool set_problem, set_report, set_t_final, help;
   PetscReal t_final = 0;
 
   PetscFunctionBeginUser;
@@ -76,6 +76,8 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   PetscOptionsEnd();
   if (advect_options_get(comm, &o->adv, msg, sizeof msg)) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
   PetscCheck(!set_report || o->report[0], comm, PETSC_ERR_USER_INPUT, "option -report: needs a file name, e.g. -report run.jsonl");
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  if (help || (set_problem && advect_problem_find(problem))) PetscCall(AmrLbOptionsRead(comm, 2, &o->lb));
   if (!set_problem || fem_problem_find(problem)) PetscFunctionReturn(0);
   o->prob = advect_problem_find(problem);
   for (int i = 0; fem_problem_get(i); i++) {
@@ -129,8 +131,7 @@ static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscIn
   PetscFunctionReturn(0);
 }
 
-/* Mark, adapt, and repartition by cell count keeping families together (so
- * that they can coarsen later). */
+/* Mark and adapt; the balancer repartitions. */
 static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscInt min_level, const amr_advect_options_t *o)
 {
   signed char *marks;
@@ -140,15 +141,29 @@ static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscI
   PetscCall(mark(comm, adv, p4est, min_level, o, marks));
   PetscCall(advect_adapt(adv, marks, (int)min_level, (int)o->max_level));
   PetscCall(PetscFree(marks));
-  p4est_partition_ext(p4est, 1, NULL);
+  PetscFunctionReturn(0);
+}
+
+/* The load type of every local cell, for the balancer. */
+static PetscErrorCode cell_types(p4est_t *p4est, int **types)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(*types));
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
+      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+  }
   PetscFunctionReturn(0);
 }
 
 /* The numbers one adapt interval reports. */
 typedef struct {
   int cycle, steps;
-  double sim_time, mass, mass0, inflow, l2, t_poisson, t_advection;
-  long long cells, type1;
+  PetscInt ksp_its;
+  double sim_time, mass, mass0, inflow, l2, t_poisson, t_advection, t_ksp;
+  long long cells, type1, dofs;
 } record_t;
 
 static PetscErrorCode write_vtk(advect_t *adv, p4est_t *p4est, const char *vtk, int cycle)
@@ -177,9 +192,10 @@ static PetscErrorCode write_vtk(advect_t *adv, p4est_t *p4est, const char *vtk, 
 }
 
 /* Gathers the record of the interval just finished. */
-static PetscErrorCode measure(MPI_Comm comm, advect_t *adv, p4est_t *p4est, const advect_problem_t *prob, record_t *r)
+static PetscErrorCode measure(MPI_Comm comm, advect_t *adv, p4est_t *p4est, const amr_advect_options_t *o, record_t *r)
 {
-  double times[2] = {r->t_poisson, r->t_advection};
+  const advect_problem_t *prob = o->prob;
+  double times[3] = {r->t_poisson, r->t_advection, r->t_ksp};
   long long type1 = 0;
 
   PetscFunctionBeginUser;
@@ -193,33 +209,63 @@ static PetscErrorCode measure(MPI_Comm comm, advect_t *adv, p4est_t *p4est, cons
       type1 += ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type == 1;
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &type1, 1, MPI_LONG_LONG, MPI_SUM, comm));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, comm));
   r->type1 = type1;
   r->cells = (long long)p4est->global_num_quadrants;
+  r->dofs = r->cells * (o->adv.degree ? P4EST_DIM + 1 : 1);
   r->t_poisson = times[0];
   r->t_advection = times[1];
+  r->t_ksp = times[2];
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode print_record(MPI_Comm comm, FILE *rep, const char *problem, int ranks, const record_t *r)
+static double balance_error(const record_t *r) { return fabs(r->mass - r->mass0 - r->inflow) / fabs(r->mass0); }
+
+static PetscErrorCode print_record(MPI_Comm comm, const record_t *r)
 {
-  const double balance = fabs(r->mass - r->mass0 - r->inflow) / fabs(r->mass0);
   char l2[64] = "";
 
   PetscFunctionBeginUser;
   if (!isnan(r->l2)) PetscCall(PetscSNPrintf(l2, sizeof l2, ", L2 error %.4e", r->l2));
   PetscCall(PetscPrintf(comm, "%s: cycle %d, t %.5f, step %d: %lld cells (%lld of type 1), mass %.10e, balance error %.1e%s\n", AMR_PROGRAM,
-                        r->cycle, r->sim_time, r->steps, r->cells, r->type1, r->mass, balance, l2));
-  if (!rep) PetscFunctionReturn(0);
+                        r->cycle, r->sim_time, r->steps, r->cells, r->type1, r->mass, balance_error(r), l2));
+  PetscFunctionReturn(0);
+}
+
+/* One JSON object per adapt interval: the solver's numbers, then the
+ * balancer's (rank 0 writes; rep is NULL elsewhere). */
+static void write_record(FILE *rep, const char *problem, int ranks, const record_t *r, AmrLb lb, const AmrLbRecord *lr)
+{
+  if (!rep) return;
   fprintf(rep,
-          "{\"program\":\"%s\",\"problem\":\"%s\",\"ranks\":%d,\"cycle\":%d,\"sim_time\":%.17g,\"step\":%d,\"cells\":%lld,"
+          "{\"program\":\"%s\",\"problem\":\"%s\",\"ranks\":%d,\"cycle\":%d,\"sim_time\":%.17g,\"step\":%d,\"cells\":%lld,\"dofs\":%lld,"
           "\"cells_type0\":%lld,\"cells_type1\":%lld,\"mass\":%.17g,\"mass_initial\":%.17g,\"boundary_inflow\":%.17g,"
-          "\"mass_balance_error\":%.17g,\"t_poisson\":%.9g,\"t_advection\":%.9g",
-          AMR_PROGRAM, problem, ranks, r->cycle, r->sim_time, r->steps, r->cells, r->cells - r->type1, r->type1, r->mass, r->mass0, r->inflow,
-          balance, r->t_poisson, r->t_advection);
-  if (!isnan(r->l2)) fprintf(rep, ",\"l2_error\":%.17g", r->l2);
+          "\"mass_balance_error\":%.17g,\"t_poisson\":%.9g,\"t_ksp\":%.9g,\"t_advection\":%.9g",
+          AMR_PROGRAM, problem, ranks, r->cycle, r->sim_time, r->steps, r->cells, r->dofs, r->cells - r->type1, r->type1, r->mass, r->mass0, r->inflow,
+          balance_error(r), r->t_poisson, r->t_ksp, r->t_advection);
+  if (r->ksp_its >= 0)
+    fprintf(rep, ",\"ksp_its\":%d", (int)r->ksp_its);
+  else
+    fprintf(rep, ",\"ksp_its\":null");
+  if (!isnan(r->l2))
+    fprintf(rep, ",\"l2_error\":%.17g,\"error\":%.17g", r->l2, r->l2);
+  else
+    fprintf(rep, ",\"error\":null");
+  AmrLbRecordJSON(rep, lb, lr);
   fprintf(rep, "}\n");
   fflush(rep);
+}
+
+/* Wall time this rank has spent in KSPSolve so far (PETSc's event log). */
+static PetscErrorCode ksp_time(double *t)
+{
+  PetscLogEvent ev;
+  PetscEventPerfInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventGetId("KSPSolve", &ev));
+  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
+  *t = info.time;
   PetscFunctionReturn(0);
 }
 
@@ -247,9 +293,11 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
 {
   advect_darcy_t *darcy = NULL;
   advect_t *adv;
+  AmrLb lb;
   FILE *rep;
   PetscMPIInt size;
-  PetscInt its;
+  PetscBool logging;
+  int *types = NULL;
   const PetscBool uniform = !strcmp(o->strategy, "uniform");
   record_t r = {0};
 
@@ -257,35 +305,70 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
   PetscCheck(!mesh->geom, comm, PETSC_ERR_USER_INPUT,
              "option -mesh: %s is curved; advection needs trees that are the (bi/tri)linear maps of their vertices", mesh->name);
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(AmrLbCreate(comm, &o->lb, &lb));
   PetscCall(open_report(comm, o->report, &rep));
+  /* the KSP time comes from PETSc's event log, switched on here when -log_view did not */
+  PetscCall(PetscLogIsActive(&logging));
+  if (!logging) PetscCall(PetscLogDefaultBegin());
   if (o->prob->darcy) PetscCall(advect_darcy_create(comm, &darcy));
   PetscCall(advect_create(p4est, o->prob, darcy, &o->adv, &adv));
-  /* refine towards the initial data, then take it on the fine cells */
+  /* refine towards the initial data (split by cell count, families
+   * together), then take it on the fine cells */
   for (PetscInt l = min_level; !uniform && l < o->max_level; l++) {
     PetscCall(adapt(comm, adv, p4est, min_level, o));
+    p4est_partition_ext(p4est, 1, NULL);
     PetscCall(advect_project_exact(adv));
   }
   PetscCall(advect_classify(adv, o->load_threshold));
+  PetscCall(cell_types(p4est, &types));
+  PetscCall(AmrLbInitial(lb, p4est, types, 0, NULL));
   PetscCall(advect_mass(adv, &r.mass0, NULL));
   for (;;) {
-    double t0 = MPI_Wtime();
-    int n;
-    if (darcy) PetscCall(advect_darcy_update(darcy, adv, &its));
+    AmrLbRecord lr;
+    double t0 = MPI_Wtime(), k0 = 0, k1 = 0;
+    PetscBool last;
+    PetscCall(cell_types(p4est, &types));
+    PetscCall(AmrLbWindowStart(lb, p4est, types));
+    r.ksp_its = -1;
+    if (darcy) {
+      PetscCall(ksp_time(&k0));
+      PetscCall(advect_darcy_update(darcy, adv, &r.ksp_its));
+      PetscCall(ksp_time(&k1));
+    }
     r.t_poisson = MPI_Wtime() - t0;
+    r.t_ksp = k1 - k0;
     t0 = MPI_Wtime();
-    PetscCall(advect_advance(adv, o->t_final, (int)o->interval, &n));
+    /* one step at a time, so that each step's own work is timed (the same
+     * steps as one call for the whole interval) */
+    for (PetscInt k = 0; k < o->interval && advect_time(adv) < o->t_final; k++) {
+      double c0, c1, w;
+      int n;
+      advect_work_time(adv, &c0, &w);
+      PetscCall(advect_advance(adv, o->t_final, 1, &n));
+      advect_work_time(adv, &c1, &w);
+      PetscCall(AmrLbAddStep(lb, c1 - c0));
+      r.steps += n;
+    }
     r.t_advection = MPI_Wtime() - t0;
-    r.steps += n;
     PetscCall(advect_classify(adv, o->load_threshold));
-    PetscCall(measure(comm, adv, p4est, o->prob, &r));
-    PetscCall(print_record(comm, rep, o->prob->name, size, &r));
+    PetscCall(measure(comm, adv, p4est, o, &r));
+    PetscCall(print_record(comm, &r));
     if (vtk[0] && r.cycle % o->vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
+    last = advect_time(adv) >= o->t_final;
+    if (!last && !uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
+    PetscCall(cell_types(p4est, &types));
+    PetscCall(AmrLbBalance(lb, p4est, types, r.cycle, !last, 0, NULL, &lr));
+    write_record(rep, o->prob->name, size, &r, lb, &lr);
+    PetscCall(AmrLbRecordPrint(comm, AMR_PROGRAM, &lr, r.sim_time, r.cells, r.dofs, r.t_poisson + r.t_advection));
+    PetscCall(AmrLbRecordFree(&lr));
     r.cycle++;
-    if (advect_time(adv) >= o->t_final) break;
-    if (!uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
+    if (last) break;
   }
+  PetscCall(AmrLbSummary(lb, comm, AMR_PROGRAM));
   if (rep) fclose(rep);
+  PetscCall(PetscFree(types));
   PetscCall(advect_destroy(&adv));
   PetscCall(advect_darcy_destroy(&darcy));
+  PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }

@@ -6,6 +6,7 @@
 #define AMR_ADVECT_H
 
 #include <petscsys.h>
+#include "app/lbcycle.h"
 #include "fem/advect.h"
 #include "mesh/mesh.h"
 
@@ -22,6 +23,7 @@ typedef struct {
   PetscReal load_threshold;     /**< -adv_load_threshold: tracer above it = load type 1 */
   PetscInt vtk_interval;        /**< -vtk_interval: VTK every K-th adapt interval */
   char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */
+  AmrLbOptions lb;              /**< -lb_*: weighing and balancing (load types 0 and 1) */
 } amr_advect_options_t;
 
 /** Reads -problem and the advection options (listing them under -help).
@@ -31,9 +33,10 @@ typedef struct {
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o);
 
 /** Runs the advection problem of o on the uniform forest p4est of mesh:
- *  refines towards the initial data, then cycles (solve pressure for
- *  darcy-transport, -amr_interval steps, report, VTK, adapt, repartition)
- *  until -t_final.  vtk is the -vtk prefix (empty: none). */
+ *  refines towards the initial data, splits the forest by -lb_initial,
+ *  then cycles (solve pressure for darcy-transport, -amr_interval timed
+ *  steps, report, VTK, adapt, weigh, balance) until -t_final and prints
+ *  the run's summary.  vtk is the -vtk prefix (empty: none). */
 PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4est, PetscInt min_level,
                               const char *vtk, const amr_advect_options_t *o);
 

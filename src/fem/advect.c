@@ -12,6 +12,7 @@
  * a face, on one rank or on two, receive bitwise opposite mass fluxes.
  */
 
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "fem/advect.h"
 #include "mesh/geom.h"
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
@@ -93,6 +95,10 @@ struct advect
   PetscErrorCode cb_err;  /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
   long revision;            /* of the forest the mesh data belong to */
+
+  /* this rank's own work in time steps (thread CPU and wall seconds), and
+   * the part of the steps spent in ghost exchanges, which wait on others */
+  double work_cpu, work_wall, wait_cpu, wait_wall;
 };
 
 /* -log_view events, registered by the first advect_create() */
@@ -588,11 +594,27 @@ face_cb (p4est_iter_face_info_t *info, void *user)
     add_face (adv, &b, s1->face, &a);
 }
 
+/** Thread CPU time and wall time now, in seconds. */
+static void
+clocks (double *cpu, double *wall)
+{
+  struct timespec c, w;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &c);
+  clock_gettime (CLOCK_MONOTONIC, &w);
+  *cpu = (double) c.tv_sec + 1e-9 * (double) c.tv_nsec;
+  *wall = (double) w.tv_sec + 1e-9 * (double) w.tv_nsec;
+}
+
 static void
 exchange (advect_t *adv, double *arr, void **mirrors, size_t size)
 {
+  double c0, w0, c1, w1;
+  clocks (&c0, &w0);
   p4est_ghost_exchange_custom (adv->p4est, adv->ghost, size, mirrors,
                                arr + (size_t) adv->nlocal * (size / sizeof (double)));
+  clocks (&c1, &w1);
+  adv->wait_cpu += c1 - c0;
+  adv->wait_wall += w1 - w0;
 }
 
 /** Ghost exchange of nper doubles per cell of arr (local, then ghost). */
@@ -954,6 +976,11 @@ rk_step (advect_t *adv, double dt)
   const double *a = ns == 2 ? a2 : a3, *ct = ns == 2 ? c2 : c3;
   const size_t n = (size_t) adv->nlocal * nb;
   double phi = 0; /* outflow accumulated by the stages */
+  /* a step's own work is its time minus its waits in ghost exchanges:
+   * MPI spins while it waits, so CPU time alone would count them too */
+  double c0, w0, c1, w1;
+  const double waitc = adv->wait_cpu, waitw = adv->wait_wall;
+  clocks (&c0, &w0);
   memcpy (adv->u0, adv->u, n * sizeof (double));
   for (int s = 0; s < ns; s++) {
     exchange (adv, adv->u, adv->mirror_state, nb * sizeof (double));
@@ -965,6 +992,9 @@ rk_step (advect_t *adv, double dt)
       limit (adv);
   }
   adv->inflow_local -= phi;
+  clocks (&c1, &w1);
+  adv->work_cpu += (c1 - c0) - (adv->wait_cpu - waitc);
+  adv->work_wall += (w1 - w0) - (adv->wait_wall - waitw);
 }
 
 PetscErrorCode
@@ -997,6 +1027,13 @@ double
 advect_time (const advect_t *adv)
 {
   return adv->time;
+}
+
+void
+advect_work_time (const advect_t *adv, double *cpu, double *wall)
+{
+  *cpu = adv->work_cpu;
+  *wall = adv->work_wall;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -132,6 +132,14 @@ PetscErrorCode advect_advance (advect_t *adv, double t_end, int nsteps,
 double advect_time (const advect_t *adv);
 
 /**
+ * This rank's own work in time steps since advect_create(), in seconds of
+ * thread CPU time and of wall time: residuals, updates and the limiter,
+ * without the ghost exchanges that wait on other ranks.  The load balancer
+ * turns differences of it into per-step times.
+ */
+void advect_work_time (const advect_t *adv, double *cpu, double *wall);
+
+/**
  * Global integral of u, and the net boundary inflow integrated over all
  * steps so far: mass(t) = mass(0) + inflow up to round-off.
  */

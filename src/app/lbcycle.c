@@ -1,0 +1,522 @@
+/* The balancing step of the AMR cycle: window of timed steps -> weights ->
+ * method in chain mode -> cells per rank -> families kept together ->
+ * p4est_partition_given with the cell data.  Compiled for 2D and 3D. */
+#include "app/lbcycle.h"
+#include "app/options.h"
+#include "lbcurve.h"
+#include "lbweights.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Cell weights are whole multiples of 1/AMR_LB_SCALE of the mean cell, so
+ * that the methods that move whole work units (diffusion-discrete,
+ * multilevel, tree) run on the same loads as the others. */
+#define AMR_LB_SCALE 1000.0
+
+static const char *const weight_names[] = {"count", "timing", "model"};
+
+struct AmrLb {
+  AmrLbOptions o;
+  MPI_Comm comm;
+  int size, rank;
+  lb_graph *graph;
+  double cost[AMR_LB_MAX_TYPES];
+  double *win;      /* the last o.window step times, oldest at whead once full */
+  int wn, whead;
+  double cycle_cpu; /* every step since the window started */
+  int64_t counts[AMR_LB_MAX_TYPES];
+  double sec_per_cell; /* last measured migration time per cell of the busiest rank */
+  double t_start, lost, lb_total, migrate_total;
+};
+
+/* A failure inside the balancer library after the options were accepted
+ * is a bug, not bad input. */
+#define LB_CHECK(comm, call) \
+  do { \
+    lb_err e_ = (call); \
+    PetscCheck(e_ == LB_OK, comm, PETSC_ERR_LIB, "balancer: %s", lb_errmsg()); \
+  } while (0)
+
+PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
+{
+  char method[64] = "sfc", weights[16] = "count", graph[16] = "line", initial[16] = "even", methods[512] = "none";
+  PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
+  PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000;
+  PetscBool cost_set, threshold_set;
+  PetscReal threshold = 0, trim = 0.25, opt[LB_MAX_OPTIONS];
+  int w;
+
+  PetscFunctionBeginUser;
+  memset(o, 0, sizeof *o);
+  o->ntypes = ntypes;
+  for (int i = 0; i < lb_method_count(); i++) {
+    PetscCall(PetscStrlcat(methods, ", ", sizeof methods));
+    PetscCall(PetscStrlcat(methods, lb_method_get(i)->name, sizeof methods));
+  }
+  PetscOptionsBegin(comm, NULL, "Load balancing (the cycle's weigh and balance steps)", NULL);
+  AMR_OPTION("-lb_method", PetscOptionsString("-lb_method", methods, NULL, method, method, sizeof method, NULL));
+  AMR_OPTION("-lb_weights", PetscOptionsString("-lb_weights", "Cell weights: count (every cell 1), timing (least squares on measured times, seed 003) or model (-lb_cost)",
+                                               NULL, weights, weights, sizeof weights, NULL));
+  AMR_OPTION("-lb_cost", PetscOptionsRealArray("-lb_cost", "Cost per load type, comma separated: the model weights, and timing's weights until a fit succeeds", NULL,
+                                               cost, &ncost, &cost_set));
+  AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));
+  AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
+  AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
+  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the measured imbalance I% exceeds PCT and the predicted gain the predicted migration time",
+                                               NULL, threshold, &threshold, &threshold_set));
+  AMR_OPTION("-lb_graph", PetscOptionsString("-lb_graph", "Processor graph of the method: line (the ranks along the curve) or ring (the line closed; cells still move along the curve)",
+                                             NULL, graph, graph, sizeof graph, NULL));
+  AMR_OPTION("-lb_initial", PetscOptionsString("-lb_initial", "Initial partition: even (equal cell counts) or skew (equal counts of type-0 cells, the other types left where the curve puts them)",
+                                               NULL, initial, initial, sizeof initial, NULL));
+  AMR_OPTION("-lb_target", PetscOptionsReal("-lb_target", "Stop the method when avg/max >= target (0: off)", NULL, target, &target, NULL));
+  AMR_OPTION("-lb_max_iters", PetscOptionsInt("-lb_max_iters", "Stop the method after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
+  o->method = lb_method_find(method);
+  /* the chosen method's own options, -lb_NAME, defaults from its table */
+  for (int k = 0; o->method && k < o->method->noptions; k++) {
+    char name[64];
+    opt[k] = o->method->options[k].def;
+    PetscCall(PetscSNPrintf(name, sizeof name, "-lb_%s", o->method->options[k].name));
+    AMR_OPTION(name, PetscOptionsReal(name, o->method->options[k].help, NULL, opt[k], &opt[k], NULL));
+  }
+  PetscOptionsEnd();
+
+  PetscCheck(o->method || !strcmp(method, "none"), comm, PETSC_ERR_USER_INPUT, "option -lb_method %s: unknown method (choose from %s)", method, methods);
+  for (w = 0; w < 3; w++)
+    if (!strcmp(weights, weight_names[w])) break;
+  PetscCheck(w < 3, comm, PETSC_ERR_USER_INPUT, "option -lb_weights %s: unknown weight mode (count, timing or model)", weights);
+  o->weights = (AmrLbWeights)w;
+  PetscCheck(!cost_set || ncost == ntypes, comm, PETSC_ERR_USER_INPUT,
+             "option -lb_cost: needs %d value%s, one cost per load type of this problem, got %d", ntypes, ntypes > 1 ? "s" : "", (int)ncost);
+  for (int t = 0; t < ntypes; t++) {
+    o->cost[t] = cost_set ? cost[t] : 1.0;
+    PetscCheck(o->cost[t] > 0 && isfinite(o->cost[t]), comm, PETSC_ERR_USER_INPUT, "option -lb_cost: cost %g of load type %d must be positive", o->cost[t], t);
+  }
+  PetscCheck(window >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_window %" PetscInt_FMT ": must be at least 1", window);
+  PetscCheck(trim >= 0 && trim < 0.5, comm, PETSC_ERR_USER_INPUT, "option -lb_trim %g: must be in [0, 0.5)", (double)trim);
+  PetscCheck(interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_interval %" PetscInt_FMT ": must be at least 1", interval);
+  PetscCheck(!threshold_set || (threshold >= 0 && threshold < 100), comm, PETSC_ERR_USER_INPUT, "option -lb_threshold %g: must be a percentage in [0, 100)",
+             (double)threshold);
+  PetscCheck(!strcmp(graph, "line") || !strcmp(graph, "ring"), comm, PETSC_ERR_USER_INPUT, "option -lb_graph %s: must be line or ring", graph);
+  PetscCheck(!strcmp(initial, "even") || !strcmp(initial, "skew"), comm, PETSC_ERR_USER_INPUT, "option -lb_initial %s: must be even or skew", initial);
+  PetscCheck(max_iters >= 0, comm, PETSC_ERR_USER_INPUT, "option -lb_max_iters %" PetscInt_FMT ": must not be negative", max_iters);
+  o->window = (int)window;
+  o->trim = trim;
+  o->interval = (int)interval;
+  o->threshold = threshold_set ? threshold : -1;
+  o->ring = !strcmp(graph, "ring");
+  o->skew = !strcmp(initial, "skew");
+  if (o->method) {
+    LB_CHECK(comm, lb_params_init(&o->params, o->method));
+    o->params.backend = LB_BACKEND_MPI;
+    o->params.comm = comm;
+    o->params.target = target;
+    o->params.max_iters = (int)max_iters;
+    for (int k = 0; k < o->method->noptions; k++) o->params.opt[k] = opt[k];
+  }
+  PetscFunctionReturn(0);
+}
+
+const char *AmrLbMethodName(const AmrLb lb) { return lb->o.method ? lb->o.method->name : "none"; }
+
+PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
+{
+  AmrLb lb;
+  char spec[32];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscCalloc1(1, &lb));
+  lb->o = *o;
+  lb->comm = comm;
+  PetscCallMPI(MPI_Comm_size(comm, &lb->size));
+  PetscCallMPI(MPI_Comm_rank(comm, &lb->rank));
+  memcpy(lb->cost, o->cost, sizeof lb->cost);
+  PetscCall(PetscMalloc1(o->window, &lb->win));
+  lb->t_start = MPI_Wtime();
+  *out = lb;
+  if (!o->method) PetscFunctionReturn(0);
+  PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
+  LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
+  {
+    /* a trial on even loads: a method that cannot run on this graph, or an
+     * out-of-range method option, fails here, before any cycle */
+    double *load;
+    lb_result res;
+    lb_err err;
+    PetscCall(PetscMalloc1(lb->size, &load));
+    for (int r = 0; r < lb->size; r++) load[r] = AMR_LB_SCALE;
+    err = lb_balance(lb->graph, o->method, &o->params, load, &res);
+    PetscCall(PetscFree(load));
+    if (!err) lb_result_free(&res);
+    PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -lb_method %s: %s%s", o->method->name, lb_errmsg(), o->ring ? " (-lb_graph ring)" : "");
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbDestroy(AmrLb *lb)
+{
+  PetscFunctionBeginUser;
+  if (!*lb) PetscFunctionReturn(0);
+  lb_graph_destroy(&(*lb)->graph);
+  PetscCall(PetscFree((*lb)->win));
+  PetscCall(PetscFree(*lb));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
+{
+  PetscFunctionBeginUser;
+  memset(lb->counts, 0, sizeof lb->counts);
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) {
+    const int t = types ? types[i] : 0;
+    PetscCheck(t >= 0 && t < lb->o.ntypes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cell %d has load type %d, outside 0..%d", (int)i, t, lb->o.ntypes - 1);
+    lb->counts[t]++;
+  }
+  lb->wn = lb->whead = 0;
+  lb->cycle_cpu = 0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu)
+{
+  PetscFunctionBeginUser;
+  lb->cycle_cpu += cpu;
+  lb->win[lb->whead] = cpu;
+  lb->whead = (lb->whead + 1) % lb->o.window;
+  if (lb->wn < lb->o.window) lb->wn++;
+  PetscFunctionReturn(0);
+}
+
+/* Cells per rank of the current partition. */
+static void current_counts(const p4est_t *p4est, int64_t *counts)
+{
+  for (int r = 0; r < p4est->mpisize; r++) counts[r] = (int64_t)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]);
+}
+
+/* Weight of every local cell from its load type and the costs. */
+static PetscErrorCode cell_weights(const p4est_t *p4est, const int *types, int ntypes, const double *cost, double **w)
+{
+  double q[AMR_LB_MAX_TYPES];
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < ntypes; t++) q[t] = fmax(1.0, round(AMR_LB_SCALE * cost[t]));
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, w));
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) (*w)[i] = q[types ? types[i] : 0];
+  PetscFunctionReturn(0);
+}
+
+/* Move the forest to the cells per rank counts (families kept together)
+ * with its data, and report what moved. */
+static PetscErrorCode move(p4est_t *p4est, p4est_locidx_t *counts, int nfields, const AmrField *fields, AmrMigrateStats *st)
+{
+  long long corrected;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrFamilyCounts(p4est, counts, &corrected));
+  PetscCall(AmrMigrate(p4est, counts, nfields, fields, st));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfields, const AmrField *fields)
+{
+  const int P = lb->size;
+  double *w;
+  lb_curve_result cut;
+  p4est_locidx_t *counts;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &w));
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) w[i] = !lb->o.skew || (types ? types[i] : 0) == 0 ? 1.0 : 0.0;
+  LB_CHECK(lb->comm, lb_curve_sfc(lb->comm, p4est->local_num_quadrants, w, P, &cut));
+  PetscCall(PetscMalloc1(P, &counts));
+  for (int r = 0; r < P; r++) counts[r] = (p4est_locidx_t)cut.counts[r];
+  lb_curve_result_free(&cut);
+  PetscCall(move(p4est, counts, nfields, fields, NULL));
+  PetscCall(PetscFree(counts));
+  PetscCall(PetscFree(w));
+  PetscFunctionReturn(0);
+}
+
+/* Cells rank r sends plus receives going from partition a to b. */
+static long long moved_by(int r, const int64_t *a, const int64_t *b, int P)
+{
+  int64_t a0 = 0, b0 = 0;
+  for (int q = 0; q < r && q < P; q++) {
+    a0 += a[q];
+    b0 += b[q];
+  }
+  const int64_t lo = a0 > b0 ? a0 : b0, hi = a0 + a[r] < b0 + b[r] ? a0 + a[r] : b0 + b[r];
+  const int64_t kept = hi > lo ? hi - lo : 0;
+  return (long long)(a[r] - kept + b[r] - kept);
+}
+
+static double vmax(int n, const double *x)
+{
+  double m = x[0];
+  for (int i = 1; i < n; i++) m = fmax(m, x[i]);
+  return m;
+}
+
+static double vsum(int n, const double *x)
+{
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i];
+  return s;
+}
+
+/* The measurement half of a cycle: local work per rank, the fit (timing),
+ * the prediction the weights made for the measured partition. */
+static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
+{
+  const int P = lb->size, T = lb->o.ntypes;
+  lb_metrics mt;
+  int64_t *counts;
+  double psum = 0, tsum, sm = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allgather(&lb->cycle_cpu, 1, MPI_DOUBLE, r->rank_time, 1, MPI_DOUBLE, lb->comm));
+  lb_metrics_loads(P, r->rank_time, &mt);
+  tsum = vsum(P, r->rank_time);
+  r->t_rank_max = vmax(P, r->rank_time);
+  r->t_rank_avg = tsum / P;
+  r->max_over_avg = tsum > 0 ? mt.max_over_avg : 1;
+  r->imbalance_pct = tsum > 0 ? mt.imbalance_pct : 0;
+  if (lb->o.weights == AMR_LB_TIMING) {
+    lb_weights_options wo;
+    lb_weights_result fit;
+    double *times;
+    PetscCall(PetscMalloc1(lb->wn + 1, &times));
+    /* oldest first: the ring buffer starts at whead once it is full */
+    for (int k = 0; k < lb->wn; k++) times[k] = lb->win[lb->wn < lb->o.window ? k : (lb->whead + k) % lb->o.window];
+    lb_weights_options_default(&wo);
+    wo.trim = lb->o.trim;
+    wo.previous = lb->cost;
+    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, &fit));
+    PetscCall(PetscFree(times));
+    memcpy(lb->cost, fit.cost, sizeof(double) * T);
+    r->fitted = fit.fitted;
+    r->fit_flags = fit.flags;
+    lb_weights_result_free(&fit);
+  } else if (lb->o.weights == AMR_LB_COUNT) {
+    for (int t = 0; t < T; t++) lb->cost[t] = 1.0;
+  }
+  memcpy(r->cost, lb->cost, sizeof(double) * T);
+  /* the weights' prediction for the partition just measured, against the
+   * measurement: both as loads of mean 1 */
+  PetscCall(PetscMalloc1((size_t)P * T, &counts));
+  PetscCallMPI(MPI_Allgather(lb->counts, T, MPI_INT64_T, counts, T, MPI_INT64_T, lb->comm));
+  for (int q = 0; q < P; q++) {
+    r->rank_load_predicted[q] = 0;
+    for (int t = 0; t < T; t++) r->rank_load_predicted[q] += (double)counts[(size_t)q * T + t] * lb->cost[t];
+    psum += r->rank_load_predicted[q];
+  }
+  PetscCall(PetscFree(counts));
+  for (int q = 0; q < P; q++) {
+    const double p = psum > 0 ? r->rank_load_predicted[q] * P / psum : 1, m = tsum > 0 ? r->rank_time[q] * P / tsum : 1;
+    r->rank_load_predicted[q] = p;
+    r->rank_load_measured[q] = m;
+    if (p + m > 0) sm += fabs(p - m) / ((p + m) / 2);
+  }
+  r->fit_smape = 100 * sm / P;
+  PetscFunctionReturn(0);
+}
+
+/* The method's target loads on the processor graph, realised as cut
+ * positions on the weighted curve: new cells per rank. */
+static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, double *loads, int64_t *next, AmrLbRecord *r)
+{
+  lb_result res;
+  lb_curve_result cut;
+
+  PetscFunctionBeginUser;
+  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, lb->size, cur, loads));
+  LB_CHECK(lb->comm, lb_balance(lb->graph, lb->o.method, &lb->o.params, loads, &res));
+  r->lb_iterations = res.iterations;
+  r->lb_rounds = res.rounds;
+  {
+    lb_err err = lb_curve_targets(lb->comm, n, w, lb->size, res.load, &cut);
+    lb_result_free(&res);
+    LB_CHECK(lb->comm, err);
+  }
+  memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
+  lb_curve_result_free(&cut);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields, const AmrField *fields,
+                            AmrLbRecord *r)
+{
+  const int P = lb->size;
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+  double *w, *before, *after, t0, tl[2];
+  int64_t *cur, *next;
+  p4est_locidx_t *counts;
+  AmrCommGraph g0, g1;
+  lb_metrics mt;
+  int eligible;
+
+  PetscFunctionBeginUser;
+  memset(r, 0, sizeof *r);
+  r->cycle = cycle;
+  r->nranks = P;
+  PetscCall(PetscMalloc5(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_load_measured, P, &r->rank_load_predicted));
+  PetscCall(PetscMalloc5(P, &before, P, &after, P, &cur, P, &next, P, &counts));
+  t0 = MPI_Wtime();
+  PetscCall(measure(lb, r));
+  PetscCall(cell_weights(p4est, types, lb->o.ntypes, lb->cost, &w));
+  current_counts(p4est, cur);
+  memcpy(next, cur, sizeof(int64_t) * P);
+  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, cur, before));
+  eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
+  if (eligible) {
+    PetscCall(targets(lb, n, w, cur, after, next, r));
+    for (int q = 0; q < P; q++) counts[q] = (p4est_locidx_t)next[q];
+    {
+      long long corrected;
+      PetscCall(AmrFamilyCounts(p4est, counts, &corrected));
+    }
+    for (int q = 0; q < P; q++) next[q] = counts[q];
+  }
+  tl[0] = MPI_Wtime() - t0;
+  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, next, after));
+  if (eligible) {
+    /* the decision: the work the new partition saves until the next chance
+     * to balance, against the time the move is predicted to take */
+    const double unit = r->t_rank_avg * P / vsum(P, before);
+    long long mmax = 0;
+    for (int q = 0; q < P; q++) mmax = PetscMax(mmax, moved_by(q, cur, next, P));
+    r->predicted_gain_s = unit * (vmax(P, before) - vmax(P, after)) * lb->o.interval;
+    r->predicted_migration_s = lb->sec_per_cell * (double)mmax;
+    r->rebalanced = lb->o.threshold < 0 || (r->imbalance_pct > lb->o.threshold && r->predicted_gain_s > r->predicted_migration_s);
+  }
+  PetscCall(AmrCommGraphMeasure(p4est, &g0));
+  if (r->rebalanced) {
+    AmrMigrateStats st;
+    PetscCall(AmrMigrate(p4est, counts, nfields, fields, &st));
+    PetscCall(AmrCommGraphMeasure(p4est, &g1));
+    AmrCommGraphDiff(&g0, &g1, &r->comm_edges_added, &r->comm_edges_removed);
+    r->migrated_cells_tot = st.shipped;
+    r->migrated_cells_max = st.max_moved;
+    r->migrate_time_s = st.wall_s;
+    if (st.max_moved > 0) lb->sec_per_cell = st.wall_s / (double)st.max_moved;
+    PetscCall(AmrCommGraphFree(&g0));
+    g0 = g1;
+  } else {
+    memcpy(after, before, sizeof(double) * P);
+    memcpy(next, cur, sizeof(int64_t) * P);
+  }
+  r->comm_edges = g0.nedges;
+  r->edge_cut = g0.edge_cut;
+  PetscCall(AmrCommGraphFree(&g0));
+  lb_metrics_loads(P, after, &mt);
+  r->predicted_imbalance_pct = mt.imbalance_pct;
+  {
+    const double s = vsum(P, after);
+    for (int q = 0; q < P; q++) {
+      r->rank_cells[q] = (long long)next[q];
+      r->rank_predicted[q] = s > 0 ? after[q] * P / s : 1;
+    }
+  }
+  tl[1] = MPI_Wtime() - lb->t_start;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, tl, 2, MPI_DOUBLE, MPI_MAX, lb->comm));
+  r->lb_time_s = tl[0];
+  lb->lost += (r->t_rank_max - r->t_rank_avg) * P;
+  lb->lb_total += r->lb_time_s;
+  lb->migrate_total += r->migrate_time_s;
+  r->total_s = tl[1];
+  r->lost_rank_s = lb->lost;
+  r->lb_total_s = lb->lb_total;
+  r->migrate_total_s = lb->migrate_total;
+  PetscCall(PetscFree(w));
+  PetscCall(PetscFree5(before, after, cur, next, counts));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree5(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_load_measured, r->rank_load_predicted));
+  PetscFunctionReturn(0);
+}
+
+/* JSON has no NaN or infinity: such a value is written as null. */
+static void json_num(FILE *f, const char *key, double v)
+{
+  if (isfinite(v))
+    fprintf(f, ",\"%s\":%.9g", key, v);
+  else
+    fprintf(f, ",\"%s\":null", key);
+}
+
+static void json_array(FILE *f, const char *key, int n, const double *v)
+{
+  fprintf(f, ",\"%s\":[", key);
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    if (isfinite(v[i]))
+      fprintf(f, "%.9g", v[i]);
+    else
+      fputs("null", f);
+  }
+  fputc(']', f);
+}
+
+void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
+{
+  char flags[256];
+  lb_weights_flags_string(r->fit_flags, flags, sizeof flags);
+  fprintf(f, ",\"lb_method\":\"%s\",\"lb_weights\":\"%s\",\"lb_graph\":\"%s\",\"rebalanced\":%s", AmrLbMethodName(lb), weight_names[lb->o.weights],
+          lb->o.ring ? "ring" : "line", r->rebalanced ? "true" : "false");
+  json_num(f, "t_rank_max", r->t_rank_max);
+  json_num(f, "t_rank_avg", r->t_rank_avg);
+  json_num(f, "imbalance_pct", r->imbalance_pct);
+  json_num(f, "max_over_avg", r->max_over_avg);
+  json_num(f, "predicted_imbalance_pct", r->predicted_imbalance_pct);
+  json_array(f, "weights", lb->o.ntypes, r->cost);
+  fprintf(f, ",\"weights_fitted\":%s,\"fit_flags\":\"%s\"", r->fitted ? "true" : "false", flags);
+  json_num(f, "fit_smape", r->fit_smape);
+  fprintf(f, ",\"lb_iterations\":%d,\"lb_rounds\":%lld", r->lb_iterations, r->lb_rounds);
+  json_num(f, "lb_time_s", r->lb_time_s);
+  json_num(f, "predicted_gain_s", r->predicted_gain_s);
+  json_num(f, "predicted_migration_s", r->predicted_migration_s);
+  fprintf(f, ",\"migrated_cells_tot\":%lld,\"migrated_cells_max\":%lld", r->migrated_cells_tot, r->migrated_cells_max);
+  json_num(f, "migrate_time_s", r->migrate_time_s);
+  fprintf(f, ",\"edge_cut\":%lld,\"comm_edges\":%d,\"comm_edges_added\":%d,\"comm_edges_removed\":%d", r->edge_cut, r->comm_edges, r->comm_edges_added,
+          r->comm_edges_removed);
+  json_num(f, "total_s", r->total_s);
+  json_num(f, "lost_rank_s", r->lost_rank_s);
+  json_num(f, "lb_total_s", r->lb_total_s);
+  json_num(f, "migrate_total_s", r->migrate_total_s);
+  fprintf(f, ",\"rank_cells\":[");
+  for (int q = 0; q < r->nranks; q++) fprintf(f, "%s%lld", q ? "," : "", r->rank_cells[q]);
+  fputc(']', f);
+  json_array(f, "rank_predicted", r->nranks, r->rank_predicted);
+  json_array(f, "rank_time", r->nranks, r->rank_time);
+  json_array(f, "rank_load_measured", r->nranks, r->rank_load_measured);
+  json_array(f, "rank_load_predicted", r->nranks, r->rank_load_predicted);
+}
+
+PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscPrintf(comm,
+                        "%s: lb cycle %d, t %.5f: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
+                        program, r->cycle, sim_time, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
+                        r->lb_iterations, solve_s, r->rebalanced ? "" : " (not rebalanced)"));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
+{
+  double total = MPI_Wtime() - lb->t_start;
+  const double P = lb->size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCall(PetscPrintf(comm,
+                        "%s: summary (%s, %s weights): total %.3f s, lost to imbalance %.3f rank-s (%.1f%% of %d ranks x total), balancing %.4f s (%.2f%%), "
+                        "migrating %.4f s (%.2f%%)\n",
+                        program, AmrLbMethodName(lb), weight_names[lb->o.weights], total, lb->lost, 100 * lb->lost / (P * total), lb->size, lb->lb_total,
+                        100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
+  PetscFunctionReturn(0);
+}

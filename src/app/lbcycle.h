@@ -1,0 +1,121 @@
+/** \file lbcycle.h
+ * The balancing step of the AMR cycle (DESIGN.md section 2): per-rank
+ * timing of local work, cell weights (count, timing-based least squares,
+ * or fixed costs per load type), any balancing method in chain mode on the
+ * ranks along the space-filling curve, repartition with the cell data, the
+ * communication graph before and after, and the per-cycle record that the
+ * report, the human line and the final summary are made of. */
+#ifndef AMR_APP_LBCYCLE_H
+#define AMR_APP_LBCYCLE_H
+
+#include <stdio.h>
+#include <petscsys.h>
+#include "balance.h"
+#include "mesh/migrate.h"
+
+/** Most load types a problem may have. */
+#define AMR_LB_MAX_TYPES 8
+
+/** How cells are weighed (-lb_weights). */
+typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL } AmrLbWeights;
+
+/** The -lb_* options. */
+typedef struct {
+  const lb_method *method;   /**< NULL: none, measure only */
+  lb_params params;          /**< -lb_target, -lb_max_iters and the method's own options */
+  AmrLbWeights weights;
+  int ntypes;                /**< load types of the problem */
+  double cost[AMR_LB_MAX_TYPES]; /**< -lb_cost: model costs, and timing's costs until a fit succeeds */
+  int window;                /**< -lb_window: timed steps the fit uses */
+  double trim;               /**< -lb_trim: fraction cut from each end of the window */
+  int interval;              /**< -lb_interval: balance every K-th cycle */
+  double threshold;          /**< -lb_threshold: balance only above this I% (< 0: always) */
+  int ring;                  /**< -lb_graph ring: the chain closed into a ring */
+  int skew;                  /**< -lb_initial skew: load types other than 0 piled on the first ranks */
+} AmrLbOptions;
+
+/** Read the -lb_* options for a problem with ntypes load types (listing
+ *  them under -help).  Invalid values are collective PETSC_ERR_USER_INPUT
+ *  errors naming the option. */
+PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o);
+
+/** One cycle's balancing record: what was measured, predicted and moved. */
+typedef struct {
+  int cycle;
+  int rebalanced;            /**< 1 when the partition was changed */
+  double t_rank_max, t_rank_avg; /**< local work of the cycle per rank (thread CPU s) */
+  double imbalance_pct, max_over_avg; /**< measured, of the local work */
+  double predicted_imbalance_pct; /**< of the weights of the partition the next cycle runs on */
+  double cost[AMR_LB_MAX_TYPES]; /**< weight per load type, mean cell weight 1 */
+  int fitted;                /**< timing: the costs come from this cycle's fit */
+  unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
+  double fit_smape;          /**< sMAPE of predicted against measured load per rank, percent */
+  int lb_iterations;
+  long long lb_rounds;
+  double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
+  double predicted_gain_s, predicted_migration_s; /**< the -lb_threshold decision */
+  long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
+  double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */
+  long long edge_cut;        /**< cell faces between ranks after the cycle */
+  int comm_edges, comm_edges_added, comm_edges_removed;
+  double total_s, lost_rank_s, lb_total_s, migrate_total_s; /**< run totals so far */
+  int nranks;
+  long long *rank_cells;     /**< cells per rank for the next cycle */
+  double *rank_predicted;    /**< predicted load per rank for the next cycle, mean 1 */
+  double *rank_time;         /**< measured local work per rank this cycle, s */
+  double *rank_load_measured; /**< rank_time / mean */
+  double *rank_load_predicted; /**< what the weights predicted for this cycle's partition, mean 1 */
+} AmrLbRecord;
+
+typedef struct AmrLb *AmrLb;
+
+/** Create the balancer of a run; tries the method once on the processor
+ *  graph so that a method that cannot run there (or a bad method option)
+ *  is a user error before the first cycle. */
+PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *lb);
+
+/** Free it. */
+PetscErrorCode AmrLbDestroy(AmrLb *lb);
+
+/** Start a new window of timed steps on the current forest: counts this
+ *  rank's cells of every load type (types[i] of local cell i; NULL: all
+ *  type 0).  Call after every change of the forest, since the times of a
+ *  window must belong to one set of counts. */
+PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
+
+/** Record one step of this rank's own local work (thread CPU seconds). */
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu);
+
+/** Split the forest initially by -lb_initial (even cell counts, or skew),
+ *  carrying the quadrant data and the nfields outside arrays. */
+PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfields, const AmrField *fields);
+
+/**
+ * The weigh and balance steps of one cycle, after adaptation: measure the
+ * window's local work, weigh the cells of the adapted forest (types of its
+ * local cells, NULL: all type 0), and when allowed (not the last cycle, the
+ * -lb_interval cycle, and -lb_threshold met) run the method in chain mode,
+ * keep families together and repartition with the quadrant data and the
+ * nfields outside arrays.  Fills rec (free with AmrLbRecordFree).
+ */
+PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
+                            const AmrField *fields, AmrLbRecord *rec);
+
+/** Append the record's fields to an open JSON object (",\"key\":value..."). */
+void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r);
+
+/** Print the human line of a cycle. */
+PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,
+                                long long dofs, double solve_s);
+
+/** Print the run summary: total time, time lost to imbalance, balancing
+ *  and migration, and their shares of the run. */
+PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program);
+
+/** Free the arrays of a record. */
+PetscErrorCode AmrLbRecordFree(AmrLbRecord *r);
+
+/** Name of the method ("none" for NULL) and of a weight mode. */
+const char *AmrLbMethodName(const AmrLb lb);
+
+#endif

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Check amr2d reports of the cycle with the built-in balancer.
+
+check_report.py fields REPORT
+    every record has the fields the issue asks for, and they agree with
+    each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
+    rank_cells of a cycle sum to the next cycle's cells, the run totals
+    accumulate the per-cycle numbers.
+check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
+    seed 003 against real time: after CYCLE (default 3) rebalanced cycles
+    from a skewed start, timing weights bring the measured imbalance of the
+    local work (mean of cycles CYCLE to CYCLE+2) to at most half of the
+    first cycle's, while count weights leave it above that and above the
+    timing run's.
+Exit status 0 when the check holds.
+"""
+import json
+import math
+import sys
+
+FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg imbalance_pct max_over_avg "
+          "predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
+          "migrated_cells_tot migrated_cells_max edge_cut comm_edges comm_edges_added comm_edges_removed "
+          "rank_cells rank_predicted rank_time predicted_gain_s predicted_migration_s rebalanced "
+          "total_s lost_rank_s lb_total_s migrate_total_s").split()
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def close(a, b, rel=1e-6, abs_=1e-12):
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + abs_
+
+
+def check_fields(recs):
+    bad = []
+    lost = lbt = mig = 0.0
+    for i, r in enumerate(recs):
+        missing = [k for k in FIELDS if k not in r]
+        if missing:
+            bad.append("cycle %d: missing %s" % (i, ", ".join(missing)))
+            continue
+        n = r["ranks"]
+        t = r["rank_time"]
+        if len(t) != n or len(r["rank_cells"]) != n or len(r["rank_predicted"]) != n:
+            bad.append("cycle %d: per-rank arrays are not of length %d" % (i, n))
+            continue
+        tmax, tavg = max(t), sum(t) / n
+        ipct = 100 * (tmax - tavg) * n / (tmax * (n - 1)) if n > 1 and tmax > 0 else 0.0
+        if not (close(tmax, r["t_rank_max"]) and close(tavg, r["t_rank_avg"]) and close(ipct, r["imbalance_pct"], 1e-5, 1e-6)):
+            bad.append("cycle %d: t_rank_max/avg or imbalance_pct disagree with rank_time" % i)
+        if i + 1 < len(recs) and sum(r["rank_cells"]) != recs[i + 1]["cells"]:
+            bad.append("cycle %d: rank_cells sum %d, next cycle has %d cells" % (i, sum(r["rank_cells"]), recs[i + 1]["cells"]))
+        if not close(sum(r["rank_predicted"]), n, 1e-6):
+            bad.append("cycle %d: rank_predicted does not average 1" % i)
+        lost += (tmax - tavg) * n
+        lbt += r["lb_time_s"]
+        mig += r["migrate_time_s"]
+        if not (close(lost, r["lost_rank_s"], 1e-5, 1e-9) and close(lbt, r["lb_total_s"], 1e-5, 1e-9) and close(mig, r["migrate_total_s"], 1e-5, 1e-9)):
+            bad.append("cycle %d: run totals do not accumulate the cycles" % i)
+        if r["migrated_cells_tot"] and not r["rebalanced"]:
+            bad.append("cycle %d: cells migrated without a rebalance" % i)
+        if n <= 2 and r["comm_edges"] > n - 1:
+            bad.append("cycle %d: %d communicating pairs on %d ranks" % (i, r["comm_edges"], n))
+    return bad
+
+
+def check_timing(timing, count, k):
+    bad = []
+    it = [r["imbalance_pct"] for r in timing]
+    ic = [r["imbalance_pct"] for r in count]
+    print("timing weights: I%% per cycle %s" % " ".join("%.1f" % x for x in it))
+    print("count weights:  I%% per cycle %s" % " ".join("%.1f" % x for x in ic))
+    if len(timing) < k + 3 or len(count) < k + 3:
+        return ["reports have fewer than %d cycles" % (k + 3)]
+    if not all(r["rebalanced"] for r in timing[:k]):
+        bad.append("timing run: not every one of the first %d cycles rebalanced" % k)
+    # a single cycle's time can catch another process on the core: the mean
+    # of three cycles after the k rebalances is what is compared
+    mt, mc = sum(it[k:k + 3]) / 3, sum(ic[k:k + 3]) / 3
+    print("cycles %d-%d: mean I%% %.1f with timing weights (first cycle %.1f), %.1f with count weights (first cycle %.1f)" % (k, k + 2, mt, it[0], mc, ic[0]))
+    if not mt <= 0.5 * it[0]:
+        bad.append("timing weights: mean I%% %.1f of cycles %d-%d is more than half of the first cycle's %.1f" % (mt, k, k + 2, it[0]))
+    if not (mc > 0.5 * ic[0] and mc > mt):
+        bad.append("count weights: mean I%% %.1f of cycles %d-%d is not above half the first (%.1f) and the timing run's (%.1f)" % (mc, k, k + 2, ic[0], mt))
+    return bad
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "fields":
+        bad = check_fields(load(argv[2]))
+    elif len(argv) >= 4 and argv[1] == "timing":
+        bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
+    else:
+        print(__doc__)
+        return 2
+    for b in bad:
+        print("FAILED: " + b)
+    if not bad:
+        print("%s check passed" % argv[1])
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,454 @@
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+/*
+ * cycle_check: the cycle's balancing step (app/lbcycle.h) on an adapted
+ * darcy-transport forest (unit square, -level, -max_level), with a Poisson
+ * solution kept outside the forest as element coefficients.  -check:
+ *
+ *   migration  for none and every registered method, starting each time
+ *              from the even split: one rebalance with the -lb_weights
+ *              given (default model costs 1,4).  Asserts that the tracer
+ *              mass, the Poisson solution's integral and the cell count are
+ *              unchanged, that every cell's data (quadrant, tracer
+ *              coefficients, load type, indicator, Poisson coefficients) is
+ *              bitwise the same after the move, wherever the cell went, and
+ *              that on several ranks every method but none moved cells.
+ *   graph      for the methods of -methods (comma separated): from the
+ *              even split, whose imbalance under the weights must be below
+ *              -max_pct, one rebalance.  Asserts that the method adds no
+ *              pair of ranks sharing a face, and that the balancer's record
+ *              and AmrCommGraphMeasure agree with an independent recount of
+ *              the pairs (owners of every local cell's face neighbours)
+ *              before and after.
+ *
+ * Prints "<check> passed" and exits 0 when the property holds.
+ */
+#include "app/lbcycle.h"
+#include "fem/advect.h"
+#include "fem/advect_darcy.h"
+#include "fem/poisson.h"
+#include "fem/problem.h"
+#include "mesh/mesh.h"
+
+#ifndef P4_TO_P8
+#include <p4est_bits.h>
+#include <p4est_communication.h>
+#include <p4est_extended.h>
+#else
+#include <p8est_bits.h>
+#include <p8est_communication.h>
+#include <p8est_extended.h>
+#endif
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  p4est_t *p4est;
+  advect_t *adv;
+  advect_darcy_t *darcy;
+  FemPoisson fp;
+  double *coef; /* Poisson element coefficients, outside the forest */
+  int *types;
+} setup_t;
+
+static PetscErrorCode cell_types(p4est_t *p4est, int **types)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(*types));
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
+      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode adapt(setup_t *s, int level, int max_level)
+{
+  signed char *marks;
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &marks));
+  PetscCall(advect_mark_threshold(s->adv, 0.1, 0.02, marks));
+  PetscCall(advect_adapt(s->adv, marks, level, max_level));
+  PetscCall(PetscFree(marks));
+  PetscFunctionReturn(0);
+}
+
+/* The tracer after a pressure solve and ten steps, on a mesh adapted once
+ * more after them; a Poisson solution on that mesh. */
+static PetscErrorCode build(MPI_Comm comm, p4est_connectivity_t *conn, int level, int max_level, setup_t *s)
+{
+  advect_options_t opt;
+  char msg[256];
+  PetscInt its;
+  PetscReal rnorm;
+  int n;
+
+  PetscFunctionBeginUser;
+  memset(s, 0, sizeof *s);
+  PetscCheck(!advect_options_get(comm, &opt, msg, sizeof msg), comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  s->p4est = p4est_new_ext(comm, conn, 0, level, 1, 0, NULL, NULL);
+  PetscCall(advect_darcy_create(comm, &s->darcy));
+  PetscCall(advect_create(s->p4est, advect_problem_find("darcy-transport"), s->darcy, &opt, &s->adv));
+  for (int l = level; l < max_level; l++) {
+    PetscCall(adapt(s, level, max_level));
+    p4est_partition_ext(s->p4est, 1, NULL);
+    PetscCall(advect_project_exact(s->adv));
+  }
+  PetscCall(advect_classify(s->adv, 0.1));
+  PetscCall(advect_darcy_update(s->darcy, s->adv, &its));
+  PetscCall(advect_advance(s->adv, 1.0, 10, &n));
+  PetscCall(advect_classify(s->adv, 0.1));
+  PetscCall(adapt(s, level, max_level));
+  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &s->fp));
+  PetscCall(FemPoissonSetup(s->fp, s->p4est));
+  PetscCall(FemPoissonAssemble(s->fp));
+  PetscCall(FemPoissonSolve(s->fp, &its, &rnorm));
+  PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants * FemPoissonVNodes(s->fp) + 1, &s->coef));
+  PetscCall(FemPoissonElementCoefficients(s->fp, s->coef));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode destroy(setup_t *s)
+{
+  PetscFunctionBeginUser;
+  PetscCall(FemPoissonDestroy(&s->fp));
+  PetscCall(advect_destroy(&s->adv));
+  PetscCall(advect_darcy_destroy(&s->darcy));
+  PetscCall(PetscFree(s->coef));
+  PetscCall(PetscFree(s->types));
+  p4est_destroy(s->p4est);
+  PetscFunctionReturn(0);
+}
+
+/* Integral of the Poisson solution by the midpoint rule on every cell (the
+ * unit square's one tree: a cell's area is its side squared). */
+static PetscErrorCode solution_integral(setup_t *s, double *integral)
+{
+  const int vn = FemPoissonVNodes(s->fp);
+  const double centre[3] = {0.5, 0.5, 0.5};
+  double local = 0;
+  PetscFunctionBeginUser;
+  for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
+      local += pow(h, P4EST_DIM) * FemPoissonEvalRef(s->fp, s->coef + (tr->quadrants_offset + i) * vn, centre);
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(&local, integral, 1, MPI_DOUBLE, MPI_SUM, s->p4est->mpicomm));
+  PetscFunctionReturn(0);
+}
+
+/* Every cell's data in curve order, gathered on rank 0 (NULL elsewhere):
+ * tree, level, coordinates, load type, tracer, indicator, Poisson
+ * coefficients. */
+static PetscErrorCode snapshot(setup_t *s, int *per, double **all)
+{
+  p4est_t *p4est = s->p4est;
+  const int vn = FemPoissonVNodes(s->fp);
+  const int n = (int)p4est->local_num_quadrants, size = p4est->mpisize;
+  double *mine, *d;
+  int *cnt = NULL, *disp = NULL;
+
+  PetscFunctionBeginUser;
+  *per = 6 + ADVECT_NB + 1 + vn;
+  PetscCall(PetscMalloc1((size_t)n * *per + 1, &mine));
+  d = mine;
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      const advect_cell_t *c = q->p.user_data;
+      *d++ = t;
+      *d++ = q->level;
+      *d++ = q->x;
+      *d++ = q->y;
+#ifdef P4_TO_P8
+      *d++ = q->z;
+#else
+      *d++ = 0;
+#endif
+      *d++ = c->load_type;
+      for (int k = 0; k < ADVECT_NB; k++) *d++ = c->c[k];
+      *d++ = c->indicator;
+      for (int k = 0; k < vn; k++) *d++ = s->coef[(tr->quadrants_offset + i) * vn + k];
+    }
+  }
+  *all = NULL;
+  if (p4est->mpirank == 0) {
+    PetscCall(PetscMalloc2(size, &cnt, size, &disp));
+    PetscCall(PetscMalloc1((size_t)p4est->global_num_quadrants * *per + 1, all));
+    for (int r = 0; r < size; r++) {
+      cnt[r] = (int)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]) * *per;
+      disp[r] = (int)p4est->global_first_quadrant[r] * *per;
+    }
+  }
+  PetscCallMPI(MPI_Gatherv(mine, n * *per, MPI_DOUBLE, *all, cnt, disp, MPI_DOUBLE, 0, p4est->mpicomm));
+  if (p4est->mpirank == 0) PetscCall(PetscFree2(cnt, disp));
+  PetscCall(PetscFree(mine));
+  PetscFunctionReturn(0);
+}
+
+/* Options for one method: the command line's weights, that method. */
+static PetscErrorCode method_options(MPI_Comm comm, const lb_method *m, AmrLbOptions *o)
+{
+  PetscFunctionBeginUser;
+  PetscCall(AmrLbOptionsRead(comm, 2, o));
+  o->method = m;
+  o->skew = 0;
+  o->threshold = -1;
+  o->interval = 1;
+  if (m) {
+    PetscCheck(lb_params_init(&o->params, m) == LB_OK, comm, PETSC_ERR_LIB, "%s", lb_errmsg());
+    o->params.backend = LB_BACKEND_MPI;
+    o->params.comm = comm;
+    o->params.target = 0.99;
+    o->params.max_iters = 1000;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* One rebalance from the even split with method m (NULL: none). */
+static PetscErrorCode rebalance(setup_t *s, const lb_method *m, AmrLbRecord *rec)
+{
+  MPI_Comm comm = s->p4est->mpicomm;
+  AmrLbOptions o;
+  AmrLb lb;
+  AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
+
+  PetscFunctionBeginUser;
+  PetscCall(method_options(comm, m, &o));
+  PetscCall(AmrLbCreate(comm, &o, &lb));
+  PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
+  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(AmrLbWindowStart(lb, s->p4est, s->types));
+  PetscCall(AmrLbBalance(lb, s->p4est, s->types, 0, PETSC_TRUE, 1, &field, rec));
+  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(AmrLbDestroy(&lb));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode check_migration(setup_t *s, int *fail)
+{
+  MPI_Comm comm = s->p4est->mpicomm;
+  const int size = s->p4est->mpisize;
+
+  PetscFunctionBeginUser;
+  for (int i = -1; i < lb_method_count(); i++) {
+    const lb_method *m = i < 0 ? NULL : lb_method_get(i);
+    double mass0, mass1, int0, int1, *a0, *a1;
+    long long cells0 = (long long)s->p4est->global_num_quadrants;
+    int per, bad = 0;
+    AmrLbRecord rec;
+    lb_metrics before;
+
+    /* from the even split, measured there */
+    {
+      AmrLbOptions o;
+      AmrLb lb;
+      AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
+      PetscCall(method_options(comm, NULL, &o));
+      PetscCall(AmrLbCreate(comm, &o, &lb));
+      PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
+      PetscCall(AmrLbDestroy(&lb));
+      PetscCall(cell_types(s->p4est, &s->types));
+    }
+    PetscCall(advect_mass(s->adv, &mass0, NULL));
+    PetscCall(solution_integral(s, &int0));
+    PetscCall(snapshot(s, &per, &a0));
+    PetscCall(rebalance(s, m, &rec));
+    PetscCall(advect_mass(s->adv, &mass1, NULL));
+    PetscCall(solution_integral(s, &int1));
+    PetscCall(snapshot(s, &per, &a1));
+    lb_metrics_loads(size, rec.rank_load_predicted, &before);
+    if (a0) bad = memcmp(a0, a1, sizeof(double) * per * (size_t)cells0) != 0;
+    PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm));
+    PetscCall(PetscFree(a0));
+    PetscCall(PetscFree(a1));
+    PetscCall(PetscPrintf(comm,
+                          "%-18s cells %lld -> %lld, moved %lld (max %lld per rank), I%% %.2f -> %.2f, tracer mass %.15e -> %.15e, solution integral %.15e -> %.15e, cell data %s\n",
+                          m ? m->name : "none", cells0, (long long)s->p4est->global_num_quadrants, rec.migrated_cells_tot, rec.migrated_cells_max,
+                          before.imbalance_pct, rec.predicted_imbalance_pct, mass0, mass1, int0, int1, bad ? "DIFFER" : "identical"));
+    if (bad || cells0 != (long long)s->p4est->global_num_quadrants || fabs(mass1 - mass0) > 1e-13 * fabs(mass0) ||
+        fabs(int1 - int0) > 1e-13 * fabs(int0) || (size > 1 && m && rec.migrated_cells_tot == 0) || (!m && rec.migrated_cells_tot != 0)) {
+      PetscCall(PetscPrintf(comm, "  FAILED\n"));
+      (*fail)++;
+    }
+    PetscCall(AmrLbRecordFree(&rec));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Independent recount of the pairs of ranks that share a face: the owners
+ * of the half-size face neighbours of every local cell (on a 2:1 balanced
+ * forest each lies in exactly one leaf), gathered and made symmetric.
+ * Returns the sorted pairs u < v on every rank. */
+static PetscErrorCode recount(p4est_t *p4est, int *npairs, int **pairs)
+{
+  const int size = p4est->mpisize, rank = p4est->mpirank;
+  int *nb, *all, *cnt, *disp, *mark;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscCalloc1(size, &nb));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      for (int f = 0; f < P4EST_FACES; f++) {
+        p4est_quadrant_t same, kids[P4EST_CHILDREN];
+        int nface;
+        const p4est_topidx_t nt = p4est_quadrant_face_neighbor_extra(q, t, f, &same, &nface, p4est->connectivity);
+        if (nt < 0) continue;
+        nface %= P4EST_FACES;
+        p4est_quadrant_childrenv(&same, kids);
+        for (int c = 0; c < P4EST_CHILDREN; c++) {
+          if (((c >> (nface / 2)) & 1) != (nface & 1)) continue; /* not on the shared face */
+          const int owner = p4est_comm_find_owner(p4est, nt, &kids[c], rank);
+          if (owner != rank) nb[owner] = 1;
+        }
+      }
+    }
+  }
+  PetscCall(PetscMalloc3((size_t)size * size, &all, size, &cnt, size, &disp));
+  for (int r = 0; r < size; r++) {
+    cnt[r] = size;
+    disp[r] = r * size;
+  }
+  PetscCallMPI(MPI_Allgatherv(nb, size, MPI_INT, all, cnt, disp, MPI_INT, p4est->mpicomm));
+  PetscCall(PetscCalloc1((size_t)size * size, &mark));
+  *npairs = 0;
+  for (int u = 0; u < size; u++)
+    for (int v = 0; v < size; v++)
+      if (all[u * size + v]) mark[PetscMin(u, v) * size + PetscMax(u, v)] = 1;
+  PetscCall(PetscMalloc1(2 * (size_t)size * size + 1, pairs));
+  for (int u = 0; u < size; u++)
+    for (int v = u + 1; v < size; v++)
+      if (mark[u * size + v]) {
+        (*pairs)[2 * *npairs] = u;
+        (*pairs)[2 * *npairs + 1] = v;
+        (*npairs)++;
+      }
+  PetscCall(PetscFree3(all, cnt, disp));
+  PetscCall(PetscFree(mark));
+  PetscCall(PetscFree(nb));
+  PetscFunctionReturn(0);
+}
+
+/* Whether the measured graph has exactly the recounted pairs. */
+static int same_pairs(const AmrCommGraph *g, int n, const int *pairs)
+{
+  if (g->nedges != n) return 0;
+  for (int k = 0; k < n; k++)
+    if (g->eu[k] != pairs[2 * k] || g->ev[k] != pairs[2 * k + 1]) return 0;
+  return 1;
+}
+
+/* Pairs of b missing from a. */
+static int count_new(int na, const int *a, int nb, const int *b)
+{
+  int n = 0;
+  for (int j = 0; j < nb; j++) {
+    int found = 0;
+    for (int i = 0; i < na && !found; i++) found = a[2 * i] == b[2 * j] && a[2 * i + 1] == b[2 * j + 1];
+    n += !found;
+  }
+  return n;
+}
+
+static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pct, int *fail)
+{
+  MPI_Comm comm = s->p4est->mpicomm;
+  char list[512], *name, *save = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(list, methods, sizeof list));
+  for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    const lb_method *m = lb_method_find(name);
+    AmrCommGraph g0, g1;
+    AmrLbRecord rec;
+    lb_metrics before;
+    int n0, n1, *p0, *p1, added, removed, ok0, ok1;
+    PetscCheck(m, comm, PETSC_ERR_USER_INPUT, "option -methods: unknown method %s", name);
+    {
+      AmrLbOptions o;
+      AmrLb lb;
+      AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
+      PetscCall(method_options(comm, NULL, &o));
+      PetscCall(AmrLbCreate(comm, &o, &lb));
+      PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
+      PetscCall(AmrLbDestroy(&lb));
+      PetscCall(cell_types(s->p4est, &s->types));
+    }
+    PetscCall(AmrCommGraphMeasure(s->p4est, &g0));
+    PetscCall(recount(s->p4est, &n0, &p0));
+    PetscCall(rebalance(s, m, &rec));
+    PetscCall(AmrCommGraphMeasure(s->p4est, &g1));
+    PetscCall(recount(s->p4est, &n1, &p1));
+    lb_metrics_loads(s->p4est->mpisize, rec.rank_load_predicted, &before);
+    added = count_new(n0, p0, n1, p1);
+    removed = count_new(n1, p1, n0, p0);
+    ok0 = same_pairs(&g0, n0, p0);
+    ok1 = same_pairs(&g1, n1, p1);
+    PetscCall(PetscPrintf(comm, "%-18s I%% %.2f -> %.2f, moved %lld cells, pairs %d -> %d (recount %d -> %d), added %d removed %d (recount %d, %d), edge cut %lld\n",
+                          name, before.imbalance_pct, rec.predicted_imbalance_pct, rec.migrated_cells_tot, g0.nedges, rec.comm_edges, n0, n1,
+                          rec.comm_edges_added, rec.comm_edges_removed, added, removed, rec.edge_cut));
+    if (!ok0 || !ok1 || rec.comm_edges != n1 || rec.comm_edges_added != added || rec.comm_edges_removed != removed || added != 0 ||
+        !(before.imbalance_pct <= max_pct) || rec.edge_cut != g1.edge_cut) {
+      PetscCall(PetscPrintf(comm, "  FAILED\n"));
+      (*fail)++;
+    }
+    PetscCall(PetscFree(p0));
+    PetscCall(PetscFree(p1));
+    PetscCall(AmrCommGraphFree(&g0));
+    PetscCall(AmrCommGraphFree(&g1));
+    PetscCall(AmrLbRecordFree(&rec));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode run(MPI_Comm comm)
+{
+  char check[32] = "migration", methods[512] = "diffusion,diffusion-discrete,second-order,chebyshev,chemotaxis,dimension-exchange";
+  PetscInt level = 4, max_level = 6;
+  PetscReal max_pct = 5;
+  amr_mesh_t mesh;
+  setup_t s;
+  int fail = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-check", check, sizeof check, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-methods", methods, sizeof methods, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-level", &level, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_level", &max_level, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_pct", &max_pct, NULL));
+  PetscCheck(!strcmp(check, "migration") || !strcmp(check, "graph"), comm, PETSC_ERR_USER_INPUT, "option -check %s: migration or graph", check);
+  PetscCall(amr_mesh_create(comm, "builtin:unit", &mesh));
+  PetscCall(build(comm, mesh.conn, (int)level, (int)max_level, &s));
+  if (!strcmp(check, "migration"))
+    PetscCall(check_migration(&s, &fail));
+  else
+    PetscCall(check_graph(&s, methods, max_pct, &fail));
+  PetscCall(destroy(&s));
+  PetscCall(amr_mesh_destroy(&mesh));
+  if (fail)
+    PetscCall(PetscPrintf(comm, "%s FAILED (%d)\n", check, fail));
+  else
+    PetscCall(PetscPrintf(comm, "%s passed\n", check));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscErrorCode err;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
+  p4est_init(NULL, SC_LP_ERROR);
+  err = run(PETSC_COMM_WORLD);
+  sc_finalize();
+  PetscCall(PetscFinalize());
+  return err ? 1 : 0;
+}
