@@ -33,9 +33,9 @@ struct fem_poisson {
   double *gval;        /* Dirichlet value per local node */
   double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
   p4est_topidx_t *etree;      /* tree of every local element */
+  const p4est_quadrant_t **equad; /* quadrant of every local element */
   char *taffine;              /* per tree: is its map affine */
   double *tx0, *tJ;           /* per affine tree: image of the origin, Jacobian */
-  const p4est_quadrant_t **equad; /* quadrant of every local element */
   Mat A;
   Vec b, u;            /* u is ghosted in lnodes' local order */
   KSP ksp;
@@ -62,11 +62,12 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int de
   PC pc;
 
   PetscFunctionBeginUser;
+  PetscCheck(degree >= 1 && degree <= FEM_MAX_DEGREE, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "degree %d is not supported (use 1 or 2)", degree);
   PetscCall(PetscCalloc1(1, &fp));
   fp->comm = comm;
   fp->prob = prob;
-  PetscCheck(fem_qelem_init(&fp->qe, degree) == 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "degree %d is not supported (use 1 or 2)", degree);
+  fem_qelem_init(&fp->qe, degree);
   PetscCall(KSPCreate(comm, &fp->ksp));
   PetscCall(KSPSetType(fp->ksp, KSPCG));
   PetscCall(KSPGetPC(fp->ksp, &pc));
@@ -131,7 +132,6 @@ PetscErrorCode FemPoissonDestroy(FemPoisson *fpp)
   *fpp = NULL;
   PetscFunctionReturn(0);
 }
-
 
 PetscInt FemPoissonGlobalSize(FemPoisson fp) { return fp->nglobal; }
 int FemPoissonVNodes(FemPoisson fp) { return fp->qe.vnodes; }
@@ -227,12 +227,6 @@ static fem_bc_t face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
   element_geometry(fp, t, q, eta, x, Ji);
   face_normal(Ji, f, n);
   return fp->prob->bc(P4EST_DIM, x, n);
-}
-
-static int node_on_face(const fem_qelem_t *qe, int i, int f)
-{
-  const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
-  return id[f / 2] == (f % 2) * qe->degree;
 }
 
 /* Whether row i of constraint matrix C (may be NULL) leaves node i free. */
@@ -461,7 +455,7 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     for (int f = 0; f < P4EST_FACES; f++)
       if (boundary_face(p4est, fp->etree[e], q, f) && face_bc(fp, fp->etree[e], q, f) == FEM_BC_DIRICHLET)
         for (int i = 0; i < vn; i++)
-          if (node_on_face(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
+          if (fem_qelem_node_on_face(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
   }
   PetscCall(VecRestoreArray(lflag, &fa));
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
@@ -697,10 +691,13 @@ PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
   PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
   PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
   PetscCall(KSPGetConvergedReason(fp->ksp, &reason));
-  PetscCheck(reason > 0, fp->comm, PETSC_ERR_NOT_CONVERGED, "the linear solver did not converge (%s)",
-             KSPConvergedReasons[reason]);
   PetscCall(KSPGetIterationNumber(fp->ksp, its));
   PetscCall(KSPGetResidualNorm(fp->ksp, rnorm));
+  /* The reason is the same on every rank, so this is a collective error;
+   * it comes from the solver options the user chose, hence USER_INPUT. */
+  PetscCheck(reason > 0, fp->comm, PETSC_ERR_USER_INPUT,
+             "the linear solver did not converge (%s after %" PetscInt_FMT " iterations): check the -ksp_ and -pc_ options",
+             KSPConvergedReasons[reason], *its);
   PetscCall(VecGhostUpdateBegin(fp->u, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecGhostUpdateEnd(fp->u, INSERT_VALUES, SCATTER_FORWARD));
   PetscFunctionReturn(0);
@@ -998,8 +995,9 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
 {
   FemPoisson fp = ctx;
   const int vn = fp->qe.vnodes;
-  /* Every incoming node lies in one outgoing quadrant (its ancestor when
-   * refining, the child containing it when coarsening): evaluate there. */
+  /* Every incoming node lies in an outgoing quadrant (its ancestor when
+   * refining, a child containing it when coarsening): evaluate there.  The
+   * positions are exact binary fractions, so the containment test is too. */
   for (int j = 0; j < nin; j++) {
     double oj[3];
     const double hj = P4EST_QUADRANT_LEN(in[j]->level);
@@ -1017,7 +1015,7 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
           etak[d] = (pos[d] - ok[d]) / hk;
           if (etak[d] < 0.0 || etak[d] > 1.0) inside = 0;
         }
-        if (inside || k == nout - 1) {
+        if (inside) {
           inc[j][i] = FemPoissonEvalRef(fp, outc[k], etak);
           break;
         }

@@ -41,7 +41,9 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp);
  *  x vnodes, element node order), e.g. interpolated from the previous mesh. */
 PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef);
 
-/** Solve; returns iterations and the final residual norm of the KSP. */
+/** Solve; returns iterations and the final residual norm of the KSP.  A
+ *  solver that does not converge is a collective PETSC_ERR_USER_INPUT
+ *  error (the -ksp_/-pc_ options are the cause to check). */
 PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm);
 
 /** Per-element coefficients of the solution (hanging constraints applied),

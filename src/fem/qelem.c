@@ -47,13 +47,22 @@ static void gauss1d(int n, double *x, double *w)
   }
 }
 
+/* Lexicographic index i (x fastest) to per-direction indices, n per direction. */
+static void lex(int i, int n, int id[3])
+{
+  id[0] = i % n;
+  id[1] = (i / n) % n;
+  id[2] = i / (n * n);
+}
+
 void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, double *dphi)
 {
   double val[3][FEM_MAX_N1], der[3][FEM_MAX_N1];
   for (int d = 0; d < P4EST_DIM; d++)
     for (int j = 0; j < qe->n1; j++) fem_lagrange1d(qe->degree, j, eta[d], &val[d][j], &der[d][j]);
   for (int i = 0; i < qe->vnodes; i++) {
-    int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+    int id[3];
+    lex(i, qe->n1, id);
     double v = 1.0;
     for (int d = 0; d < P4EST_DIM; d++) v *= val[d][id[d]];
     if (phi) phi[i] = v;
@@ -68,7 +77,8 @@ void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, dou
 
 void fem_qelem_node(const fem_qelem_t *qe, int i, double eta[3])
 {
-  const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
+  int id[3];
+  lex(i, qe->n1, id);
   for (int d = 0; d < 3; d++) eta[d] = d < P4EST_DIM ? (double)id[d] / qe->degree : 0.0;
 }
 
@@ -84,7 +94,8 @@ static void rule_init(const fem_qelem_t *qe, fem_rule_t *r, int n1)
   r->phi = malloc(sizeof(double) * r->npts * qe->vnodes);
   r->dphi = malloc(sizeof(double) * r->npts * qe->vnodes * P4EST_DIM);
   for (int q = 0; q < r->npts; q++) {
-    const int id[3] = {q % n1, (q / n1) % n1, q / (n1 * n1)};
+    int id[3];
+    lex(q, n1, id);
     r->w[q] = 1.0;
     for (int d = 0; d < P4EST_DIM; d++) {
       r->eta[3 * q + d] = x[id[d]];
@@ -162,10 +173,11 @@ void fem_qelem_free(fem_qelem_t *qe)
   for (int c = 0; c < P4EST_CHILDREN; c++) free(qe->child_interp[c]);
 }
 
-/* Whether lexicographic node id lies on face f. */
-static int on_face(const int id[3], int p, int f)
+int fem_qelem_node_on_face(const fem_qelem_t *qe, int i, int f)
 {
-  return id[f / 2] == (f % 2) * p;
+  int id[3];
+  lex(i, qe->n1, id);
+  return id[f / 2] == (f % 2) * qe->degree;
 }
 
 #ifdef P4_TO_P8
@@ -187,19 +199,20 @@ int fem_qelem_constraints(const fem_qelem_t *qe, p4est_lnodes_code_t fc, double 
   int hedge[P8EST_EDGES];
   if (!p8est_lnodes_decode(fc, hface, hedge)) return 0;
 #endif
-  const int c = fc & (P4EST_CHILDREN - 1), p = qe->degree, n = qe->vnodes;
+  const int c = fc & (P4EST_CHILDREN - 1), n = qe->vnodes;
   /* A node on a hanging face or edge takes the parent's interpolant: in the
    * directions normal to that face or edge its child coordinate equals the
    * parent's, so full tensor interpolation is exact there too. */
   memset(C, 0, sizeof(double) * n * n);
   for (int i = 0; i < n; i++) {
-    const int id[3] = {i % qe->n1, (i / qe->n1) % qe->n1, i / (qe->n1 * qe->n1)};
     int hanging = 0;
     for (int f = 0; f < P4EST_FACES; f++)
-      if (hface[f] >= 0 && on_face(id, p, f)) hanging = 1;
+      if (hface[f] >= 0 && fem_qelem_node_on_face(qe, i, f)) hanging = 1;
 #ifdef P4_TO_P8
+    int id[3];
+    lex(i, qe->n1, id);
     for (int e = 0; e < P8EST_EDGES; e++)
-      if (hedge[e] >= 0 && hedge[e] < 4 && on_edge(id, p, e)) hanging = 1;
+      if (hedge[e] >= 0 && hedge[e] < 4 && on_edge(id, qe->degree, e)) hanging = 1;
 #endif
     if (hanging)
       memcpy(C + (size_t)i * n, qe->child_interp[c] + (size_t)i * n, sizeof(double) * n);

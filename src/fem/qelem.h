@@ -66,6 +66,9 @@ void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, dou
 /** Reference coordinates of node i. */
 void fem_qelem_node(const fem_qelem_t *qe, int i, double eta[3]);
 
+/** Whether node i lies on reference face f. */
+int fem_qelem_node_on_face(const fem_qelem_t *qe, int i, int f);
+
 /** Build the hanging-node constraint matrix C (vnodes x vnodes, row major)
  *  of an element with lnodes face code fc: values at the element's own node
  *  positions are C times the values of the nodes listed in element_nodes
