@@ -1,6 +1,7 @@
 /* The balancing step of the AMR cycle: window of timed steps -> weights ->
  * method in chain mode -> cells per rank -> families kept together ->
  * p4est_partition_given with the cell data.  Compiled for 2D and 3D. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app/lbcycle.h"
 #include "app/options.h"
 #include "lbcurve.h"
@@ -8,6 +9,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 /* Cell weights are whole multiples of 1/AMR_LB_SCALE of the mean cell, so
  * that the methods that move whole work units (diffusion-discrete,
@@ -204,6 +206,13 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
   lb->wn = lb->whead = 0;
   lb->cycle_cpu = 0;
   PetscFunctionReturn(0);
+}
+
+double AmrLbThreadTime(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu)
@@ -527,10 +536,13 @@ void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)
 {
+  char t[32] = "";
+
   PetscFunctionBeginUser;
+  if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
   PetscCall(PetscPrintf(comm,
-                        "%s: lb cycle %d, t %.5f: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
-                        program, r->cycle, sim_time, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
+                        "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
+                        program, r->cycle, t, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
                         r->lb_iterations, solve_s, r->rebalanced ? "" : " (not rebalanced)"));
   PetscFunctionReturn(0);
 }

@@ -83,6 +83,10 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb);
  *  window must belong to one set of counts. */
 PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
+/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with
+ *  more ranks than cores, the time a rank really computed. */
+double AmrLbThreadTime(void);
+
 /** Record one step of this rank's own local work (thread CPU seconds). */
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu);
 
@@ -104,7 +108,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
 /** Append the record's fields to an open JSON object (",\"key\":value..."). */
 void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r);
 
-/** Print the human line of a cycle. */
+/** Print the human line of a cycle (sim_time < 0: a problem without time). */
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,
                                 long long dofs, double solve_s);
 

@@ -1,8 +1,10 @@
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
+#define AMR_PROGRAM "amr2d"
 #else
 #include <p4est_to_p8est.h>
 #include <p8est_bits.h>
+#define AMR_PROGRAM "amr3d"
 #endif
 #include <errno.h>
 #include <math.h>
@@ -87,6 +89,8 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
   PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
   o->mark.min_level = (int)min_level;
   o->mark.max_level = (int)maxl;
+  /* one load type: every cell costs the same to assemble */
+  PetscCall(AmrLbOptionsRead(comm, 1, &o->lb));
   PetscFunctionReturn(0);
 }
 
@@ -146,6 +150,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   PetscLogStage stage[NPHASES];
   FILE *report = NULL;
   FemPoisson fp;
+  AmrLb lb;
   double *coef = NULL, *eta2 = NULL, *err2 = NULL;
   int rank, size, fail = 0;
 
@@ -167,40 +172,16 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   const int vn = FemPoissonVNodes(fp);
   /* Keep families on one rank from the start, so coarsening, and with it
    * the mesh sequence, does not depend on the number of ranks. */
-  PetscCall(AmrPartition(p4est, 0, NULL));
+  PetscCall(AmrLbCreate(comm, &o->lb, &lb));
+  PetscCall(AmrLbInitial(lb, p4est, NULL, 0, NULL));
 
   double total[NPHASES] = {0};
   for (PetscInt cycle = 0; cycle < o->cycles; cycle++) {
-    double t[NPHASES] = {0}, t0, l2 = NAN, h1 = NAN, est;
+    double t[NPHASES] = {0}, t0, cpu0, l2 = NAN, h1 = NAN, est;
     PetscInt its;
     PetscReal rnorm;
-    p4est_locidx_t n = p4est->local_num_quadrants;
-
-    if (cycle > 0) {
-      /* Adapt with the previous cycle's indicator, carrying the solution. */
-      signed char *marks, *level;
-      PetscCall(PetscLogStagePush(stage[PH_ADAPT]));
-      t0 = MPI_Wtime();
-      PetscCall(PetscMalloc2(n, &marks, n, &level));
-      for (p4est_topidx_t tr = p4est->first_local_tree, e = 0; tr <= p4est->last_local_tree; tr++) {
-        p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, tr);
-        for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++)
-          level[e] = p4est_quadrant_array_index(&tree->quadrants, k)->level;
-      }
-      PetscCall(AmrMark(comm, o->strategy, n, eta2, level, &o->mark, marks));
-      PetscCall(PetscMalloc1((size_t)n * vn, &coef));
-      PetscCall(FemPoissonElementCoefficients(fp, coef));
-      PetscCall(AmrAdapt(p4est, marks, o->mark.min_level, o->mark.max_level, vn, &coef, FemPoissonTransfer, fp));
-      PetscCall(PetscFree2(marks, level));
-      t[PH_ADAPT] = MPI_Wtime() - t0;
-      PetscCall(PetscLogStagePop());
-      PetscCall(PetscLogStagePush(stage[PH_PARTITION]));
-      t0 = MPI_Wtime();
-      PetscCall(AmrPartition(p4est, vn, &coef));
-      t[PH_PARTITION] = MPI_Wtime() - t0;
-      PetscCall(PetscLogStagePop());
-      n = p4est->local_num_quadrants;
-    }
+    AmrLbRecord lr;
+    const p4est_locidx_t n = p4est->local_num_quadrants;
 
     PetscCall(PetscLogStagePush(stage[PH_SETUP]));
     t0 = MPI_Wtime();
@@ -212,7 +193,11 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
 
     PetscCall(PetscLogStagePush(stage[PH_ASSEMBLY]));
     t0 = MPI_Wtime();
+    /* the assembly is this rank's own work: the balancer weighs by it */
+    PetscCall(AmrLbWindowStart(lb, p4est, NULL));
+    cpu0 = AmrLbThreadTime();
     PetscCall(FemPoissonAssemble(fp));
+    PetscCall(AmrLbAddStep(lb, AmrLbThreadTime() - cpu0));
     t[PH_ASSEMBLY] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -237,9 +222,39 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
+    /* Adapt with this cycle's indicator, carrying the solution, then weigh
+     * and balance for the next cycle. */
+    const PetscBool last = cycle == o->cycles - 1;
+    const long long cells = (long long)p4est->global_num_quadrants, dofs = (long long)FemPoissonGlobalSize(fp);
+    if (!last) {
+      signed char *marks, *level;
+      PetscCall(PetscLogStagePush(stage[PH_ADAPT]));
+      t0 = MPI_Wtime();
+      PetscCall(PetscMalloc2(n, &marks, n, &level));
+      for (p4est_topidx_t tr = p4est->first_local_tree, e = 0; tr <= p4est->last_local_tree; tr++) {
+        p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, tr);
+        for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++)
+          level[e] = p4est_quadrant_array_index(&tree->quadrants, k)->level;
+      }
+      PetscCall(AmrMark(comm, o->strategy, n, eta2, level, &o->mark, marks));
+      PetscCall(PetscMalloc1((size_t)n * vn, &coef));
+      PetscCall(FemPoissonElementCoefficients(fp, coef));
+      PetscCall(AmrAdapt(p4est, marks, o->mark.min_level, o->mark.max_level, vn, &coef, FemPoissonTransfer, fp));
+      PetscCall(PetscFree2(marks, level));
+      t[PH_ADAPT] = MPI_Wtime() - t0;
+      PetscCall(PetscLogStagePop());
+    }
+    PetscCall(PetscLogStagePush(stage[PH_PARTITION]));
+    t0 = MPI_Wtime();
+    {
+      AmrField field = {(void **)&coef, sizeof(double) * vn};
+      PetscCall(AmrLbBalance(lb, p4est, NULL, (int)cycle, !last, coef ? 1 : 0, &field, &lr));
+    }
+    t[PH_PARTITION] = MPI_Wtime() - t0;
+    PetscCall(PetscLogStagePop());
+
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, t, NPHASES, MPI_DOUBLE, MPI_MAX, comm));
     for (int ph = 0; ph < NPHASES; ph++) total[ph] += t[ph];
-    const long long cells = (long long)p4est->global_num_quadrants, dofs = (long long)FemPoissonGlobalSize(fp);
     const double eff = est / h1;
     if (o->problem->u)
       PetscCall(PetscPrintf(comm, "cycle %2d: cells %9lld dofs %9lld its %3d res %.1e L2 %.3e H1 %.3e estimate %.3e eff %.3f |",
@@ -259,9 +274,17 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
       else
         fprintf(report, ", \"l2_error\": null, \"h1_error\": null, \"estimate\": %.6e, \"effectivity\": null", est);
       for (int ph = 0; ph < NPHASES; ph++) fprintf(report, ", \"t_%s\": %.6f", phase_name[ph], t[ph]);
+      fprintf(report, ", \"sim_time\": null, \"error\": ");
+      if (o->problem->u)
+        fprintf(report, "%.6e", h1);
+      else
+        fprintf(report, "null");
+      AmrLbRecordJSON(report, lb, &lr);
       fprintf(report, "}\n");
       fflush(report);
     }
+    PetscCall(AmrLbRecordPrint(comm, AMR_PROGRAM, &lr, -1, cells, dofs, t[PH_ASSEMBLY] + t[PH_SOLVE]));
+    PetscCall(AmrLbRecordFree(&lr));
   }
   {
     double all = 0.0;
@@ -270,8 +293,10 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     for (int ph = 0; ph < NPHASES; ph++) PetscCall(PetscPrintf(comm, " %s %.3f", phase_name[ph], total[ph]));
     PetscCall(PetscPrintf(comm, " s\n"));
   }
+  PetscCall(AmrLbSummary(lb, comm, AMR_PROGRAM));
   if (report) fclose(report);
   PetscCall(PetscFree2(eta2, err2));
   PetscCall(FemPoissonDestroy(&fp));
+  PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }

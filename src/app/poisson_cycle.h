@@ -12,6 +12,7 @@
 #include <p4est_to_p8est.h>
 #include <p8est.h>
 #endif
+#include "app/lbcycle.h"
 #include "fem/problem.h"
 #include "mesh/mark.h"
 
@@ -23,11 +24,12 @@ typedef struct {
   amr_mark_params_t mark;
   char report[PETSC_MAX_PATH_LEN]; /**< empty: no report */
   char vtk[PETSC_MAX_PATH_LEN];    /**< empty: no VTK */
+  AmrLbOptions lb;                 /**< -lb_*: weighing and balancing (one load type) */
 } AmrPoissonOptions;
 
 /** Read -problem, -degree, -amr_strategy, -amr_refine_fraction,
  *  -amr_coarsen_fraction, -amr_doerfler_theta, -amr_max_level,
- *  -amr_cycles, -report and -vtk_interval; min_level (the initial uniform
+ *  -amr_cycles, -report, -vtk_interval and the -lb_* options; min_level (the initial uniform
  *  level, never coarsened) and the -vtk prefix come from the driver.
  *  Invalid values are collective PETSC_ERR_USER_INPUT errors naming the
  *  option. */
@@ -38,8 +40,9 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
 PetscErrorCode AmrPoissonCheckMesh(MPI_Comm comm, const p4est_connectivity_t *conn, PetscBool geom_is_null,
                                    const char *mesh_name);
 
-/** Run the cycles on p4est (2:1 balanced, no cell data), adapting and
- *  repartitioning it in place. */
+/** Run the cycles on p4est (2:1 balanced, no cell data), adapting it and
+ *  rebalancing it in place with the built-in balancer (the assembly is
+ *  each rank's timed local work), and print the run's summary. */
 PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOptions *o);
 
 #endif
