@@ -82,7 +82,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));
   AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
   AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
-  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the measured imbalance I% exceeds PCT and the predicted gain the predicted migration time",
+  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the predicted gain the predicted migration time",
                                                NULL, threshold, &threshold, &threshold_set));
   AMR_OPTION("-lb_graph", PetscOptionsString("-lb_graph", "Processor graph of the method: line (the ranks along the curve) or ring (the line closed; cells still move along the curve)",
                                              NULL, graph, graph, sizeof graph, NULL));
@@ -405,6 +405,8 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   current_counts(p4est, cur);
   memcpy(next, cur, sizeof(int64_t) * P);
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, cur, before));
+  lb_metrics_loads(P, before, &mt);
+  r->kept_imbalance_pct = mt.imbalance_pct;
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
   if (eligible) {
     PetscCall(targets(lb, n, w, cur, after, next, r));
@@ -425,7 +427,10 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     for (int q = 0; q < P; q++) mmax = PetscMax(mmax, moved_by(q, cur, next, P));
     r->predicted_gain_s = unit * (vmax(P, before) - vmax(P, after)) * lb->o.interval;
     r->predicted_migration_s = lb->sec_per_cell * (double)mmax;
-    r->rebalanced = lb->o.threshold < 0 || (r->imbalance_pct > lb->o.threshold && r->predicted_gain_s > r->predicted_migration_s);
+    /* adaptation since the measurement can have unbalanced the partition
+     * that measured well: the threshold looks at both */
+    r->rebalanced = lb->o.threshold < 0 || (fmax(r->imbalance_pct, r->kept_imbalance_pct) > lb->o.threshold &&
+                                            r->predicted_gain_s > r->predicted_migration_s);
   }
   PetscCall(AmrCommGraphMeasure(p4est, &g0));
   if (r->rebalanced) {
@@ -510,6 +515,7 @@ void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
   json_num(f, "imbalance_pct", r->imbalance_pct);
   json_num(f, "max_over_avg", r->max_over_avg);
   json_num(f, "predicted_imbalance_pct", r->predicted_imbalance_pct);
+  json_num(f, "kept_imbalance_pct", r->kept_imbalance_pct);
   json_array(f, "weights", lb->o.ntypes, r->cost);
   fprintf(f, ",\"weights_fitted\":%s,\"fit_flags\":\"%s\"", r->fitted ? "true" : "false", flags);
   json_num(f, "fit_smape", r->fit_smape);

@@ -46,6 +46,7 @@ typedef struct {
   double t_rank_max, t_rank_avg; /**< local work of the cycle per rank (thread CPU s) */
   double imbalance_pct, max_over_avg; /**< measured, of the local work */
   double predicted_imbalance_pct; /**< of the weights of the partition the next cycle runs on */
+  double kept_imbalance_pct; /**< of the weights, had the partition been kept on the adapted forest */
   double cost[AMR_LB_MAX_TYPES]; /**< weight per load type, mean cell weight 1 */
   int fitted;                /**< timing: the costs come from this cycle's fit */
   unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
@@ -98,7 +99,10 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
  * The weigh and balance steps of one cycle, after adaptation: measure the
  * window's local work, weigh the cells of the adapted forest (types of its
  * local cells, NULL: all type 0), and when allowed (not the last cycle, the
- * -lb_interval cycle, and -lb_threshold met) run the method in chain mode,
+ * -lb_interval cycle, and -lb_threshold met by the measured imbalance or
+ * by the one the weights predict for the adapted forest if the partition
+ * were kept, with a predicted gain above the predicted migration time) run
+ * the method in chain mode,
  * keep families together and repartition with the quadrant data and the
  * nfields outside arrays.  Fills rec (free with AmrLbRecordFree).
  */
