@@ -1,7 +1,7 @@
 /* The advection problems of amr2d/amr3d: one adapt interval is a pressure
- * solve (darcy-transport only), -amr_interval explicit steps, a report
- * record, VTK, marking, adaptation and repartitioning.  Compiled for 2D and
- * 3D (P4_TO_P8). */
+ * solve (darcy-transport only), -amr_interval explicit steps each timed on
+ * every rank, VTK, marking, adaptation, weighing and balancing (lbcycle.h)
+ * and a report record.  Compiled for 2D and 3D (P4_TO_P8). */
 #include "app/amr_advect.h"
 #include "app/options.h"
 #include "fem/advect_darcy.h"
@@ -341,12 +341,12 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     /* one step at a time, so that each step's own work is timed (the same
      * steps as one call for the whole interval) */
     for (PetscInt k = 0; k < o->interval && advect_time(adv) < o->t_final; k++) {
-      double c0, c1, w;
+      double c0, c1, w0, w1;
       int n;
-      advect_work_time(adv, &c0, &w);
+      advect_work_time(adv, &c0, &w0);
       PetscCall(advect_advance(adv, o->t_final, 1, &n));
-      advect_work_time(adv, &c1, &w);
-      PetscCall(AmrLbAddStep(lb, c1 - c0));
+      advect_work_time(adv, &c1, &w1);
+      PetscCall(AmrLbAddStep(lb, c1 - c0, w1 - w0));
       r.steps += n;
     }
     r.t_advection = MPI_Wtime() - t0;

@@ -26,7 +26,7 @@ struct AmrLb {
   double cost[AMR_LB_MAX_TYPES];
   double *win;      /* the last o.window step times, oldest at whead once full */
   int wn, whead;
-  double cycle_cpu; /* every step since the window started */
+  double cycle_cpu, cycle_wall; /* every step since the window started */
   int64_t counts[AMR_LB_MAX_TYPES];
   double sec_per_cell; /* last measured migration time per cell of the busiest rank */
   double t_start, lost, lb_total, migrate_total;
@@ -204,7 +204,7 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
     lb->counts[t]++;
   }
   lb->wn = lb->whead = 0;
-  lb->cycle_cpu = 0;
+  lb->cycle_cpu = lb->cycle_wall = 0;
   PetscFunctionReturn(0);
 }
 
@@ -215,10 +215,11 @@ double AmrLbThreadTime(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu)
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall)
 {
   PetscFunctionBeginUser;
   lb->cycle_cpu += cpu;
+  lb->cycle_wall += wall;
   lb->win[lb->whead] = cpu;
   lb->whead = (lb->whead + 1) % lb->o.window;
   if (lb->wn < lb->o.window) lb->wn++;
@@ -313,6 +314,7 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allgather(&lb->cycle_cpu, 1, MPI_DOUBLE, r->rank_time, 1, MPI_DOUBLE, lb->comm));
+  PetscCallMPI(MPI_Allgather(&lb->cycle_wall, 1, MPI_DOUBLE, r->rank_time_wall, 1, MPI_DOUBLE, lb->comm));
   lb_metrics_loads(P, r->rank_time, &mt);
   tsum = vsum(P, r->rank_time);
   r->t_rank_max = vmax(P, r->rank_time);
@@ -397,7 +399,8 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   memset(r, 0, sizeof *r);
   r->cycle = cycle;
   r->nranks = P;
-  PetscCall(PetscMalloc5(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_load_measured, P, &r->rank_load_predicted));
+  PetscCall(PetscMalloc6(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_time_wall, P, &r->rank_load_measured, P,
+                         &r->rank_load_predicted));
   PetscCall(PetscMalloc5(P, &before, P, &after, P, &cur, P, &next, P, &counts));
   t0 = MPI_Wtime();
   PetscCall(measure(lb, r));
@@ -478,7 +481,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
 PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscFree5(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_load_measured, r->rank_load_predicted));
+  PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
   PetscFunctionReturn(0);
 }
 
@@ -536,6 +539,7 @@ void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
   fputc(']', f);
   json_array(f, "rank_predicted", r->nranks, r->rank_predicted);
   json_array(f, "rank_time", r->nranks, r->rank_time);
+  json_array(f, "rank_time_wall", r->nranks, r->rank_time_wall);
   json_array(f, "rank_load_measured", r->nranks, r->rank_load_measured);
   json_array(f, "rank_load_predicted", r->nranks, r->rank_load_predicted);
 }

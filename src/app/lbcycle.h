@@ -63,7 +63,8 @@ typedef struct {
   int nranks;
   long long *rank_cells;     /**< cells per rank for the next cycle */
   double *rank_predicted;    /**< predicted load per rank for the next cycle, mean 1 */
-  double *rank_time;         /**< measured local work per rank this cycle, s */
+  double *rank_time;         /**< measured local work per rank this cycle, thread CPU s */
+  double *rank_time_wall;    /**< the same work in wall seconds */
   double *rank_load_measured; /**< rank_time / mean */
   double *rank_load_predicted; /**< what the weights predicted for this cycle's partition, mean 1 */
 } AmrLbRecord;
@@ -88,8 +89,9 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
  *  more ranks than cores, the time a rank really computed. */
 double AmrLbThreadTime(void);
 
-/** Record one step of this rank's own local work (thread CPU seconds). */
-PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu);
+/** Record one step of this rank's own local work: thread CPU seconds (what
+ *  the weights and the imbalance use) and wall seconds (reported). */
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall);
 
 /** Split the forest initially by -lb_initial (even cell counts, or skew),
  *  carrying the quadrant data and the nfields outside arrays. */

@@ -197,8 +197,8 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     PetscCall(AmrLbWindowStart(lb, p4est, NULL));
     cpu0 = AmrLbThreadTime();
     PetscCall(FemPoissonAssemble(fp));
-    PetscCall(AmrLbAddStep(lb, AmrLbThreadTime() - cpu0));
     t[PH_ASSEMBLY] = MPI_Wtime() - t0;
+    PetscCall(AmrLbAddStep(lb, AmrLbThreadTime() - cpu0, t[PH_ASSEMBLY]));
     PetscCall(PetscLogStagePop());
 
     PetscCall(PetscLogStagePush(stage[PH_SOLVE]));
