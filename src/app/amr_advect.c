@@ -21,32 +21,17 @@
 #include <stdio.h>
 #include <string.h>
 
-static PetscBool strategy_known(const char *name)
-{
-  if (!strcmp(name, "threshold") || !strcmp(name, "uniform")) return PETSC_TRUE;
-  for (int i = 0; AmrMarkStrategyName(i); i++)
-    if (!strcmp(name, AmrMarkStrategyName(i))) return PETSC_TRUE;
-  return PETSC_FALSE;
-}
-
 PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_options_t *o)
 {
   char problem[64] = "", names[128], all[512] = "", phelp[256], msg[256];
-  PetscBool set_problem, set_report, set_t_final, help;
+  PetscBool set_problem, set_t_final, help;
   PetscReal t_final = 0;
 
   PetscFunctionBeginUser;
   memset(o, 0, sizeof(*o));
   o->interval = 10;
-  o->max_level = min_level + 2;
-  PetscCall(PetscStrncpy(o->strategy, "threshold", sizeof o->strategy));
-  o->refine_tol = 0.1;
-  o->coarsen_tol = 0.02;
-  o->refine_fraction = 0.3;
-  o->coarsen_fraction = 0.03;
-  o->theta = 0.5;
+  AmrAdaptOptionsDefaults("threshold", min_level, PetscMin(min_level + 2, P4EST_QMAXLEVEL), &o->adapt);
   o->load_threshold = 0.1;
-  o->vtk_interval = 1;
   advect_problem_names(names, sizeof names, "|");
   PetscCall(PetscSNPrintf(phelp, sizeof phelp, "Advection problem: %s", names));
   PetscOptionsBegin(comm, NULL, "Advection (runs when -problem names an advection problem)", NULL);
@@ -54,28 +39,10 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   AMR_OPTION("-t_final", PetscOptionsReal("-t_final", "Final time (default: rotating-hill one revolution, moving-front 0.5, darcy-transport 1)", NULL,
                                           t_final, &t_final, &set_t_final));
   AMR_OPTION("-amr_interval", PetscOptionsInt("-amr_interval", "Time steps per adapt interval", NULL, o->interval, &o->interval, NULL));
-  AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest refinement level", NULL, o->max_level, &o->max_level, NULL));
-  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", "Marking: threshold, fraction, doerfler, or uniform (fixed uniform mesh)", NULL,
-                                                 o->strategy, o->strategy, sizeof o->strategy, NULL));
-  AMR_OPTION("-amr_refine_tol", PetscOptionsReal("-amr_refine_tol", "threshold: refine where the jump indicator exceeds this", NULL, o->refine_tol,
-                                                 &o->refine_tol, NULL));
-  AMR_OPTION("-amr_coarsen_tol", PetscOptionsReal("-amr_coarsen_tol", "threshold: coarsen families whose indicators are all below this", NULL,
-                                                  o->coarsen_tol, &o->coarsen_tol, NULL));
-  AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of cells refined", NULL, o->refine_fraction,
-                                                      &o->refine_fraction, NULL));
-  AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "fraction, doerfler: share of cells coarsened", NULL,
-                                                       o->coarsen_fraction, &o->coarsen_fraction, NULL));
-  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared indicator refined", NULL, o->theta,
-                                                     &o->theta, NULL));
-  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th adapt interval", NULL, o->vtk_interval, &o->vtk_interval,
-                                              NULL));
   AMR_OPTION("-adv_load_threshold", PetscOptionsReal("-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", NULL,
                                                      o->load_threshold, &o->load_threshold, NULL));
-  AMR_OPTION("-report", PetscOptionsString("-report", "Append one JSON object per adapt interval to FILE.jsonl", NULL, o->report, o->report,
-                                           sizeof o->report, &set_report));
   PetscOptionsEnd();
   if (advect_options_get(comm, &o->adv, msg, sizeof msg)) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
-  PetscCheck(!set_report || o->report[0], comm, PETSC_ERR_USER_INPUT, "option -report: needs a file name, e.g. -report run.jsonl");
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help || (set_problem && advect_problem_find(problem))) PetscCall(AmrLbOptionsRead(comm, 2, &o->lb));
   if (!set_problem || fem_problem_find(problem)) PetscFunctionReturn(0);
@@ -90,29 +57,20 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
   o->t_final = set_t_final ? t_final : o->prob->t_final;
   PetscCheck(o->t_final > 0, comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");
   PetscCheck(o->interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_interval %" PetscInt_FMT ": must be at least 1", o->interval);
-  PetscCheck(o->max_level >= min_level && o->max_level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
-             "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", o->max_level, min_level, P4EST_QMAXLEVEL);
-  PetscCheck(strategy_known(o->strategy), comm, PETSC_ERR_USER_INPUT,
-             "option -amr_strategy: unknown strategy '%s' (threshold, fraction, doerfler or uniform)", o->strategy);
-  PetscCheck(o->refine_fraction >= 0 && o->refine_fraction <= 1 && o->coarsen_fraction >= 0 && o->coarsen_fraction <= 1 &&
-               o->refine_fraction + o->coarsen_fraction <= 1,
-             comm, PETSC_ERR_USER_INPUT, "options -amr_refine_fraction, -amr_coarsen_fraction: must be in [0, 1] with sum at most 1");
-  PetscCheck(o->theta > 0 && o->theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta: must be in (0, 1]");
-  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
+  PetscCall(AmrAdaptOptionsRead(comm, PETSC_TRUE, &o->adapt));
   PetscFunctionReturn(0);
 }
 
 /* Marks for the next adaptation, by the chosen strategy. */
-static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscInt min_level, const amr_advect_options_t *o, signed char *marks)
+static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, const amr_advect_options_t *o, signed char *marks)
 {
   const p4est_locidx_t n = p4est->local_num_quadrants;
   double *eta2;
   signed char *level;
-  amr_mark_params_t par = {o->refine_fraction, o->coarsen_fraction, o->theta, (int)min_level, (int)o->max_level};
 
   PetscFunctionBeginUser;
-  if (!strcmp(o->strategy, "threshold")) {
-    PetscCall(advect_mark_threshold(adv, o->refine_tol, o->coarsen_tol, marks));
+  if (!strcmp(o->adapt.strategy, "threshold")) {
+    PetscCall(advect_mark_threshold(adv, o->adapt.refine_tol, o->adapt.coarsen_tol, marks));
     PetscFunctionReturn(0);
   }
   PetscCall(advect_indicator(adv));
@@ -126,7 +84,7 @@ static PetscErrorCode mark(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscIn
       level[tr->quadrants_offset + i] = (signed char)q->level;
     }
   }
-  PetscCall(AmrMark(comm, o->strategy, (long)n, eta2, level, &par, marks));
+  PetscCall(AmrMark(comm, o->adapt.strategy, (long)n, eta2, level, &o->adapt.mark, marks));
   PetscCall(PetscFree2(eta2, level));
   PetscFunctionReturn(0);
 }
@@ -138,8 +96,8 @@ static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscI
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &marks));
-  PetscCall(mark(comm, adv, p4est, min_level, o, marks));
-  PetscCall(advect_adapt(adv, marks, (int)min_level, (int)o->max_level));
+  PetscCall(mark(comm, adv, p4est, o, marks));
+  PetscCall(advect_adapt(adv, marks, (int)min_level, o->adapt.mark.max_level));
   PetscCall(PetscFree(marks));
   PetscFunctionReturn(0);
 }
@@ -298,7 +256,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
   PetscMPIInt size;
   PetscBool logging;
   int *types = NULL;
-  const PetscBool uniform = !strcmp(o->strategy, "uniform");
+  const PetscBool uniform = !strcmp(o->adapt.strategy, "uniform");
   record_t r = {0};
 
   PetscFunctionBeginUser;
@@ -306,7 +264,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
              "option -mesh: %s is curved; advection needs trees that are the (bi/tri)linear maps of their vertices", mesh->name);
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(AmrLbCreate(comm, &o->lb, &lb));
-  PetscCall(open_report(comm, o->report, &rep));
+  PetscCall(open_report(comm, o->adapt.report, &rep));
   /* the KSP time comes from PETSc's event log, switched on here when -log_view did not */
   PetscCall(PetscLogIsActive(&logging));
   if (!logging) PetscCall(PetscLogDefaultBegin());
@@ -314,7 +272,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
   PetscCall(advect_create(p4est, o->prob, darcy, &o->adv, &adv));
   /* refine towards the initial data (split by cell count, families
    * together), then take it on the fine cells */
-  for (PetscInt l = min_level; !uniform && l < o->max_level; l++) {
+  for (PetscInt l = min_level; !uniform && l < o->adapt.mark.max_level; l++) {
     PetscCall(adapt(comm, adv, p4est, min_level, o));
     p4est_partition_ext(p4est, 1, NULL);
     PetscCall(advect_project_exact(adv));
@@ -353,7 +311,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     PetscCall(advect_classify(adv, o->load_threshold));
     PetscCall(measure(comm, adv, p4est, o, &r));
     PetscCall(print_record(comm, &r));
-    if (vtk[0] && r.cycle % o->vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
+    if (vtk[0] && r.cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
     last = advect_time(adv) >= o->t_final;
     if (!last && !uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
     PetscCall(cell_types(p4est, &types));

@@ -7,6 +7,7 @@
 
 #include <petscsys.h>
 #include "app/lbcycle.h"
+#include "app/adapt_options.h"
 #include "fem/advect.h"
 #include "mesh/mesh.h"
 
@@ -16,13 +17,8 @@ typedef struct {
   advect_options_t adv;         /**< -adv_degree, -adv_rk, -adv_cfl, -adv_limiter */
   PetscReal t_final;            /**< -t_final, default: the problem's */
   PetscInt interval;            /**< -amr_interval: steps per adapt interval */
-  PetscInt max_level;           /**< -amr_max_level */
-  char strategy[64];            /**< -amr_strategy: threshold, fraction, doerfler, uniform */
-  PetscReal refine_tol, coarsen_tol; /**< -amr_refine_tol, -amr_coarsen_tol */
-  PetscReal refine_fraction, coarsen_fraction, theta; /**< fraction, doerfler (-amr_doerfler_theta) */
+  AmrAdaptOptions adapt;        /**< -amr_strategy (threshold, fraction, doerfler, uniform), -amr_max_level, -report, -vtk_interval */
   PetscReal load_threshold;     /**< -adv_load_threshold: tracer above it = load type 1 */
-  PetscInt vtk_interval;        /**< -vtk_interval: VTK every K-th adapt interval */
-  char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */
   AmrLbOptions lb;              /**< -lb_*: weighing and balancing (load types 0 and 1) */
 } amr_advect_options_t;
 

@@ -21,45 +21,24 @@ static const char *phase_name[NPHASES] = {"setup", "assembly", "solve", "estimat
 
 PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, AmrPoissonOptions *o)
 {
-  char pname[64] = "", list[256] = "", slist[128] = "";
-  PetscInt maxl = P4EST_QMAXLEVEL;
-  int s;
+  char pname[64] = "", list[256] = "";
+  PetscBool help;
 
   PetscFunctionBeginUser;
   memset(o, 0, sizeof(*o));
   o->degree = 1;
   o->cycles = 8;
-  o->vtk_interval = 1;
-  strcpy(o->strategy, "fraction");
-  o->mark.refine_fraction = 0.3;
-  o->mark.coarsen_fraction = 0.03;
-  o->mark.theta = 0.5;
+  AmrAdaptOptionsDefaults("fraction", min_level, P4EST_QMAXLEVEL, &o->adapt);
   PetscCall(PetscStrncpy(o->vtk, vtk, sizeof(o->vtk)));
   for (int i = 0; fem_problem_get(i); i++) {
     if (i) PetscCall(PetscStrlcat(list, ", ", sizeof(list)));
     PetscCall(PetscStrlcat(list, fem_problem_get(i)->name, sizeof(list)));
   }
-  for (s = 0; AmrMarkStrategyName(s); s++) {
-    if (s) PetscCall(PetscStrlcat(slist, ", ", sizeof(slist)));
-    PetscCall(PetscStrlcat(slist, AmrMarkStrategyName(s), sizeof(slist)));
-  }
   PetscOptionsBegin(comm, NULL, "Poisson cycle (runs when -problem is given)", NULL);
   AMR_OPTION("-problem", PetscOptionsString("-problem", list, NULL, pname, pname, sizeof(pname), NULL));
   AMR_OPTION("-degree", PetscOptionsInt("-degree", "Polynomial degree of the elements: 1 or 2", NULL, o->degree, &o->degree, NULL));
-  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", slist, NULL, o->strategy, o->strategy, sizeof(o->strategy), NULL));
-  AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of the cells refined", NULL,
-                                                      o->mark.refine_fraction, &o->mark.refine_fraction, NULL));
-  AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "Share of the cells coarsened", NULL,
-                                                       o->mark.coarsen_fraction, &o->mark.coarsen_fraction, NULL));
-  AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared estimate refined", NULL,
-                                                     o->mark.theta, &o->mark.theta, NULL));
-  AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
   AMR_OPTION("-amr_cycles", PetscOptionsInt("-amr_cycles", "Number of solve-estimate-adapt cycles", NULL, o->cycles, &o->cycles, NULL));
-  AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report,
-                                           sizeof(o->report), NULL));
-  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
-  PetscBool help;
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) {
     /* A solver made and dropped lists the -ksp_ and -pc_ options too. */
@@ -67,28 +46,14 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
     PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &fp));
     PetscCall(FemPoissonDestroy(&fp));
   }
+  if (help || pname[0]) PetscCall(AmrAdaptOptionsRead(comm, PETSC_FALSE, &o->adapt));
   if (!pname[0]) PetscFunctionReturn(0);
 
-  for (s = 0; AmrMarkStrategyName(s); s++)
-    if (!strcmp(AmrMarkStrategyName(s), o->strategy)) break;
   o->problem = fem_problem_find(pname);
   PetscCheck(o->problem, comm, PETSC_ERR_USER_INPUT, "option -problem %s: unknown problem (choose from %s)", pname, list);
   PetscCheck(o->problem->dims & (1 << P4EST_DIM), comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", pname, P4EST_DIM);
   PetscCheck(o->degree == 1 || o->degree == 2, comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", o->degree);
-  PetscCheck(AmrMarkStrategyName(s), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)", o->strategy, slist);
-  PetscCheck(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1, comm, PETSC_ERR_USER_INPUT,
-             "option -amr_refine_fraction %g: must be from 0 to 1", (double)o->mark.refine_fraction);
-  PetscCheck(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction, comm, PETSC_ERR_USER_INPUT,
-             "option -amr_coarsen_fraction %g: must be from 0 to 1 - refine fraction (%g)", (double)o->mark.coarsen_fraction,
-             1 - (double)o->mark.refine_fraction);
-  PetscCheck(o->mark.theta > 0 && o->mark.theta <= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_doerfler_theta %g: must be above 0 and at most 1",
-             (double)o->mark.theta);
-  PetscCheck(maxl >= min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
-             "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%" PetscInt_FMT ") to %d", maxl, min_level, P4EST_QMAXLEVEL);
   PetscCheck(o->cycles >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": must be at least 1", o->cycles);
-  PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
-  o->mark.min_level = (int)min_level;
-  o->mark.max_level = (int)maxl;
   /* one load type: every cell costs the same to assemble */
   PetscCall(AmrLbOptionsRead(comm, 1, &o->lb));
   PetscFunctionReturn(0);
@@ -157,12 +122,12 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  if (o->report[0] && rank == 0) {
-    report = fopen(o->report, "w");
+  if (o->adapt.report[0] && rank == 0) {
+    report = fopen(o->adapt.report, "w");
     fail = report ? 0 : errno;
   }
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
-  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", o->report, strerror(fail));
+  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", o->adapt.report, strerror(fail));
   for (int ph = 0; ph < NPHASES; ph++) {
     char sname[32];
     snprintf(sname, sizeof(sname), "%c%s", phase_name[ph][0] - 'a' + 'A', phase_name[ph] + 1);
@@ -218,7 +183,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
 
     PetscCall(PetscLogStagePush(stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
-    if (o->vtk[0] && cycle % o->vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->problem->u ? err2 : NULL, o->vtk, (int)cycle));
+    if (o->vtk[0] && cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->problem->u ? err2 : NULL, o->vtk, (int)cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -236,10 +201,10 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
         for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++)
           level[e] = p4est_quadrant_array_index(&tree->quadrants, k)->level;
       }
-      PetscCall(AmrMark(comm, o->strategy, n, eta2, level, &o->mark, marks));
+      PetscCall(AmrMark(comm, o->adapt.strategy, n, eta2, level, &o->adapt.mark, marks));
       PetscCall(PetscMalloc1((size_t)n * vn, &coef));
       PetscCall(FemPoissonElementCoefficients(fp, coef));
-      PetscCall(AmrAdapt(p4est, marks, o->mark.min_level, o->mark.max_level, vn, &coef, FemPoissonTransfer, fp));
+      PetscCall(AmrAdapt(p4est, marks, o->adapt.mark.min_level, o->adapt.mark.max_level, vn, &coef, FemPoissonTransfer, fp));
       PetscCall(PetscFree2(marks, level));
       t[PH_ADAPT] = MPI_Wtime() - t0;
       PetscCall(PetscLogStagePop());

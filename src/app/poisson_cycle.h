@@ -12,6 +12,7 @@
 #include <p4est_to_p8est.h>
 #include <p8est.h>
 #endif
+#include "app/adapt_options.h"
 #include "app/lbcycle.h"
 #include "fem/problem.h"
 #include "mesh/mark.h"
@@ -19,10 +20,8 @@
 /** Options of the Poisson cycle. */
 typedef struct {
   const fem_problem_t *problem; /**< NULL: no -problem given, no cycle */
-  PetscInt degree, cycles, vtk_interval;
-  char strategy[32];
-  amr_mark_params_t mark;
-  char report[PETSC_MAX_PATH_LEN]; /**< empty: no report */
+  PetscInt degree, cycles;
+  AmrAdaptOptions adapt;           /**< -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
   char vtk[PETSC_MAX_PATH_LEN];    /**< empty: no VTK */
   AmrLbOptions lb;                 /**< -lb_*: weighing and balancing (one load type) */
 } AmrPoissonOptions;

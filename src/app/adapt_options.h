@@ -1,0 +1,32 @@
+/** \file adapt_options.h
+ * The adaptation and output options every kind of problem shares:
+ * -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval.
+ * Read once, by the part that owns the chosen -problem, with that part's
+ * defaults. */
+#ifndef AMR_APP_ADAPT_OPTIONS_H
+#define AMR_APP_ADAPT_OPTIONS_H
+
+#include <petscsys.h>
+#include "mesh/mark.h"
+
+/** Shared adaptation and output options. */
+typedef struct {
+  char strategy[32];               /**< -amr_strategy: a mark.h strategy, or threshold where allowed */
+  amr_mark_params_t mark;          /**< fractions, theta, -amr_min_level .. -amr_max_level */
+  PetscReal refine_tol, coarsen_tol; /**< threshold: -amr_refine_tol, -amr_coarsen_tol */
+  PetscInt vtk_interval;           /**< -vtk_interval: VTK every K-th cycle */
+  char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */
+} AmrAdaptOptions;
+
+/** Defaults of the shared options: strategy \a strategy, levels from
+ *  \a min_level to \a max_level, fractions 0.3 / 0.03, theta 0.5,
+ *  thresholds 0.1 / 0.02, VTK every cycle, no report. */
+void AmrAdaptOptionsDefaults(const char *strategy, PetscInt min_level, PetscInt max_level, AmrAdaptOptions *o);
+
+/** Read and check the shared options, starting from the defaults in \a o.
+ *  \a threshold: whether the indicator-threshold strategy is available
+ *  (advection), on top of mark.h's strategies.  Collective; bad values are
+ *  PETSC_ERR_USER_INPUT errors naming the option. */
+PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, PetscBool threshold, AmrAdaptOptions *o);
+
+#endif
