@@ -102,19 +102,6 @@ static PetscErrorCode adapt(MPI_Comm comm, advect_t *adv, p4est_t *p4est, PetscI
   PetscFunctionReturn(0);
 }
 
-/* The load type of every local cell, for the balancer. */
-static PetscErrorCode cell_types(p4est_t *p4est, int **types)
-{
-  PetscFunctionBeginUser;
-  PetscCall(PetscFree(*types));
-  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
-  }
-  PetscFunctionReturn(0);
-}
 
 /* The numbers one adapt interval reports. */
 typedef struct {
@@ -278,14 +265,14 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     PetscCall(advect_project_exact(adv));
   }
   PetscCall(advect_classify(adv, o->load_threshold));
-  PetscCall(cell_types(p4est, &types));
+  PetscCall(advect_cell_types(p4est, &types));
   PetscCall(AmrLbInitial(lb, p4est, types, 0, NULL));
   PetscCall(advect_mass(adv, &r.mass0, NULL));
   for (;;) {
     AmrLbRecord lr;
     double t0 = MPI_Wtime(), k0 = 0, k1 = 0;
     PetscBool last;
-    PetscCall(cell_types(p4est, &types));
+    PetscCall(advect_cell_types(p4est, &types));
     PetscCall(AmrLbWindowStart(lb, p4est, types));
     r.ksp_its = -1;
     if (darcy) {
@@ -314,7 +301,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     if (vtk[0] && r.cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
     last = advect_time(adv) >= o->t_final;
     if (!last && !uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
-    PetscCall(cell_types(p4est, &types));
+    PetscCall(advect_cell_types(p4est, &types));
     PetscCall(AmrLbBalance(lb, p4est, types, r.cycle, !last, 0, NULL, &lr));
     write_record(rep, o->prob->name, size, &r, lb, &lr);
     PetscCall(AmrLbRecordPrint(comm, AMR_PROGRAM, &lr, r.sim_time, r.cells, r.dofs, r.t_poisson + r.t_advection));

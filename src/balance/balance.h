@@ -77,6 +77,9 @@ lb_err lb_graph_create_edges(int n, int m, const int *eu, const int *ev, lb_grap
 void lb_graph_destroy(lb_graph **g);
 /** 1 if the graph is connected, else 0. */
 int lb_graph_connected(const lb_graph *g);
+/** Number of grid dimensions of a line/ring (1), mesh2d (2), mesh3d or
+ *  torus3d (3) graph; 0 for every other kind. */
+int lb_graph_grid_dims(const lb_graph *g);
 /** Directed edge from u to v, or -1 if u and v are not neighbours. */
 int lb_graph_edge(const lb_graph *g, int u, int v);
 

@@ -295,6 +295,16 @@ void lb_graph_destroy(lb_graph **g)
   *g = NULL;
 }
 
+int lb_graph_grid_dims(const lb_graph *g)
+{
+  switch (g->kind) {
+  case LB_GRAPH_LINE: case LB_GRAPH_RING: return 1;
+  case LB_GRAPH_MESH2D: return 2;
+  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: return 3;
+  default: return 0;
+  }
+}
+
 int lb_graph_connected(const lb_graph *g)
 {
   lb_tree t;

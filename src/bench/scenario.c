@@ -114,13 +114,7 @@ static lb_err centre_point_loads(const lb_graph *g, double base, double *load)
 {
   if (g->n < 2) return lb_error(LB_ERR_ARG, "-scenario point: graph '%s' has a single rank", g->spec);
   if (base == 0) base = 512;
-  int nd = 0, c = g->n / 2;
-  switch (g->kind) {
-  case LB_GRAPH_LINE: case LB_GRAPH_RING: nd = 1; break;
-  case LB_GRAPH_MESH2D: nd = 2; break;
-  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: nd = 3; break;
-  default: break;
-  }
+  int nd = lb_graph_grid_dims(g), c = g->n / 2;
   if (nd > 0) {
     c = 0;
     for (int i = nd - 1; i >= 0; i--) c = c * g->dims[i] + g->dims[i] / 2;

@@ -1281,3 +1281,17 @@ advect_destroy (advect_t **adv)
   PetscCall (PetscFree (*adv));
   PetscFunctionReturn (0);
 }
+
+PetscErrorCode
+advect_cell_types (p4est_t *p4est, int **types)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(*types));
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
+      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+  }
+  PetscFunctionReturn(0);
+}

@@ -137,6 +137,11 @@ double advect_time (const advect_t *adv);
  * without the ghost exchanges that wait on other ranks.  The load balancer
  * turns differences of it into per-step times.
  */
+/** The load type of every local cell of \a p4est, whose user data are
+ *  advect_cell_t, in a fresh array (*types is freed first; size
+ *  local_num_quadrants + 1, so it is never empty). */
+PetscErrorCode advect_cell_types (p4est_t *p4est, int **types);
+
 void advect_work_time (const advect_t *adv, double *cpu, double *wall);
 
 /**

@@ -50,19 +50,6 @@ typedef struct {
   int *types;
 } setup_t;
 
-static PetscErrorCode cell_types(p4est_t *p4est, int **types)
-{
-  PetscFunctionBeginUser;
-  PetscCall(PetscFree(*types));
-  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
-  }
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode adapt(setup_t *s, int level, int max_level)
 {
   signed char *marks;
@@ -100,7 +87,7 @@ static PetscErrorCode build(MPI_Comm comm, p4est_connectivity_t *conn, int level
   PetscCall(advect_advance(s->adv, 1.0, 10, &n));
   PetscCall(advect_classify(s->adv, 0.1));
   PetscCall(adapt(s, level, max_level));
-  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(advect_cell_types(s->p4est, &s->types));
   PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &s->fp));
   PetscCall(FemPoissonSetup(s->fp, s->p4est));
   PetscCall(FemPoissonAssemble(s->fp));
@@ -223,10 +210,10 @@ static PetscErrorCode rebalance(setup_t *s, const lb_method *m, AmrLbRecord *rec
   PetscCall(method_options(comm, m, &o));
   PetscCall(AmrLbCreate(comm, &o, &lb));
   PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
-  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(advect_cell_types(s->p4est, &s->types));
   PetscCall(AmrLbWindowStart(lb, s->p4est, s->types));
   PetscCall(AmrLbBalance(lb, s->p4est, s->types, 0, PETSC_TRUE, 1, &field, rec));
-  PetscCall(cell_types(s->p4est, &s->types));
+  PetscCall(advect_cell_types(s->p4est, &s->types));
   PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }
@@ -254,7 +241,7 @@ static PetscErrorCode check_migration(setup_t *s, int *fail)
       PetscCall(AmrLbCreate(comm, &o, &lb));
       PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
       PetscCall(AmrLbDestroy(&lb));
-      PetscCall(cell_types(s->p4est, &s->types));
+      PetscCall(advect_cell_types(s->p4est, &s->types));
     }
     PetscCall(advect_mass(s->adv, &mass0, NULL));
     PetscCall(solution_integral(s, &int0));
@@ -380,7 +367,7 @@ static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pc
       PetscCall(AmrLbCreate(comm, &o, &lb));
       PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
       PetscCall(AmrLbDestroy(&lb));
-      PetscCall(cell_types(s->p4est, &s->types));
+      PetscCall(advect_cell_types(s->p4est, &s->types));
     }
     PetscCall(AmrCommGraphMeasure(s->p4est, &g0));
     PetscCall(recount(s->p4est, &n0, &p0));

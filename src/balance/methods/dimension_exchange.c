@@ -76,13 +76,7 @@ static lb_err exchange_setup(lb_run *run, void **state)
   s->colour = malloc(((size_t)g->m + 1) * sizeof *s->colour);
   if (!s->colour) return lb_error(LB_ERR_MEM, "out of memory for %d edges", g->m);
   double def = 0.5;
-  int nd = 0;
-  switch (g->kind) {
-  case LB_GRAPH_LINE: case LB_GRAPH_RING: nd = 1; break;
-  case LB_GRAPH_MESH2D: nd = 2; break;
-  case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: nd = 3; break;
-  default: break;
-  }
+  int nd = lb_graph_grid_dims(g);
   if (nd > 0) {
     int kmax = grid_colouring(g, nd, s->colour);
     s->ncolours = compact(g->m, s->colour, 3 * nd);
