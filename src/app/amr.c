@@ -13,10 +13,8 @@
 
 #ifndef P4_TO_P8
 #include <p4est_extended.h>
-#define AMR_PROGRAM "amr2d"
 #else
 #include <p8est_extended.h>
-#define AMR_PROGRAM "amr3d"
 #endif
 #include <math.h>
 #include <string.h>

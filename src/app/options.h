@@ -5,6 +5,13 @@
 
 #include <petscsys.h>
 
+/* The program's name in its messages: one source, two executables. */
+#ifndef P4_TO_P8
+#define AMR_PROGRAM "amr2d"
+#else
+#define AMR_PROGRAM "amr3d"
+#endif
+
 /* Turn a PETSc option-parsing error (which does not name the option) into a
  * user error that does. */
 #define AMR_OPTION(name, call) \

@@ -1,10 +1,8 @@
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
-#define AMR_PROGRAM "amr2d"
 #else
 #include <p4est_to_p8est.h>
 #include <p8est_bits.h>
-#define AMR_PROGRAM "amr3d"
 #endif
 #include <errno.h>
 #include <math.h>

@@ -9,4 +9,8 @@
  *  characters dropped. */
 void json_string(FILE *f, const char *key, const char *v);
 
+/** Open a report line: "{" and the fields every lbbench run has
+ *  (method, graph, ranks, backend, scenario), each followed by a comma. */
+void json_run_header(FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario);
+
 #endif

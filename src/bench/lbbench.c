@@ -124,12 +124,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      fputc('{', f);
-      json_string(f, "method", m->name);
-      json_string(f, "graph", g->spec);
-      fprintf(f, "\"ranks\":%d,", g->n);
-      json_string(f, "backend", backend);
-      json_string(f, "scenario", o->scenario);
+      json_run_header(f, m->name, g->spec, g->n, backend, o->scenario);
       fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
               res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, res.setup_s);
       json_string(f, "stop_reason", lb_stop_name(res.stop));
@@ -205,11 +200,9 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      fputc('{', f);
-      json_string(f, "method", m->name);
-      fprintf(f, "\"graph\":\"line:%d\",\"ranks\":%d,", P, P);
-      json_string(f, "backend", backend);
-      json_string(f, "scenario", o->scenario);
+      char line[32];
+      snprintf(line, sizeof line, "line:%d", P);
+      json_run_header(f, m->name, line, P, backend, o->scenario);
       fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
               res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s);
       json_string(f, "stop_reason", lb_stop_name(res.run.stop));

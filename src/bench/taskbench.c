@@ -48,12 +48,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
            m->valid ? "yes" : "NO");
     return;
   }
-  fputc('{', f);
-  json_string(f, "method", o->method);
-  json_string(f, "graph", g->spec);
-  fprintf(f, "\"ranks\":%d,", g->n);
-  json_string(f, "backend", backend);
-  json_string(f, "scenario", o->scenario);
+  json_run_header(f, o->method, g->spec, g->n, backend, o->scenario);
   fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
   if (tr->balanced) {
     json_string(f, "select", sel);

@@ -198,6 +198,23 @@ static PetscErrorCode method_options(MPI_Comm comm, const lb_method *m, AmrLbOpt
   PetscFunctionReturn(0);
 }
 
+/* Back to equal cell counts (families kept), carrying the solution: the
+ * starting point both migration and graph checks measure from. */
+static PetscErrorCode even_split(MPI_Comm comm, setup_t *s)
+{
+  AmrLbOptions o;
+  AmrLb lb;
+  AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
+
+  PetscFunctionBeginUser;
+  PetscCall(method_options(comm, NULL, &o));
+  PetscCall(AmrLbCreate(comm, &o, &lb));
+  PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
+  PetscCall(AmrLbDestroy(&lb));
+  PetscCall(advect_cell_types(s->p4est, &s->types));
+  PetscFunctionReturn(0);
+}
+
 /* One rebalance from the even split with method m (NULL: none). */
 static PetscErrorCode rebalance(setup_t *s, const lb_method *m, AmrLbRecord *rec)
 {
@@ -233,16 +250,7 @@ static PetscErrorCode check_migration(setup_t *s, int *fail)
     lb_metrics before;
 
     /* from the even split, measured there */
-    {
-      AmrLbOptions o;
-      AmrLb lb;
-      AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
-      PetscCall(method_options(comm, NULL, &o));
-      PetscCall(AmrLbCreate(comm, &o, &lb));
-      PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
-      PetscCall(AmrLbDestroy(&lb));
-      PetscCall(advect_cell_types(s->p4est, &s->types));
-    }
+    PetscCall(even_split(comm, s));
     PetscCall(advect_mass(s->adv, &mass0, NULL));
     PetscCall(solution_integral(s, &int0));
     PetscCall(snapshot(s, &per, &a0));
@@ -359,16 +367,7 @@ static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pc
     lb_metrics before;
     int n0, n1, *p0, *p1, added, removed, ok0, ok1;
     PetscCheck(m, comm, PETSC_ERR_USER_INPUT, "option -methods: unknown method %s", name);
-    {
-      AmrLbOptions o;
-      AmrLb lb;
-      AmrField field = {(void **)&s->coef, sizeof(double) * FemPoissonVNodes(s->fp)};
-      PetscCall(method_options(comm, NULL, &o));
-      PetscCall(AmrLbCreate(comm, &o, &lb));
-      PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
-      PetscCall(AmrLbDestroy(&lb));
-      PetscCall(advect_cell_types(s->p4est, &s->types));
-    }
+    PetscCall(even_split(comm, s));
     PetscCall(AmrCommGraphMeasure(s->p4est, &g0));
     PetscCall(recount(s->p4est, &n0, &p0));
     PetscCall(rebalance(s, m, &rec));
