@@ -27,6 +27,7 @@ typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
   PetscInt min_level;
   char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
+  PetscBool vtk_binary;
 } amr_options_t;
 
 static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
@@ -38,11 +39,13 @@ static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
   PetscCall(PetscStrncpy(o->mesh, "builtin:unit", sizeof o->mesh));
   o->min_level = 3;
   o->vtk[0] = '\0';
+  o->vtk_binary = PETSC_TRUE;
   PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", amr_mesh_builtin_names()));
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
   AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per cycle", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
   PetscOptionsEnd();
   PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
   PetscFunctionReturn(0);
@@ -84,7 +87,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   /* -problem names either an advection problem or a Poisson one */
   PetscCall(amr_advect_options(comm, opt.min_level, &adv));
   memset(&poisson, 0, sizeof poisson);
-  if (!adv.prob) PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, &poisson));
+  if (!adv.prob) PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, opt.vtk_binary, &poisson));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) PetscFunctionReturn(0);
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
@@ -92,7 +95,11 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   if (poisson.problem) PetscCall(AmrPoissonCheckMesh(comm, mesh.conn, mesh.geom ? PETSC_FALSE : PETSC_TRUE, mesh.name));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !poisson.problem && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !poisson.problem && !adv.prob) {
+    amr_vtk_data_t d;
+    amr_vtk_data_init(&d, mesh.geom, 1);
+    PetscCall(amr_vtk_write(p4est, opt.vtk, opt.vtk_binary, &d));
+  }
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;
@@ -101,7 +108,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
                         mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
   if (poisson.problem) PetscCall(AmrPoissonRun(comm, p4est, &poisson));
-  if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, &adv));
+  if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, opt.vtk_binary, &adv));
   p4est_destroy(p4est);
   PetscCall(amr_mesh_destroy(&mesh));
   PetscFunctionReturn(0);

@@ -109,28 +109,33 @@ typedef struct {
   long long cells, type1, dofs;
 } record_t;
 
-static PetscErrorCode write_vtk(advect_t *adv, p4est_t *p4est, const char *vtk, int cycle)
+/* VTK at the simulation time: the tracer at the corners of every cell
+ * (discontinuous point data) and its cell mean, the load type and, for
+ * darcy-transport, the pressure at the corners. */
+static PetscErrorCode write_vtk(amr_vtk_series_t *vtk, advect_t *adv, advect_darcy_t *darcy, p4est_t *p4est, int cycle)
 {
-  char prefix[PETSC_MAX_PATH_LEN];
-  const char *names[2] = {"tracer", "load_type"};
-  sc_array_t *values[2];
+  amr_vtk_data_t d;
+  double *corners, *pressure = NULL, *mean, *type;
+  int *types = NULL;
   const p4est_locidx_t n = p4est->local_num_quadrants;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", vtk, cycle));
-  values[0] = sc_array_new_count(sizeof(double), (size_t)n);
-  values[1] = sc_array_new_count(sizeof(double), (size_t)n);
-  PetscCall(advect_cell_means(adv, (double *)values[0]->array));
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
-      *(double *)sc_array_index(values[1], tr->quadrants_offset + i) = ((const advect_cell_t *)q->p.user_data)->load_type;
-    }
-  }
-  PetscCall(amr_vtk_write(p4est, NULL, prefix, 2, names, values));
-  sc_array_destroy(values[0]);
-  sc_array_destroy(values[1]);
+  PetscCall(advect_corner_values(adv, &corners));
+  if (darcy) PetscCall(advect_darcy_pressure_values(darcy, &pressure));
+  PetscCall(PetscMalloc2((size_t)n + 1, &mean, (size_t)n + 1, &type));
+  PetscCall(advect_cell_means(adv, mean));
+  PetscCall(advect_cell_types(p4est, &types));
+  for (p4est_locidx_t e = 0; e < n; e++) type[e] = types[e];
+  amr_vtk_data_init(&d, NULL, 1);
+  PetscCall(amr_vtk_add_point_field(&d, "tracer", corners));
+  if (pressure) PetscCall(amr_vtk_add_point_field(&d, "pressure", pressure));
+  PetscCall(amr_vtk_add_cell_field(&d, "tracer", mean));
+  PetscCall(amr_vtk_add_cell_field(&d, "load_type", type));
+  PetscCall(amr_vtk_series_write(vtk, p4est, cycle, advect_time(adv), &d));
+  PetscCall(PetscFree2(mean, type));
+  PetscCall(PetscFree(types));
+  PetscCall(PetscFree(pressure));
+  PetscCall(PetscFree(corners));
   PetscFunctionReturn(0);
 }
 
@@ -232,10 +237,11 @@ static PetscErrorCode open_report(MPI_Comm comm, const char *path, FILE **rep)
 }
 
 PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4est, PetscInt min_level, const char *vtk,
-                              const amr_advect_options_t *o)
+                              PetscBool vtk_binary, const amr_advect_options_t *o)
 {
   advect_darcy_t *darcy = NULL;
   advect_t *adv;
+  amr_vtk_series_t *series = NULL;
   AmrLb lb;
   FILE *rep;
   PetscMPIInt size;
@@ -254,6 +260,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
   PetscCall(PetscLogIsActive(&logging));
   if (!logging) PetscCall(PetscLogDefaultBegin());
   if (o->prob->darcy) PetscCall(advect_darcy_create(comm, &darcy));
+  if (vtk[0]) PetscCall(amr_vtk_series_create(comm, vtk, vtk_binary, &series));
   PetscCall(advect_create(p4est, o->prob, darcy, &o->adv, &adv));
   /* refine towards the initial data (split by cell count, families
    * together), then take it on the fine cells */
@@ -296,7 +303,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
     PetscCall(advect_classify(adv, o->load_threshold));
     PetscCall(measure(comm, adv, p4est, o, &r));
     PetscCall(print_record(comm, &r));
-    if (vtk[0] && r.cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(adv, p4est, vtk, r.cycle));
+    if (series && r.cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(series, adv, darcy, p4est, r.cycle));
     last = advect_time(adv) >= o->t_final;
     if (!last && !uniform) PetscCall(adapt(comm, adv, p4est, min_level, o));
     PetscCall(advect_cell_types(p4est, &types));
@@ -312,6 +319,7 @@ PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4
   PetscCall(PetscFree(types));
   PetscCall(advect_destroy(&adv));
   PetscCall(advect_darcy_destroy(&darcy));
+  PetscCall(amr_vtk_series_destroy(&series));
   PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }

@@ -32,8 +32,9 @@ PetscErrorCode amr_advect_options(MPI_Comm comm, PetscInt min_level, amr_advect_
  *  refines towards the initial data, splits the forest by -lb_initial,
  *  then cycles (solve pressure for darcy-transport, -amr_interval timed
  *  steps, report, VTK, adapt, weigh, balance) until -t_final and prints
- *  the run's summary.  vtk is the -vtk prefix (empty: none). */
+ *  the run's summary.  vtk is the -vtk prefix (empty: none), vtk_binary
+ *  the -vtk_binary option. */
 PetscErrorCode amr_advect_run(MPI_Comm comm, const amr_mesh_t *mesh, p4est_t *p4est, PetscInt min_level,
-                              const char *vtk, const amr_advect_options_t *o);
+                              const char *vtk, PetscBool vtk_binary, const amr_advect_options_t *o);
 
 #endif

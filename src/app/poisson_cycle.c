@@ -17,7 +17,7 @@
 enum { PH_SETUP, PH_ASSEMBLY, PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
 static const char *phase_name[NPHASES] = {"setup", "assembly", "solve", "estimate", "adapt", "partition", "output"};
 
-PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, AmrPoissonOptions *o)
+PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrPoissonOptions *o)
 {
   char pname[64] = "", list[256] = "";
   PetscBool help;
@@ -28,6 +28,7 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
   o->cycles = 8;
   AmrAdaptOptionsDefaults("fraction", min_level, P4EST_QMAXLEVEL, &o->adapt);
   PetscCall(PetscStrncpy(o->vtk, vtk, sizeof(o->vtk)));
+  o->vtk_binary = vtk_binary;
   for (int i = 0; fem_problem_get(i); i++) {
     if (i) PetscCall(PetscStrlcat(list, ", ", sizeof(list)));
     PetscCall(PetscStrlcat(list, fem_problem_get(i)->name, sizeof(list)));
@@ -79,32 +80,34 @@ PetscErrorCode AmrPoissonCheckMesh(MPI_Comm comm, const p4est_connectivity_t *co
   PetscFunctionReturn(0);
 }
 
-/* VTK: the solution at the cell centres, the indicator and, when the
- * exact solution is known, the H1 error of every cell, besides the tree,
- * level and rank the writer adds. */
-static PetscErrorCode write_vtk(p4est_t *p4est, FemPoisson fp, const double *eta2, const double *err2, const char *prefix, int cycle)
+/* VTK: the solution at the nodes of every cell (point data, degree 1 or
+ * 2 cells) and at the cell centre, the indicator and, when the exact
+ * solution is known, the H1 error of every cell, besides the tree, level
+ * and rank the writer adds; the cycle is the output's time. */
+static PetscErrorCode write_vtk(amr_vtk_series_t *vtk, p4est_t *p4est, FemPoisson fp, int degree, const double *eta2, const double *err2, int cycle)
 {
   const int vn = FemPoissonVNodes(fp);
   const p4est_locidx_t n = p4est->local_num_quadrants;
   const double centre[3] = {0.5, 0.5, 0.5};
-  const char *names[3] = {"solution", "indicator", "error"};
-  char name[PETSC_MAX_PATH_LEN + 16];
-  sc_array_t *f[3];
-  double *coef;
+  amr_vtk_data_t d;
+  double *u, *f[3];
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1((size_t)n * vn + 1, &coef));
-  PetscCall(FemPoissonElementCoefficients(fp, coef));
-  for (int k = 0; k < 3; k++) f[k] = sc_array_new_count(sizeof(double), (size_t)n);
+  PetscCall(FemPoissonPointValues(fp, &u));
+  PetscCall(PetscMalloc3((size_t)n + 1, &f[0], (size_t)n + 1, &f[1], (size_t)n + 1, &f[2]));
   for (p4est_locidx_t e = 0; e < n; e++) {
-    *(double *)sc_array_index(f[0], (size_t)e) = FemPoissonEvalRef(fp, coef + (size_t)e * vn, centre);
-    *(double *)sc_array_index(f[1], (size_t)e) = sqrt(eta2[e]);
-    *(double *)sc_array_index(f[2], (size_t)e) = err2 ? sqrt(err2[e]) : 0.0;
+    f[0][e] = FemPoissonEvalRef(fp, u + (size_t)e * vn, centre);
+    f[1][e] = sqrt(eta2[e]);
+    f[2][e] = err2 ? sqrt(err2[e]) : 0.0;
   }
-  PetscCall(PetscSNPrintf(name, sizeof(name), "%s_%04d", prefix, cycle));
-  PetscCall(amr_vtk_write(p4est, NULL, name, err2 ? 3 : 2, names, f));
-  for (int k = 0; k < 3; k++) sc_array_destroy(f[k]);
-  PetscCall(PetscFree(coef));
+  amr_vtk_data_init(&d, NULL, degree);
+  PetscCall(amr_vtk_add_point_field(&d, "solution", u));
+  PetscCall(amr_vtk_add_cell_field(&d, "solution", f[0]));
+  PetscCall(amr_vtk_add_cell_field(&d, "indicator", f[1]));
+  if (err2) PetscCall(amr_vtk_add_cell_field(&d, "error", f[2]));
+  PetscCall(amr_vtk_series_write(vtk, p4est, cycle, (double)cycle, &d));
+  PetscCall(PetscFree3(f[0], f[1], f[2]));
+  PetscCall(PetscFree(u));
   PetscFunctionReturn(0);
 }
 
@@ -116,6 +119,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   AmrLb lb;
   double *coef = NULL, *eta2 = NULL, *err2 = NULL;
   int rank, size, fail = 0;
+  amr_vtk_series_t *vtk = NULL;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -132,6 +136,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     PetscCall(PetscLogStageRegister(sname, &stage[ph]));
   }
   PetscCall(FemPoissonCreate(comm, o->problem, (int)o->degree, NULL, &fp));
+  if (o->vtk[0]) PetscCall(amr_vtk_series_create(comm, o->vtk, o->vtk_binary, &vtk));
   const int vn = FemPoissonVNodes(fp);
   /* Keep families on one rank from the start, so coarsening, and with it
    * the mesh sequence, does not depend on the number of ranks. */
@@ -181,7 +186,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
 
     PetscCall(PetscLogStagePush(stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
-    if (o->vtk[0] && cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(p4est, fp, eta2, o->problem->u ? err2 : NULL, o->vtk, (int)cycle));
+    if (vtk && cycle % o->adapt.vtk_interval == 0) PetscCall(write_vtk(vtk, p4est, fp, (int)o->degree, eta2, o->problem->u ? err2 : NULL, (int)cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -260,6 +265,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
   if (report) fclose(report);
   PetscCall(PetscFree2(eta2, err2));
   PetscCall(FemPoissonDestroy(&fp));
+  PetscCall(amr_vtk_series_destroy(&vtk));
   PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }

@@ -23,16 +23,17 @@ typedef struct {
   PetscInt degree, cycles;
   AmrAdaptOptions adapt;           /**< -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
   char vtk[PETSC_MAX_PATH_LEN];    /**< empty: no VTK */
+  PetscBool vtk_binary;            /**< -vtk_binary */
   AmrLbOptions lb;                 /**< -lb_*: weighing and balancing (one load type) */
 } AmrPoissonOptions;
 
 /** Read -problem, -degree, -amr_strategy, -amr_refine_fraction,
  *  -amr_coarsen_fraction, -amr_doerfler_theta, -amr_max_level,
  *  -amr_cycles, -report, -vtk_interval and the -lb_* options; min_level (the initial uniform
- *  level, never coarsened) and the -vtk prefix come from the driver.
+ *  level, never coarsened), the -vtk prefix and -vtk_binary come from the driver.
  *  Invalid values are collective PETSC_ERR_USER_INPUT errors naming the
  *  option. */
-PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, AmrPoissonOptions *o);
+PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrPoissonOptions *o);
 
 /** Check that the coarse mesh suits the solver: planar in 2D, and the
  *  geometry is the (bi/tri)linear map of the tree vertices (geom_is_null). */

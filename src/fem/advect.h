@@ -200,6 +200,12 @@ PetscErrorCode advect_cell_counts (advect_t *adv, p4est_locidx_t *nlocal,
  */
 PetscErrorCode advect_ghost_exchange (advect_t *adv, double *arr, size_t nper);
 
+/** The DG solution at the corners of every local cell, for output as
+ *  discontinuous point data: local quadrants x P4EST_CHILDREN values,
+ *  corners in p4est's order (x fastest), in a fresh array the caller
+ *  frees with PetscFree. */
+PetscErrorCode advect_corner_values (advect_t *adv, double **values);
+
 /** Fills values with each local cell's mean (length = local quadrants). */
 PetscErrorCode advect_cell_means (advect_t *adv, double *values);
 

@@ -25,6 +25,7 @@ struct advect_darcy
   p4est_t *p4est;
   double *coef; /* Q1 coefficients per cell, local then ghost */
   size_t ncoef;
+  long revision; /* of the forest the pressure was solved on */
 };
 
 static double
@@ -158,5 +159,17 @@ advect_darcy_update (advect_darcy_t *d, advect_t *adv, PetscInt *its)
   PetscCall (FemPoissonElementCoefficients (d->fp, d->coef));
   PetscCall (advect_ghost_exchange (adv, d->coef, (size_t) vn));
   PetscCall (advect_mesh_changed (adv));
+  d->revision = d->p4est->revision;
+  PetscFunctionReturn (0);
+}
+
+PetscErrorCode
+advect_darcy_pressure_values (advect_darcy_t *d, double **values)
+{
+  PetscFunctionBeginUser;
+  PetscCheck (d->p4est && d->p4est->revision == d->revision,
+              PETSC_COMM_SELF, PETSC_ERR_ORDER,
+              "darcy: the pressure is not of the current forest");
+  PetscCall (FemPoissonPointValues (d->fp, values));
   PetscFunctionReturn (0);
 }

@@ -27,4 +27,13 @@ PetscErrorCode advect_darcy_destroy (advect_darcy_t **d);
 PetscErrorCode advect_darcy_update (advect_darcy_t *d, advect_t *adv,
                                     PetscInt *its);
 
+/**
+ * The pressure of the last update at the corners of every local cell (Q1
+ * nodal values, hanging nodes constrained), for output as point data, in
+ * a fresh array the caller frees with PetscFree; the forest must not have
+ * changed since that update.
+ */
+PetscErrorCode advect_darcy_pressure_values (advect_darcy_t *d,
+                                             double **values);
+
 #endif
