@@ -1,7 +1,9 @@
 /* VTK XML output: unstructured-grid pieces (.vtu), their parallel header
- * (.pvtu) and the run's collection (.pvd).  The format is VTK's "VTK File
- * Formats" (XML, file version 2.2, which fixes the Lagrange hexahedron's
- * edge order used below). */
+ * (.pvtu) and the run's collection (.pvd), as VTK's "VTK File Formats"
+ * describes them.  The files say version 2.2: VTK 9.2 and later read a
+ * Lagrange hexahedron of an older file with the previous edge order (the
+ * k-axis edges 10 and 11 swapped), so the version must match the order
+ * vtk_position() writes. */
 #include "vtk.h"
 #include "mesh/geom.h"
 
@@ -95,9 +97,10 @@ static const char *file_part(const char *path)
 /* Position in VTK's point order of the node with lattice coordinates
  * (i, j, k), each 0..p, of a cell of degree p: corners in VTK's
  * quadrilateral/hexahedron order, then edge, face and interior nodes as
- * VTK's Lagrange cells number them (i-axis edges before j-axis before
- * k-axis; faces by normal direction, low side first).  For p = 1 only the
- * corner rule applies: the linear cells' order. */
+ * VTK's Lagrange cells number them (edges like the linear hexahedron's:
+ * bottom, top, then the k-axis edges from corners 0, 1, 2, 3; faces by
+ * normal direction, low side first).  For p = 1 only the corner rule
+ * applies: the linear cells' order. */
 static int vtk_position(int i, int j, int k, int p)
 {
   const int m = p - 1; /* inner nodes per edge */
@@ -116,7 +119,7 @@ static int vtk_position(int i, int j, int k, int p)
   if (nb == 2) {
     if (!ib) return off + (i - 1) + (j ? 2 * m : 0) + (k ? 4 * m : 0);
     if (!jb) return off + (j - 1) + (i ? m : 3 * m) + (k ? 4 * m : 0);
-    return off + 8 * m + (k - 1) + m * (i ? (j ? 3 : 1) : (j ? 2 : 0));
+    return off + 8 * m + (k - 1) + m * (i ? (j ? 2 : 1) : (j ? 3 : 0));
   }
   off += 12 * m;
   if (nb == 1) {
