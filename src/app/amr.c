@@ -44,7 +44,7 @@ static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
-  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per cycle", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
   AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
   PetscOptionsEnd();
   PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");

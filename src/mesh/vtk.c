@@ -62,7 +62,7 @@ PetscErrorCode amr_vtk_add_point_field(amr_vtk_data_t *d, const char *name, cons
 
 /* mkdir -p of the directory part of prefix, so "-vtk out/run1/m" works on a
  * fresh checkout. */
-static PetscErrorCode vtk_make_dirs(MPI_Comm comm, const char *prefix)
+static PetscErrorCode vtk_make_dirs(MPI_Comm comm, const char *option, const char *prefix)
 {
   char dir[PETSC_MAX_PATH_LEN];
   PetscMPIInt rank;
@@ -78,7 +78,7 @@ static PetscErrorCode vtk_make_dirs(MPI_Comm comm, const char *prefix)
       *s = '/';
     }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot create its directory: %s", prefix, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot create its directory: %s", option, strerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -304,9 +304,10 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const am
   return err;
 }
 
-/* A collective check of a per-rank errno value: the message names the
- * file of the lowest failing rank (file_fmt takes that rank). */
-static PetscErrorCode check_written(MPI_Comm comm, int err, const char *prefix, const char *file_fmt)
+/* A collective check of a per-rank errno value: the message names the -vtk
+ * option's value and the file of the lowest failing rank (file_fmt takes
+ * prefix and that rank). */
+static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, const char *prefix, const char *file_fmt)
 {
   int flag[2]; /* (failed, rank): MAXLOC picks the lowest failing rank */
   char file[PETSC_MAX_PATH_LEN + 32];
@@ -319,10 +320,11 @@ static PetscErrorCode check_written(MPI_Comm comm, int err, const char *prefix, 
   /* the failing rank's errno, so that every rank prints the same line */
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, flag[1], comm));
   PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, flag[1]));
-  SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", prefix, file, strerror(err));
+  SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", option, file, strerror(err));
 }
 
-PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binary, const amr_vtk_data_t *d)
+/* amr_vtk_write(), with option (the -vtk value) for the messages. */
+static PetscErrorCode write_output(p4est_t *p4est, const char *option, const char *prefix, PetscBool binary, const amr_vtk_data_t *d)
 {
   char path[PETSC_MAX_PATH_LEN + 32];
   vgrid_t g;
@@ -330,15 +332,22 @@ PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binar
 
   PetscFunctionBeginUser;
   PetscCheck(d->degree == 1 || d->degree == 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: degree %d (1 or 2)", d->degree);
-  PetscCall(vtk_make_dirs(p4est->mpicomm, prefix));
+  PetscCall(vtk_make_dirs(p4est->mpicomm, option, prefix));
   PetscCall(grid_build(p4est, d, &g));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s_%04d.vtu", prefix, p4est->mpirank));
   err = write_piece(path, binary, d, &g);
   PetscCall(grid_free(&g));
-  PetscCall(check_written(p4est->mpicomm, err, prefix, "%s_%04d.vtu"));
+  PetscCall(check_written(p4est->mpicomm, err, option, prefix, "%s_%04d.vtu"));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s.pvtu", prefix));
   err = p4est->mpirank == 0 ? write_pvtu(path, prefix, p4est->mpisize, d) : 0;
-  PetscCall(check_written(p4est->mpicomm, err, prefix, "%s.pvtu"));
+  PetscCall(check_written(p4est->mpicomm, err, option, prefix, "%s.pvtu"));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binary, const amr_vtk_data_t *d)
+{
+  PetscFunctionBeginUser;
+  PetscCall(write_output(p4est, prefix, prefix, binary, d));
   PetscFunctionReturn(0);
 }
 
@@ -399,7 +408,7 @@ PetscErrorCode amr_vtk_series_write(amr_vtk_series_t *s, p4est_t *p4est, int cyc
   PetscFunctionBeginUser;
   PetscCheck(s->n == 0 || time > s->time[s->n - 1], s->comm, PETSC_ERR_ARG_WRONG, "VTK series %s: time %g after %g", s->prefix, time, s->time[s->n - 1]);
   PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", s->prefix, cycle));
-  PetscCall(amr_vtk_write(p4est, prefix, s->binary, d));
+  PetscCall(write_output(p4est, s->prefix, prefix, s->binary, d));
   if (s->n == s->cap) {
     int *c;
     double *t;
@@ -416,6 +425,6 @@ PetscErrorCode amr_vtk_series_write(amr_vtk_series_t *s, p4est_t *p4est, int cyc
   s->cycle[s->n] = cycle;
   s->time[s->n++] = time;
   err = p4est->mpirank == 0 ? write_pvd(s) : 0;
-  PetscCall(check_written(s->comm, err, s->prefix, "%s.pvd"));
+  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, "%s.pvd"));
   PetscFunctionReturn(0);
 }

@@ -20,6 +20,8 @@ lists is checked, their times must increase).  Checks:
                        point field F at every cell's centre
   --range F LO HI      the values of point field F lie in [LO, HI]
   --max F VALUE TOL    the largest value of point field F is VALUE to TOL
+  --radius LO HI       the points' distances from the origin fill [LO, HI]
+                       (a shell geometry)
   --report FILE.jsonl  (.pvd) every output is a cycle of the report: same
                        cells, and its time is the report's sim_time (or the
                        cycle when sim_time is null)
@@ -176,6 +178,11 @@ def check_output(pvtu, a):
         check(np.allclose(x, want, rtol=0, atol=1e-12 * (1 + np.abs(want).max())),
               "%s: cell %d: VTK places its point %s at %s, its corners' map at %s (node order)",
               pvtu, i, OFF_CENTRE[:dim], x, want)
+    if a.radius:
+        r = np.linalg.norm(xyz, axis=1)
+        lo, hi = map(float, a.radius)
+        check(abs(r.min() - lo) <= 1e-12 and abs(r.max() - hi) <= 1e-12, "%s: points at distances %.17g .. %.17g from the origin, not %s .. %s",
+              pvtu, r.min(), r.max(), lo, hi)
     for name, expr, tol in a.exact:
         u = field(grid.GetPointData(), name, "point", pvtu)
         err = np.abs(u - exact_values(expr, xyz)).max() if npts else 0.0
@@ -313,6 +320,7 @@ def main():
     p.add_argument("--centre", action="append", default=[])
     p.add_argument("--range", nargs=3, action="append", default=[], metavar=("F", "LO", "HI"))
     p.add_argument("--max", nargs=3, action="append", default=[], metavar=("F", "VALUE", "TOL"))
+    p.add_argument("--radius", nargs=2)
     p.add_argument("--report")
     p.add_argument("--integral", nargs=3, action="append", default=[], metavar=("F", "KEY", "TOL"))
     p.add_argument("--same")
