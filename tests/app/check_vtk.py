@@ -18,6 +18,8 @@ lists is checked, their times must increase).  Checks:
                        an off-centre point of every cell
   --centre F           the cell field F equals VTK's interpolation of the
                        point field F at every cell's centre
+  --continuous F       point field F has one value at every place: the
+                       nodes cells share (hanging ones included) agree
   --range F LO HI      the values of point field F lie in [LO, HI]
   --max F VALUE TOL    the largest value of point field F is VALUE to TOL
   --radius LO HI       the points' distances from the origin fill [LO, HI]
@@ -199,6 +201,20 @@ def check_output(pvtu, a):
         for i, ids, w, x in sampled(grid, (0.5, 0.5, 0.5)):
             check(abs(w @ u[ids] - cu[i]) <= 1e-9 * (1 + abs(cu[i])),
                   "%s: cell %d: point field %s at the centre is %.17g, cell field %.17g", pvtu, i, name, w @ u[ids], cu[i])
+    for name in a.continuous:
+        u = field(grid.GetPointData(), name, "point", pvtu)
+        # nodes of neighbouring cells, computed from each cell, may differ
+        # by round-off: a place is a point rounded to 1e-9 of the extent
+        ext = max(1e-300, np.ptp(xyz, axis=0).max())
+        keys = np.round(xyz / (1e-9 * ext)).astype(np.int64)
+        _, place = np.unique(keys, axis=0, return_inverse=True)
+        place = place.ravel()
+        lo = np.full(place.max() + 1, np.inf)
+        hi = np.full(place.max() + 1, -np.inf)
+        np.minimum.at(lo, place, u)
+        np.maximum.at(hi, place, u)
+        jump = (hi - lo).max()
+        check(jump <= 1e-12 * (1 + np.abs(u).max()), "%s: point field %s jumps by %.3g between cells sharing a node", pvtu, name, jump)
     summary = []
     for name, lo, hi in a.range:
         u = field(grid.GetPointData(), name, "point", pvtu)
@@ -318,6 +334,7 @@ def main():
     p.add_argument("--point-fields", default="")
     p.add_argument("--exact", nargs=3, action="append", default=[], metavar=("F", "EXPR", "TOL"))
     p.add_argument("--centre", action="append", default=[])
+    p.add_argument("--continuous", action="append", default=[])
     p.add_argument("--range", nargs=3, action="append", default=[], metavar=("F", "LO", "HI"))
     p.add_argument("--max", nargs=3, action="append", default=[], metavar=("F", "VALUE", "TOL"))
     p.add_argument("--radius", nargs=2)
