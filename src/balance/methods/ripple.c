@@ -107,10 +107,11 @@ static void ripple_destroy(void *p)
   free(s);
 }
 
-/* Hare's table length and message size: the longest line, and how many
- * distinct fronts can share a link in one step (one per line fork step
- * when only sources start lines, else one per distance). */
-static lb_err hare_sizes(lb_run *run, ripple_state *s)
+/* Table length and Hare's message size: both schedule at most one line
+ * length ahead (a line root sends for as many steps as its line has ranks
+ * after it); Hare's messages carry one front per line fork step when only
+ * sources start lines, else one per distance. */
+static lb_err ripple_sizes(lb_run *run, ripple_state *s, const char *name)
 {
   const lb_graph *g = lb_run_graph(run);
   const lb_params *p = lb_run_params(run);
@@ -119,17 +120,18 @@ static lb_err hare_sizes(lb_run *run, ripple_state *s)
   for (int r = 0; r < g->n; r++)
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
       if (!line_at(g, r, g->adj[e], &v))
-        return lb_error(LB_ERR_UNSUPPORTED, "ripple-hare: the lines of the Ripple trees of '%s' carry unequal subtrees", g->spec);
+        return lb_error(LB_ERR_UNSUPPORTED, "%s: the lines of the Ripple trees of '%s' carry unequal subtrees", name, g->spec);
       if (1 + v.beyond > longest) longest = 1 + v.beyond;
       if (v.omega > 1) sides = 1;
     }
+  s->H = longest;
+  if (!s->hare) return LB_OK;
   int nfork = 1;
   for (int i = 0; i < p->ninject; i++) {
     int st = p->inject[i].step > 1 ? p->inject[i].step : 1, seen = st == 1;
     for (int j = 0; j < i && !seen; j++) seen = (p->inject[j].step > 1 ? p->inject[j].step : 1) == st;
     nfork += !seen;
   }
-  s->H = longest;
   s->fcap = sides || nfork > longest ? longest : nfork;
   return LB_OK;
 }
@@ -145,10 +147,8 @@ static lb_err ripple_setup_common(lb_run *run, void **state, int hare)
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
   s->hare = hare;
-  lb_err err;
-  /* Tortoise schedules up to one subtree size ahead, Hare one line length. */
-  if (hare) { if ((err = hare_sizes(run, s))) return err; }
-  else s->H = g->n;
+  lb_err err = ripple_sizes(run, s, name);
+  if (err) return err;
   size_t nd = 2 * (size_t)g->m + 1, msg = 1 + 2 * (size_t)s->fcap;
   size_t cells = nd * (size_t)s->H + 2 * nd * msg;
   if (cells > ((size_t)1 << 27))
@@ -224,6 +224,18 @@ static lb_err hare_front(ripple_state *s, const lb_graph *g, int r, int from, lo
   return hare_start_lines(s, g, r, &v, v.cont, step, unit);
 }
 
+/* Tortoise's S1 on every line leaving the source: one line rank's share
+ * per step, for as many steps as the line has ranks. */
+static void tortoise_start_lines(ripple_state *s, const lb_graph *g, int r, const line_view *v, long long step, double unit)
+{
+  line_view c;
+  for (int i = 0; i < v->nk; i++) {
+    line_at(g, v->kid[i], r, &c);
+    int e = lb_graph_edge(g, r, v->kid[i]);
+    for (int a = 0; a <= c.beyond; a++) schedule(s, r, e, step + a, unit * c.omega);
+  }
+}
+
 /* Load injected before this step at any rank: it forks now, so a run that
  * was idle must not stop (every process sees the whole injection list). */
 static int injected_now(const lb_run *run)
@@ -263,7 +275,6 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       double rho = msg[0];
       load[r] += rho;
       flow[e] -= rho;
-      moved = 1;
       if (s->hare) {
         for (int j = 1; j + 1 < len; j += 2)
           if ((err = hare_front(s, g, r, g->adj[e], step, (int)msg[j], msg[j + 1]))) return err;
@@ -281,9 +292,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       line_view v;
       line_at(g, r, -1, &v);
       if (s->hare) { if ((err = hare_start_lines(s, g, r, &v, -1, step, f / n))) return err; }
-      else
-        for (int i = 0; i < v.nk; i++)
-          for (int a = 0; a < v.size[i]; a++) schedule(s, r, lb_graph_edge(g, r, v.kid[i]), (long long)step + a, f / n);
+      else tortoise_start_lines(s, g, r, &v, step, f / n);
     }
     /* S2: send what the tables hold for this step, with the new fronts. */
     long long posted = 0;
