@@ -84,8 +84,9 @@ typedef struct {
   lb_inject inject[MAX_INJECT];
 } bench_opts;
 
-/* One run; rank 0 prints and appends the JSON line.  *iters gets the iteration count. */
-static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, int *iters)
+/* One run; rank 0 prints and appends the JSON line.  stat gets the
+ * iteration count and the seed 004 migration and imbalance costs. */
+static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, double stat[3])
 {
   lb_graph *g = NULL;
   double *load = NULL;
@@ -110,7 +111,9 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
   have_res = 1;
   lb_metrics mt;
   if ((err = lb_metrics_compute(&res, &mt))) goto out;
-  *iters = res.iterations;
+  stat[0] = res.iterations;
+  stat[1] = res.migration_cost;
+  stat[2] = res.imbalance_cost;
   if (me == 0) {
     const char *backend = p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
@@ -225,15 +228,55 @@ out:
   return err;
 }
 
-/* Least-squares slope of log(iterations) over log(n). */
-static double fit_exponent(int k, const double *n, const double *it)
+/* Least-squares slope of log y over log x, or over x itself when logx is 0. */
+static double fit_slope(int k, const double *x_, const double *y_, int logx)
 {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (int i = 0; i < k; i++) {
-    double x = log(n[i]), y = log(it[i]);
+    double x = logx ? log(x_[i]) : x_[i], y = log(y_[i]);
     sx += x; sy += y; sxx += x * x; sxy += x * y;
   }
   return (k * sxy - sx * sy) / (k * sxx - sx * sx);
+}
+
+/* -scale: the graph kind at growing size d, seed 004 Table 1's d: ranks
+ * of a line or ring, side of a d x d mesh2d, dimension D of a hypercube
+ * (D = N0, N0 + 1, ..., N1; the others double).  Fits iterations ~ d^p
+ * and, with -costs, each cost ~ d^p (hypercube: ~ 2^(p D)). */
+static lb_err run_scale(bench_opts *o, const lb_method *m, int me)
+{
+  int cube = strcmp(o->graph, "hypercube") == 0, grid = strcmp(o->graph, "mesh2d") == 0, n0, n1;
+  char tail;
+  if (!cube && !grid && strcmp(o->graph, "line") != 0 && strcmp(o->graph, "ring") != 0)
+    return lb_error(LB_ERR_ARG, "-scale: give the graph kind line, ring, mesh2d or hypercube, not '%s'", o->graph);
+  if (sscanf(o->scale, "%d:%d%c", &n0, &n1, &tail) != 2 || (cube ? n0 < 1 || n1 <= n0 : n0 < 2 || n1 < 2 * n0))
+    return lb_error(LB_ERR_ARG, "-scale '%s': expected N0:N1 with %s", o->scale, cube ? "1 <= N0 < N1 (dimensions)" : "2 <= N0 and 2 N0 <= N1");
+  if (!o->virt) return lb_error(LB_ERR_ARG, "-scale runs many graph sizes: it needs -virtual");
+  double d[32], stat[3][32];
+  int k = 0;
+  for (long x = n0; x <= n1 && k < 32; x = cube ? x + 1 : 2 * x, k++) {
+    char spec[PETSC_MAX_PATH_LEN + 48];
+    double st[3];
+    if (grid) snprintf(spec, sizeof spec, "mesh2d:%ldx%ld", x, x);
+    else snprintf(spec, sizeof spec, "%s:%ld", o->graph, x);
+    lb_err err = run_one(o, m, spec, me, st);
+    if (err) return err;
+    for (int q = 0; q < (o->p.track_costs ? 3 : 1); q++)
+      if (!(st[q] > 0)) return lb_error(LB_ERR_ARG, "-scale: %s on %s gave %s 0, nothing to fit", m->name, spec, q ? "a cost of" : "iterations");
+    d[k] = (double)x;
+    for (int q = 0; q < 3; q++) stat[q][k] = st[q];
+  }
+  if (me == 0) {
+    const char *dn = cube ? "D" : "d";
+    printf("lbbench: %s on %s, %-4s %10s %16s %16s\n", m->name, o->graph, dn, "iterations", "migration_cost", "imbalance_cost");
+    for (int i = 0; i < k; i++) printf("  %6g %10g %16.6g %16.6g\n", d[i], stat[0][i], stat[1][i], stat[2][i]);
+    printf("fitted exponent: %.4f (iterations ~ %s^p)\n", fit_slope(k, d, stat[0], 1), dn);
+    const char *cost[3] = {NULL, "migration_cost", "imbalance_cost"};
+    for (int q = 1; o->p.track_costs && q < 3; q++)
+      printf("fitted exponent %s: %.4f (%s ~ %s)\n", cost[q], cube ? fit_slope(k, d, stat[q], 0) / log(2.0) : fit_slope(k, d, stat[q], 1),
+             cost[q], cube ? "2^(p D)" : "d^p");
+  }
+  return LB_OK;
 }
 
 static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
@@ -265,7 +308,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT, box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
@@ -280,7 +323,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
   PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
-  PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind at N0, 2 N0, ..., N1 ranks (virtual) and fit iterations ~ N^p", NULL, o->scale, o->scale, sizeof o->scale, NULL));
+  PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
     const lb_method *mi = lb_method_get(i);
@@ -357,32 +400,10 @@ static lb_err bench(int me)
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {
-    int iters;
-    return run_one(&o, m, o.graph, me, &iters);
+    double stat[3];
+    return run_one(&o, m, o.graph, me, stat);
   }
-  int n0, n1;
-  char tail;
-  if (sscanf(o.scale, "%d:%d%c", &n0, &n1, &tail) != 2 || n0 < 2 || n1 < 2 * n0)
-    return lb_error(LB_ERR_ARG, "-scale '%s': expected N0:N1 with 2 <= N0 and 2 N0 <= N1", o.scale);
-  if (!o.virt) return lb_error(LB_ERR_ARG, "-scale runs many graph sizes: it needs -virtual");
-  if (strchr(o.graph, ':')) return lb_error(LB_ERR_ARG, "-scale: give the graph kind only (-graph line), not '%s'", o.graph);
-  double ns[32], its[32];
-  int k = 0;
-  for (long n = n0; n <= n1 && k < 32; n *= 2, k++) {
-    char spec[PETSC_MAX_PATH_LEN + 32];
-    int iters;
-    snprintf(spec, sizeof spec, "%s:%ld", o.graph, n);
-    if ((err = run_one(&o, m, spec, me, &iters))) return err;
-    if (iters <= 0) return lb_error(LB_ERR_ARG, "-scale: %s on %s made no iterations, nothing to fit", m->name, spec);
-    ns[k] = (double)n;
-    its[k] = iters;
-  }
-  if (me == 0) {
-    printf("lbbench: %s iterations over ranks:", m->name);
-    for (int i = 0; i < k; i++) printf(" %g:%g", ns[i], its[i]);
-    printf("\nfitted exponent: %.4f\n", fit_exponent(k, ns, its));
-  }
-  return LB_OK;
+  return run_scale(&o, m, me);
 }
 
 int main(int argc, char **argv)
