@@ -60,7 +60,7 @@ int main(int argc, char **argv)
   }
   rank_data(rank, counts, times);
   if (rank == badrank && badstep >= 0 && badstep < S) times[badstep] = NAN;
-  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, &res)) return fail(rank, argv[0], lb_errmsg());
+  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, NULL, &res)) return fail(rank, argv[0], lb_errmsg());
 
   if (rank == 0) {
     int64_t *all = malloc((size_t)size * T * sizeof *all);
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
       ptr[i] = win + (size_t)i * S;
       nsteps[i] = S;
     }
-    CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, &ref) == LB_OK);
+    CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, NULL, &ref) == LB_OK);
     CHECK(ref.flags == res.flags && ref.fitted == res.fitted);
     for (t = 0; t < T; t++) CHECK(ref.coef[t] == res.coef[t] && ref.cost[t] == res.cost[t]);
     CHECK(ref.residual == res.residual && ref.smape == res.smape);
