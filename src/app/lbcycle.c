@@ -24,6 +24,8 @@ struct AmrLb {
   int size, rank;
   lb_graph *graph;
   lb_weights_history *hist; /* timing: the stacked windows of the fit */
+  int shifting;             /* sfc-shift: seed 003's sequence on the measured times */
+  lb_curve_shifter shifter;
   double cost[AMR_LB_MAX_TYPES];
   double *win;      /* the last o.window step times, oldest at whead once full */
   int wn, whead;
@@ -175,6 +177,8 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
+  lb->shifting = !strcmp(o->method->name, "sfc-shift");
+  if (lb->shifting) LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
   PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
   LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
   {
@@ -199,6 +203,7 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   if (!*lb) PetscFunctionReturn(0);
   lb_graph_destroy(&(*lb)->graph);
   lb_weights_history_destroy(&(*lb)->hist);
+  if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);
@@ -374,13 +379,24 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
 }
 
 /* The method's target loads on the processor graph, realised as cut
- * positions on the weighted curve: new cells per rank. */
+ * positions on the weighted curve: new cells per rank. sfc-shift is seed
+ * 003's sequence instead: sfc first, then every cut shifted once by the
+ * local work each rank measured in the cycle that just ran, so that it
+ * corrects what the weights miss. */
 static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, double *loads, int64_t *next, AmrLbRecord *r)
 {
   lb_result res;
   lb_curve_result cut;
 
   PetscFunctionBeginUser;
+  if (lb->shifting) {
+    lb_curve_shift_action act;
+    LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
+    memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
+    lb_curve_result_free(&cut);
+    PetscFunctionReturn(0);
+  }
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, lb->size, cur, loads));
   LB_CHECK(lb->comm, lb_balance(lb->graph, lb->o.method, &lb->o.params, loads, &res));
   r->lb_iterations = res.iterations;
