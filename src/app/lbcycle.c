@@ -23,6 +23,9 @@ struct AmrLb {
   MPI_Comm comm;
   int size, rank;
   lb_graph *graph;
+  lb_weights_history *hist; /* timing: the stacked windows of the fit */
+  int shifting;             /* sfc-shift: seed 003's sequence on the measured times */
+  lb_curve_shifter shifter;
   double cost[AMR_LB_MAX_TYPES];
   double *win;      /* the last o.window step times, oldest at whead once full */
   int wn, whead;
@@ -61,7 +64,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
   PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000;
   PetscBool cost_set, threshold_set, help;
-  PetscReal threshold = 0, trim = 0.25, opt[LB_MAX_OPTIONS];
+  PetscReal threshold = 0, trim = 0.25, forget = 0.9, opt[LB_MAX_OPTIONS];
+  PetscInt history = 32;
   int w;
 
   PetscFunctionBeginUser;
@@ -81,6 +85,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
                                                cost, &ncost, &cost_set));
   AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));
   AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
+  AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
+  AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
   AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
   AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the predicted gain the predicted migration time",
                                                NULL, threshold, &threshold, &threshold_set));
@@ -125,6 +131,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   }
   PetscCheck(window >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_window %" PetscInt_FMT ": must be at least 1", window);
   PetscCheck(trim >= 0 && trim < 0.5, comm, PETSC_ERR_USER_INPUT, "option -lb_trim %g: must be in [0, 0.5)", (double)trim);
+  PetscCheck(history >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_history %" PetscInt_FMT ": must be at least 1", history);
+  PetscCheck(forget > 0 && forget <= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_forget %g: must be in (0, 1]", (double)forget);
   PetscCheck(interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_interval %" PetscInt_FMT ": must be at least 1", interval);
   PetscCheck(!threshold_set || (threshold >= 0 && threshold < 100), comm, PETSC_ERR_USER_INPUT, "option -lb_threshold %g: must be a percentage in [0, 100)",
              (double)threshold);
@@ -133,6 +141,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   PetscCheck(max_iters >= 0, comm, PETSC_ERR_USER_INPUT, "option -lb_max_iters %" PetscInt_FMT ": must not be negative", max_iters);
   o->window = (int)window;
   o->trim = trim;
+  o->history = (int)history;
+  o->forget = forget;
   o->interval = (int)interval;
   o->threshold = threshold_set ? threshold : -1;
   o->ring = !strcmp(graph, "ring");
@@ -164,8 +174,11 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   memcpy(lb->cost, o->cost, sizeof lb->cost);
   PetscCall(PetscMalloc1(o->window, &lb->win));
   lb->t_start = MPI_Wtime();
+  if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
+  lb->shifting = !strcmp(o->method->name, "sfc-shift");
+  if (lb->shifting) LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
   PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
   LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
   {
@@ -189,6 +202,8 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   PetscFunctionBeginUser;
   if (!*lb) PetscFunctionReturn(0);
   lb_graph_destroy(&(*lb)->graph);
+  lb_weights_history_destroy(&(*lb)->hist);
+  if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);
@@ -321,6 +336,7 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   r->t_rank_avg = tsum / P;
   r->max_over_avg = tsum > 0 ? mt.max_over_avg : 1;
   r->imbalance_pct = tsum > 0 ? mt.imbalance_pct : 0;
+  for (int t = 0; t < T; t++) r->cost_stderr[t] = NAN;
   if (lb->o.weights == AMR_LB_TIMING) {
     lb_weights_options wo;
     lb_weights_result fit;
@@ -331,9 +347,10 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
     lb_weights_options_default(&wo);
     wo.trim = lb->o.trim;
     wo.previous = lb->cost;
-    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, &fit));
+    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, lb->hist, &fit));
     PetscCall(PetscFree(times));
     memcpy(lb->cost, fit.cost, sizeof(double) * T);
+    memcpy(r->cost_stderr, fit.cost_stderr, sizeof(double) * T);
     r->fitted = fit.fitted;
     r->fit_flags = fit.flags;
     lb_weights_result_free(&fit);
@@ -362,13 +379,24 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
 }
 
 /* The method's target loads on the processor graph, realised as cut
- * positions on the weighted curve: new cells per rank. */
+ * positions on the weighted curve: new cells per rank. sfc-shift is seed
+ * 003's sequence instead: sfc first, then every cut shifted once by the
+ * local work each rank measured in the cycle that just ran, so that it
+ * corrects what the weights miss. */
 static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, double *loads, int64_t *next, AmrLbRecord *r)
 {
   lb_result res;
   lb_curve_result cut;
 
   PetscFunctionBeginUser;
+  if (lb->shifting) {
+    lb_curve_shift_action act;
+    LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
+    memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
+    lb_curve_result_free(&cut);
+    PetscFunctionReturn(0);
+  }
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, lb->size, cur, loads));
   LB_CHECK(lb->comm, lb_balance(lb->graph, lb->o.method, &lb->o.params, loads, &res));
   r->lb_iterations = res.iterations;
@@ -520,6 +548,7 @@ void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
   json_num(f, "predicted_imbalance_pct", r->predicted_imbalance_pct);
   json_num(f, "kept_imbalance_pct", r->kept_imbalance_pct);
   json_array(f, "weights", lb->o.ntypes, r->cost);
+  json_array(f, "weights_stderr", lb->o.ntypes, r->cost_stderr);
   fprintf(f, ",\"weights_fitted\":%s,\"fit_flags\":\"%s\"", r->fitted ? "true" : "false", flags);
   json_num(f, "fit_smape", r->fit_smape);
   fprintf(f, ",\"lb_iterations\":%d,\"lb_rounds\":%lld", r->lb_iterations, r->lb_rounds);

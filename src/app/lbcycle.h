@@ -28,6 +28,8 @@ typedef struct {
   double cost[AMR_LB_MAX_TYPES]; /**< -lb_cost: model costs, and timing's costs until a fit succeeds */
   int window;                /**< -lb_window: timed steps the fit uses */
   double trim;               /**< -lb_trim: fraction cut from each end of the window */
+  int history;               /**< -lb_history: windows stacked in the fit */
+  double forget;             /**< -lb_forget: weight forget^age of an older window */
   int interval;              /**< -lb_interval: balance every K-th cycle */
   double threshold;          /**< -lb_threshold: balance only above this I% (< 0: always) */
   int ring;                  /**< -lb_graph ring: the chain closed into a ring */
@@ -48,6 +50,7 @@ typedef struct {
   double predicted_imbalance_pct; /**< of the weights of the partition the next cycle runs on */
   double kept_imbalance_pct; /**< of the weights, had the partition been kept on the adapted forest */
   double cost[AMR_LB_MAX_TYPES]; /**< weight per load type, mean cell weight 1 */
+  double cost_stderr[AMR_LB_MAX_TYPES]; /**< timing: standard error of each fitted cost (NaN: unknown) */
   int fitted;                /**< timing: the costs come from this cycle's fit */
   unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
   double fit_smape;          /**< sMAPE of predicted against measured load per rank, percent */
