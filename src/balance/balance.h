@@ -154,6 +154,14 @@ const char *lb_stop_name(lb_stop s);
 /** New load appearing at a rank before a superstep (seed 004 superposition). */
 typedef struct { int step, rank; double amount; } lb_inject;
 
+/** Default of lb_params.check_interval.  A check is one small MPI_Allreduce
+ *  (about log2 P message latencies) against one neighbour exchange per
+ *  iteration; every 10th iteration keeps its share of the communication
+ *  near 10% for an allreduce costing one exchange, and the overshoot past
+ *  the target to at most 9 iterations (seed 001's runs to avg/max = 0.999
+ *  take about 100 to 350 iterations on 2048 ranks). */
+#define LB_CHECK_INTERVAL 10
+
 /** Largest number of per-method options. */
 #define LB_MAX_OPTIONS 8
 
@@ -170,6 +178,9 @@ typedef struct {
   MPI_Comm comm;          /**< MPI backend: one process per graph rank */
   double target;          /**< stop when avg/max >= target (0: off) */
   int max_iters;          /**< stop after this many iterations (0: off) */
+  int check_interval;     /**< LB_LOCAL methods: check the target every this many iterations (>= 1) */
+  const double *capacity; /**< n relative capacities (NULL: all equal) for LB_CAPACITY methods: rank r's
+                               share of the load is capacity[r] / sum, and the target applies to load / share */
   double opt[LB_MAX_OPTIONS]; /**< values of the method's options, in its table order */
   const lb_inject *inject; int ninject;
   int track_costs;        /**< record seed 004 migration and imbalance costs */
@@ -185,6 +196,7 @@ typedef struct {
   double injected;        /**< total load injected during the run */
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   long long rounds, messages, bytes;
+  long long collectives;  /**< global reductions during the supersteps (the method's and the stop checks) */
   double runtime_s;
   double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
@@ -210,7 +222,14 @@ enum {
   LB_INTEGRAL   = 1, /**< needs integral loads and keeps them integral */
   LB_CONNECTED  = 2, /**< needs a connected graph */
   LB_TERMINATES = 4, /**< stops by itself (else -lb_target or -lb_max_iters is required) */
-  LB_INJECT     = 8  /**< accepts load injected during the run */
+  LB_INJECT     = 8, /**< accepts load injected during the run */
+  /** Neighbour-only supersteps: the step never fails, and every rank ends
+   *  iterations, stops and contributes to reductions at the same supersteps
+   *  (functions of the step and of data all ranks have), so the engine needs
+   *  no collective except the reductions and the stop check every
+   *  check_interval iterations. */
+  LB_LOCAL      = 16,
+  LB_CAPACITY   = 32 /**< accepts per-rank capacities (lb_params.capacity) */
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */
@@ -271,7 +290,9 @@ int lb_msg_recv(const lb_run *run, int e, const double **data);
 double *lb_pub_out(lb_run *run);
 /** Publications of the previous superstep, rank q at [q*pub_len] (valid for neighbours of local ranks). */
 const double *lb_pub_in(const lb_run *run);
-/** Contribute v of one rank to a reduction (for group g); the result is read next superstep. */
+/** Contribute v of one rank to a reduction (for group g); the result is read
+ *  next superstep.  In an LB_LOCAL method, every rank contributes to a
+ *  reduction in the same supersteps, and only those cost a collective. */
 void lb_reduce(lb_run *run, int slot, int g, double v);
 /** Result of a reduction over the contributions of the previous superstep. */
 double lb_reduced(const lb_run *run, int slot, int g);

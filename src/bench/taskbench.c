@@ -36,8 +36,8 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
     printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend,
            mesh->T[0], mesh->T[1], mesh->T[2], o->scenario);
     if (tr->balanced) {
-      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
-             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
+      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
+             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
       printf("  transfer_tot %.6g  transfer_max %.6g  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
     } else {
       printf("  partition %.6f s\n", tr->partition_s);
@@ -52,8 +52,8 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
   fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
   if (tr->balanced) {
     json_string(f, "select", sel);
-    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
-            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
+    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
+            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
     json_string(f, "stop_reason", lb_stop_name(tr->res.stop));
     fprintf(f, "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,", tr->flow.transfer_tot, tr->flow.transfer_max);
   } else {
