@@ -249,10 +249,15 @@ static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_resul
   return LB_OK;
 }
 
+/* The final loads include the load still in transit, at its receiver (the
+ * flows already count it), so that they are conserved and agree with the
+ * flows however the run stopped.  LB_LOCAL methods send no load in transit. */
 static lb_err finish(lb_run *run, lb_result *res)
 {
   const lb_graph *g = run->g;
-  lb_err err = run->be->gather(run, run->load, res->load);
+  lb_err err = LB_OK;
+  if (run->m->flags & LB_LOCAL) err = run->be->gather(run, run->load, res->load);
+  else err = lb_run_gather_loads(run, res->load);
   if (err) return err;
   for (int k = 0; k < g->m; k++) res->flow[k] = 0.0;
   for (int r = run->lo; r < run->hi; r++)
@@ -272,14 +277,14 @@ static lb_err finish(lb_run *run, lb_result *res)
   return LB_OK;
 }
 
-/* The largest load of the local ranks, each divided by its share of the
+/* The largest of the local ranks' loads, each divided by its share of the
  * capacity (the load itself when all capacities are equal). */
-static double local_max(const lb_run *run, double capsum)
+static double local_max(const lb_run *run, const double *load, double capsum)
 {
   const double *cap = run->p->capacity;
   double mx = -HUGE_VAL;
   for (int r = run->lo; r < run->hi; r++) {
-    double l = cap ? run->load[r] * (capsum / run->g->n) / cap[r] : run->load[r];
+    double l = cap ? load[r] * (capsum / run->g->n) / cap[r] : load[r];
     if (l > mx) mx = l;
   }
   return mx;
@@ -358,7 +363,9 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
     /* Whether this superstep checks the target: LB_LOCAL ranks know by
      * themselves when an iteration ends; the others learn it below. */
     int check = p->target > 0 && (!local || (run.iter_ended && (run.iterations + 1) % p->check_interval == 0));
-    double agreed[5] = {(double)serr, (double)run.stop, run.iter_ended, run.moved, check ? local_max(&run, capsum) : 0};
+    /* Load in transit counts at its receiver, as in the final loads. */
+    if (check && !local && (err = held_loads(&run, run.held, run.transit_in))) goto out;
+    double agreed[5] = {(double)serr, (double)run.stop, run.iter_ended, run.moved, check ? local_max(&run, local ? run.load : run.held, capsum) : 0};
     if (!local || check) {
       if ((err = run.be->allreduce(&run, agreed, 5, LB_MAX))) goto out;
       run.collectives++;

@@ -3,9 +3,11 @@
  * loads seen by an observer after every iteration (load in transit
  * included), and the same rounds, messages, bytes and collectives, on the
  * MPI backend and on the virtual backend, for every graph of P ranks below.
- * Ripple also gets injected load.  The neighbour-only methods (LB_LOCAL)
- * also run to a target checked every 3 iterations, where both backends
- * must overshoot it alike, and chemotaxis with per-rank capacities. */
+ * Ripple also gets injected load.  Every method also runs to a target: the
+ * neighbour-only ones (LB_LOCAL) to 0.999 checked every 3 iterations,
+ * where both backends must overshoot it alike, the others to 0.9, where a
+ * run may stop with load in transit, which must arrive in the final loads;
+ * and chemotaxis runs with per-rank capacities. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,12 +56,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3 * lb_method_count(); i++) {
       const lb_method *m = lb_method_get(i / 3);
       int variant = i % 3;
-      if ((variant == 1 && !(m->flags & LB_LOCAL)) || (variant == 2 && !(m->flags & LB_CAPACITY))) continue;
+      if (variant == 2 && !(m->flags & LB_CAPACITY)) continue;
       lb_params p;
       lb_result rv, rm;
       lb_params_init(&p, m);
       if (!(m->flags & LB_TERMINATES)) p.max_iters = 40;
-      if (variant > 0) { p.target = 0.999; p.max_iters = 300; p.check_interval = 3; }
+      if (variant > 0) { p.target = (m->flags & LB_LOCAL) ? 0.999 : 0.9; p.max_iters = 300; p.check_interval = 3; }
       if (variant == 2) p.capacity = cap;
       if (m->flags & LB_INJECT) { p.inject = inj; p.ninject = 2; }
       trail tv = {all, 0, 0}, tm = {all, 0, 0};
@@ -86,7 +88,7 @@ int main(int argc, char **argv)
       int conserved = (m->flags & LB_INTEGRAL) ? sum == want : fabs(sum - want) <= 1e-12 * want;
       if (me == 0)
         printf("%-20s %-12s %-9s %s  iterations %d rounds %lld messages %lld bytes %lld collectives %lld  total %.17g%s\n", m->name, specs[s],
-               variant == 0 ? "" : variant == 1 ? "target/3" : "capacity", same ? "identical" : "DIFFERENT", rm.iterations, rm.rounds,
+               variant == 0 ? "" : variant == 1 ? "target" : "capacity", same ? "identical" : "DIFFERENT", rm.iterations, rm.rounds,
                rm.messages, rm.bytes, rm.collectives, sum, conserved ? "" : " NOT CONSERVED");
       if (!same || !conserved) bad = 1;
       runs++;
