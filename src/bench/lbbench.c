@@ -12,6 +12,7 @@
 #include "balance.h"
 #include "json.h"
 #include "lbchain.h"
+#include "repeat.h"
 #include "scenario.h"
 #include "taskbench.h"
 #include "zoltan_lb.h"
@@ -101,34 +102,12 @@ static lb_err read_capacity(const char *spec, const lb_graph *g, double *cap)
   return LB_OK;
 }
 
-/* Linear interpolation between the order statistics of sorted t[0..n). */
-static double quantile(const double *t, int n, double q)
-{
-  double x = q * (n - 1);
-  int i = (int)x;
-  return i + 1 < n ? t[i] + (x - i) * (t[i + 1] - t[i]) : t[n - 1];
-}
-
-static int by_value(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Seed 001's timing protocol: the first run found the iteration count;
- * repeat it n times with that count and no stop check (methods that stop
- * by themselves run as they are), and time each.  t[0..n) gets the sorted
- * run times; *same says whether every repeat ended at the first run's loads. */
-static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params *p0, const double *load, const lb_result *first,
+/* The repetitions of seed 001's protocol; *same says whether every one
+ * ended at the first run's loads after as many iterations. */
+static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load, const lb_result *first,
                           int n, double *t, int *same)
 {
-  lb_params q = *p0;
-  q.observer = NULL;
-  q.track_costs = 0;
-  if (!(m->flags & LB_TERMINATES) && first->iterations > 0) {
-    q.target = 0;
-    q.max_iters = first->iterations;
-  }
+  lb_params q = lb_repeat_params(m, p, first);
   *same = 1;
   for (int i = 0; i < n; i++) {
     lb_result r;
@@ -138,7 +117,6 @@ static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params
     *same &= r.iterations == first->iterations && memcmp(r.load, first->load, (size_t)g->n * sizeof *r.load) == 0;
     lb_result_free(&r);
   }
-  qsort(t, (size_t)n, sizeof *t, by_value);
   return LB_OK;
 }
 
@@ -149,6 +127,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
   double *load = NULL, *cap = NULL, *times = NULL;
   trace_ctx t = {me, 0, 0, NULL, NULL, 0, 0};
   lb_result res;
+  lb_spread sp = {0, 0, 0, 0, 0};
   int have_res = 0, same = 1, nrep = (int)o->repeat;
   lb_err err = lb_graph_create(spec, &g);
   if (err) goto out;
@@ -179,6 +158,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     times = malloc((size_t)nrep * sizeof *times);
     if (!times) { err = lb_error(LB_ERR_MEM, "-repeat %d: out of memory", nrep); goto out; }
     if ((err = repeat_runs(g, m, &p, load, &res, nrep, times, &same))) goto out;
+    sp = lb_spread_of(times, nrep);
   }
   /* With capacities, balance is measured against each rank's share. */
   double over_share = 0, total = 0, capsum = 0;
@@ -195,8 +175,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
     if (nrep > 0)
       printf("  %d repeats of %d iterations without stop check: runtime median %.6f s  25%%-75%% %.6f-%.6f s  min %.6f s  max %.6f s  loads %s\n",
-             nrep, res.iterations, quantile(times, nrep, 0.5), quantile(times, nrep, 0.25), quantile(times, nrep, 0.75), times[0],
-             times[nrep - 1], same ? "identical to the first run" : "DIFFERENT from the first run");
+             nrep, res.iterations, sp.median, sp.p25, sp.p75, sp.min, sp.max, same ? "identical to the first run" : "DIFFERENT from the first run");
     if (p.track_costs) printf("  migration_cost %.6g  imbalance_cost %.6g\n", res.migration_cost, res.imbalance_cost);
     if (res.iterations > 0 && g->m > 0)
       printf("  %.3f ns per directed edge and iteration\n", 1e9 * res.runtime_s / ((double)res.iterations * 2.0 * g->m));
@@ -206,11 +185,10 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       json_run_header(f, m->name, g->spec, g->n, backend, o->scenario);
       fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
               res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s);
-      if (nrep > 0)
-        fprintf(f, "\"repeat\":%d,\"runtime_median_s\":%.9g,\"runtime_p25_s\":%.9g,\"runtime_p75_s\":%.9g,\"runtime_min_s\":%.9g,"
-                   "\"runtime_max_s\":%.9g,\"repeat_identical\":%s,",
-                nrep, quantile(times, nrep, 0.5), quantile(times, nrep, 0.25), quantile(times, nrep, 0.75), times[0], times[nrep - 1],
-                same ? "true" : "false");
+      if (nrep > 0) {
+        fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", nrep, same ? "true" : "false");
+        json_spread(f, "runtime", &sp);
+      }
       if (cap) {
         json_string(f, "capacity", o->capacity);
         fprintf(f, "\"max_over_share\":%.17g,", over_share);
@@ -440,8 +418,10 @@ static lb_err bench(int me)
   p.track_costs = o.costs;
   o.p = p;
   if (o.chain < 0) return lb_error(LB_ERR_ARG, "-chain %d: the number of cells must be positive", (int)o.chain);
-  if ((o.repeat > 0 || o.capacity[0]) && (o.chain > 0 || o.task_mode || zoltan))
-    return lb_error(LB_ERR_ARG, "-repeat and -capacity run on rank loads only, not with -chain, -tasks or zoltan-*");
+  if (o.capacity[0] && (o.chain > 0 || o.task_mode || zoltan))
+    return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
+  if (o.repeat > 0 && (o.chain > 0 || zoltan))
+    return lb_error(LB_ERR_ARG, "-repeat times the balancing methods on rank loads or tasks, not -chain or zoltan-*");
   if (o.chain > 0) {
     if (o.scale[0] || o.trace || o.p.ninject)
       return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
@@ -455,7 +435,7 @@ static lb_err bench(int me)
       if (strcmp(o.select, "index") != 0) return lb_error(LB_ERR_ARG, "-select '%s': expected gain or index", o.select);
       sel = LB_SELECT_INDEX;
     }
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol};
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol, (int)o.repeat};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {
