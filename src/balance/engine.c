@@ -353,7 +353,6 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
     lb_err serr = m->step(&run, state, run.lo, run.hi);
     for (int i = 0; i < p->ninject; i++)
       if (p->inject[i].step == run.step) run.inj[p->inject[i].rank] = 0;
-    if (local && serr) { err = serr; goto out; }
     if ((err = run.be->exchange(&run))) goto out;
     for (int s = 0; s < run.nred; s++)
       if (!local || run.red[s].touched) {
