@@ -155,16 +155,16 @@ const char *lb_stop_name(lb_stop s);
 typedef struct { int step, rank; double amount; } lb_inject;
 
 /** Default of lb_params.check_interval.  A check is one MPI_Allreduce of a
- *  few doubles; if it costs c neighbour exchanges (about 1 with hardware
- *  collectives as on seed 001's Juqueen, up to about log2 P latencies on a
- *  software tree), checking every K iterations adds about c/K to a
+ *  few doubles; if it costs c neighbour exchanges (near 1 where collectives
+ *  are fast, as seed 001 found on Juqueen, up to about log2 P latencies on
+ *  a software tree), checking every K iterations adds about c/K to a
  *  one-exchange iteration, and the stop comes up to K - 1 iterations late
  *  ((K - 1)/2 on average).  The sum is smallest near K = sqrt(2 I c) for a
  *  run of I iterations: 10 for seed 001's fast methods (SO, ID: about 50
  *  iterations to 0.999 on its 16x16x8 BOX) at c = 1, and more for longer
  *  runs or dearer collectives.  On that BOX, K = 10 turns 349, 47, 52, 184,
  *  14 iterations (OD, SO, ID, CT, DE) into 350, 50, 60, 190, 20 with 35, 5,
- *  6, 20, 2 checks instead of one per iteration; dimension exchange, whose
+ *  6, 19, 2 checks instead of one per iteration; dimension exchange, whose
  *  iteration is a sweep of one exchange per edge colour, is better served
  *  by K = 1 or 2. */
 #define LB_CHECK_INTERVAL 10
