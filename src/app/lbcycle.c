@@ -62,7 +62,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
 {
   char method[64] = "sfc", weights[16] = "count", graph[16] = "line", initial[16] = "even", methods[512] = "none";
   PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
-  PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000;
+  PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000, check_interval = LB_CHECK_INTERVAL;
   PetscBool cost_set, threshold_set, help;
   PetscReal threshold = 0, trim = 0.25, forget = 0.9, opt[LB_MAX_OPTIONS];
   PetscInt history = 32;
@@ -96,6 +96,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
                                                NULL, initial, initial, sizeof initial, NULL));
   AMR_OPTION("-lb_target", PetscOptionsReal("-lb_target", "Stop the method when avg/max >= target (0: off)", NULL, target, &target, NULL));
   AMR_OPTION("-lb_max_iters", PetscOptionsInt("-lb_max_iters", "Stop the method after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
+  AMR_OPTION("-lb_check_interval", PetscOptionsInt("-lb_check_interval", "Diffusion family: check -lb_target every K iterations (1: every iteration)", NULL, check_interval, &check_interval, NULL));
   o->method = lb_method_find(method);
   /* the chosen method's own options, -lb_NAME, defaults from its table */
   for (int k = 0; o->method && k < o->method->noptions; k++) {
@@ -139,6 +140,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   PetscCheck(!strcmp(graph, "line") || !strcmp(graph, "ring"), comm, PETSC_ERR_USER_INPUT, "option -lb_graph %s: must be line or ring", graph);
   PetscCheck(!strcmp(initial, "even") || !strcmp(initial, "skew"), comm, PETSC_ERR_USER_INPUT, "option -lb_initial %s: must be even or skew", initial);
   PetscCheck(max_iters >= 0, comm, PETSC_ERR_USER_INPUT, "option -lb_max_iters %" PetscInt_FMT ": must not be negative", max_iters);
+  PetscCheck(check_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_check_interval %" PetscInt_FMT ": must be at least 1", check_interval);
   o->window = (int)window;
   o->trim = trim;
   o->history = (int)history;
@@ -153,6 +155,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
     o->params.comm = comm;
     o->params.target = target;
     o->params.max_iters = (int)max_iters;
+    o->params.check_interval = (int)check_interval;
     for (int k = 0; k < o->method->noptions; k++) o->params.opt[k] = opt[k];
   }
   PetscFunctionReturn(0);
