@@ -1,0 +1,119 @@
+#ifndef AMRDLB_REACTION_H
+#define AMRDLB_REACTION_H
+
+/*
+ * The local chemistry of reactive-transport: the advected tracer A reacts
+ * with a resident species B to an immobile product C,
+ *
+ *     A + B -> C,   rate r = k max(A, 0) max(B, 0),
+ *
+ * A' = -r, B' = -r, C' = r.  A is the DG tracer of fem/advect.h; B and C
+ * do not move (a solute invading a porous medium that holds a reactant:
+ * behind the front B is used up, ahead of it A has not arrived), so the
+ * problem keeps them per cell in the same DG basis as A.  With k large the
+ * reaction is stiff and the front sharp.
+ *
+ * Operator splitting (Lie): after each transport step of length dt, every
+ * cell integrates the reaction over dt on its own, by ROS2 (Verwer et al.
+ * 1999: two-stage, second-order, L-stable Rosenbrock method with an
+ * embedded first-order solution for the error estimate and step-size
+ * control).  An integration starts with one step of the whole dt, so a cell
+ * where nothing reacts costs one step and a cell in the front, where the
+ * stiff transient must be resolved, costs tens: the work per cell depends
+ * on the local chemistry, which no cell count predicts.
+ *
+ * Degree 1 data (u = c0 + sum_k c[k] xi_k on [-1,1]^d) react at the 2^d
+ * tensor Gauss points and are fitted back by the least-squares fit there,
+ * which returns every linear function unchanged; degree 0 data react as
+ * the cell mean.  A ROS2 step keeps every linear invariant of the system
+ * (A + C, B + C), the fit is linear, so each invariant's DG coefficients,
+ * and with them the mass of each species, change only by round-off.
+ *
+ * Nothing here depends on the forest: the functions work on coefficient
+ * arrays, the problem owns the storage.
+ */
+
+#include <petscsys.h>
+
+/** Species: A (advected), B (resident reactant), C (product). */
+#define REACTION_NS 3
+
+/** Most DG coefficients per species: 1 (degree 0) or dim + 1 (degree 1). */
+#define REACTION_MAX_NB 4
+
+/** Parameters of the kinetics and of the integrator (the -react_* options). */
+typedef struct
+{
+  double k;         /**< rate constant of A + B -> C */
+  double rtol;      /**< relative tolerance of the step-size control */
+  double atol;      /**< absolute tolerance (concentration units) */
+  double b0;        /**< initial concentration of B (the problem's data) */
+  double threshold; /**< concentration that counts as present (load types) */
+} reaction_params_t;
+
+/** Load types by reaction state; the values are the problem's load types. */
+typedef enum
+{
+  REACTION_INERT = 0,    /**< nothing to react: no A, or no B and no C */
+  REACTION_REACTING = 1, /**< A and B both present: the front */
+  REACTION_REACTED = 2,  /**< C formed, A or B used up: behind the front */
+  REACTION_NTYPES = 3
+} reaction_state_t;
+
+/** The work of one cell's integration. */
+typedef struct
+{
+  int steps;    /**< ROS2 steps tried, summed over the cell's points */
+  int rejected; /**< of them, rejected by the error control */
+  double cpu;   /**< thread CPU seconds of the cell (0 when not timed) */
+} reaction_work_t;
+
+/** The defaults: k 1e5, rtol 1e-5, atol 1e-8, b0 0.5, threshold 1e-3. */
+void reaction_defaults (reaction_params_t *p);
+
+/**
+ * Reads -react_k, -react_rtol, -react_atol, -react_b0 and
+ * -react_threshold over the defaults (listed under -help).  A bad value
+ * returns PETSC_ERR_USER_INPUT without a PETSc error trace and puts one
+ * sentence naming the option into msg, as advect_options_get() does.
+ */
+PetscErrorCode reaction_options_get (MPI_Comm comm, reaction_params_t *p,
+                                     char *msg, size_t msglen);
+
+/**
+ * One ROS2 step of size h from y (A, B, C), in place.  Returns the error
+ * estimate (difference to the embedded first-order solution) in the
+ * weighted RMS norm of rtol and atol: at most 1 means within tolerance.
+ */
+double reaction_step (const reaction_params_t *p, double y[REACTION_NS],
+                      double h);
+
+/**
+ * Integrates the reaction at one point from y over time t in place with
+ * error-controlled steps, the first of size t.  Adds its steps to w (which
+ * the caller zeroes).  Fails with PETSC_ERR_NOT_CONVERGED after 100000
+ * steps (a tolerance far below round-off).
+ */
+PetscErrorCode reaction_integrate (const reaction_params_t *p,
+                                   double y[REACTION_NS], double t,
+                                   reaction_work_t *w);
+
+/**
+ * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
+ * A, B and C in advect_cell_t's basis (nb = 1, 3 or 4), updated in place;
+ * a cell where no point reacts keeps them bit for bit.  w receives the
+ * cell's steps and, if timed, its thread CPU time (CLOCK_THREAD_CPUTIME_ID),
+ * the cost -lb_weights measured gives the cell.
+ */
+PetscErrorCode reaction_cell (const reaction_params_t *p, int nb, double *a,
+                              double *b, double *c, double dt, int timed,
+                              reaction_work_t *w);
+
+/**
+ * The load type of a cell from its species' means: reacting when A and B
+ * both exceed the threshold, else reacted when C does, else inert.
+ */
+reaction_state_t reaction_cell_state (const reaction_params_t *p, double a,
+                                      double b, double c);
+
+#endif
