@@ -28,7 +28,7 @@ reaction_defaults (reaction_params_t *p)
   p->rtol = 1e-2;
   p->atol = 1e-5;
   p->b0 = 0.5;
-  p->threshold = 1e-3;
+  p->threshold = 1e-5;
 }
 
 /* The stoichiometry s = (-1, -1, 1): f(y) = r(y) s. */
@@ -186,11 +186,22 @@ reaction_cell (const reaction_params_t *p, int nb, double *a, double *b,
 }
 
 reaction_state_t
-reaction_cell_state (const reaction_params_t *p, double a, double b, double c)
+reaction_cell_state (const reaction_params_t *p, int nb, const double *a,
+                     const double *b, const double *c)
 {
-  if (a > p->threshold && b > p->threshold)
-    return REACTION_REACTING;
-  return c > p->threshold ? REACTION_REACTED : REACTION_INERT;
+  const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
+  /* at the points the reaction integrates at: a cell whose mean holds
+   * little A or B may still react where its slope piles them up */
+  for (int q = 0; q < np; q++) {
+    double va = a[0], vb = b[0];
+    for (int k = 0; k < dim; k++) {
+      va += a[1 + k] * point_xi (q, k);
+      vb += b[1 + k] * point_xi (q, k);
+    }
+    if (va > p->threshold && vb > p->threshold)
+      return REACTION_REACTING;
+  }
+  return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
 }
 
 /* Options are read as strings and parsed here, as advect_options_get does,

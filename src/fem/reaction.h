@@ -68,7 +68,8 @@ typedef struct
   double cpu;   /**< thread CPU seconds of the cell (0 when not timed) */
 } reaction_work_t;
 
-/** The defaults: k 1e5, rtol 1e-5, atol 1e-8, b0 0.5, threshold 1e-3. */
+/** The defaults: k 1e5, rtol 1e-2, atol 1e-5, b0 0.5, threshold 1e-5 (a
+ *  concentration below atol reacts in one step, see README). */
 void reaction_defaults (reaction_params_t *p);
 
 /**
@@ -110,10 +111,13 @@ PetscErrorCode reaction_cell (const reaction_params_t *p, int nb, double *a,
                               reaction_work_t *w);
 
 /**
- * The load type of a cell from its species' means: reacting when A and B
- * both exceed the threshold, else reacted when C does, else inert.
+ * The load type of a cell from its coefficients (as reaction_cell takes
+ * them): reacting when A and B both exceed the threshold at one of the
+ * points the reaction integrates at, else reacted when the mean of C does,
+ * else inert.
  */
-reaction_state_t reaction_cell_state (const reaction_params_t *p, double a,
-                                      double b, double c);
+reaction_state_t reaction_cell_state (const reaction_params_t *p, int nb,
+                                      const double *a, const double *b,
+                                      const double *c);
 
 #endif

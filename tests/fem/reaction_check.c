@@ -197,7 +197,7 @@ check_contrast (const reaction_params_t *pp, double dt, double min_contrast, int
     memcpy (a, cells[i].a, sizeof a);
     memcpy (b, cells[i].b, sizeof b);
     memcpy (c, cells[i].c, sizeof c);
-    const reaction_state_t st = reaction_cell_state (&p, a[0], b[0], c[0]);
+    const reaction_state_t st = reaction_cell_state (&p, 3, a, b, c);
     PetscCall (reaction_cell (&p, 3, a, b, c, dt, 0, &w));
     PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n",
                             cells[i].what, (int) st, w.steps, w.rejected, a[0], b[0], c[0]));
