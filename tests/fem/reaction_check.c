@@ -156,7 +156,7 @@ check_conservation (double tol, int *fail)
       c[j] = c0[j] = uniform (j ? -lim : 0, lim);
     }
     p.k = pow (10, uniform (0, 6));
-    PetscCall (reaction_cell (&p, nb, a, b, c, pow (10, uniform (-5, -1)), 0, &w));
+    PetscCall (reaction_cell (&p, nb, a, b, c, pow (10, uniform (-5, -1)), NULL, &w));
     for (int j = 0; j < nb; j++) {
       const double y0[3] = {a0[j], b0[j], c0[j]}, y[3] = {a[j], b[j], c[j]};
       worst_cell = fmax (worst_cell, invariant_change (y0, y));
@@ -198,7 +198,7 @@ check_contrast (const reaction_params_t *pp, double dt, double min_contrast, int
     memcpy (b, cells[i].b, sizeof b);
     memcpy (c, cells[i].c, sizeof c);
     const reaction_state_t st = reaction_cell_state (&p, 3, a, b, c);
-    PetscCall (reaction_cell (&p, 3, a, b, c, dt, 0, &w));
+    PetscCall (reaction_cell (&p, 3, a, b, c, dt, NULL, &w));
     PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n",
                             cells[i].what, (int) st, w.steps, w.rejected, a[0], b[0], c[0]));
     const int front = !strncmp (cells[i].what, "front", 5);
