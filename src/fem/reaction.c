@@ -71,8 +71,8 @@ reaction_step (const reaction_params_t *p, double y[REACTION_NS], double h)
 {
   double g[REACTION_NS], k1[REACTION_NS], k2[REACTION_NS], y1[REACTION_NS];
   const double gh = ros2_gamma * h;
-  /* W k1 = f(y); W k2 = f(y + h k1) - 2 k1; y+ = y + 3/2 h k1 + 1/2 h k2.
-   * The Jacobian is taken once, at y (W-method: any J keeps order 2). */
+  /* W = I - gamma h J(y); W k1 = f(y); W k2 = f(y + h k1) - 2 k1;
+   * y+ = y + 3/2 h k1 + 1/2 h k2 */
   const double r0 = rate (p, y, g);
   for (int i = 0; i < REACTION_NS; i++)
     k1[i] = r0 * stoich[i];
