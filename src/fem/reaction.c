@@ -22,7 +22,7 @@ static const double safety = 0.9, grow_max = 5, shrink_max = 0.2;
 static const int max_steps = 100000;
 
 void
-reaction_defaults (reaction_params_t *p)
+ReactionDefaults (ReactionParams *p)
 {
   p->k = 1e5;
   p->rtol = 1e-2;
@@ -36,7 +36,7 @@ static const double stoich[REACTION_NS] = {-1, -1, 1};
 
 /** Rate r and its gradient g = dr/dy. */
 static double
-rate (const reaction_params_t *p, const double y[REACTION_NS],
+rate (const ReactionParams *p, const double y[REACTION_NS],
       double g[REACTION_NS])
 {
   const double a = fmax (y[0], 0), b = fmax (y[1], 0);
@@ -67,7 +67,7 @@ solve_w (double gh, const double g[REACTION_NS], double v[REACTION_NS])
 }
 
 double
-reaction_step (const reaction_params_t *p, double y[REACTION_NS], double h)
+ReactionStep (const ReactionParams *p, double y[REACTION_NS], double h)
 {
   double g[REACTION_NS], k1[REACTION_NS], k2[REACTION_NS], y1[REACTION_NS];
   const double gh = ros2_gamma * h;
@@ -99,8 +99,8 @@ reaction_step (const reaction_params_t *p, double y[REACTION_NS], double h)
 }
 
 PetscErrorCode
-reaction_integrate (const reaction_params_t *p, double y[REACTION_NS],
-                    double t, reaction_work_t *w)
+ReactionIntegrate (const ReactionParams *p, double y[REACTION_NS],
+                   double t, ReactionWork *w)
 {
   double done = 0, h = t;
   int n = 0;
@@ -112,7 +112,7 @@ reaction_integrate (const reaction_params_t *p, double y[REACTION_NS],
     if (last)
       h = t - done;
     memcpy (trial, y, sizeof trial);
-    const double err = reaction_step (p, trial, h);
+    const double err = ReactionStep (p, trial, h);
     PetscCheck (++n <= max_steps, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED,
                 "reaction: no solution within %d steps (state %g %g %g, k %g, rtol %g, atol %g)",
                 max_steps, y[0], y[1], y[2], p->k, p->rtol, p->atol);
@@ -140,7 +140,7 @@ point_xi (int q, int k)
 }
 
 double
-reaction_clock (void)
+ReactionClock (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -148,8 +148,8 @@ reaction_clock (void)
 }
 
 PetscErrorCode
-reaction_cell (const reaction_params_t *p, int nb, double *a, double *b,
-               double *c, double dt, double *clock, reaction_work_t *w)
+ReactionCell (const ReactionParams *p, int nb, double *a, double *b,
+              double *c, double dt, double *clock, ReactionWork *w)
 {
   double *coef[REACTION_NS] = {a, b, c};
   /* values at the points: 2^d for degree 1 in d dimensions, else the mean */
@@ -168,7 +168,7 @@ reaction_cell (const reaction_params_t *p, int nb, double *a, double *b,
         v += coef[s][1 + k] * point_xi (q, k);
       y[q][s] = y0[s] = v;
     }
-    PetscCall (reaction_integrate (p, y[q], dt, w));
+    PetscCall (ReactionIntegrate (p, y[q], dt, w));
     changed |= memcmp (y0, y[q], sizeof y0) != 0;
   }
   /* least squares at the points: the mean, and 3 mean(v xi_k) for slope k
@@ -183,7 +183,7 @@ reaction_cell (const reaction_params_t *p, int nb, double *a, double *b,
   /* one clock read per cell: a read costs about as much as a cell where
    * nothing reacts, so the cells of a sweep share them */
   if (clock) {
-    const double now = reaction_clock ();
+    const double now = ReactionClock ();
     w->cpu = now - *clock;
     *clock = now;
   } else
@@ -191,9 +191,9 @@ reaction_cell (const reaction_params_t *p, int nb, double *a, double *b,
   PetscFunctionReturn (0);
 }
 
-reaction_state_t
-reaction_cell_state (const reaction_params_t *p, int nb, const double *a,
-                     const double *b, const double *c)
+ReactionState
+ReactionCellState (const ReactionParams *p, int nb, const double *a,
+                   const double *b, const double *c)
 {
   const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
   /* at the points the reaction integrates at: a cell whose mean holds
@@ -210,7 +210,7 @@ reaction_cell_state (const reaction_params_t *p, int nb, const double *a,
   return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
 }
 
-/* Options are read as strings and parsed here, as advect_options_get does,
+/* Options are read as strings and parsed here, as the -adv_* options are,
  * because PETSc's parser answers a malformed number without naming the
  * option. */
 static int
@@ -224,8 +224,8 @@ parse_positive (const char *s, double *v, int zero_ok)
 }
 
 PetscErrorCode
-reaction_options_get (MPI_Comm comm, reaction_params_t *p, char *msg,
-                      size_t msglen)
+ReactionOptionsGet (MPI_Comm comm, ReactionParams *p, char *msg,
+                    size_t msglen)
 {
   struct
   {
@@ -243,7 +243,7 @@ reaction_options_get (MPI_Comm comm, reaction_params_t *p, char *msg,
   };
   const int n = (int) (sizeof opt / sizeof opt[0]);
   PetscFunctionBeginUser;
-  reaction_defaults (p);
+  ReactionDefaults (p);
   msg[0] = 0;
   PetscOptionsBegin (comm, NULL, "Reaction (reactive-transport) options", NULL);
   for (int i = 0; i < n; i++) {

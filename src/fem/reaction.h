@@ -49,7 +49,7 @@ typedef struct
   double atol;      /**< absolute tolerance (concentration units) */
   double b0;        /**< initial concentration of B (the problem's data) */
   double threshold; /**< concentration that counts as present (load types) */
-} reaction_params_t;
+} ReactionParams;
 
 /** Load types by reaction state; the values are the problem's load types. */
 typedef enum
@@ -58,7 +58,7 @@ typedef enum
   REACTION_REACTING = 1, /**< A and B both present: the front */
   REACTION_REACTED = 2,  /**< C formed, A or B used up: behind the front */
   REACTION_NTYPES = 3
-} reaction_state_t;
+} ReactionState;
 
 /** The work of one cell's integration. */
 typedef struct
@@ -66,28 +66,28 @@ typedef struct
   int steps;    /**< ROS2 steps tried, summed over the cell's points */
   int rejected; /**< of them, rejected by the error control */
   double cpu;   /**< thread CPU seconds of the cell (0 when not timed) */
-} reaction_work_t;
+} ReactionWork;
 
 /** The defaults: k 1e5, rtol 1e-2, atol 1e-5, b0 0.5, threshold 1e-5 (a
  *  concentration below atol reacts in one step, see README). */
-void reaction_defaults (reaction_params_t *p);
+void ReactionDefaults (ReactionParams *p);
 
 /**
  * Reads -react_k, -react_rtol, -react_atol, -react_b0 and
  * -react_threshold over the defaults (listed under -help).  A bad value
  * returns PETSC_ERR_USER_INPUT without a PETSc error trace and puts one
- * sentence naming the option into msg, as advect_options_get() does.
+ * sentence naming the option into msg, as the -adv_* options do.
  */
-PetscErrorCode reaction_options_get (MPI_Comm comm, reaction_params_t *p,
-                                     char *msg, size_t msglen);
+PetscErrorCode ReactionOptionsGet (MPI_Comm comm, ReactionParams *p,
+                                   char *msg, size_t msglen);
 
 /**
  * One ROS2 step of size h from y (A, B, C), in place.  Returns the error
  * estimate (difference to the embedded first-order solution) in the
  * weighted RMS norm of rtol and atol: at most 1 means within tolerance.
  */
-double reaction_step (const reaction_params_t *p, double y[REACTION_NS],
-                      double h);
+double ReactionStep (const ReactionParams *p, double y[REACTION_NS],
+                     double h);
 
 /**
  * Integrates the reaction at one point from y over time t in place with
@@ -95,37 +95,37 @@ double reaction_step (const reaction_params_t *p, double y[REACTION_NS],
  * the caller zeroes).  Fails with PETSC_ERR_NOT_CONVERGED after 100000
  * steps (a tolerance far below round-off).
  */
-PetscErrorCode reaction_integrate (const reaction_params_t *p,
-                                   double y[REACTION_NS], double t,
-                                   reaction_work_t *w);
+PetscErrorCode ReactionIntegrate (const ReactionParams *p,
+                                  double y[REACTION_NS], double t,
+                                  ReactionWork *w);
 
 /** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
  *  ranks than cores, the time the rank really computed. */
-double reaction_clock (void);
+double ReactionClock (void);
 
 /**
  * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
- * A, B and C in advect_cell_t's basis (nb = 1, 3 or 4), updated in place;
+ * A, B and C in the basis of fem/advect.h (nb = 1, 3 or 4), in place;
  * a cell where no point reacts keeps them bit for bit.  w receives the
  * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
- * with clock set to reaction_clock() before a sweep over cells, each cell
+ * with clock set to ReactionClock() before a sweep over cells, each cell
  * reads the clock once, puts the thread CPU time since the previous
  * reading into w->cpu and the reading into *clock (a reading costs about
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not
  * two).  clock NULL: not timed, w->cpu = 0.
  */
-PetscErrorCode reaction_cell (const reaction_params_t *p, int nb, double *a,
-                              double *b, double *c, double dt, double *clock,
-                              reaction_work_t *w);
+PetscErrorCode ReactionCell (const ReactionParams *p, int nb, double *a,
+                             double *b, double *c, double dt, double *clock,
+                             ReactionWork *w);
 
 /**
- * The load type of a cell from its coefficients (as reaction_cell takes
+ * The load type of a cell from its coefficients (as ReactionCell takes
  * them): reacting when A and B both exceed the threshold at one of the
  * points the reaction integrates at, else reacted when the mean of C does,
  * else inert.
  */
-reaction_state_t reaction_cell_state (const reaction_params_t *p, int nb,
-                                      const double *a, const double *b,
-                                      const double *c);
+ReactionState ReactionCellState (const ReactionParams *p, int nb,
+                                 const double *a, const double *b,
+                                 const double *c);
 
 #endif

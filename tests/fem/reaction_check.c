@@ -42,21 +42,21 @@ exact_a (double k, double a0, double b0, double t)
 static PetscErrorCode
 check_tolerance (double max_ratio, double min_drop, int *fail)
 {
-  reaction_params_t p;
+  ReactionParams p;
   const double a0 = 0.3, b0 = 0.5, c0 = 0.1, T = 0.01;
   double first = 0, last = 0;
   PetscFunctionBeginUser;
-  reaction_defaults (&p);
+  ReactionDefaults (&p);
   p.k = 1e3; /* k (B - A) T = 2 and k B T = 5: a stiff transient */
   const double a = exact_a (p.k, a0, b0, T);
   const double exact[3] = {a, b0 - (a0 - a), c0 + (a0 - a)};
   *fail = 0;
   for (int e = 2; e <= 8; e++) {
-    reaction_work_t w = {0};
+    ReactionWork w = {0};
     double y[3] = {a0, b0, c0}, err = 0;
     p.rtol = pow (10, -e);
     p.atol = p.rtol / 1000;
-    PetscCall (reaction_integrate (&p, y, T, &w));
+    PetscCall (ReactionIntegrate (&p, y, T, &w));
     for (int i = 0; i < 3; i++)
       err = fmax (err, fabs (y[i] - exact[i]));
     PetscCall (PetscPrintf (PETSC_COMM_WORLD, "rtol %.0e steps %5d rejected %3d error %.3e error/rtol %.3f\n",
@@ -76,17 +76,17 @@ check_tolerance (double max_ratio, double min_drop, int *fail)
 static PetscErrorCode
 check_order (double min_rate, int *fail)
 {
-  reaction_params_t p;
+  ReactionParams p;
   const double a0 = 0.3, b0 = 0.5, T = 1;
   double prev = 0, rate = 0;
   PetscFunctionBeginUser;
-  reaction_defaults (&p);
+  ReactionDefaults (&p);
   p.k = 10;
   const double a = exact_a (p.k, a0, b0, T);
   for (int n = 10; n <= 640; n *= 2) {
     double y[3] = {a0, b0, 0};
     for (int i = 0; i < n; i++)
-      reaction_step (&p, y, T / n);
+      ReactionStep (&p, y, T / n);
     const double err = fabs (y[0] - a);
     if (prev > 0)
       rate = log2 (prev / err);
@@ -118,35 +118,35 @@ invariant_change (const double *y0, const double *y)
 static PetscErrorCode
 check_conservation (double tol, int *fail)
 {
-  reaction_params_t p;
+  ReactionParams p;
   double worst_step = 0, worst_chain = 0, worst_cell = 0;
   long steps = 0;
   PetscFunctionBeginUser;
-  reaction_defaults (&p);
+  ReactionDefaults (&p);
   srand (12345);
   for (int i = 0; i < 100000; i++) {
     double y0[3], y[3];
     for (int s = 0; s < 3; s++)
       y[s] = y0[s] = uniform (-0.1, 1);
     p.k = pow (10, uniform (0, 7));
-    reaction_step (&p, y, pow (10, uniform (-6, 0)));
+    ReactionStep (&p, y, pow (10, uniform (-6, 0)));
     worst_step = fmax (worst_step, invariant_change (y0, y));
   }
   for (int i = 0; i < 100; i++) {
     double y0[3], y[3];
-    reaction_work_t w = {0};
+    ReactionWork w = {0};
     for (int s = 0; s < 3; s++)
       y[s] = y0[s] = uniform (0, 1);
     p.k = pow (10, uniform (0, 6));
     for (int j = 0; j < 1000; j++)
-      PetscCall (reaction_integrate (&p, y, pow (10, uniform (-6, -2)), &w));
+      PetscCall (ReactionIntegrate (&p, y, pow (10, uniform (-6, -2)), &w));
     steps += w.steps;
     worst_chain = fmax (worst_chain, invariant_change (y0, y));
   }
   for (int i = 0; i < 30000; i++) {
     const int nb = i % 3 == 0 ? 1 : i % 3 == 1 ? 3 : 4;
     double a[4], b[4], c[4], a0[4], b0[4], c0[4];
-    reaction_work_t w;
+    ReactionWork w;
     for (int j = 0; j < nb; j++) {
       /* means in [0, 1], slopes up to a third of them: negative point
        * values occur */
@@ -156,7 +156,7 @@ check_conservation (double tol, int *fail)
       c[j] = c0[j] = uniform (j ? -lim : 0, lim);
     }
     p.k = pow (10, uniform (0, 6));
-    PetscCall (reaction_cell (&p, nb, a, b, c, pow (10, uniform (-5, -1)), NULL, &w));
+    PetscCall (ReactionCell (&p, nb, a, b, c, pow (10, uniform (-5, -1)), NULL, &w));
     for (int j = 0; j < nb; j++) {
       const double y0[3] = {a0[j], b0[j], c0[j]}, y[3] = {a[j], b[j], c[j]};
       worst_cell = fmax (worst_cell, invariant_change (y0, y));
@@ -170,9 +170,9 @@ check_conservation (double tol, int *fail)
 }
 
 static PetscErrorCode
-check_contrast (const reaction_params_t *pp, double dt, double min_contrast, int *fail)
+check_contrast (const ReactionParams *pp, double dt, double min_contrast, int *fail)
 {
-  const reaction_params_t p = *pp;
+  const ReactionParams p = *pp;
   int front_min = 1 << 30, other_max = 0;
   PetscFunctionBeginUser;
   const double b0 = p.b0;
@@ -193,12 +193,12 @@ check_contrast (const reaction_params_t *pp, double dt, double min_contrast, int
   };
   for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
     double a[3], b[3], c[3];
-    reaction_work_t w;
+    ReactionWork w;
     memcpy (a, cells[i].a, sizeof a);
     memcpy (b, cells[i].b, sizeof b);
     memcpy (c, cells[i].c, sizeof c);
-    const reaction_state_t st = reaction_cell_state (&p, 3, a, b, c);
-    PetscCall (reaction_cell (&p, 3, a, b, c, dt, NULL, &w));
+    const ReactionState st = ReactionCellState (&p, 3, a, b, c);
+    PetscCall (ReactionCell (&p, 3, a, b, c, dt, NULL, &w));
     PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n",
                             cells[i].what, (int) st, w.steps, w.rejected, a[0], b[0], c[0]));
     const int front = !strncmp (cells[i].what, "front", 5);
@@ -222,7 +222,7 @@ main (int argc, char **argv)
   char check[64] = "";
   PetscReal max_ratio = 10, min_drop = 1e4, min_rate = 1.9, tol = 1e-14, dt = 1e-3, min_contrast = 10;
   char msg[256] = "";
-  reaction_params_t p;
+  ReactionParams p;
   int fail = 0;
   PetscCall (PetscInitialize (&argc, &argv, NULL, NULL));
   PetscCall (PetscOptionsGetString (NULL, NULL, "-check", check, sizeof check, NULL));
@@ -233,7 +233,7 @@ main (int argc, char **argv)
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-dt", &dt, NULL));
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-min_contrast", &min_contrast, NULL));
   /* the -react_* options set the contrast check's parameters */
-  if (reaction_options_get (PETSC_COMM_WORLD, &p, msg, sizeof msg))
+  if (ReactionOptionsGet (PETSC_COMM_WORLD, &p, msg, sizeof msg))
     ;
   else if (!strcmp (check, "tolerance"))
     PetscCall (check_tolerance (max_ratio, min_drop, &fail));

@@ -64,7 +64,7 @@ typedef struct
   PetscReal t_final, tol, min_contrast;
   PetscBool compare_serial;
   advect_options_t adv;
-  reaction_params_t react;
+  ReactionParams react;
 } config_t;
 
 /** What one run leaves: the integrals, the work per load type, and the
@@ -166,13 +166,13 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
     PetscCall (advect_advance (r->adv, c->t_final, 1, &taken));
     const double dt = advect_time (r->adv) - t0;
     r->nsteps += taken;
-    double clock = reaction_clock ();
+    double clock = ReactionClock ();
     for (p4est_locidx_t K = 0; K < n; K++) {
       double *a = r->cell[K]->c, *b = r->spec[1] + (size_t) K * r->nb,
              *cc = r->spec[2] + (size_t) K * r->nb;
-      reaction_work_t w;
-      const reaction_state_t st = reaction_cell_state (&c->react, r->nb, a, b, cc);
-      PetscCall (reaction_cell (&c->react, r->nb, a, b, cc, dt, &clock, &w));
+      ReactionWork w;
+      const ReactionState st = ReactionCellState (&c->react, r->nb, a, b, cc);
+      PetscCall (ReactionCell (&c->react, r->nb, a, b, cc, dt, &clock, &w));
       r->cell_steps[st] += 1;
       r->steps[st] += w.steps;
       r->cpu[st] += w.cpu;
@@ -315,7 +315,7 @@ read_config (config_t *c, char *msg, size_t len)
   PetscCall (PetscOptionsGetBool (NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
   if (advect_options_get (PETSC_COMM_WORLD, &c->adv, msg, len))
     PetscFunctionReturn (0);
-  if (reaction_options_get (PETSC_COMM_WORLD, &c->react, msg, len))
+  if (ReactionOptionsGet (PETSC_COMM_WORLD, &c->react, msg, len))
     PetscFunctionReturn (0);
   PetscFunctionReturn (0);
 }
