@@ -19,7 +19,7 @@
  * embedded first-order solution for the error estimate and step-size
  * control).  An integration starts with one step of the whole dt, so a cell
  * where nothing reacts costs one step and a cell in the front, where the
- * stiff transient must be resolved, costs tens: the work per cell depends
+ * stiff transient must be resolved, tens to hundreds: the work per cell depends
  * on the local chemistry, which no cell count predicts.
  *
  * Degree 1 data (u = c0 + sum_k c[k] xi_k on [-1,1]^d) react at the 2^d
@@ -27,7 +27,7 @@
  * which returns every linear function unchanged; degree 0 data react as
  * the cell mean.  A ROS2 step keeps every linear invariant of the system
  * (A + C, B + C), the fit is linear, so each invariant's DG coefficients,
- * and with them the mass of each species, change only by round-off.
+ * and with them the integrals of A + C and B + C, change only by round-off.
  *
  * Nothing here depends on the forest: the functions work on coefficient
  * arrays, the problem owns the storage.
