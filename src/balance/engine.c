@@ -136,7 +136,10 @@ void lb_result_free(lb_result *res)
   free(res->load0);
   free(res->load);
   free(res->flow);
+  free(res->transfer);
   res->load0 = res->load = res->flow = NULL;
+  res->transfer = NULL;
+  res->ntransfers = 0;
 }
 
 static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0)
@@ -169,8 +172,55 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
   return LB_OK;
 }
 
+void lb_run_transfer(lb_run *run, int from, int to, double amount)
+{
+  if (run->nxfer == run->xcap) {
+    int cap = run->xcap ? 2 * run->xcap : 64;
+    double *x = realloc(run->xfer, 3 * (size_t)cap * sizeof *x);
+    /* No room: the result would lack this transfer, so finish() reports it. */
+    if (!x) { run->xcap = -1; return; }
+    run->xfer = x;
+    run->xcap = cap;
+  }
+  if (run->xcap < 0) return;
+  double *t = run->xfer + 3 * (size_t)run->nxfer++;
+  t[0] = from; t[1] = to; t[2] = amount;
+  run->messages += 1;
+  run->bytes += 16;
+}
+
+static int cmp_transfer(const void *a, const void *b)
+{
+  const lb_transfer *x = a, *y = b;
+  if (x->from != y->from) return (x->from > y->from) - (x->from < y->from);
+  return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Every process gets every transfer, in one order whichever process recorded it. */
+static lb_err gather_transfers(lb_run *run, lb_result *res)
+{
+  double *all = NULL;
+  int nall = 0;
+  double flag = run->xcap < 0;
+  lb_err err = run->be->allreduce(run, &flag, 1, LB_MAX);
+  if (err) return err;
+  if (flag) return lb_error(LB_ERR_MEM, "out of memory recording the transfers");
+  if ((err = run->be->gatherv(run, run->xfer, 3 * run->nxfer, &all, &nall))) return err;
+  res->ntransfers = nall / 3;
+  if (nall > 0) {
+    res->transfer = malloc((size_t)res->ntransfers * sizeof *res->transfer);
+    if (!res->transfer) { free(all); return lb_error(LB_ERR_MEM, "out of memory for %d transfers", res->ntransfers); }
+    for (int i = 0; i < res->ntransfers; i++)
+      res->transfer[i] = (lb_transfer){(int)all[3 * i], (int)all[3 * i + 1], all[3 * i + 2]};
+    qsort(res->transfer, (size_t)res->ntransfers, sizeof *res->transfer, cmp_transfer);
+  }
+  free(all);
+  return LB_OK;
+}
+
 static void free_run(lb_run *run)
 {
+  free(run->xfer);
   free(run->load); free(run->flow); free(run->inj);
   free(run->transit); free(run->transit_in); free(run->held);
   for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
@@ -244,6 +294,7 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, res->flow, g->m, LB_SUM))) return err;
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
+  if ((err = gather_transfers(run, res))) return err;
   double c[2] = {(double)run->messages, (double)run->bytes};
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
