@@ -2,7 +2,15 @@
  * loads, the tree method leaves every rank at floor or ceil of the average
  * and moves exactly the minimum number of units, which this test computes
  * on its own: with q = floor(W/n), r = W mod n, the minimum is
- * sum max(0, l - q) - min(r, #{l > q}). */
+ * sum max(0, l - q) - min(r, #{l > q}).  Every unit changes owner once:
+ * the transfers go from ranks that end below their start straight to
+ * ranks that end above it, each rank sends (receives) exactly what it lost
+ * (gained), so unit_hops == migrated_units == the minimum.  Messages: the
+ * supplier/consumer pairs form a forest (at most suppliers + consumers - 1
+ * transfers, no cycle), and besides the global sum (2 per rank) and one
+ * message per transfer, each tree edge carries one message in each of the
+ * two count/place passes and one per 16 list entries (at least one) in the
+ * matchmaking pass, entries rising at most one tree height. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +24,67 @@ static unsigned next(void)
   return (unsigned)(rng >> 11);
 }
 
+static int find(int *up, int a)
+{
+  while (up[a] != a) a = up[a] = up[up[a]];
+  return a;
+}
+
+/* The transfers: supplier to consumer, exactly each rank's loss or gain, a forest, within the message bound. */
+static int check_transfers(const lb_graph *g, const lb_result *res, const lb_metrics *mt, long long minimum, const char *what)
+{
+  int n = g->n, bad = 0;
+  double *net = calloc((size_t)n, sizeof *net), sum = 0;
+  int *up = malloc((size_t)n * sizeof *up);
+  long long S = 0, C = 0;
+  for (int r = 0; r < n; r++) {
+    up[r] = r;
+    S += res->load0[r] > res->load[r];
+    C += res->load0[r] < res->load[r];
+  }
+  for (int k = 0; k < res->ntransfers; k++) {
+    const lb_transfer *t = &res->transfer[k];
+    if (t->amount <= 0 || !(res->load0[t->from] > res->load[t->from]) || !(res->load0[t->to] < res->load[t->to])) {
+      printf("%s: transfer %d -> %d of %g is not from a supplier to a consumer\n", what, t->from, t->to, t->amount);
+      bad = 1;
+    }
+    if (k > 0 && (t->from < t[-1].from || (t->from == t[-1].from && t->to <= t[-1].to))) { printf("%s: transfers not sorted\n", what); bad = 1; }
+    net[t->from] -= t->amount;
+    net[t->to] += t->amount;
+    sum += t->amount;
+    int a = find(up, t->from), b = find(up, t->to);
+    if (a == b) { printf("%s: transfer %d -> %d closes a cycle\n", what, t->from, t->to); bad = 1; }
+    up[a] = b;
+  }
+  for (int r = 0; r < n; r++)
+    if (net[r] != res->load[r] - res->load0[r]) { printf("%s: rank %d: transfers bring %g, load changed by %g\n", what, r, net[r], res->load[r] - res->load0[r]); bad = 1; }
+  if (sum != (double)minimum || mt->unit_hops != (double)minimum || mt->migrated_units != (double)minimum) {
+    printf("%s: transfers %g, unit_hops %g, migrated %g, minimum %lld\n", what, sum, mt->unit_hops, mt->migrated_units, minimum);
+    bad = 1;
+  }
+  if (res->ntransfers > (S + C > 0 ? S + C - 1 : 0)) { printf("%s: %d transfers for %lld suppliers and %lld consumers\n", what, res->ntransfers, S, C); bad = 1; }
+  lb_tree t;
+  if (lb_tree_bfs(g, 0, &t)) { printf("%s: %s\n", what, lb_errmsg()); bad = 1; }
+  else {
+    /* Any BFS tree's height is at most twice the height from rank 0. */
+    long long lists = res->messages - 2LL * n - 2LL * (n - 1) - res->ntransfers, most = (n - 1) + (S + C) * 2LL * t.height / 16;
+    if (lists < n - 1 || lists > most) { printf("%s: %lld list messages, want %d .. %lld\n", what, lists, n - 1, most); bad = 1; }
+    lb_tree_free(&t);
+  }
+  free(net);
+  free(up);
+  return bad;
+}
+
 static int check(lb_graph *g, const char *what)
 {
   int n = g->n;
   double *load = malloc((size_t)n * sizeof *load);
-  int skew = next() % 3;
+  /* Uniform, sparse heavy ranks, nearly balanced, one point load, and one empty rank among equal ones. */
+  int skew = next() % 5, point = (int)(next() % n);
   for (int r = 0; r < n; r++)
-    load[r] = skew == 0 ? next() % 30 : skew == 1 ? (next() % 5 == 0 ? next() % 200 : 0) : next() % 3;
+    load[r] = skew == 0 ? next() % 30 : skew == 1 ? (next() % 5 == 0 ? next() % 200 : 0) : skew == 2 ? next() % 3
+            : skew == 3 ? (r == point ? 3.0 * n + next() % 7 : 0) : (r == point ? 0 : 2 + next() % 2);
   long long W = 0, above = 0, excess = 0;
   for (int r = 0; r < n; r++) W += (long long)load[r];
   long long q = W / n, rem = W % n;
@@ -46,7 +108,7 @@ static int check(lb_graph *g, const char *what)
     sum += (long long)res.load[r];
   }
   if (sum != W || nceil != rem) { printf("%s: total %lld (want %lld), %lld ranks at q+1 (want %lld)\n", what, sum, W, nceil, rem); bad = 1; }
-  if (mt.migrated_units != (double)minimum) { printf("%s: %g units migrated, minimum %lld\n", what, mt.migrated_units, minimum); bad = 1; }
+  bad |= check_transfers(g, &res, &mt, minimum, what);
   lb_result_free(&res);
   free(load);
   return bad;
@@ -57,7 +119,7 @@ int main(int argc, char **argv)
   MPI_Init(&argc, &argv);
   int bad = 0, runs = 0;
   const int sizes[] = {1, 2, 3, 5, 17, 64, 200, 1000};
-  for (int t = 0; t < 40; t++) {
+  for (int t = 0; t < 80; t++) {
     int n = sizes[t % 8];
     int *eu = malloc((size_t)n * sizeof *eu), *ev = malloc((size_t)n * sizeof *ev);
     for (int i = 1; i < n; i++) { eu[i - 1] = (int)(next() % i); ev[i - 1] = i; }
@@ -69,11 +131,11 @@ int main(int argc, char **argv)
     free(eu);
     free(ev);
   }
-  const char *specs[] = {"tree:100:3", "mesh2d:5x7", "hypercube:5", "torus3d:3x4x5", "ring:31"};
-  for (int i = 0; i < 5; i++) {
+  const char *specs[] = {"tree:100:3", "mesh2d:5x7", "hypercube:5", "torus3d:3x4x5", "ring:31", "line:300", "mesh3d:4x4x4"};
+  for (int i = 0; i < 7; i++) {
     lb_graph *g;
     if (lb_graph_create(specs[i], &g)) { printf("%s: %s\n", specs[i], lb_errmsg()); bad = 1; continue; }
-    for (int k = 0; k < 4; k++, runs++) bad |= check(g, specs[i]);
+    for (int k = 0; k < 8; k++, runs++) bad |= check(g, specs[i]);
     lb_graph_destroy(&g);
   }
   printf("%s: %d runs\n", bad ? "FAILED" : "tree method balanced with minimum migration", runs);
