@@ -3,67 +3,78 @@
  * passes on a line compared with an end), every unit sent once, straight
  * from the rank that has it in excess to the rank that ends with it.
  *
- * One global sum gives q = floor(W/n) and r = W mod n.  Then three passes:
+ * One global sum gives q = floor(W/n) and r = W mod n.  Then:
  *
  *  1. Up: every rank sends its parent the units in its subtree and how many
  *     of its ranks hold more than q (the abstract's upward pass).
  *  2. Down: each rank hands out its subtree's share of the r places at q+1,
  *     first to ranks that hold more than q (each then keeps a unit instead
  *     of shipping it: that is what makes the number of moved units
- *     sum max(0, l-q) - min(r, #{l > q}), the minimum).  Now every rank
- *     knows whether it is a work supplier (units above its target) or a
- *     work consumer.
- *  3. Matchmaking, up: every rank V pairs suppliers with consumers: itself
- *     first (it serves its own need from the suppliers, or tags itself as a
- *     supplier), then the unmatched suppliers and consumers its children
- *     reported, by alternating between the two lists: the current supplier
- *     and the current consumer agree on min(excess, need) units, and
- *     whichever is satisfied leaves its list.  A pair is final: its units go
- *     directly from the supplier's rank to the consumer's (lb_run_transfer).
- *     What is left is of one kind only (V's subtree's net excess or need)
- *     and goes to V's parent as a list of ranks and amounts.
+ *     sum max(0, l-q) - min(r, #{l > q}), the minimum).  A rank now knows
+ *     whether it is a work supplier or a work consumer, and which of its
+ *     child subtrees supply (units above their targets) or consume.
+ *  3. Matchmaking, while pass 2 goes on: a supplier tags itself, i.e. puts
+ *     (itself, excess) into its supply stream.  Every rank V takes the
+ *     supply its supplier children stream up, after its own excess: if V's
+ *     subtree has excess N, the first N units go on up to V's parent;
+ *     the rest are matched, in order, with V's need line: V's own need
+ *     first ("it requests work units from suppliers for itself"), then the
+ *     needs of its consumer children in tree order.  Supply from above (V's
+ *     subtree is a net consumer) fills the end of the same line.  A piece
+ *     that lands on V's own need is a transfer from its supplier straight
+ *     to V; a piece for a consumer child is passed down to it (V "calls the
+ *     balancing step on the work receivers" with their suppliers), which
+ *     places it on its own line the same way.
+ *  4. Up: a rank that has placed all its supply and need and sent all its
+ *     pieces tells its parent, once its children have; the root then stops.
  *
- * Reading of the abstract.  It does the matchmaking in the downward pass
- * and lets a vertex "call the balancing step" on the suppliers or the
- * receivers of the far side, which in Charm++ may be any object.  Our
- * supersteps talk only to tree neighbours, and a supplier can only be
- * paired with a consumer once both ranks are known at one vertex; so the
- * code reports the unmatched ranks upwards and pairs them at their lowest
- * common ancestor, which is also the first vertex at which such a pairing
- * can be made.  The alternation is read as the two-list walk above: every
- * step retires a supplier or a consumer, so the lists shrink as they rise,
- * there are at most (suppliers + consumers - 1) transfers (they form a
- * forest), and a rank receives at most one transfer per supplier paired
- * with it.  Messages: one per tree edge in passes 1 and 2, and in pass 3
- * one per tree edge plus one more per LIST_CHUNK further list entries (a
- * message has a fixed size).  The flows of the result are the net units
- * across each tree edge (what a cut on a chain moves); the transfers say
- * how the units really travel. */
+ * Reading of the abstract.  It names the alternation (a receiver calls the
+ * balancing step on the suppliers, a supplier on the receivers) so that the
+ * lists stay short and no vertex receives many messages, but gives no
+ * rule; in Charm++ any vertex may message any other, our supersteps talk
+ * to tree neighbours only.  The code lets only suppliers' names travel:
+ * up to where they meet a need, then down into the consuming subtree,
+ * which is steered by the counts of pass 2 alone; consumers never report
+ * themselves.  So a list on a tree edge holds at most one piece per
+ * supplier that serves across it (one entry on every edge for a single
+ * supplier, however many consumers it feeds), the transfers are the
+ * overlaps of two ordered lines at each rank (at most suppliers +
+ * consumers - 1 of them: a forest), and a rank receives one message per
+ * tree neighbour in each of passes 1, 2 and 4, plus, in pass 3, one per
+ * LIST_CHUNK pieces on the edges that carry supply.  The flows of the result
+ * are the net units across each tree edge (what a cut on a chain moves);
+ * the transfers say how the units really travel. */
 #include "balance.h"
 
 #include <stdlib.h>
 
-enum { TAG_COUNT = 1, TAG_PLACES, TAG_LIST, TAG_LAST };
+enum { TAG_COUNT = 1, TAG_PLACES, TAG_LIST, TAG_DONE };
 #define LIST_CHUNK 16
-#define MSG_CAP (3 + 2 * LIST_CHUNK)
+#define MSG_CAP (2 + 2 * LIST_CHUNK)
 
-/* Ranks with an amount of units (excess or need, always positive). */
+/* Suppliers with an amount of their units. */
 typedef struct { int *rank; long long *amount; int n, cap; } unit_list;
 
 typedef struct {
   lb_tree t;
   int slot;
   long long q, rem;
+  size_t nd;             /* entries of the per-edge arrays */
+  int *down;             /* per rank: directed edge parent -> rank, -1 at the root */
   double *wsub, *over;   /* per directed edge parent -> child: child subtree's units and ranks above q */
+  long long *cnet;       /* per directed edge parent -> child: child subtree's units minus its target */
   int *got;              /* children heard from in pass 1, -1 once sent up */
   double *own_w, *own_l; /* subtree units as sent up; own units at the start */
   long long *target;     /* q or q+1 once pass 2 reached the rank, else -1 */
-  unit_list *sup, *con;  /* unmatched suppliers and consumers the children reported */
-  unit_list *out;        /* what is left after matchmaking, for the parent */
-  int *sent;             /* entries of out already sent */
-  int *lasts;            /* children whose list is complete */
-  double *moved;         /* units paired within the subtree */
-  char *stage;           /* 0: waiting, 1: sending the list up, 2: done */
+  long long *need;       /* own need (0 for a supplier) */
+  long long *sint, *dint;/* supply and need within the subtree: own plus the children's */
+  long long *spos, *xpos;/* supply units placed so far; units received from above */
+  unit_list *queue;      /* per directed edge: pieces to send on it */
+  int *qsent;            /* per directed edge: pieces of queue already sent */
+  int *posted;           /* per directed edge: last superstep a message went on it */
+  int *dones;            /* children that reported the end of their subtree's work */
+  double *moved;         /* units received by consumers of the subtree, as reported */
+  char *finished;        /* reported (or, at the root, stopped) */
 } tree_state;
 
 static void ul_free(unit_list *l) { free(l->rank); free(l->amount); }
@@ -71,7 +82,7 @@ static void ul_free(unit_list *l) { free(l->rank); free(l->amount); }
 static lb_err ul_add(unit_list *l, int rank, long long amount)
 {
   if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 8;
+    int cap = l->cap ? 2 * l->cap : 4;
     int *r = realloc(l->rank, (size_t)cap * sizeof *r);
     if (!r) return lb_error(LB_ERR_MEM, "out of memory for the tree's matchmaking lists");
     l->rank = r;
@@ -89,15 +100,12 @@ static void tree_destroy(void *p)
 {
   tree_state *s = p;
   if (!s) return;
-  for (int r = 0; r < s->t.n; r++) {
-    if (s->sup) ul_free(&s->sup[r]);
-    if (s->con) ul_free(&s->con[r]);
-    if (s->out) ul_free(&s->out[r]);
-  }
+  if (s->queue)
+    for (size_t e = 0; e < s->nd; e++) ul_free(&s->queue[e]);
   lb_tree_free(&s->t);
-  free(s->wsub); free(s->over); free(s->got); free(s->own_w); free(s->own_l);
-  free(s->target); free(s->sup); free(s->con); free(s->out); free(s->sent);
-  free(s->lasts); free(s->moved); free(s->stage);
+  free(s->down); free(s->wsub); free(s->over); free(s->cnet); free(s->got); free(s->own_w); free(s->own_l);
+  free(s->target); free(s->need); free(s->sint); free(s->dint); free(s->spos); free(s->xpos);
+  free(s->queue); free(s->qsent); free(s->posted); free(s->dones); free(s->moved); free(s->finished);
   free(s);
 }
 
@@ -134,125 +142,141 @@ static lb_err tree_setup(lb_run *run, void **state)
   lb_err err = lb_tree_bfs(g, centre(g), &s->t);
   if (err) return err;
   size_t nd = 2 * (size_t)g->m + 1, n = (size_t)g->n;
+  s->down = malloc(n * sizeof(int));
   s->wsub = calloc(nd, sizeof(double));
   s->over = calloc(nd, sizeof(double));
+  s->cnet = calloc(nd, sizeof(long long));
   s->got = calloc(n, sizeof(int));
   s->own_w = calloc(n, sizeof(double));
   s->own_l = calloc(n, sizeof(double));
   s->target = malloc(n * sizeof(long long));
-  s->sup = calloc(n, sizeof(unit_list));
-  s->con = calloc(n, sizeof(unit_list));
-  s->out = calloc(n, sizeof(unit_list));
-  s->sent = calloc(n, sizeof(int));
-  s->lasts = calloc(n, sizeof(int));
+  s->need = calloc(n, sizeof(long long));
+  s->sint = calloc(n, sizeof(long long));
+  s->dint = calloc(n, sizeof(long long));
+  s->spos = calloc(n, sizeof(long long));
+  s->xpos = calloc(n, sizeof(long long));
+  s->queue = calloc(nd, sizeof(unit_list));
+  s->nd = s->queue ? nd : 0;
+  s->qsent = calloc(nd, sizeof(int));
+  s->posted = malloc(nd * sizeof(int));
+  s->dones = calloc(n, sizeof(int));
   s->moved = calloc(n, sizeof(double));
-  s->stage = calloc(n, 1);
-  if (!s->wsub || !s->over || !s->got || !s->own_w || !s->own_l || !s->target || !s->sup || !s->con || !s->out ||
-      !s->sent || !s->lasts || !s->moved || !s->stage)
+  s->finished = calloc(n, 1);
+  if (!s->down || !s->wsub || !s->over || !s->cnet || !s->got || !s->own_w || !s->own_l || !s->target || !s->need ||
+      !s->sint || !s->dint || !s->spos || !s->xpos || !s->queue || !s->qsent || !s->posted || !s->dones || !s->moved ||
+      !s->finished)
     return lb_error(LB_ERR_MEM, "out of memory");
-  for (size_t r = 0; r < n; r++) s->target[r] = -1;
+  for (size_t r = 0; r < n; r++) {
+    s->target[r] = -1;
+    s->down[r] = s->t.up[r] >= 0 ? g->rev[s->t.up[r]] : -1;
+  }
+  for (size_t e = 0; e < nd; e++) s->posted[e] = -1;
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot))) return err;
   return lb_run_channels(run, MSG_CAP, 0);
 }
 
 static int nchildren(const tree_state *s, int r) { return s->t.xchild[r + 1] - s->t.xchild[r]; }
 
+static double *post(lb_run *run, tree_state *s, int e, int len)
+{
+  s->posted[e] = lb_run_step(run);
+  return lb_msg_post(run, e, len);
+}
+
+/* Units [p, p+a) of rank v's need line (its own need, then its consumer
+ * children's in tree order) come from supplier x: a transfer to v, or
+ * pieces passed down. */
+static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long long p)
+{
+  long long end = s->need[v];
+  if (p < end) {
+    long long k = a < end - p ? a : end - p;
+    lb_run_transfer(run, x, v, (double)k);
+    lb_run_load(run)[v] += (double)k;
+    s->moved[v] += (double)k;
+    p += k;
+    a -= k;
+  }
+  lb_err err = LB_OK;
+  for (int i = s->t.xchild[v]; i < s->t.xchild[v + 1] && a > 0 && !err; i++) {
+    int e = s->down[s->t.child[i]];
+    if (s->cnet[e] >= 0) continue;
+    end -= s->cnet[e];
+    if (p < end) {
+      long long k = a < end - p ? a : end - p;
+      err = ul_add(&s->queue[e], x, k);
+      p += k;
+      a -= k;
+    }
+  }
+  return err;
+}
+
+/* Supply of a units from x reaches v (from itself or a child): what v's
+ * subtree has in excess goes up first, the rest meets v's need line. */
+static lb_err supply(lb_run *run, tree_state *s, int v, int x, long long a)
+{
+  long long N = s->sint[v] - s->dint[v];
+  lb_err err = LB_OK;
+  if (N > 0 && s->spos[v] < N) {
+    long long k = a < N - s->spos[v] ? a : N - s->spos[v];
+    err = ul_add(&s->queue[s->t.up[v]], x, k);
+    s->spos[v] += k;
+    a -= k;
+  }
+  if (a > 0 && !err) {
+    err = place(run, s, v, x, a, s->spos[v] - (N > 0 ? N : 0));
+    s->spos[v] += a;
+  }
+  return err;
+}
+
 /* Pass 2 at rank r, whose subtree gets `extra` places at q+1: it keeps one
  * if it started above q, children get places for their ranks above q, and
  * what is left goes wherever there is room.  The flow on each child edge is
- * the child subtree's target minus its units. */
-static void hand_out(lb_run *run, tree_state *s, int r, long long extra)
+ * the child subtree's target minus its units.  Then r knows its need line
+ * and tags itself as a supplier if it has units above its target. */
+static lb_err hand_out(lb_run *run, tree_state *s, int r, long long extra)
 {
-  const lb_graph *g = lb_run_graph(run);
   double *flow = lb_run_flow(run);
   int c0 = s->t.xchild[r], nc = nchildren(s, r);
-  long long give[64], *gv = nc <= 64 ? give : malloc((size_t)nc * sizeof *gv);
   long long left = extra;
   int self = 0;
   if (left > 0 && s->own_l[r] > s->q) { self = 1; left--; }
+  /* cnet holds each child's places at q+1 until its net is known. */
   for (int i = 0; i < nc; i++) {
-    int e = lb_graph_edge(g, r, s->t.child[c0 + i]);
+    int e = s->down[s->t.child[c0 + i]];
     long long take = (long long)s->over[e] < left ? (long long)s->over[e] : left;
-    gv[i] = take;
+    s->cnet[e] = take;
     left -= take;
   }
   if (left > 0 && !self) { self = 1; left--; }
   for (int i = 0; i < nc && left > 0; i++) {
-    long long room = s->t.size[s->t.child[c0 + i]] - gv[i];
+    int c = s->t.child[c0 + i], e = s->down[c];
+    long long room = s->t.size[c] - s->cnet[e];
     long long take = room < left ? room : left;
-    gv[i] += take;
+    s->cnet[e] += take;
     left -= take;
   }
   s->target[r] = s->q + self;
+  long long own = (long long)s->own_l[r] - s->target[r];
+  s->need[r] = own < 0 ? -own : 0;
+  s->sint[r] = own > 0 ? own : 0;
+  s->dint[r] = s->need[r];
   for (int i = 0; i < nc; i++) {
-    int c = s->t.child[c0 + i], e = lb_graph_edge(g, r, c);
-    flow[e] += (double)(s->t.size[c] * s->q + gv[i]) - s->wsub[e];
-    double *msg = lb_msg_post(run, e, 2);
+    int c = s->t.child[c0 + i], e = s->down[c];
+    double *msg = post(run, s, e, 2);
     msg[0] = TAG_PLACES;
-    msg[1] = (double)gv[i];
+    msg[1] = (double)s->cnet[e];
+    long long target = s->t.size[c] * s->q + s->cnet[e];
+    flow[e] += (double)target - s->wsub[e];
+    s->cnet[e] = (long long)s->wsub[e] - target;
+    if (s->cnet[e] > 0) s->sint[r] += s->cnet[e];
+    else s->dint[r] -= s->cnet[e];
   }
-  if (gv != give) free(gv);
-}
-
-/* Entry i of [self] + list: the rank itself comes first when it has `own` units to match. */
-static int who(const unit_list *l, int self, long long own, int i, long long *amount)
-{
-  if (own > 0) {
-    if (i == 0) { *amount = own; return self; }
-    i--;
-  }
-  *amount = l->amount[i];
-  return l->rank[i];
-}
-
-/* Pass 3 at rank r: pair suppliers with consumers, alternating; keep what is left for the parent. */
-static lb_err matchmake(lb_run *run, tree_state *s, int r)
-{
-  long long surplus = (long long)s->own_l[r] - s->target[r];
-  long long own_s = surplus > 0 ? surplus : 0, own_c = surplus < 0 ? -surplus : 0;
-  const unit_list *S = &s->sup[r], *C = &s->con[r];
-  int ns = S->n + (own_s > 0), nc = C->n + (own_c > 0), i = 0, j = 0;
-  long long a = 0, b = 0;
-  int sr = ns ? who(S, r, own_s, 0, &a) : -1, cr = nc ? who(C, r, own_c, 0, &b) : -1;
-  while (i < ns && j < nc) {
-    long long k = a < b ? a : b;
-    lb_run_transfer(run, sr, cr, (double)k);
-    s->moved[r] += (double)k;
-    a -= k;
-    b -= k;
-    if (a == 0 && ++i < ns) sr = who(S, r, own_s, i, &a);
-    if (b == 0 && ++j < nc) cr = who(C, r, own_c, j, &b);
-  }
-  /* Left over: suppliers (positive amounts) or consumers (negative), never both. */
-  lb_err err = LB_OK;
-  for (; i < ns && !err; i++) {
-    err = ul_add(&s->out[r], sr, a);
-    if (i + 1 < ns) sr = who(S, r, own_s, i + 1, &a);
-  }
-  for (; j < nc && !err; j++) {
-    err = ul_add(&s->out[r], cr, -b);
-    if (j + 1 < nc) cr = who(C, r, own_c, j + 1, &b);
-  }
+  if (own <= 0) return LB_OK;
   lb_run_load(run)[r] = (double)s->target[r];
-  s->stage[r] = 1;
-  return err;
-}
-
-/* Sends the next piece of rank r's list to its parent; the last one says so. */
-static void send_list(lb_run *run, tree_state *s, int r)
-{
-  const unit_list *l = &s->out[r];
-  int k = l->n - s->sent[r] < LIST_CHUNK ? l->n - s->sent[r] : LIST_CHUNK, last = s->sent[r] + k == l->n;
-  double *msg = lb_msg_post(run, s->t.up[r], 3 + 2 * k);
-  msg[0] = last ? TAG_LAST : TAG_LIST;
-  msg[1] = last ? s->moved[r] : 0;
-  msg[2] = k;
-  for (int i = 0; i < k; i++) {
-    msg[3 + 2 * i] = l->rank[s->sent[r] + i];
-    msg[4 + 2 * i] = (double)l->amount[s->sent[r] + i];
-  }
-  s->sent[r] += k;
-  if (last) s->stage[r] = 2;
+  return supply(run, s, r, r, own);
 }
 
 static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *msg)
@@ -267,22 +291,44 @@ static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *ms
   case TAG_PLACES: {
     long long extra = (long long)msg[1];
     lb_run_flow(run)[e] -= (double)(s->t.size[r] * s->q + extra) - s->own_w[r];
-    hand_out(run, s, r, extra);
+    err = hand_out(run, s, r, extra);
     break;
   }
-  default: {
-    int k = (int)msg[2];
-    for (int i = 0; i < k && !err; i++) {
-      long long a = (long long)msg[4 + 2 * i];
-      err = ul_add(a > 0 ? &s->sup[r] : &s->con[r], (int)msg[3 + 2 * i], a > 0 ? a : -a);
+  case TAG_LIST:
+    for (int i = 0; i < (int)msg[1] && !err; i++) {
+      int x = (int)msg[2 + 2 * i];
+      long long a = (long long)msg[3 + 2 * i];
+      if (e == s->t.up[r]) { /* from above: the end of the need line */
+        err = place(run, s, r, x, a, s->sint[r] + s->xpos[r]);
+        s->xpos[r] += a;
+      } else {
+        err = supply(run, s, r, x, a);
+      }
     }
-    if ((int)msg[0] == TAG_LAST) {
-      s->lasts[r]++;
-      s->moved[r] += msg[1];
-    }
-  }
+    break;
+  default: /* TAG_DONE */
+    s->dones[r]++;
+    s->moved[r] += msg[1];
   }
   return err;
+}
+
+/* Sends the next pieces queued on r's tree edge e; 1 if some are left. */
+static int flush(lb_run *run, tree_state *s, int e)
+{
+  unit_list *l = &s->queue[e];
+  if (s->qsent[e] == l->n) return 0;
+  if (s->posted[e] == lb_run_step(run)) return 1;
+  int k = l->n - s->qsent[e] < LIST_CHUNK ? l->n - s->qsent[e] : LIST_CHUNK;
+  double *msg = post(run, s, e, 2 + 2 * k);
+  msg[0] = TAG_LIST;
+  msg[1] = k;
+  for (int i = 0; i < k; i++) {
+    msg[2 + 2 * i] = l->rank[s->qsent[e] + i];
+    msg[3 + 2 * i] = (double)l->amount[s->qsent[e] + i];
+  }
+  s->qsent[e] += k;
+  return s->qsent[e] < l->n;
 }
 
 static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
@@ -308,31 +354,39 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
       if (lb_msg_recv(run, e, &msg) > 0) err = receive(run, s, r, e, msg);
     }
     if (err) break;
-    int nc = nchildren(s, r);
+    int nc = nchildren(s, r), up = s->t.up[r];
     if (s->got[r] == nc) {
       double w = s->own_l[r], ov = s->own_l[r] > s->q;
       for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) {
-        int e = lb_graph_edge(g, r, s->t.child[i]);
+        int e = s->down[s->t.child[i]];
         w += s->wsub[e];
         ov += s->over[e];
       }
       s->got[r] = -1;
       s->own_w[r] = w;
-      if (r == s->t.root) hand_out(run, s, r, s->rem);
+      if (r == s->t.root) err = hand_out(run, s, r, s->rem);
       else {
-        double *msg = lb_msg_post(run, s->t.up[r], 3);
+        double *msg = post(run, s, up, 3);
         msg[0] = TAG_COUNT;
         msg[1] = w;
         msg[2] = ov;
       }
+      if (err) break;
     }
-    if (s->stage[r] == 0 && s->target[r] >= 0 && s->lasts[r] == nc) err = matchmake(run, s, r);
-    if (err || s->stage[r] != 1) continue;
-    if (r != s->t.root) send_list(run, s, r);
-    else {
-      s->stage[r] = 2;
+    int pending = up >= 0 && flush(run, s, up);
+    for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) pending |= flush(run, s, s->down[s->t.child[i]]);
+    long long N = s->sint[r] - s->dint[r];
+    if (s->finished[r] || pending || s->target[r] < 0 || s->spos[r] < s->sint[r] || (N < 0 && s->xpos[r] < -N) || s->dones[r] < nc)
+      continue;
+    if (r == s->t.root) {
+      s->finished[r] = 1;
       lb_run_end_iteration(run, s->moved[r] > 0);
       lb_run_stop(run, LB_STOP_CONVERGED);
+    } else if (s->posted[up] != step) {
+      double *msg = post(run, s, up, 2);
+      msg[0] = TAG_DONE;
+      msg[1] = s->moved[r];
+      s->finished[r] = 1;
     }
   }
   return err;
