@@ -218,7 +218,8 @@ enum {
   LB_INTEGRAL   = 1, /**< needs integral loads and keeps them integral */
   LB_CONNECTED  = 2, /**< needs a connected graph */
   LB_TERMINATES = 4, /**< stops by itself (else -lb_target or -lb_max_iters is required) */
-  LB_INJECT     = 8  /**< accepts load injected during the run */
+  LB_INJECT     = 8, /**< accepts load injected during the run */
+  LB_DIRECT     = 16 /**< sends units straight between any two ranks (lb_run_transfer) */
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */
@@ -261,9 +262,10 @@ double lb_run_injected(const lb_run *run, int r);
  *  adj[e] already, as the paper's L_{i,t} does. */
 void lb_run_transit(lb_run *run, int e, double amount);
 
-/** Record that local rank r's method decided: `amount` units go directly
- *  from rank `from` to rank `to` (any two ranks; counted as one message).
- *  The method updates the loads itself; the result lists every transfer. */
+/** Record, from a local rank, that `amount` units go directly from rank
+ *  `from` to rank `to` (any two ranks; counted as one message).  For
+ *  methods flagged LB_DIRECT; the method updates the loads itself and the
+ *  result lists every transfer. */
 void lb_run_transfer(lb_run *run, int from, int to, double amount);
 
 /** Declare the channels: messages of up to msg_cap doubles per directed edge

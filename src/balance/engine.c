@@ -294,7 +294,7 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, res->flow, g->m, LB_SUM))) return err;
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
-  if ((err = gather_transfers(run, res))) return err;
+  if ((run->m->flags & LB_DIRECT) && (err = gather_transfers(run, res))) return err;
   double c[2] = {(double)run->messages, (double)run->bytes};
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
