@@ -5,7 +5,9 @@
  * sum max(0, l - q) - min(r, #{l > q}).  Every unit changes owner once:
  * the transfers go from ranks that end below their start straight to
  * ranks that end above it, each rank sends (receives) exactly what it lost
- * (gained), so unit_hops == migrated_units == the minimum.  Messages: the
+ * (gained), so unit_hops == migrated_units == the minimum; on a line the
+ * flow on each cut is the net of the transfers across it (what chain mode
+ * realises).  Messages: the
  * supplier/consumer pairs form a forest (at most suppliers + consumers - 1
  * transfers, no cycle), and besides the global sum (2 per rank) and one
  * message per transfer, each tree edge carries one message in each of the
@@ -64,6 +66,16 @@ static int check_transfers(const lb_graph *g, const lb_result *res, const lb_met
     bad = 1;
   }
   if (res->ntransfers > (S + C > 0 ? S + C - 1 : 0)) { printf("%s: %d transfers for %lld suppliers and %lld consumers\n", what, res->ntransfers, S, C); bad = 1; }
+  /* On a line (the chain mode's graph) the tree is the line, and the flow on
+   * the cut between k and k+1 is the net of the transfers that cross it. */
+  for (int k = 0; g->kind == LB_GRAPH_LINE && k < g->m; k++) {
+    double cross = 0;
+    for (int i = 0; i < res->ntransfers; i++) {
+      const lb_transfer *t = &res->transfer[i];
+      cross += t->from <= g->eu[k] && t->to >= g->ev[k] ? t->amount : t->to <= g->eu[k] && t->from >= g->ev[k] ? -t->amount : 0;
+    }
+    if (cross != res->flow[k]) { printf("%s: cut %d|%d: flow %g, transfers across %g\n", what, g->eu[k], g->ev[k], res->flow[k], cross); bad = 1; }
+  }
   /* Messages and bytes: the sum (2 per rank, 16 bytes), count (24), place
    * and done (16) per tree edge, transfers (16); the rest are lists of 16
    * bytes plus 16 per piece of supply, at least one and at most 16 pieces a
