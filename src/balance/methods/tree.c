@@ -40,8 +40,13 @@
  * supplier, however many consumers it feeds), the transfers are the
  * overlaps of two ordered lines at each rank (at most suppliers +
  * consumers - 1 of them: a forest), and a rank receives one message per
- * tree neighbour in each of passes 1, 2 and 4, plus, in pass 3, one per
- * LIST_CHUNK pieces on the edges that carry supply.  The flows of the result
+ * tree neighbour in each of passes 1, 2 and 4, plus, in pass 3, one per 1
+ * to LIST_CHUNK pieces on the edges that carry supply (pieces are sent as
+ * they come, not held back to fill a message).  Where this reading is not
+ * the shortest: a consumer fed by many far suppliers gets one entry per
+ * supplier on every edge between them, where letting the consumer's name
+ * travel would carry one; the abstract does not say how to choose per
+ * subtree, so the code keeps one direction.  The flows of the result
  * are the net units across each tree edge (what a cut on a chain moves);
  * the transfers say how the units really travel. */
 #include "balance.h"
