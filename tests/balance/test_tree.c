@@ -12,8 +12,9 @@
  * transfers, no cycle), and besides the global sum (2 per rank) and one
  * message per transfer, each tree edge carries one message in each of the
  * count, place and done passes, and in the matchmaking at most one piece
- * per supplier, 1 to 16 to a message (with a single supplier: at most one
- * message per edge, however many consumers it feeds). */
+ * per supplier or per consumer, whichever are fewer, 1 to 16 to a message
+ * (a single supplier feeding many consumers, or a single consumer fed by
+ * many suppliers: at most one message per edge). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,14 +77,14 @@ static int check_transfers(const lb_graph *g, const lb_result *res, const lb_met
     }
     if (cross != res->flow[k]) { printf("%s: cut %d|%d: flow %g, transfers across %g\n", what, g->eu[k], g->ev[k], res->flow[k], cross); bad = 1; }
   }
-  /* Messages and bytes: the sum (2 per rank, 16 bytes), count (24), place
-   * and done (16) per tree edge, transfers (16); the rest are lists of 16
-   * bytes plus 16 per piece of supply, at least one and at most 16 pieces a
-   * message, at most one piece per supplier and tree edge. */
+  /* Messages and bytes: the sum (2 per rank, 16 bytes), count (48), place
+   * (24) and done (16) per tree edge, transfers (16); the rest are lists of
+   * 16 bytes plus 16 per piece, 1 to 16 pieces a message, at most one piece
+   * per tree edge and supplier or consumer, whichever are fewer. */
   long long lists = res->messages - 2LL * n - 3LL * (n - 1) - res->ntransfers;
-  long long pieces = (res->bytes - 16LL * n - 56LL * (n - 1) - 16LL * res->ntransfers - 16 * lists) / 16;
-  if (lists < 0 || pieces < lists || pieces > 16 * lists || pieces > S * (n - 1)) {
-    printf("%s: %lld list messages with %lld pieces, want lists <= pieces <= min(16 lists, %lld)\n", what, lists, pieces, S * (n - 1));
+  long long pieces = (res->bytes - 16LL * n - 88LL * (n - 1) - 16LL * res->ntransfers - 16 * lists) / 16, few = S < C ? S : C;
+  if (lists < 0 || pieces < lists || pieces > 16 * lists || pieces > few * (n - 1)) {
+    printf("%s: %lld list messages with %lld pieces, want lists <= pieces <= min(16 lists, %lld)\n", what, lists, pieces, few * (n - 1));
     bad = 1;
   }
   free(net);
@@ -95,11 +96,13 @@ static int check(lb_graph *g, const char *what)
 {
   int n = g->n;
   double *load = malloc((size_t)n * sizeof *load);
-  /* Uniform, sparse heavy ranks, nearly balanced, one point load, and one empty rank among equal ones. */
-  int skew = next() % 5, point = (int)(next() % n);
+  /* Uniform, sparse heavy ranks, nearly balanced, one point load, one empty
+   * rank among 2s and 3s, one rank needing n among ranks with one unit over. */
+  int skew = next() % 6, point = (int)(next() % n);
   for (int r = 0; r < n; r++)
     load[r] = skew == 0 ? next() % 30 : skew == 1 ? (next() % 5 == 0 ? next() % 200 : 0) : skew == 2 ? next() % 3
-            : skew == 3 ? (r == point ? 3.0 * n + next() % 7 : 0) : (r == point ? 0 : 2 + next() % 2);
+            : skew == 3 ? (r == point ? 3.0 * n + next() % 7 : 0) : skew == 4 ? (r == point ? 0 : 2 + next() % 2)
+            : (r == point ? 0 : 5);
   long long W = 0, above = 0, excess = 0;
   for (int r = 0; r < n; r++) W += (long long)load[r];
   long long q = W / n, rem = W % n;

@@ -6,54 +6,65 @@
  * One global sum gives q = floor(W/n) and r = W mod n.  Then:
  *
  *  1. Up: every rank sends its parent the units in its subtree and how many
- *     of its ranks hold more than q (the abstract's upward pass).
- *  2. Down: each rank hands out its subtree's share of the r places at q+1,
- *     first to ranks that hold more than q (each then keeps a unit instead
- *     of shipping it: that is what makes the number of moved units
- *     sum max(0, l-q) - min(r, #{l > q}), the minimum).  A rank now knows
- *     whether it is a work supplier or a work consumer, and which of its
- *     child subtrees supply (units above their targets) or consume.
- *  3. Matchmaking, while pass 2 goes on: a supplier tags itself, i.e. puts
- *     (itself, excess) into its supply stream.  Every rank V takes the
- *     supply its supplier children stream up, after its own excess: if V's
- *     subtree has excess N, the first N units go on up to V's parent;
- *     the rest are matched, in order, with V's need line: V's own need
- *     first ("it requests work units from suppliers for itself"), then the
- *     needs of its consumer children in tree order.  Supply from above (V's
- *     subtree is a net consumer) fills the end of the same line.  A piece
- *     that lands on V's own need is a transfer from its supplier straight
- *     to V; a piece for a consumer child is passed down to it (V "calls the
+ *     of its ranks are at q+1, above q+1, below q and at q (the abstract's
+ *     upward pass sends the units; the classes are for step 2).
+ *  2. Down: each rank hands out its subtree's share of the r places at q+1
+ *     in the order of TIERS: first to ranks above q (each then keeps a
+ *     unit instead of shipping it: that is what makes the number of moved
+ *     units sum max(0, l-q) - min(r, #{l > q}), the minimum), those at q+1
+ *     first (they drop out), then to ranks below q (so that no rank at q
+ *     becomes a consumer needlessly).  A rank now knows whether it is a
+ *     work supplier or a work consumer, and which of its child subtrees
+ *     supply (units above their targets) or consume.
+ *  3. Matchmaking, while pass 2 goes on.  One side travels: the root, which
+ *     knows the class counts, lets the suppliers travel if they are no more
+ *     than the consumers, else the consumers (the other side is steered by
+ *     the counts alone).  Say suppliers travel: a supplier tags itself, i.e.
+ *     puts (itself, excess) into its stream.  Every rank V takes the stream
+ *     its supplier children send up, after its own excess: if V's subtree
+ *     has N units in excess, the first N go on up to V's parent; the rest
+ *     are matched, in order, with V's need line: V's own need first ("it
+ *     requests work units from suppliers for itself"), then the needs of
+ *     its consumer children in tree order.  Supply from above (V's subtree
+ *     is a net consumer) fills the end of the same line.  A piece that
+ *     lands on V's own need is a transfer from its supplier straight to V;
+ *     a piece for a consumer child is passed down to it (V "calls the
  *     balancing step on the work receivers" with their suppliers), which
- *     places it on its own line the same way.
- *  4. Up: a rank that has placed all its supply and need and sent all its
+ *     places it on its own line the same way.  When consumers travel,
+ *     everything is mirrored: consumers tag themselves and suppliers' lines
+ *     are filled ("calls the balancing step on the work suppliers").
+ *  4. Up: a rank that has placed all its stream and line and sent all its
  *     pieces tells its parent, once its children have; the root then stops.
  *
  * Reading of the abstract.  It names the alternation (a receiver calls the
  * balancing step on the suppliers, a supplier on the receivers) so that the
  * lists stay short and no vertex receives many messages, but gives no
  * rule; in Charm++ any vertex may message any other, our supersteps talk
- * to tree neighbours only.  The code lets only suppliers' names travel:
- * up to where they meet a need, then down into the consuming subtree,
- * which is steered by the counts of pass 2 alone; consumers never report
- * themselves.  So a list on a tree edge holds at most one piece per
- * supplier that serves across it (one entry on every edge for a single
- * supplier, however many consumers it feeds), the transfers are the
- * overlaps of two ordered lines at each rank (at most suppliers +
- * consumers - 1 of them: a forest), and a rank receives one message per
- * tree neighbour in each of passes 1, 2 and 4, plus, in pass 3, one per 1
- * to LIST_CHUNK pieces on the edges that carry supply (pieces are sent as
- * they come, not held back to fill a message).  Where this reading is not
- * the shortest: a consumer fed by many far suppliers gets one entry per
- * supplier on every edge between them, where letting the consumer's name
- * travel would carry one; the abstract does not say how to choose per
- * subtree, so the code keeps one direction.  The flows of the result
- * are the net units across each tree edge (what a cut on a chain moves);
- * the transfers say how the units really travel. */
+ * to tree neighbours only.  The code reads it as: the names of one side
+ * travel, up to where they meet the other side's units, then down into the
+ * subtrees that hold them, steered by the counts of pass 2; the side is the
+ * one with fewer ranks, chosen once per run.  So a list on a tree edge
+ * holds at most one piece per rank of that side (one entry on every edge
+ * for a single supplier feeding every rank, or a single consumer fed by
+ * many), the transfers are the overlaps of two ordered lines at each rank
+ * (at most suppliers + consumers - 1 of them: a forest), and a rank
+ * receives one message per tree neighbour in each of passes 1, 2 and 4,
+ * plus, in pass 3, one per 1 to LIST_CHUNK pieces on the edges that carry
+ * any (pieces are sent as they come, not held back to fill a message).
+ * The choice is per run, not per vertex: where both sides are many, a
+ * subtree may carry more entries than a per-subtree choice would.  The
+ * flows of the result are the net units across each tree edge (what a cut
+ * on a chain moves); the transfers say how the units really travel. */
 #include "balance.h"
 
 #include <stdlib.h>
 
 enum { TAG_COUNT = 1, TAG_PLACES, TAG_LIST, TAG_DONE };
+/* The order in which places at q+1 are handed out: ranks at q+1 (they then
+ * neither supply nor consume), above q+1 (they keep a unit), below q (already
+ * consumers), at q (they become consumers of one unit).  The first two make
+ * the moved units the fewest, the last two the consumers the fewest. */
+#define TIERS 4
 #define LIST_CHUNK 16
 #define MSG_CAP (2 + 2 * LIST_CHUNK)
 
@@ -66,7 +77,9 @@ typedef struct {
   long long q, rem;
   size_t nd;             /* entries of the per-edge arrays */
   int *down;             /* per rank: directed edge parent -> rank, -1 at the root */
-  double *wsub, *over;   /* per directed edge parent -> child: child subtree's units and ranks above q */
+  int dir;               /* +1: suppliers' names travel, -1: consumers' (chosen at the root) */
+  double *wsub;          /* per directed edge parent -> child: child subtree's units */
+  double *tier;          /* per directed edge parent -> child: its ranks in each TIERS class */
   long long *cnet;       /* per directed edge parent -> child: child subtree's units minus its target */
   int *got;              /* children heard from in pass 1, -1 once sent up */
   double *own_w, *own_l; /* subtree units as sent up; own units at the start */
@@ -108,7 +121,7 @@ static void tree_destroy(void *p)
   if (s->queue)
     for (size_t e = 0; e < s->nd; e++) ul_free(&s->queue[e]);
   lb_tree_free(&s->t);
-  free(s->down); free(s->wsub); free(s->over); free(s->cnet); free(s->got); free(s->own_w); free(s->own_l);
+  free(s->down); free(s->wsub); free(s->tier); free(s->cnet); free(s->got); free(s->own_w); free(s->own_l);
   free(s->target); free(s->need); free(s->sint); free(s->dint); free(s->spos); free(s->xpos);
   free(s->queue); free(s->qsent); free(s->posted); free(s->dones); free(s->moved); free(s->finished);
   free(s);
@@ -149,7 +162,7 @@ static lb_err tree_setup(lb_run *run, void **state)
   size_t nd = 2 * (size_t)g->m + 1, n = (size_t)g->n;
   s->down = malloc(n * sizeof(int));
   s->wsub = calloc(nd, sizeof(double));
-  s->over = calloc(nd, sizeof(double));
+  s->tier = calloc(nd * TIERS, sizeof(double));
   s->cnet = calloc(nd, sizeof(long long));
   s->got = calloc(n, sizeof(int));
   s->own_w = calloc(n, sizeof(double));
@@ -167,7 +180,7 @@ static lb_err tree_setup(lb_run *run, void **state)
   s->dones = calloc(n, sizeof(int));
   s->moved = calloc(n, sizeof(double));
   s->finished = calloc(n, 1);
-  if (!s->down || !s->wsub || !s->over || !s->cnet || !s->got || !s->own_w || !s->own_l || !s->target || !s->need ||
+  if (!s->down || !s->wsub || !s->tier || !s->cnet || !s->got || !s->own_w || !s->own_l || !s->target || !s->need ||
       !s->sint || !s->dint || !s->spos || !s->xpos || !s->queue || !s->qsent || !s->posted || !s->dones || !s->moved ||
       !s->finished)
     return lb_error(LB_ERR_MEM, "out of memory");
@@ -196,8 +209,9 @@ static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long 
   long long end = s->need[v];
   if (p < end) {
     long long k = a < end - p ? a : end - p;
-    lb_run_transfer(run, x, v, (double)k);
-    lb_run_load(run)[v] += (double)k;
+    if (s->dir > 0) lb_run_transfer(run, x, v, (double)k);
+    else lb_run_transfer(run, v, x, (double)k);
+    lb_run_load(run)[v] += s->dir * (double)k;
     s->moved[v] += (double)k;
     p += k;
     a -= k;
@@ -241,41 +255,41 @@ static lb_err supply(lb_run *run, tree_state *s, int v, int x, long long a)
  * what is left goes wherever there is room.  The flow on each child edge is
  * the child subtree's target minus its units.  Then r knows its need line
  * and tags itself as a supplier if it has units above its target. */
+static int tier_of(const tree_state *s, double l)
+{
+  return l == (double)(s->q + 1) ? 0 : l > (double)s->q ? 1 : l < (double)s->q ? 2 : 3;
+}
+
 static lb_err hand_out(lb_run *run, tree_state *s, int r, long long extra)
 {
   double *flow = lb_run_flow(run);
-  int c0 = s->t.xchild[r], nc = nchildren(s, r);
+  int c0 = s->t.xchild[r], nc = nchildren(s, r), self = 0, mine = tier_of(s, s->own_l[r]);
   long long left = extra;
-  int self = 0;
-  if (left > 0 && s->own_l[r] > s->q) { self = 1; left--; }
   /* cnet holds each child's places at q+1 until its net is known. */
-  for (int i = 0; i < nc; i++) {
-    int e = s->down[s->t.child[c0 + i]];
-    long long take = (long long)s->over[e] < left ? (long long)s->over[e] : left;
-    s->cnet[e] = take;
-    left -= take;
-  }
-  if (left > 0 && !self) { self = 1; left--; }
-  for (int i = 0; i < nc && left > 0; i++) {
-    int c = s->t.child[c0 + i], e = s->down[c];
-    long long room = s->t.size[c] - s->cnet[e];
-    long long take = room < left ? room : left;
-    s->cnet[e] += take;
-    left -= take;
+  for (int i = 0; i < nc; i++) s->cnet[s->down[s->t.child[c0 + i]]] = 0;
+  for (int k = 0; k < TIERS && left > 0; k++) {
+    if (mine == k) { self = 1; left--; }
+    for (int i = 0; i < nc && left > 0; i++) {
+      int e = s->down[s->t.child[c0 + i]];
+      long long count = (long long)s->tier[(size_t)e * TIERS + k], take = count < left ? count : left;
+      s->cnet[e] += take;
+      left -= take;
+    }
   }
   s->target[r] = s->q + self;
-  long long own = (long long)s->own_l[r] - s->target[r];
+  long long own = s->dir * ((long long)s->own_l[r] - s->target[r]);
   s->need[r] = own < 0 ? -own : 0;
   s->sint[r] = own > 0 ? own : 0;
   s->dint[r] = s->need[r];
   for (int i = 0; i < nc; i++) {
     int c = s->t.child[c0 + i], e = s->down[c];
-    double *msg = post(run, s, e, 2);
+    double *msg = post(run, s, e, 3);
     msg[0] = TAG_PLACES;
     msg[1] = (double)s->cnet[e];
+    msg[2] = s->dir;
     long long target = s->t.size[c] * s->q + s->cnet[e];
     flow[e] += (double)target - s->wsub[e];
-    s->cnet[e] = (long long)s->wsub[e] - target;
+    s->cnet[e] = s->dir * ((long long)s->wsub[e] - target);
     if (s->cnet[e] > 0) s->sint[r] += s->cnet[e];
     else s->dint[r] -= s->cnet[e];
   }
@@ -290,11 +304,12 @@ static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *ms
   switch ((int)msg[0]) {
   case TAG_COUNT:
     s->wsub[e] = msg[1];
-    s->over[e] = msg[2];
+    for (int k = 0; k < TIERS; k++) s->tier[(size_t)e * TIERS + k] = msg[2 + k];
     s->got[r]++;
     break;
   case TAG_PLACES: {
     long long extra = (long long)msg[1];
+    s->dir = (int)msg[2];
     lb_run_flow(run)[e] -= (double)(s->t.size[r] * s->q + extra) - s->own_w[r];
     err = hand_out(run, s, r, extra);
     break;
@@ -361,20 +376,27 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
     if (err) break;
     int nc = nchildren(s, r), up = s->t.up[r];
     if (s->got[r] == nc) {
-      double w = s->own_l[r], ov = s->own_l[r] > s->q;
+      double w = s->own_l[r], tc[TIERS] = {0};
+      tc[tier_of(s, s->own_l[r])] = 1;
       for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) {
         int e = s->down[s->t.child[i]];
         w += s->wsub[e];
-        ov += s->over[e];
+        for (int k = 0; k < TIERS; k++) tc[k] += s->tier[(size_t)e * TIERS + k];
       }
       s->got[r] = -1;
       s->own_w[r] = w;
-      if (r == s->t.root) err = hand_out(run, s, r, s->rem);
-      else {
-        double *msg = post(run, s, up, 3);
+      if (r == s->t.root) {
+        /* Suppliers: ranks above q that keep no unit; consumers: ranks below
+         * q and those at q that get a place.  The fewer travel. */
+        long long exact = (long long)tc[0], over = exact + (long long)tc[1], under = (long long)tc[2];
+        long long sup = over - (s->rem < exact ? s->rem : exact), con = under + (s->rem - over - under > 0 ? s->rem - over - under : 0);
+        s->dir = sup <= con ? 1 : -1;
+        err = hand_out(run, s, r, s->rem);
+      } else {
+        double *msg = post(run, s, up, 2 + TIERS);
         msg[0] = TAG_COUNT;
         msg[1] = w;
-        msg[2] = ov;
+        for (int k = 0; k < TIERS; k++) msg[2 + k] = tc[k];
       }
       if (err) break;
     }
