@@ -95,27 +95,6 @@ static lb_err mpi_edge_swap(lb_run *run, const double *out, double *in)
   return LB_OK;
 }
 
-static lb_err mpi_gatherv(lb_run *run, const double *local, int n, double **all, int *nall)
-{
-  int P;
-  MPI_TRY(MPI_Comm_size(run->p->comm, &P));
-  int *cnt = malloc((size_t)P * sizeof *cnt), *disp = malloc((size_t)P * sizeof *disp);
-  if (!cnt || !disp) { free(cnt); free(disp); return lb_error(LB_ERR_MEM, "out of memory gathering %d processes", P); }
-  lb_err err = LB_OK;
-  *all = NULL;
-  if (MPI_Allgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, run->p->comm) != MPI_SUCCESS) err = lb_error(LB_ERR_MPI, "MPI_Allgather failed");
-  long long tot = 0;
-  for (int i = 0; i < P && !err; i++) { disp[i] = (int)tot; tot += cnt[i]; }
-  if (!err && tot > 2147483647LL) err = lb_error(LB_ERR_ARG, "%lld values are too many to gather", tot);
-  if (!err && !(*all = malloc(((size_t)tot + 1) * sizeof **all))) err = lb_error(LB_ERR_MEM, "out of memory gathering %lld values", tot);
-  if (!err && MPI_Allgatherv(local, n, MPI_DOUBLE, *all, cnt, disp, MPI_DOUBLE, run->p->comm) != MPI_SUCCESS)
-    err = lb_error(LB_ERR_MPI, "MPI_Allgatherv failed");
-  *nall = (int)tot;
-  free(cnt);
-  free(disp);
-  return err;
-}
-
 static lb_err mpi_gather(lb_run *run, const double *local, double *all)
 {
   MPI_TRY(MPI_Allgather(local + run->lo, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, run->p->comm));
@@ -131,5 +110,5 @@ static void mpi_teardown(lb_run *run)
 }
 
 const lb_backend_ops lb_backend_mpi = {
-  mpi_setup, mpi_exchange, mpi_allreduce, mpi_edge_swap, mpi_gatherv, mpi_gather, mpi_teardown
+  mpi_setup, mpi_exchange, mpi_allreduce, mpi_edge_swap, mpi_gather, mpi_teardown
 };

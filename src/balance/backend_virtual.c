@@ -4,7 +4,6 @@
  * method's own loop: no copies, no per-message allocation. */
 #include "engine.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static lb_err virtual_setup(lb_run *run)
@@ -39,15 +38,6 @@ static lb_err virtual_edge_swap(lb_run *run, const double *out, double *in)
   return LB_OK;
 }
 
-static lb_err virtual_gatherv(lb_run *run, const double *local, int n, double **all, int *nall)
-{
-  (void)run;
-  *nall = n;
-  if (!(*all = malloc(((size_t)n + 1) * sizeof **all))) return lb_error(LB_ERR_MEM, "out of memory for %d values", n);
-  memcpy(*all, local, (size_t)n * sizeof **all);
-  return LB_OK;
-}
-
 static lb_err virtual_gather(lb_run *run, const double *local, double *all)
 {
   memcpy(all, local, (size_t)run->g->n * sizeof *all);
@@ -57,5 +47,5 @@ static lb_err virtual_gather(lb_run *run, const double *local, double *all)
 static void virtual_teardown(lb_run *run) { (void)run; }
 
 const lb_backend_ops lb_backend_virtual = {
-  virtual_setup, virtual_exchange, virtual_allreduce, virtual_edge_swap, virtual_gatherv, virtual_gather, virtual_teardown
+  virtual_setup, virtual_exchange, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
 };

@@ -196,26 +196,41 @@ static int cmp_transfer(const void *a, const void *b)
   return (x->to > y->to) - (x->to < y->to);
 }
 
-/* Every process gets every transfer, in one order whichever process recorded it. */
+/* Every process gets every transfer, in one order whichever process
+ * recorded it.  Only the backends' reductions are used: each process writes
+ * its transfers at its offset of a zeroed array and the array is summed. */
 static lb_err gather_transfers(lb_run *run, lb_result *res)
 {
-  double *all = NULL;
-  int nall = 0;
-  double flag = run->xcap < 0;
-  lb_err err = run->be->allreduce(run, &flag, 1, LB_MAX);
-  if (err) return err;
-  if (flag) return lb_error(LB_ERR_MEM, "out of memory recording the transfers");
-  if ((err = run->be->gatherv(run, run->xfer, 3 * run->nxfer, &all, &nall))) return err;
-  res->ntransfers = nall / 3;
-  if (nall > 0) {
-    res->transfer = malloc((size_t)res->ntransfers * sizeof *res->transfer);
-    if (!res->transfer) { free(all); return lb_error(LB_ERR_MEM, "out of memory for %d transfers", res->ntransfers); }
-    for (int i = 0; i < res->ntransfers; i++)
-      res->transfer[i] = (lb_transfer){(int)all[3 * i], (int)all[3 * i + 1], all[3 * i + 2]};
-    qsort(res->transfer, (size_t)res->ntransfers, sizeof *res->transfer, cmp_transfer);
+  const lb_graph *g = run->g;
+  double *count = calloc((size_t)g->n, sizeof *count), *all = malloc((size_t)g->n * sizeof *all), *v = NULL;
+  lb_err err = count && all && run->xcap >= 0 ? LB_OK : lb_error(LB_ERR_MEM, "out of memory gathering the transfers");
+  double flag = err != LB_OK;
+  lb_err cerr = run->be->allreduce(run, &flag, 1, LB_MAX);
+  if (!err && (err = cerr) == LB_OK && flag) err = lb_error(LB_ERR_MEM, "out of memory gathering the transfers on another process");
+  if (err) goto out;
+  count[run->lo] = run->nxfer;
+  if ((err = run->be->gather(run, count, all))) goto out;
+  long long before = 0, total = 0;
+  for (int r = 0; r < g->n; r++) {
+    if (r < run->lo) before += (long long)all[r];
+    total += (long long)all[r];
   }
+  res->ntransfers = (int)total;
+  if (total == 0) goto out;
+  v = calloc(3 * (size_t)total, sizeof *v);
+  res->transfer = malloc((size_t)total * sizeof *res->transfer);
+  flag = !v || !res->transfer;
+  if ((err = run->be->allreduce(run, &flag, 1, LB_MAX))) goto out;
+  if (flag) { err = lb_error(LB_ERR_MEM, "out of memory for %lld transfers", total); goto out; }
+  for (int i = 0; i < 3 * run->nxfer; i++) v[3 * before + i] = run->xfer[i];
+  if ((err = run->be->allreduce(run, v, 3 * (int)total, LB_SUM))) goto out;
+  for (long long i = 0; i < total; i++) res->transfer[i] = (lb_transfer){(int)v[3 * i], (int)v[3 * i + 1], v[3 * i + 2]};
+  qsort(res->transfer, (size_t)total, sizeof *res->transfer, cmp_transfer);
+out:
+  free(count);
   free(all);
-  return LB_OK;
+  free(v);
+  return err;
 }
 
 static void free_run(lb_run *run)

@@ -55,9 +55,6 @@ struct lb_backend_ops {
   /* For every directed edge e of a local rank: in[e] = out[rev[e]], the
    * value the neighbour wrote for the opposite direction (collective). */
   lb_err (*edge_swap)(lb_run *run, const double *out, double *in);
-  /* *all = the n doubles of every process, concatenated in process order,
-   * *nall their number (collective; the caller frees *all). */
-  lb_err (*gatherv)(lb_run *run, const double *local, int n, double **all, int *nall);
   /* all[0..n) = local[r] of every rank r (collective). */
   lb_err (*gather)(lb_run *run, const double *local, double *all);
   void (*teardown)(lb_run *run);
