@@ -219,7 +219,7 @@ enum {
   LB_CONNECTED  = 2, /**< needs a connected graph */
   LB_TERMINATES = 4, /**< stops by itself (else -lb_target or -lb_max_iters is required) */
   LB_INJECT     = 8, /**< accepts load injected during the run */
-  LB_DIRECT     = 16 /**< sends units straight between any two ranks (lb_run_transfer) */
+  LB_DIRECT     = 64 /**< sends units straight between any two ranks (lb_run_transfer) */
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */
