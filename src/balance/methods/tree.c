@@ -84,6 +84,8 @@ typedef struct {
   int *got;              /* children heard from in pass 1, -1 once sent up */
   double *own_w, *own_l; /* subtree units as sent up; own units at the start */
   long long *target;     /* q or q+1 once pass 2 reached the rank, else -1 */
+  /* In the words of dir = +1; with dir = -1 "supply" is the consumers'
+   * travelling need and "need" the suppliers' excess. */
   long long *need;       /* own need (0 for a supplier) */
   long long *sint, *dint;/* supply and need within the subtree: own plus the children's */
   long long *spos, *xpos;/* supply units placed so far; units received from above */
