@@ -194,12 +194,20 @@ typedef struct {
   lb_observer observer; void *observer_ctx;
 } lb_params;
 
+/** Units sent straight from one rank to another, neighbours or not (seed 002). */
+typedef struct {
+  int from, to;
+  double amount;
+} lb_transfer;
+
 /** Result of a run, identical on every process. */
 typedef struct {
   int n, m;
   double *load0;          /**< n initial loads (after nothing was moved) */
   double *load;           /**< n final loads */
   double *flow;           /**< m net flows, positive from eu[k] to ev[k] */
+  lb_transfer *transfer;  /**< direct transfers, sorted by (from, to); NULL for methods that move load along edges only */
+  int ntransfers;         /**< entries of transfer; when > 0 they, not flow, say how units move (flow is then their net across each edge) */
   double injected;        /**< total load injected during the run */
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   long long rounds, messages, bytes;
@@ -236,7 +244,8 @@ enum {
    *  no collective except the reductions and the stop check every
    *  check_interval iterations. */
   LB_LOCAL      = 16,
-  LB_CAPACITY   = 32 /**< accepts per-rank capacities (lb_params.capacity) */
+  LB_CAPACITY   = 32, /**< accepts per-rank capacities (lb_params.capacity) */
+  LB_DIRECT     = 64  /**< sends units straight between any two ranks (lb_run_transfer) */
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */
@@ -278,6 +287,12 @@ double lb_run_injected(const lb_run *run, int r);
  *  read in the next one.  Observers and the seed 004 costs count it at
  *  adj[e] already, as the paper's L_{i,t} does. */
 void lb_run_transit(lb_run *run, int e, double amount);
+
+/** Record, from a local rank, that `amount` units go directly from rank
+ *  `from` to rank `to` (any two ranks; counted as one message).  For
+ *  methods flagged LB_DIRECT; the method updates the loads itself and the
+ *  result lists every transfer. */
+void lb_run_transfer(lb_run *run, int from, int to, double amount);
 
 /** Declare the channels: messages of up to msg_cap doubles per directed edge
  *  and per step, and a publication of pub_len doubles per rank and step that
@@ -330,6 +345,7 @@ typedef struct {
   double transfer_tot;   /**< sum |flow| / total load (seed 001) */
   double transfer_max;   /**< max |flow| / average load (seed 001) */
   double migrated_units; /**< sum over ranks of max(0, initial - final): load that changed owner */
+  double unit_hops;      /**< units times the hand-overs that carried them: sum of |flow| (a unit relayed over k edges counts k), or of the direct transfers */
 } lb_metrics;
 
 /** Compute the metrics of a result. */

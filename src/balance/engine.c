@@ -149,7 +149,10 @@ void lb_result_free(lb_result *res)
   free(res->load0);
   free(res->load);
   free(res->flow);
+  free(res->transfer);
   res->load0 = res->load = res->flow = NULL;
+  res->transfer = NULL;
+  res->ntransfers = 0;
 }
 
 static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0)
@@ -186,8 +189,70 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
   return LB_OK;
 }
 
+void lb_run_transfer(lb_run *run, int from, int to, double amount)
+{
+  if (run->nxfer == run->xcap) {
+    int cap = run->xcap ? 2 * run->xcap : 64;
+    double *x = realloc(run->xfer, 3 * (size_t)cap * sizeof *x);
+    /* No room: the result would lack this transfer, so finish() reports it. */
+    if (!x) { run->xcap = -1; return; }
+    run->xfer = x;
+    run->xcap = cap;
+  }
+  if (run->xcap < 0) return;
+  double *t = run->xfer + 3 * (size_t)run->nxfer++;
+  t[0] = from; t[1] = to; t[2] = amount;
+  run->messages += 1;
+  run->bytes += 16;
+}
+
+static int cmp_transfer(const void *a, const void *b)
+{
+  const lb_transfer *x = a, *y = b;
+  if (x->from != y->from) return (x->from > y->from) - (x->from < y->from);
+  return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Every process gets every transfer, in one order whichever process
+ * recorded it.  Only the backends' reductions are used: each process writes
+ * its transfers at its offset of a zeroed array and the array is summed. */
+static lb_err gather_transfers(lb_run *run, lb_result *res)
+{
+  const lb_graph *g = run->g;
+  double *count = calloc((size_t)g->n, sizeof *count), *all = malloc((size_t)g->n * sizeof *all), *v = NULL;
+  lb_err err = count && all && run->xcap >= 0 ? LB_OK : lb_error(LB_ERR_MEM, "out of memory gathering the transfers");
+  double flag = err != LB_OK;
+  lb_err cerr = run->be->allreduce(run, &flag, 1, LB_MAX);
+  if (!err && (err = cerr) == LB_OK && flag) err = lb_error(LB_ERR_MEM, "out of memory gathering the transfers on another process");
+  if (err) goto out;
+  count[run->lo] = run->nxfer;
+  if ((err = run->be->gather(run, count, all))) goto out;
+  long long before = 0, total = 0;
+  for (int r = 0; r < g->n; r++) {
+    if (r < run->lo) before += (long long)all[r];
+    total += (long long)all[r];
+  }
+  res->ntransfers = (int)total;
+  if (total == 0) goto out;
+  v = calloc(3 * (size_t)total, sizeof *v);
+  res->transfer = malloc((size_t)total * sizeof *res->transfer);
+  flag = !v || !res->transfer;
+  if ((err = run->be->allreduce(run, &flag, 1, LB_MAX))) goto out;
+  if (flag) { err = lb_error(LB_ERR_MEM, "out of memory for %lld transfers", total); goto out; }
+  for (int i = 0; i < 3 * run->nxfer; i++) v[3 * before + i] = run->xfer[i];
+  if ((err = run->be->allreduce(run, v, 3 * (int)total, LB_SUM))) goto out;
+  for (long long i = 0; i < total; i++) res->transfer[i] = (lb_transfer){(int)v[3 * i], (int)v[3 * i + 1], v[3 * i + 2]};
+  qsort(res->transfer, (size_t)total, sizeof *res->transfer, cmp_transfer);
+out:
+  free(count);
+  free(all);
+  free(v);
+  return err;
+}
+
 static void free_run(lb_run *run)
 {
+  free(run->xfer);
   free(run->load); free(run->flow); free(run->inj);
   free(run->transit); free(run->transit_in); free(run->held);
   for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
@@ -266,6 +331,7 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, res->flow, g->m, LB_SUM))) return err;
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
+  if ((run->m->flags & LB_DIRECT) && (err = gather_transfers(run, res))) return err;
   double c[2] = {(double)run->messages, (double)run->bytes};
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];

@@ -36,6 +36,8 @@ struct lb_run {
   int nred;
   lb_reduction red[LB_MAX_REDUCTIONS];
   long long messages, bytes, collectives;
+  double *xfer;            /* direct transfers recorded here: from, to, amount */
+  int nxfer, xcap;
   int iter_ended, moved;
   lb_stop stop;
   /* MPI backend */

@@ -173,8 +173,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
     printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
            res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
-    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g\n",
-           mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n",
+           mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
     if (nrep > 0)
       printf("  %d repeats of %d iterations without stop check: runtime median %.6f s  25%%-75%% %.6f-%.6f s  min %.6f s  max %.6f s  loads %s\n",
@@ -198,8 +198,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       }
       json_string(f, "stop_reason", lb_stop_name(res.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g",
-              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g",
+              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
       if (p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.migration_cost, res.imbalance_cost);
       if (o->trace) fprintf(f, ",\"trace\":%s]", t.json);
       fputs("}\n", f);
@@ -265,7 +265,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
            res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
            cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
-    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max);
+    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n", mt.max_over_avg,
+           mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
            res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
     if (o->json[0]) {
@@ -278,8 +279,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
               res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
       json_string(f, "stop_reason", lb_stop_name(res.run.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,",
-              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g,",
+              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
       fprintf(f, "\"cells\":%lld,\"migrated_cells\":%lld,\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,"
                  "\"method_max_over_avg\":%.17g,\"cut_time_s\":%.9g,\"sfc_time_s\":%.9g",
               (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,

@@ -136,7 +136,7 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
     if ((err = lb_metrics_compute(&tr.res, &tr.flow))) goto out;
     if (o->repeat > 0 && (err = repeat_tasks(o, g, m, ts, load, &tr))) goto out;
     double t0 = MPI_Wtime();
-    if ((err = lb_taskset_select(ts, g, tr.res.flow, o->select))) goto out;
+    if ((err = lb_taskset_select_result(ts, g, &tr.res, o->select))) goto out;
     tr.select_s = MPI_Wtime() - t0;
     if ((err = max_time(&o->p, &tr.select_s))) goto out;
   }

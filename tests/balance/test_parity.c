@@ -1,5 +1,5 @@
 /* One method code, two backends: on P MPI processes (P = 1, 2, 4) every
- * method gives bit-identical final loads and flows, seed 004 costs and
+ * method gives bit-identical final loads, flows and direct transfers, seed 004 costs and
  * loads seen by an observer after every iteration (load in transit
  * included), and the same rounds, messages, bytes and collectives, on the
  * MPI backend and on the virtual backend, for every graph of P ranks below.
@@ -77,7 +77,8 @@ int main(int argc, char **argv)
       if (ev == LB_ERR_UNSUPPORTED) continue;
       if (ev) { if (me == 0) printf("%s on %s: %s\n", m->name, specs[s], lb_errmsg()); bad = 1; continue; }
       int same = memcmp(rv.load, rm.load, (size_t)g->n * sizeof(double)) == 0 &&
-                 memcmp(rv.flow, rm.flow, (size_t)g->m * sizeof(double)) == 0 &&
+                 memcmp(rv.flow, rm.flow, (size_t)g->m * sizeof(double)) == 0 && rv.ntransfers == rm.ntransfers &&
+                 (rv.ntransfers == 0 || memcmp(rv.transfer, rm.transfer, (size_t)rv.ntransfers * sizeof *rv.transfer) == 0) &&
                  rv.rounds == rm.rounds && rv.messages == rm.messages && rv.bytes == rm.bytes && rv.collectives == rm.collectives &&
                  rv.iterations == rm.iterations && rv.stop == rm.stop &&
                  rv.migration_cost == rm.migration_cost && rv.imbalance_cost == rm.imbalance_cost &&
