@@ -29,7 +29,6 @@
 #include <p8est_extended.h>
 #define PROGRAM "checkpoint_test3d"
 #endif
-#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -255,8 +254,22 @@ static long long file_size(const char *path)
   return stat(path, &sb) ? -1 : (long long)sb.st_size;
 }
 
-/* Flip every bit of the byte at offset off (negative: from the end). */
-static void flip_byte(const char *path, long off)
+/* Sequence number of the current set of prefix (0: none), so that runs
+ * repeated on the same prefix find their files. */
+static int current_seq(const char *prefix)
+{
+  char path[PETSC_MAX_PATH_LEN];
+  FILE *f;
+  int seq = 0;
+  path_of(prefix, 0, "manifest", path);
+  f = fopen(path, "r");
+  if (f && fscanf(f, "%*s %*d dimension %*d sequence %d", &seq) != 1) seq = 0;
+  if (f) fclose(f);
+  return seq;
+}
+
+/* XOR the byte at offset off (negative: from the end) with mask. */
+static void flip_byte(const char *path, long off, int mask)
 {
   FILE *f = fopen(path, "r+b");
   int c;
@@ -264,7 +277,7 @@ static void flip_byte(const char *path, long off)
   fseek(f, off, off < 0 ? SEEK_END : SEEK_SET);
   c = fgetc(f);
   fseek(f, -1, SEEK_CUR);
-  fputc(c ^ 0xff, f);
+  fputc(c ^ mask, f);
   fclose(f);
 }
 
@@ -272,27 +285,27 @@ static void flip_byte(const char *path, long off)
 static int damage(const char *prefix, const char *kind)
 {
   char forest[PETSC_MAX_PATH_LEN], state[PETSC_MAX_PATH_LEN], manifest[PETSC_MAX_PATH_LEN];
-  path_of(prefix, 1, "forest", forest);
-  path_of(prefix, 1, "state", state);
+  path_of(prefix, current_seq(prefix), "forest", forest);
+  path_of(prefix, current_seq(prefix), "state", state);
   path_of(prefix, 0, "manifest", manifest);
   if (!strcmp(kind, "missing-manifest")) return unlink(manifest);
   if (!strcmp(kind, "missing-forest")) return unlink(forest);
   if (!strcmp(kind, "missing-state")) return unlink(state);
   if (!strcmp(kind, "truncated")) return truncate(forest, file_size(forest) / 2);
   if (!strcmp(kind, "corrupted")) {
-    flip_byte(forest, file_size(forest) * 2 / 3);
+    flip_byte(forest, file_size(forest) * 2 / 3, 0xff);
     return 0;
   }
   if (!strcmp(kind, "corrupted-state")) {
-    flip_byte(state, 20);
+    flip_byte(state, 20, 0xff);
     return 0;
   }
   if (!strcmp(kind, "corrupted-manifest")) {
-    flip_byte(manifest, -12);
+    flip_byte(manifest, -12, 0xff);
     return 0;
   }
   if (!strcmp(kind, "version")) {
-    flip_byte(manifest, (long)strlen("amrdlb-checkpoint "));
+    flip_byte(manifest, (long)strlen("amrdlb-checkpoint "), '1' ^ '2'); /* version 1 -> 2 */
     return 0;
   }
   /* problem, degree, layout: an intact set read by a caller that expects
@@ -332,23 +345,19 @@ static PetscErrorCode run(MPI_Comm comm)
   if (do_write && !rank) {
     for (int k = 0; k < 3; k++) {
       static const char *const kinds[] = {"manifest", "forest", "state"};
-      int64_t seq;
-      FILE *f;
-      path_of(prefix, 0, "manifest", path);
-      f = fopen(path, "r");
-      if (f && fscanf(f, "%*s %*d dimension %*d sequence %" SCNd64, &seq) == 1) {
-        path_of(prefix, k ? (int)seq : 0, kinds[k], path);
-        printf("%s: %s %lld bytes\n", PROGRAM, path, file_size(path));
-      }
-      if (f) fclose(f);
+      path_of(prefix, k ? current_seq(prefix) : 0, kinds[k], path);
+      printf("%s: %s %lld bytes\n", PROGRAM, path, file_size(path));
     }
   }
   if (do_seq || do_kill) {
     char staged[PETSC_MAX_PATH_LEN];
+    int s0 = 0;
+    if (!rank) s0 = current_seq(prefix);
+    PetscCallMPI(MPI_Bcast(&s0, 1, MPI_INT, 0, comm));
     PetscCall(write_set(comm, mesh.conn, prefix, 1, PETSC_TRUE));
     if (do_seq) PetscCall(read_set(comm, mesh.conn, prefix, 1, 3 * sizeof(int32_t)));
     PetscCall(write_set(comm, mesh.conn, prefix, 2, PETSC_FALSE));
-    path_of(prefix, 2, "forest", staged);
+    path_of(prefix, s0 + 2, "forest", staged);
     if (!rank) CHECK(truncate(staged, file_size(staged) / 2) == 0);
     PetscCallMPI(MPI_Barrier(comm));
     /* the job dies before its commit: every rank, as a scheduler kills it */
@@ -357,11 +366,11 @@ static PetscErrorCode run(MPI_Comm comm)
     PetscCall(write_set(comm, mesh.conn, prefix, 3, PETSC_TRUE));
     PetscCall(read_set(comm, mesh.conn, prefix, 3, 3 * sizeof(int32_t)));
     /* the commit removed the replaced set and left nothing staged */
-    path_of(prefix, 1, "forest", path);
+    path_of(prefix, s0 + 1, "forest", path);
     CHECK(file_size(path) < 0);
     path_of(prefix, 0, "manifest.new", path);
     CHECK(file_size(path) < 0);
-    path_of(prefix, 2, "forest", path);
+    path_of(prefix, s0 + 2, "forest", path);
     CHECK(file_size(path) > 0);
   }
   if (do_damage) {
