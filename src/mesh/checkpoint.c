@@ -19,8 +19,11 @@
 #include <unistd.h>
 
 /* Checksums per block rather than per file, so that writers and readers
- * share the work of a large forest file among their ranks. */
-#define CKP_BLOCK ((long long)1 << 22)
+ * share the work of a large forest file among their ranks: blocks of at
+ * least 64 KiB, doubled until a file has at most 1024 of them (a 10 GB
+ * forest: 16 MiB blocks, a manifest line of 9 KB). */
+#define CKP_MIN_BLOCK ((long long)1 << 16)
+#define CKP_MAX_BLOCKS 1024
 #define CKP_MAX_FIELDS 32
 #define CKP_MAGIC "amrdlb-checkpoint"
 #define CKP_STATE_MAGIC "AMRDLBST"
@@ -312,14 +315,21 @@ static PetscErrorCode state_parse(MPI_Comm comm, const char *path, const unsigne
 /* -------------------------------------------------------------- manifest */
 
 typedef struct {
-  long long size;
+  long long size, block;
   int nblocks;
   uint32_t *crc;
 } CkpFile;
 
+static void set_blocks(CkpFile *f)
+{
+  f->block = CKP_MIN_BLOCK;
+  while (f->size / f->block >= CKP_MAX_BLOCKS) f->block *= 2;
+  f->nblocks = (int)((f->size + f->block - 1) / f->block);
+}
+
 typedef struct {
   int version, dim, nfields;
-  long long seq, cells, qsize, block;
+  long long seq, cells, qsize;
   long long fsize[CKP_MAX_FIELDS];
   CkpFile file[2]; /* forest, state */
 } CkpManifest;
@@ -413,11 +423,11 @@ static PetscErrorCode manifest_parse(const char *text, CkpManifest *m, char *msg
   m->nfields = (int)v;
   for (int f = 0; f < m->nfields; f++)
     if (!read_ll(&s, &m->fsize[f])) goto malformed;
-  if (!expect_word(&s, "block") || !read_ll(&s, &m->block) || m->block < 1) goto malformed;
   for (int k = 0; k < 2; k++) {
     CkpFile *f = &m->file[k];
-    if (!expect_word(&s, "file") || !expect_word(&s, file_kinds[k]) || !read_ll(&s, &f->size) || !read_ll(&s, &v)) goto malformed;
-    if (v != (f->size + m->block - 1) / m->block) goto malformed;
+    if (!expect_word(&s, "file") || !expect_word(&s, file_kinds[k]) || !read_ll(&s, &f->size) || !read_ll(&s, &f->block) || !read_ll(&s, &v)) goto malformed;
+    /* any block size a writer chose is read; the buffer must fit memory */
+    if (f->block < 1 || f->block > ((long long)1 << 30) || v != (f->size + f->block - 1) / f->block) goto malformed;
     f->nblocks = (int)v;
     PetscCall(PetscMalloc1(f->nblocks + 1, &f->crc));
     for (int b = 0; b < f->nblocks; b++) {
@@ -538,9 +548,19 @@ static PetscErrorCode check_errno(MPI_Comm comm, int err, const char *what, cons
   PetscFunctionReturn(0);
 }
 
+/* CRC-32 of block b of file f open as fd, through buf (f->block bytes);
+ * returns errno (EIO for a short read). */
+static int block_crc(int fd, const CkpFile *f, int b, unsigned char *buf, uint32_t *crc)
+{
+  const long long off = (long long)b * f->block, n = PetscMin(f->block, f->size - off);
+  if (pread(fd, buf, (size_t)n, (off_t)off) != (ssize_t)n) return errno ? errno : EIO;
+  *crc = AmrCrc32(0, buf, (size_t)n);
+  return 0;
+}
+
 /* Sync a file every rank helped write and checksum its blocks, shared
  * among the ranks; every rank gets the size and the checksums. */
-static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, long long block, CkpFile *f)
+static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, CkpFile *f)
 {
   int rank, size, fd, err = 0;
   struct stat sb;
@@ -556,14 +576,10 @@ static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, long long b
   PetscCall(check_errno(comm, err, "write", path));
   f->size = (long long)sb.st_size;
   PetscCallMPI(MPI_Bcast(&f->size, 1, MPI_LONG_LONG, 0, comm));
-  f->nblocks = (int)((f->size + block - 1) / block);
+  set_blocks(f);
   PetscCall(PetscCalloc1(f->nblocks + 1, &f->crc));
-  PetscCall(PetscMalloc1(block, &buf));
-  for (int b = rank; b < f->nblocks && !err; b += size) {
-    const long long off = (long long)b * block, n = f->size - off < block ? f->size - off : block;
-    if (pread(fd, buf, (size_t)n, (off_t)off) != (ssize_t)n) err = errno ? errno : EIO;
-    f->crc[b] = AmrCrc32(0, buf, (size_t)n);
-  }
+  PetscCall(PetscMalloc1(f->block, &buf));
+  for (int b = rank; b < f->nblocks && !err; b += size) err = block_crc(fd, f, b, buf, &f->crc[b]);
   close(fd);
   PetscCall(PetscFree(buf));
   PetscCall(check_errno(comm, err, "read back", path));
@@ -573,7 +589,7 @@ static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, long long b
 
 /* A file of the set against its manifest entry: present, of the recorded
  * size, every block's checksum equal; collective. */
-static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *mpath, long long block, const CkpFile *f)
+static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *mpath, const CkpFile *f)
 {
   int rank, size, fd, bad = INT_MAX;
   long long mm[2], sz;
@@ -593,10 +609,10 @@ static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *m
   PetscCheck(-mm[0] == mm[1] && mm[1] == f->size, comm, PETSC_ERR_USER_INPUT,
              "checkpoint file '%s' has %lld bytes, its manifest '%s' says %lld: it is truncated or was overwritten", path, mm[1] != f->size ? mm[1] : -mm[0],
              mpath, f->size);
-  PetscCall(PetscMalloc1(block, &buf));
+  PetscCall(PetscMalloc1(f->block, &buf));
   for (int b = rank; b < f->nblocks; b += size) {
-    const long long off = (long long)b * block, n = f->size - off < block ? f->size - off : block;
-    if (pread(fd, buf, (size_t)n, (off_t)off) != (ssize_t)n || AmrCrc32(0, buf, (size_t)n) != f->crc[b]) {
+    uint32_t crc;
+    if (block_crc(fd, f, b, buf, &crc) || crc != f->crc[b]) {
       bad = b;
       break;
     }
@@ -605,7 +621,7 @@ static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *m
   PetscCall(PetscFree(buf));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, comm));
   PetscCheck(bad == INT_MAX, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' is corrupted: bytes %lld to %lld differ from their checksum in '%s'", path,
-             (long long)bad * block, PetscMin(f->size, (long long)(bad + 1) * block) - 1, mpath);
+             (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1, mpath);
   PetscFunctionReturn(0);
 }
 
@@ -737,19 +753,18 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
   p4est_save_ext(path[0], copy, layout_total(&L) > 0, 0);
   p4est_destroy(copy);
   PetscCallMPI(MPI_Barrier(comm));
-  m.block = CKP_BLOCK;
-  PetscCall(checksum_file(comm, path[0], m.block, &m.file[0]));
+  PetscCall(checksum_file(comm, path[0], &m.file[0]));
 
   /* the state record, rank 0's copy */
   PetscCall(state_serialize(st, &sbuf, &slen));
   if (!rank) err = write_synced(path[1], sbuf, slen);
   PetscCall(check_errno(comm, err, "write", path[1]));
   m.file[1].size = (long long)slen;
-  m.file[1].nblocks = (int)((m.file[1].size + m.block - 1) / m.block);
+  set_blocks(&m.file[1]);
   PetscCall(PetscMalloc1(m.file[1].nblocks + 1, &m.file[1].crc));
   for (int b = 0; b < m.file[1].nblocks; b++) {
-    const long long off = (long long)b * m.block;
-    m.file[1].crc[b] = AmrCrc32(0, sbuf + off, (size_t)PetscMin(m.block, m.file[1].size - off));
+    const long long off = (long long)b * m.file[1].block;
+    m.file[1].crc[b] = AmrCrc32(0, sbuf + off, (size_t)PetscMin(m.file[1].block, m.file[1].size - off));
   }
   PetscCall(PetscFree(sbuf));
 
@@ -761,9 +776,9 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
     o = (size_t)snprintf(text, cap, "%s %d\ndimension %d\nsequence %lld\ncells %lld\nquadrant_data %zu\nfields %d", CKP_MAGIC, AMR_CHECKPOINT_VERSION,
                          P4EST_DIM, m.seq, (long long)p4est->global_num_quadrants, L.qsize, nfields);
     for (int f = 0; f < nfields; f++) o += (size_t)snprintf(text + o, cap - o, " %zu", L.fsize[f]);
-    o += (size_t)snprintf(text + o, cap - o, "\nblock %lld\n", m.block);
+    o += (size_t)snprintf(text + o, cap - o, "\n");
     for (int k = 0; k < 2; k++) {
-      o += (size_t)snprintf(text + o, cap - o, "file %s %lld %d", file_kinds[k], m.file[k].size, m.file[k].nblocks);
+      o += (size_t)snprintf(text + o, cap - o, "file %s %lld %lld %d", file_kinds[k], m.file[k].size, m.file[k].block, m.file[k].nblocks);
       for (int b = 0; b < m.file[k].nblocks; b++) o += (size_t)snprintf(text + o, cap - o, " %08x", (unsigned)m.file[k].crc[b]);
       o += (size_t)snprintf(text + o, cap - o, "\n");
     }
@@ -876,7 +891,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
   for (int k = 0; k < 2; k++) {
     PetscErrorCode ierr;
     PetscCall(ckp_path(prefix, m.seq, file_kinds[k], path[k]));
-    ierr = verify_file(comm, path[k], mpath, m.block, &m.file[k]);
+    ierr = verify_file(comm, path[k], mpath, &m.file[k]);
     if (ierr) PetscCall(manifest_free(&m));
     PetscCall(ierr);
   }

@@ -4,9 +4,11 @@
  *
  * A set with prefix P consists of three files in P's directory:
  *   P.manifest   text, written last: format version, dimension, sequence
- *                number, cell count, the per-cell layout, and for every
- *                data file its name, size and one CRC-32 per 4 MiB block;
- *                its own last line is the CRC-32 of the lines before it;
+ *                number, cell count, the per-cell layout, and for the two
+ *                data files their size and one CRC-32 per block (64 KiB,
+ *                doubled until a file has at most 1024 blocks, so that the
+ *                ranks share the checksumming); its last line is the
+ *                CRC-32 of the lines before it;
  *   P.S.forest   p4est_save_ext() of the forest (saved as if on one rank,
  *                so any rank count can load it), every cell's quadrant
  *                data followed by its entries of the outside arrays;

@@ -308,9 +308,9 @@ static int damage(const char *prefix, const char *kind)
     flip_byte(manifest, (long)strlen("amrdlb-checkpoint "), '1' ^ '2'); /* version 1 -> 2 */
     return 0;
   }
-  /* problem, degree, layout: an intact set read by a caller that expects
-   * something else */
-  return !(!strcmp(kind, "problem") || !strcmp(kind, "degree") || !strcmp(kind, "layout"));
+  /* problem, degree, layout, mesh: an intact set read by a caller that
+   * expects something else */
+  return !(!strcmp(kind, "problem") || !strcmp(kind, "degree") || !strcmp(kind, "layout") || !strcmp(kind, "mesh"));
 }
 
 static PetscErrorCode run(MPI_Comm comm)
@@ -338,6 +338,7 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-damage", dmg, sizeof dmg, &do_damage));
   PetscCheck(prefix[0], comm, PETSC_ERR_USER_INPUT, "option -prefix: give the checkpoint's path prefix");
   max_level = (int)level;
+  CHECK(AmrCrc32(0, "123456789", 9) == 0xCBF43926u); /* the standard check value */
   PetscCall(amr_mesh_create(comm, mesh_spec, &mesh));
 
   if (do_write) PetscCall(write_set(comm, mesh.conn, prefix, cycle, PETSC_TRUE));
@@ -397,6 +398,10 @@ static PetscErrorCode run(MPI_Comm comm)
       AmrField fields[2] = {{(void **)&a, sizeof(double)}, {(void **)&b, 3 * sizeof(int32_t)}};
       PetscCall(AmrCheckpointRead(comm, p, mesh.conn, sizeof(cell_t), 2, fields, &p4est, NULL, &st));
       PetscCall(AmrCkpStateCheckInt(st, "degree", 3));
+    } else if (!strcmp(dmg, "mesh")) {
+      amr_mesh_t other;
+      PetscCall(amr_mesh_create(comm, P4EST_DIM == 2 ? "builtin:brick:1x2" : "builtin:brick:1x2x1", &other));
+      PetscCall(read_set(comm, other.conn, p, 1, 3 * sizeof(int32_t)));
     } else {
       PetscCall(read_set(comm, mesh.conn, p, 1, !strcmp(dmg, "layout") ? 4 * sizeof(int32_t) : 3 * sizeof(int32_t)));
     }
