@@ -770,7 +770,7 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
 
   /* the manifest, last */
   if (!rank) {
-    size_t cap = 512, o;
+    size_t cap = 512 + 24 * (size_t)nfields, o;
     for (int k = 0; k < 2; k++) cap += 9 * (size_t)m.file[k].nblocks + 64;
     PetscCall(PetscMalloc1(cap, &text));
     o = (size_t)snprintf(text, cap, "%s %d\ndimension %d\nsequence %lld\ncells %lld\nquadrant_data %zu\nfields %d", CKP_MAGIC, AMR_CHECKPOINT_VERSION,
