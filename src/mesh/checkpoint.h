@@ -90,9 +90,12 @@ PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t exp
  * and including P.manifest.new, without making it current; collective on
  * p4est->mpicomm.  The forest is saved with its quadrant data and the
  * nfields outside arrays (fields[f].size bytes per local cell in curve
- * order), the state record from rank 0.  A file that cannot be written is
- * a collective user error naming it.  Call AmrCheckpointCommit() next;
- * AmrCheckpointWrite() does both.
+ * order), the state record from rank 0.  A file that cannot be created is
+ * a collective user error naming it; p4est_save_ext aborts the job on a
+ * write error after that (a full disk), which leaves the current set
+ * intact like any other kill.  Memory: a copy of the local quadrants with
+ * all their cell data while the forest is saved.  Call
+ * AmrCheckpointCommit() next; AmrCheckpointWrite() does both.
  */
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
