@@ -11,6 +11,8 @@
  *                     writing), read the first back, then write a third
  *   -kill             write cycle 1, stage cycle 2, truncate its forest
  *                     file and SIGKILL every rank (checkpoint_kill.cmake)
+ *   -loop             write cycles 1, 2, ... until killed; then -read
+ *                     -cycle -1 takes whatever cycle the set holds
  *   -damage KIND      write, spoil the set, read: must end in one error line
  *                     (the prefix gets -npN, so the 1- and 2-rank runs of a
  *                     case do not share files)
@@ -220,7 +222,8 @@ static PetscErrorCode read_set(MPI_Comm comm, p4est_connectivity_t *conn, const 
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_LONG_LONG, MPI_MAX, comm));
   CHECK(n[1] + n[0] <= 1);
   PetscCall(AmrCkpStateGetInt(st, "cycle", &c));
-  CHECK(c == cycle);
+  CHECK(cycle < 0 ? c >= 1 : c == cycle);
+  if (cycle < 0) cycle = c;
   PetscCall(AmrCkpStateGetReal(st, "sim_time", &t));
   CHECK(t == sim_time * (double)cycle);
   PetscCall(AmrCkpStateGetString(st, "options", &s));
@@ -316,7 +319,7 @@ static int damage(const char *prefix, const char *kind)
 static PetscErrorCode run(MPI_Comm comm)
 {
   char prefix[PETSC_MAX_PATH_LEN] = "", mesh_spec[64] = "builtin:brick:2x1", dmg[32] = "", path[PETSC_MAX_PATH_LEN];
-  PetscBool do_write, do_read, do_seq, do_kill, do_damage;
+  PetscBool do_write, do_read, do_seq, do_kill, do_loop, do_damage;
   PetscInt cycle = 7, level = P4EST_DIM == 2 ? 7 : 5;
   amr_mesh_t mesh;
   int rank, size;
@@ -335,6 +338,7 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(PetscOptionsHasName(NULL, NULL, "-read", &do_read));
   PetscCall(PetscOptionsHasName(NULL, NULL, "-sequence", &do_seq));
   PetscCall(PetscOptionsHasName(NULL, NULL, "-kill", &do_kill));
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-loop", &do_loop));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-damage", dmg, sizeof dmg, &do_damage));
   PetscCheck(prefix[0], comm, PETSC_ERR_USER_INPUT, "option -prefix: give the checkpoint's path prefix");
   max_level = (int)level;
@@ -350,6 +354,7 @@ static PetscErrorCode run(MPI_Comm comm)
       printf("%s: %s %lld bytes\n", PROGRAM, path, file_size(path));
     }
   }
+  for (int64_t k = 1; do_loop; k++) PetscCall(write_set(comm, mesh.conn, prefix, k, PETSC_TRUE));
   if (do_seq || do_kill) {
     char staged[PETSC_MAX_PATH_LEN];
     int s0 = 0;
