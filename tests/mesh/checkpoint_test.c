@@ -437,6 +437,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "%s: [rank %d] %d checks failed\n", PROGRAM, rank, failures);
     status = 1;
   }
+  /* aborts on p4est memory a successful run left behind */
+  if (!status) sc_finalize();
   PetscPopErrorHandler();
   PetscFinalize();
   return status;
