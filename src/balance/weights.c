@@ -1,7 +1,10 @@
 #include "lbweights.h"
 #include "lbcall.h"
+#include "lbstate.h"
+#include "pack.h"
 
 #include <lapacke.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,4 +526,74 @@ void lb_weights_flags_string(unsigned flags, char *buf, size_t len)
     if (n < 0 || (size_t)n >= len - used) return;
     used += (size_t)n;
   }
+}
+
+/* ---------------------------------------------------- checkpoint blobs */
+
+#define HISTORY_TAG "LBWH"
+#define HISTORY_WHAT "weights history"
+
+lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *len)
+{
+  const int k = h->ntypes + 1;
+  lb_packer p;
+  lb_pack_begin(&p, HISTORY_TAG);
+  lb_pack_i64(&p, h->ntypes);
+  lb_pack_i64(&p, h->nranks);
+  lb_pack_i64(&p, h->nwin);
+  lb_pack_f64(&p, h->forget);
+  /* oldest window first, so that a history of another length can take the
+   * newest ones */
+  for (int w = 0; w < h->nwin; w++) {
+    const double *win = h->data + (size_t)((h->head - h->nwin + w + h->history) % h->history) * h->nranks * k;
+    for (size_t i = 0; i < (size_t)h->nranks * k; i++) lb_pack_f64(&p, win[i]);
+  }
+  return lb_pack_end(&p, buf, len);
+}
+
+lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t len, int nranks, int *kept)
+{
+  lb_unpacker u;
+  int64_t ntypes, nr, nwin;
+  size_t per;
+  double *rows;
+  lb_err err;
+
+  *kept = 0;
+  LB_CALL(lb_unpack_begin(&u, buf, len, HISTORY_TAG, HISTORY_WHAT));
+  ntypes = lb_unpack_i64(&u);
+  nr = lb_unpack_i64(&u);
+  nwin = lb_unpack_i64(&u);
+  (void)lb_unpack_f64(&u); /* the forgetting factor: the restarted run's own */
+  if (u.failed || ntypes < 1 || ntypes > INT_MAX - 1 || nr < 0 || nr > INT_MAX || nwin < 0 || (nwin > 0 && nr == 0))
+    return lb_error(LB_ERR_FILE, "state: packed %s is malformed", HISTORY_WHAT);
+  per = (size_t)nr * (size_t)(ntypes + 1);
+  /* the windows must be exactly what is left of the blob */
+  if (per ? (size_t)nwin != (u.len - u.pos) / 8 / per || (u.len - u.pos) % (8 * per) : u.len != u.pos)
+    return lb_error(LB_ERR_FILE, "state: packed %s is truncated or has extra bytes", HISTORY_WHAT);
+  if (ntypes != h->ntypes)
+    return lb_error(LB_ERR_ARG, "state: the packed %s has %lld load types, this run's has %d", HISTORY_WHAT, (long long)ntypes, h->ntypes);
+  if (nr != nranks || nwin == 0) return LB_OK;
+  rows = malloc(per * sizeof *rows);
+  if (!rows) return lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
+  /* history_push takes rows in the fit's layout: widen each (counts | r) */
+  {
+    const int w = ROW_COUNTS + h->ntypes, k = h->ntypes + 1;
+    double *fit = calloc((size_t)nr * w, sizeof *fit);
+    err = fit ? LB_OK : lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
+    for (int64_t win = 0; win < nwin && !err; win++) {
+      for (size_t i = 0; i < per; i++) rows[i] = lb_unpack_f64(&u);
+      if (win < nwin - h->history) continue;
+      for (int64_t i = 0; i < nr; i++) {
+        for (int t = 0; t < h->ntypes; t++) fit[i * w + ROW_COUNTS + t] = rows[i * k + t];
+        fit[i * w + ROW_R] = rows[i * k + h->ntypes];
+      }
+      err = history_push(h, (int)nr, h->ntypes, fit);
+      if (!err) (*kept)++;
+    }
+    free(fit);
+  }
+  free(rows);
+  if (!err) err = lb_unpack_end(&u, HISTORY_WHAT);
+  return err;
 }
