@@ -51,8 +51,6 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
   const AmrProblemOps *ops = NULL;
   AmrCycle cyc;
   PetscBool help;
-  PetscMPIInt rank;
-  int fail = 0;
 
   PetscFunctionBeginUser;
   *out = NULL;
@@ -92,13 +90,6 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
   }
   *out = cyc;
   if (help) PetscFunctionReturn(0);
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (cyc->adapt.report[0] && rank == 0) {
-    cyc->report = fopen(cyc->adapt.report, "w");
-    fail = cyc->report ? 0 : errno;
-  }
-  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
-  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", cyc->adapt.report, strerror(fail));
   {
     /* registered once per process: a test may make several cycles */
     static PetscLogStage stage[NPHASES];
@@ -113,7 +104,8 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
 
 AmrProblem AmrCycleGetProblem(AmrCycle cyc) { return cyc->problem; }
 
-void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[])
+/* The problem's outside fields as the repartition takes them. */
+static void cycle_fields(AmrCycle cyc, int *n, AmrField fields[])
 {
   const AmrProblem p = cyc->problem;
   *n = 0;
@@ -170,12 +162,22 @@ PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
 {
   const AmrProblem p = cyc->problem;
   AmrField fields[AMR_PROBLEM_MAX_FIELDS];
-  int nf;
+  PetscMPIInt rank;
+  int nf, fail = 0;
 
   PetscFunctionBeginUser;
+  /* opened only now that every option was accepted: a typo does not
+   * truncate the report of an earlier run */
+  PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
+  if (cyc->adapt.report[0] && rank == 0) {
+    cyc->report = fopen(cyc->adapt.report, "w");
+    fail = cyc->report ? 0 : errno;
+  }
+  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
+  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", cyc->adapt.report, strerror(fail));
   cyc->p4est = p4est;
   PetscCall(p->ops->setup(p, p4est));
-  AmrCycleFields(cyc, &nf, fields);
+  cycle_fields(cyc, &nf, fields);
   /* refine towards the initial data, split by cell count with families
    * together, then give the fine cells the data */
   for (int l = cyc->adapt.mark.min_level; p->ops->initial && !cyc->fixed && l < cyc->adapt.mark.max_level; l++) {
@@ -197,7 +199,7 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
 
   PetscFunctionBeginUser;
   PetscCall(cell_arrays(cyc));
-  AmrCycleFields(cyc, &nf, fields);
+  cycle_fields(cyc, &nf, fields);
   PetscCall(AmrLbBalance(cyc->lb, cyc->p4est, cyc->types, cycle, allow, nf, fields, lr));
   PetscFunctionReturn(0);
 }

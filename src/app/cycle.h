@@ -27,8 +27,8 @@ typedef struct _p_AmrCycle *AmrCycle;
  *  vtk (the -vtk prefix, empty: none) come from the driver. */
 PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, AmrCycle *cyc);
 
-/** Attach the problem to the uniform forest p4est (no user data): its
- *  fields and initial data, refinement towards the initial data when the
+/** Open the report, attach the problem to the uniform forest p4est (no
+ *  user data): its fields and initial data, refinement towards the initial data when the
  *  problem has it, and the -lb_initial split. */
 PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est);
 
@@ -47,10 +47,6 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
 
 /** The problem the cycle runs. */
 AmrProblem AmrCycleGetProblem(AmrCycle cyc);
-
-/** The problem's outside fields as the repartition takes them; *n of them
- *  (at most AMR_PROBLEM_MAX_FIELDS) into fields. */
-void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
 
 /** Free everything but the forest. */
 PetscErrorCode AmrCycleDestroy(AmrCycle *cyc);
