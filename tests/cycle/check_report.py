@@ -12,6 +12,11 @@ check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     local work (mean of cycles CYCLE to CYCLE+2) to at most half of the
     first cycle's, while count weights leave it above that and above the
     timing run's.
+check_report.py schema REPORT [REPORT ...]
+    one schema for every problem: every record of every report begins with
+    the same common fields in the same order, then the balancer's fields,
+    then the problem's own; sim_time and step are null exactly for the
+    problems without time.
 Exit status 0 when the check holds.
 """
 import json
@@ -88,9 +93,37 @@ def check_timing(timing, count, k):
     return bad
 
 
+COMMON = ("program dim problem degree ranks cycle sim_time step cells dofs "
+          "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
+TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront"}
+
+
+def check_schema(paths):
+    bad = []
+    problems = set()
+    for path in paths:
+        for i, r in enumerate(load(path)):
+            keys = list(r)
+            if keys[:len(COMMON)] != COMMON:
+                bad.append("%s record %d begins with %s" % (path, i, keys[:len(COMMON)]))
+                continue
+            lb_end = keys.index("rank_load_predicted")
+            own = keys[lb_end + 1:]
+            if not own or any(k in COMMON for k in own):
+                bad.append("%s record %d: the problem's own fields %s" % (path, i, own))
+            timeless = r["problem"] in TIMELESS
+            if (r["sim_time"] is None) != timeless or (r["step"] is None) != timeless:
+                bad.append("%s record %d: sim_time %s, step %s for %s" % (path, i, r["sim_time"], r["step"], r["problem"]))
+            problems.add(r["problem"])
+    print("schema of %d reports, problems %s" % (len(paths), " ".join(sorted(problems))))
+    return bad
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
+    elif len(argv) >= 3 and argv[1] == "schema":
+        bad = check_schema(argv[2:])
     elif len(argv) >= 4 and argv[1] == "timing":
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     else:
