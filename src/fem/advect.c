@@ -730,10 +730,10 @@ static double residual(Advect adv, double t)
     tensor_point(adv->nqv, p, xi, &w);
     basis(nb, xi, phiv[p]);
   }
-  const int zone = adv->restricted;
+  const int restricted = adv->restricted;
   if (nb > 1)
     for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-      for (int p = 0; p < npv && (!zone || adv->active[K]); p++) {
+      for (int p = 0; p < npv && (!restricted || adv->active[K]); p++) {
         double uq = eval(nb, u + (size_t)K * nb, phiv[p]);
         const double *g = adv->gvol + ((size_t)K * npv + p) * DIM;
         for (int k = 0; k < DIM; k++) r[(size_t)K * nb + 1 + k] += uq * g[k];
@@ -742,7 +742,7 @@ static double residual(Advect adv, double t)
     const Face *f = &adv->faces[e];
     const double *ua = u + (size_t)f->a * nb, *ub = u + (size_t)f->b * nb;
     for (int p = 0; p < nqf; p++) {
-      if (zone && !adv->active[f->bn[p] > 0 ? f->a : f->b]) continue;
+      if (restricted && !adv->active[f->bn[p] > 0 ? f->a : f->b]) continue;
       double flux = f->bn[p] * (f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : eval(nb, ub, f->phib[p]));
       if (f->a_local)
         for (int i = 0; i < nb; i++) r[(size_t)f->a * nb + i] -= flux * f->phia[p][i];
@@ -753,7 +753,7 @@ static double residual(Advect adv, double t)
   for (size_t e = 0; e < adv->nbfaces; e++) {
     const BFace *f = &adv->bfaces[e];
     const double *ua = u + (size_t)f->a * nb;
-    for (int p = 0; p < nqf && (!zone || adv->active[f->a]); p++) {
+    for (int p = 0; p < nqf && (!restricted || adv->active[f->a]); p++) {
       double uu = f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : adv->prob->exact(adv->ctx, f->x[p], t);
       double flux = f->bn[p] * uu;
       outflow += flux;
@@ -1049,8 +1049,9 @@ PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, 
   p4est->user_pointer = adv;
   p4est_refine_ext(p4est, 0, max_level, refine_cb, NULL, replace_cells);
   p4est_coarsen_ext(p4est, 0, 0, coarsen_cb, NULL, replace_cells);
-  /* corner balance, which the continuous Poisson solver of darcy-transport
-   * needs; the DG scheme itself would do with faces */
+  /* corner balance, which a continuous solver on the same forest (a
+   * pressure for the velocity) needs; the DG scheme itself would do with
+   * faces */
   p4est_balance_ext(p4est, P4EST_CONNECT_FULL, NULL, replace_cells);
   p4est->user_pointer = saved;
   PetscCall(PetscLogEventEnd(ev_adapt, 0, 0, 0, 0));

@@ -149,8 +149,8 @@ PetscErrorCode AdvectIndicator(Advect adv);
  * Refines the local cells marked +1 (below max_level), coarsens families
  * all marked -1 (above min_level), restores 2:1 balance across faces and
  * corners, each with conservative projection.  Families split between
- * ranks are not coarsened; repartition with p4est_partition_ext(p4est, 1,
- * ...) to keep them together.
+ * ranks are not coarsened: repartition keeping families together (the
+ * app's repartition does).
  */
 PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, int max_level);
 
