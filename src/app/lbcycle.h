@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <petscsys.h>
 #include "balance.h"
+#include "bench/json.h"
 #include "mesh/migrate.h"
 
 /** Most load types a problem may have. */
@@ -88,13 +89,15 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb);
  *  window must belong to one set of counts. */
 PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
-/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with
- *  more ranks than cores, the time a rank really computed. */
-double AmrLbThreadTime(void);
-
 /** Record one step of this rank's own local work: thread CPU seconds (what
  *  the weights and the imbalance use) and wall seconds (reported). */
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall);
+
+/** Repartition by equal cell counts, families kept on one rank so they can
+ *  be coarsened, carrying the quadrant data and the nfields outside arrays:
+ *  the app's repartition when nothing has been measured (refinement
+ *  towards initial data, tests).  Collective. */
+PetscErrorCode AmrLbPartitionEven(p4est_t *p4est, int nfields, const AmrField *fields);
 
 /** Split the forest initially by -lb_initial (even cell counts, or skew),
  *  carrying the quadrant data and the nfields outside arrays. */
@@ -114,8 +117,8 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
 
-/** Append the record's fields to an open JSON object (",\"key\":value..."). */
-void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r);
+/** Write the record's fields into a report line. */
+void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 
 /** Print the human line of a cycle (sim_time < 0: a problem without time). */
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,

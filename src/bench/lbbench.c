@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "app/unknown_options.h"
 #include "json.h"
 #include "lbchain.h"
 #include "repeat.h"
@@ -433,6 +434,31 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   return 0;
 }
 
+/* Every option again, with -help on (app/unknown_options.h). */
+static PetscErrorCode reread_options(void *ctx)
+{
+  bench_opts o;
+  const lb_method *m;
+  lb_err err;
+  PetscBool help_only;
+  (void)ctx;
+  memset(&o, 0, sizeof o);
+  return read_options(&o, &m, &err, &help_only);
+}
+
+/* An option nothing read is an error naming it and the nearest known one. */
+static lb_err check_options(void)
+{
+  PetscErrorCode ierr;
+  char *why = NULL;
+  PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL);
+  PetscPopErrorHandler();
+  if (!ierr) return LB_OK;
+  PetscErrorMessage(ierr, NULL, &why);
+  return lb_error(LB_ERR_ARG, "%s", why && why[0] ? why : "unknown option");
+}
+
 static lb_err bench(int me)
 {
   bench_opts o;
@@ -444,6 +470,7 @@ static lb_err bench(int me)
   if (read_options(&o, &m, &err, &help_only) != 0) return lb_error(LB_ERR_ARG, "cannot read the options");
   if (help_only) return LB_OK;
   if (err) return err;
+  if ((err = check_options())) return err;
   if (!o.graph[0]) return lb_error(LB_ERR_ARG, "-graph is required (e.g. -graph line:16)");
   if (!o.scenario[0]) return lb_error(LB_ERR_ARG, "-scenario is required (e.g. -scenario point:0:16)");
   if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");

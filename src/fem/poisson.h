@@ -23,7 +23,7 @@ typedef struct fem_poisson *FemPoisson;
 /** Create a solver for problem prob with elements of the given degree (1 or
  *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its
  *  options from the database with prefix `prefix` (may be NULL). */
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
                                 const char *prefix, FemPoisson *fp);
 
 /** Free everything, including the lnodes and ghost layer built by setup. */
@@ -60,6 +60,11 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
  *  interior faces (hanging ones included) and the residual of the flux on
  *  Neumann faces; returns the global sqrt(sum eta_K^2) in total. */
 PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
+
+/** This rank's own work since FemPoissonCreate, thread CPU and wall
+ *  seconds: the element loop of the assembly and the face loop of the
+ *  Kelly estimate, without the exchanges that wait on other ranks. */
+void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 
 /** Evaluate an element's coefficient vector at reference point eta. */
 double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3]);

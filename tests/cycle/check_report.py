@@ -19,6 +19,11 @@ check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
     (default 1/3) of sfc's, and sfc-shift's falls: the mean of its last
     third of cycles is at most half the mean of cycles 1-3 (the cycle on
     the sfc split and the first two shifted ones).
+check_report.py schema REPORT [REPORT ...]
+    one schema for every problem: every record of every report begins with
+    the same common fields in the same order, then the balancer's fields,
+    then the problem's own; sim_time and step are null exactly for the
+    problems without time.
 Exit status 0 when the check holds.
 """
 import json
@@ -95,6 +100,11 @@ def check_timing(timing, count, k):
     return bad
 
 
+COMMON = ("program dim problem degree ranks cycle sim_time step cells dofs "
+          "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
+TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront"}
+
+
 def check_shift(sfc, shift, floor, fraction):
     bad = []
     for recs, name in ((sfc, "sfc"), (shift, "sfc-shift")):
@@ -124,9 +134,32 @@ def check_shift(sfc, shift, floor, fraction):
     return bad
 
 
+def check_schema(paths):
+    bad = []
+    problems = set()
+    for path in paths:
+        for i, r in enumerate(load(path)):
+            keys = list(r)
+            if keys[:len(COMMON)] != COMMON:
+                bad.append("%s record %d begins with %s" % (path, i, keys[:len(COMMON)]))
+                continue
+            lb_end = keys.index("rank_load_predicted")
+            own = keys[lb_end + 1:]
+            if not own or any(k in COMMON for k in own):
+                bad.append("%s record %d: the problem's own fields %s" % (path, i, own))
+            timeless = r["problem"] in TIMELESS
+            if (r["sim_time"] is None) != timeless or (r["step"] is None) != timeless:
+                bad.append("%s record %d: sim_time %s, step %s for %s" % (path, i, r["sim_time"], r["step"], r["problem"]))
+            problems.add(r["problem"])
+    print("schema of %d reports, problems %s" % (len(paths), " ".join(sorted(problems))))
+    return bad
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
+    elif len(argv) >= 3 and argv[1] == "schema":
+        bad = check_schema(argv[2:])
     elif len(argv) >= 4 and argv[1] == "timing":
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     elif len(argv) >= 4 and argv[1] == "shift":

@@ -35,7 +35,7 @@
 #define DIM P4EST_DIM
 
 static void
-velocity (void *ctx, const advect_point_t *pt, double b[3])
+velocity (void *ctx, const AdvectPoint *pt, double b[3])
 {
   (void) ctx;
   (void) pt;
@@ -53,7 +53,7 @@ inflow (void *ctx, const double x[3], double t)
   return t > 0 ? 1 : 0;
 }
 
-static const advect_problem_t injection = {
+static const AdvectProblem injection = {
   .name = "injection", .velocity = velocity, .exact = inflow, .has_exact = 0, .t_final = 0.3
 };
 
@@ -63,7 +63,7 @@ typedef struct
   PetscInt level;
   PetscReal t_final, tol, min_contrast;
   PetscBool compare_serial;
-  advect_options_t adv;
+  AdvectOptions adv;
   ReactionParams react;
 } config_t;
 
@@ -77,11 +77,11 @@ typedef struct
   int nsteps;
   long long cells;
   p4est_t *p4est;
-  advect_t *adv;
+  Advect adv;
   int nb;
   double *spec[REACTION_NS]; /* B and C per cell; A's entry points into the cells */
   double *work;              /* ROS2 steps per cell over the run */
-  advect_cell_t **cell;
+  AdvectCell **cell;
 } run_t;
 
 /** Integrals of the basis functions 1, xi_k over every local cell, nb per
@@ -142,7 +142,7 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
   PetscFunctionBeginUser;
   memset (r, 0, sizeof (*r));
   r->p4est = p4est_new_ext (comm, conn, 0, (int) c->level, 1, 0, NULL, NULL);
-  PetscCall (advect_create (r->p4est, &injection, NULL, &c->adv, &r->adv));
+  PetscCall (AdvectCreate (r->p4est, &injection, NULL, &c->adv, &r->adv));
   r->nb = c->adv.degree ? ADVECT_NB : 1;
   const p4est_locidx_t n = r->p4est->local_num_quadrants;
   const size_t len = (size_t) n * r->nb + 1;
@@ -160,11 +160,11 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
     r->spec[1][(size_t) K * r->nb] = c->react.b0;
   basis_integrals (r->p4est, r->nb, m0);
   PetscCall (integrals (r, m0, r->mass0));
-  while (advect_time (r->adv) < c->t_final) {
-    const double t0 = advect_time (r->adv);
+  while (AdvectTime (r->adv) < c->t_final) {
+    const double t0 = AdvectTime (r->adv);
     int taken;
-    PetscCall (advect_advance (r->adv, c->t_final, 1, &taken));
-    const double dt = advect_time (r->adv) - t0;
+    PetscCall (AdvectAdvance (r->adv, c->t_final, 1, &taken));
+    const double dt = AdvectTime (r->adv) - t0;
     r->nsteps += taken;
     double clock = ReactionClock ();
     for (p4est_locidx_t K = 0; K < n; K++) {
@@ -180,9 +180,9 @@ run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
     }
   }
   PetscCall (integrals (r, m0, r->mass));
-  PetscCall (advect_mass (r->adv, &r->mass[0], &r->inflow));
+  PetscCall (AdvectMass (r->adv, &r->mass[0], &r->inflow));
   double wall, cpu;
-  advect_work_time (r->adv, &cpu, &wall);
+  AdvectWorkTime (r->adv, &cpu, &wall);
   PetscCallMPI (MPI_Allreduce (&cpu, &r->transport_cpu, 1, MPI_DOUBLE, MPI_SUM, comm));
   double loc[3 * REACTION_NTYPES], glob[3 * REACTION_NTYPES];
   for (int s = 0; s < REACTION_NTYPES; s++) {
@@ -205,7 +205,7 @@ static PetscErrorCode
 finish (run_t *r)
 {
   PetscFunctionBeginUser;
-  PetscCall (advect_destroy (&r->adv));
+  PetscCall (AdvectDestroy (&r->adv));
   p4est_destroy (r->p4est);
   PetscCall (PetscFree (r->spec[1]));
   PetscCall (PetscFree (r->spec[2]));
@@ -313,7 +313,7 @@ read_config (config_t *c, char *msg, size_t len)
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-tol", &c->tol, NULL));
   PetscCall (PetscOptionsGetReal (NULL, NULL, "-min_contrast", &c->min_contrast, NULL));
   PetscCall (PetscOptionsGetBool (NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
-  if (advect_options_get (PETSC_COMM_WORLD, &c->adv, msg, len))
+  if (AdvectOptionsGet (PETSC_COMM_WORLD, &c->adv, msg, len))
     PetscFunctionReturn (0);
   if (ReactionOptionsGet (PETSC_COMM_WORLD, &c->react, msg, len))
     PetscFunctionReturn (0);
@@ -349,7 +349,7 @@ main (int argc, char **argv)
   PetscCall (PetscPrintf (PETSC_COMM_WORLD,
                           "cells %lld steps %d t %.4f: A %.12e B %.12e C %.12e inflow of A %.12e\n"
                           "relative change of B + C %.3e, of A + C - inflow %.3e\n",
-                          r.cells, r.nsteps, advect_time (r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow,
+                          r.cells, r.nsteps, AdvectTime (r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow,
                           err_bc, err_ac));
   fail = !(err_bc <= c.tol && err_ac <= c.tol);
   double mean[REACTION_NTYPES];
