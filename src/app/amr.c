@@ -90,9 +90,17 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
   if (poisson.problem) PetscCall(AmrPoissonCheckMesh(comm, mesh.conn, mesh.geom ? PETSC_FALSE : PETSC_TRUE, mesh.name));
+  PetscCall(amr_mesh_boundary_types(comm, &mesh, poisson.bc_dirichlet, poisson.bc_neumann, &poisson.tree_bc));
+  PetscCall(amr_mesh_view_parts(comm, &mesh, AMR_PROGRAM));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !poisson.problem && !adv.prob) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !poisson.problem && !adv.prob) {
+    const char *name = "boundary_part";
+    sc_array_t *part = sc_array_new(sizeof(double));
+    amr_mesh_boundary_field(&mesh, p4est, part);
+    PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, mesh.nparts ? 1 : 0, &name, &part));
+    sc_array_destroy(part);
+  }
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;
@@ -103,6 +111,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   if (poisson.problem) PetscCall(AmrPoissonRun(comm, p4est, &poisson));
   if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, &adv));
   p4est_destroy(p4est);
+  PetscCall(PetscFree(poisson.tree_bc));
   PetscCall(amr_mesh_destroy(&mesh));
   PetscFunctionReturn(0);
 }

@@ -36,6 +36,8 @@ PetscErrorCode AmrPoissonOptionsRead(MPI_Comm comm, PetscInt min_level, const ch
   AMR_OPTION("-problem", PetscOptionsString("-problem", list, NULL, pname, pname, sizeof(pname), NULL));
   AMR_OPTION("-degree", PetscOptionsInt("-degree", "Polynomial degree of the elements: 1 or 2", NULL, o->degree, &o->degree, NULL));
   AMR_OPTION("-amr_cycles", PetscOptionsInt("-amr_cycles", "Number of solve-estimate-adapt cycles", NULL, o->cycles, &o->cycles, NULL));
+  AMR_OPTION("-bc_dirichlet", PetscOptionsString("-bc_dirichlet", "Boundary parts (sets of the -mesh file, comma-separated) with Dirichlet data; default: the problem's own", NULL, o->bc_dirichlet, o->bc_dirichlet, sizeof(o->bc_dirichlet), NULL));
+  AMR_OPTION("-bc_neumann", PetscOptionsString("-bc_neumann", "Boundary parts (sets of the -mesh file, comma-separated) with Neumann data; default: the problem's own", NULL, o->bc_neumann, o->bc_neumann, sizeof(o->bc_neumann), NULL));
   PetscOptionsEnd();
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   if (help) {
@@ -132,6 +134,7 @@ PetscErrorCode AmrPoissonRun(MPI_Comm comm, p4est_t *p4est, const AmrPoissonOpti
     PetscCall(PetscLogStageRegister(sname, &stage[ph]));
   }
   PetscCall(FemPoissonCreate(comm, o->problem, (int)o->degree, NULL, &fp));
+  PetscCall(FemPoissonSetBoundaryTypes(fp, o->tree_bc));
   const int vn = FemPoissonVNodes(fp);
   /* Keep families on one rank from the start, so coarsening, and with it
    * the mesh sequence, does not depend on the number of ranks. */

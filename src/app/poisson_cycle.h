@@ -24,11 +24,13 @@ typedef struct {
   AmrAdaptOptions adapt;           /**< -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
   char vtk[PETSC_MAX_PATH_LEN];    /**< empty: no VTK */
   AmrLbOptions lb;                 /**< -lb_*: weighing and balancing (one load type) */
+  char bc_dirichlet[PETSC_MAX_PATH_LEN], bc_neumann[PETSC_MAX_PATH_LEN]; /**< -bc_*: set names of the mesh file */
+  signed char *tree_bc;            /**< per tree face from the -bc_* options (amr_mesh_boundary_types), NULL: the problem's */
 } AmrPoissonOptions;
 
 /** Read -problem, -degree, -amr_strategy, -amr_refine_fraction,
  *  -amr_coarsen_fraction, -amr_doerfler_theta, -amr_max_level,
- *  -amr_cycles, -report, -vtk_interval and the -lb_* options; min_level (the initial uniform
+ *  -amr_cycles, -report, -vtk_interval, -bc_dirichlet, -bc_neumann and the -lb_* options; min_level (the initial uniform
  *  level, never coarsened) and the -vtk prefix come from the driver.
  *  Invalid values are collective PETSC_ERR_USER_INPUT errors naming the
  *  option. */
