@@ -96,7 +96,7 @@ typedef struct {
   int ninstance;
   double shift[3];
   /* after the parse */
-  long *elem_by_id; /* element indices sorted by id */
+  long (*elem_by_id)[2]; /* (id, element index), sorted by id */
   long *vert;       /* node index -> vertex index, -1 if no cell uses it */
   long *vnode;      /* vertex -> node index */
   long *cellelem;   /* cell -> element index */
@@ -583,10 +583,9 @@ static int cmp_node(const void *a, const void *b)
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static const inp_elem_t *sort_elems;
 static int cmp_elem(const void *a, const void *b)
 {
-  long x = sort_elems[*(const long *)a].id, y = sort_elems[*(const long *)b].id;
+  long x = *(const long *)a, y = *(const long *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -609,7 +608,7 @@ static long elem_lower(const inp_reader *r, long id)
   long lo = 0, hi = r->nelem;
   while (lo < hi) {
     long mid = lo + (hi - lo) / 2;
-    if (r->elem[r->elem_by_id[mid]].id < id) lo = mid + 1;
+    if (r->elem_by_id[mid][0] < id) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -629,12 +628,14 @@ static int inp_ids(inp_reader *r)
       r->line = r->node[i].line > r->node[i - 1].line ? r->node[i].line : r->node[i - 1].line;
       return inp_fail(r, "node %ld is defined twice (lines %ld and %ld)", r->node[i].id, r->node[i - 1].line < r->node[i].line ? r->node[i - 1].line : r->node[i].line, r->line);
     }
-  if (!(r->elem_by_id = malloc((size_t)(r->nelem + 1) * sizeof(long)))) return inp_fail(r, "out of memory");
-  for (long i = 0; i < r->nelem; i++) r->elem_by_id[i] = i;
-  sort_elems = r->elem;
-  qsort(r->elem_by_id, (size_t)r->nelem, sizeof(long), cmp_elem);
+  if (!(r->elem_by_id = malloc((size_t)(r->nelem + 1) * sizeof *r->elem_by_id))) return inp_fail(r, "out of memory");
+  for (long i = 0; i < r->nelem; i++) {
+    r->elem_by_id[i][0] = r->elem[i].id;
+    r->elem_by_id[i][1] = i;
+  }
+  qsort(r->elem_by_id, (size_t)r->nelem, sizeof *r->elem_by_id, cmp_elem);
   for (long i = 1; i < r->nelem; i++) {
-    const inp_elem_t *a = &r->elem[r->elem_by_id[i - 1]], *b = &r->elem[r->elem_by_id[i]];
+    const inp_elem_t *a = &r->elem[r->elem_by_id[i - 1][1]], *b = &r->elem[r->elem_by_id[i][1]];
     if (a->id == b->id) {
       r->line = a->line > b->line ? a->line : b->line;
       return inp_fail(r, "element %ld is defined twice (lines %ld and %ld)", a->id, a->line < b->line ? a->line : b->line, r->line);
@@ -917,9 +918,9 @@ static void resolve_entries(inp_resolve_t *z, const inp_set_t *from, int kind, i
       continue;
     }
     long j = elem_lower(r, e->lo);
-    if (e->lo == e->hi && (j >= r->nelem || r->elem[r->elem_by_id[j]].id != e->lo)) set_why(z->s, "names element %ld, which the file does not define", e->lo);
-    for (; j < r->nelem && r->elem[r->elem_by_id[j]].id <= e->hi; j++) {
-      const inp_elem_t *el = &r->elem[r->elem_by_id[j]];
+    if (e->lo == e->hi && (j >= r->nelem || r->elem_by_id[j][0] != e->lo)) set_why(z->s, "names element %ld, which the file does not define", e->lo);
+    for (; j < r->nelem && r->elem_by_id[j][0] <= e->hi; j++) {
+      const inp_elem_t *el = &r->elem[r->elem_by_id[j][1]];
       if ((el->id - e->lo) % e->step == 0 && r->sec[el->sec].shape != SH_UNKNOWN) resolve_elem(z, el, k, lab);
     }
   }
