@@ -34,6 +34,8 @@ typedef struct {
 
 static void text_splice(text_t *t, size_t at, size_t cut, const char *ins, size_t nins)
 {
+  if (at > t->len) at = t->len;
+  if (cut > t->len - at) cut = t->len - at;
   if (t->len - cut + nins + 1 > t->cap) {
     t->cap = 2 * (t->len + nins + 1);
     t->s = realloc(t->s, t->cap);
