@@ -93,7 +93,7 @@ typedef struct {
   long nset, capset;
   char **tok;
   long ntok, captok;
-  int ninstance;
+  int ninstance, instance_lines;
   double shift[3];
   /* after the parse */
   long (*elem_by_id)[2]; /* (id, element index), sorted by id */
@@ -470,7 +470,6 @@ static int inp_keyword(inp_reader *r, char *s, int *state, int *cur, int *kind, 
   } else if (!strcmp(k.word, "INSTANCE")) {
     if (++r->ninstance > 1) return inp_fail(r, "a second *INSTANCE: only meshes of one part instance are supported");
     *state = S_INSTANCE;
-    *cur = 0;
   } else if (!strcmp(k.word, "INCLUDE")) {
     return inp_fail(r, "*INCLUDE is not supported: write the included file into this one");
   }
@@ -516,7 +515,7 @@ static int inp_data(inp_reader *r, char *s, int state, int cur, int kind, int ge
   }
   case S_INSTANCE:
     /* the first line shifts the part, a second would rotate it */
-    if (cur++ > 0) return inp_fail(r, "*INSTANCE with a rotation is not supported");
+    if (r->instance_lines++ > 0) return inp_fail(r, "*INSTANCE with a rotation is not supported");
     if (r->ntok != 3) return inp_fail(r, "*INSTANCE translation: expected 3 comma-separated numbers, found %ld", r->ntok);
     for (int i = 0; i < 3; i++)
       if (!parse_real(r->tok[i], &r->shift[i]) || fabs(r->shift[i]) > INP_MAX_COORD)
