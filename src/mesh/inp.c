@@ -793,6 +793,43 @@ static void face_sort_key(long *k, int n)
   for (int i = n; i < 4; i++) k[i] = -1;
 }
 
+static int cmp_cellkey(const void *a, const void *b)
+{
+  const long *x = a, *y = b;
+  for (int i = 0; i < 8; i++)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+/* Two cells on the same nodes (an element given twice under two ids)
+ * would be two trees on top of each other, glued face to face. */
+static int inp_twins(inp_reader *r, const amr_inp_mesh_t *m)
+{
+  const int nv = 1 << r->dim;
+  long (*key)[9] = malloc((size_t)(m->ncell + 1) * sizeof *key);
+  if (!key) return inp_fail(r, "out of memory");
+  for (long c = 0; c < m->ncell; c++) {
+    for (int k = 0; k < 8; k++) key[c][k] = k < nv ? m->cell[c * nv + k] : -1;
+    for (int i = 1; i < nv; i++)
+      for (int j = i; j > 0 && key[c][j - 1] > key[c][j]; j--) {
+        long t = key[c][j];
+        key[c][j] = key[c][j - 1];
+        key[c][j - 1] = t;
+      }
+    key[c][8] = c;
+  }
+  qsort(key, (size_t)m->ncell, sizeof *key, cmp_cellkey);
+  int ok = 1;
+  for (long c = 1; ok && c < m->ncell; c++)
+    if (!cmp_cellkey(key[c - 1], key[c])) {
+      const inp_elem_t *a = &r->elem[r->cellelem[key[c - 1][8]]], *b = &r->elem[r->cellelem[key[c][8]]];
+      r->line = a->line > b->line ? a->line : b->line;
+      ok = inp_fail(r, "elements %ld and %ld have the same nodes", a->id, b->id);
+    }
+  free(key);
+  return ok;
+}
+
 /* Faces in more than two cells make p4est's connectivity builder go wrong;
  * the faces in one cell are the boundary, and the lower-dimensional
  * elements on them name them. */
@@ -995,6 +1032,7 @@ int amr_inp_parse(const char *path, const char *text, size_t len, int dim, amr_i
   if (ok) ok = inp_ids(&r);
   if (ok) ok = inp_cells(&r, m);
   if (ok) ok = inp_orientation(&r, m);
+  if (ok) ok = inp_twins(&r, m);
   if (ok) ok = inp_faces(&r, m);
   if (ok) ok = inp_sets(&r, m);
   if (!ok) amr_inp_free(m);
