@@ -115,9 +115,16 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   }
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
+  PetscCall(amr_mesh_view_parts(comm, &mesh, AMR_PROGRAM));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !cyc) PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, 0, NULL, NULL));
+  if (opt.vtk[0] && !cyc) {
+    const char *name = "boundary_part";
+    sc_array_t *part = sc_array_new(sizeof(double));
+    amr_mesh_boundary_field(&mesh, p4est, part);
+    PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, mesh.nparts ? 1 : 0, &name, &part));
+    sc_array_destroy(part);
+  }
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
   minmax[1] = local;

@@ -43,6 +43,7 @@ struct fem_poisson {
   KSP ksp;
   PetscBool guess;
   double work_cpu, work_wall; /* element and face loops of assembly and estimation */
+  const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
 };
 
 /* This thread's CPU time and the wall time, in seconds. */
@@ -142,6 +143,13 @@ static PetscErrorCode teardown(FemPoisson fp)
   if (fp->ghost) p4est_ghost_destroy(fp->ghost);
   fp->lnodes = NULL;
   fp->ghost = NULL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc)
+{
+  PetscFunctionBeginUser;
+  fp->tree_bc = tree_bc;
   PetscFunctionReturn(0);
 }
 
@@ -246,9 +254,12 @@ static void physical_gradients(int vn, const double *dphi, const double Ji[3][3]
     }
 }
 
-/* Boundary type of face f of element (t, q), decided at the face centre. */
+/* Boundary type of face f of element (t, q): the named boundary parts of
+ * the mesh first (-bc_dirichlet, -bc_neumann), else the problem's choice at
+ * the face centre. */
 static FemBC face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
 {
+  if (fp->tree_bc && fp->tree_bc[(size_t)t * P4EST_FACES + f] >= 0) return (FemBC)fp->tree_bc[(size_t)t * P4EST_FACES + f];
   double eta[3] = {0.5, 0.5, 0.5}, x[3], Ji[3][3], n[3];
   eta[f / 2] = f % 2;
   element_geometry(fp, t, q, eta, x, Ji);

@@ -26,6 +26,13 @@ typedef struct fem_poisson *FemPoisson;
 PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
                                 const char *prefix, FemPoisson *fp);
 
+/** Boundary types per coarse tree face (num_trees * P4EST_FACES entries:
+ *  FEM_BC_DIRICHLET, FEM_BC_NEUMANN, or -1 to let the problem decide), as
+ *  amr_mesh_boundary_types() makes them from named boundary parts; NULL
+ *  (the default) lets the problem decide everywhere.  The table is not
+ *  copied: it must outlive fp.  Call before FemPoissonSetup(). */
+PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc);
+
 /** Free everything, including the lnodes and ghost layer built by setup. */
 PetscErrorCode FemPoissonDestroy(FemPoisson *fp);
 

@@ -215,6 +215,8 @@ typedef struct {
   double estimate, l2, h1;
   double t[3];     /* setup, assembly, KSP solve of the cycle (wall, max over ranks) */
   double logged_cpu, logged_wall; /* FemPoissonWorkTime already handed to the cycle */
+  char bc_dirichlet[PETSC_MAX_PATH_LEN], bc_neumann[PETSC_MAX_PATH_LEN]; /* -bc_*: boundary parts of the mesh file */
+  signed char *tree_bc; /* per tree face from -bc_* (amr_mesh_boundary_types), NULL: the problem's own */
 } PoissonState;
 
 PetscErrorCode AmrPoissonCreate(AmrProblem p)
@@ -222,15 +224,22 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   const FemProblem *pde = p->ops->data;
   PoissonState *s;
   PetscInt degree = 1;
+  char dirichlet[PETSC_MAX_PATH_LEN] = "", neumann[PETSC_MAX_PATH_LEN] = "";
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(p->comm, NULL, "Poisson problems", NULL);
   AMR_OPTION("-degree", PetscOptionsInt("-degree", "Polynomial degree of the elements: 1 or 2", NULL, degree, &degree, NULL));
+  AMR_OPTION("-bc_dirichlet", PetscOptionsString("-bc_dirichlet", "Boundary parts (sets of the -mesh file, comma-separated) with Dirichlet data; default: the problem's own",
+                                                 NULL, dirichlet, dirichlet, sizeof dirichlet, NULL));
+  AMR_OPTION("-bc_neumann", PetscOptionsString("-bc_neumann", "Boundary parts (sets of the -mesh file, comma-separated) with Neumann data; default: the problem's own",
+                                               NULL, neumann, neumann, sizeof neumann, NULL));
   PetscOptionsEnd();
   PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", p->ops->name, P4EST_DIM);
   PetscCheck(degree == 1 || degree == 2, p->comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", degree);
   PetscCall(PetscCalloc1(1, &s));
   s->pde = pde;
+  PetscCall(PetscStrncpy(s->bc_dirichlet, dirichlet, sizeof s->bc_dirichlet));
+  PetscCall(PetscStrncpy(s->bc_neumann, neumann, sizeof s->bc_neumann));
   p->impl = s;
   p->degree = degree;
   /* the solver reads its -ksp_ and -pc_ options now, with the others */
@@ -270,6 +279,8 @@ PetscErrorCode AmrPoissonSetup(AmrProblem p, p4est_t *p4est)
 
   PetscFunctionBeginUser;
   PetscCall(check_mesh(p->comm, p->mesh));
+  PetscCall(amr_mesh_boundary_types(p->comm, p->mesh, s->bc_dirichlet, s->bc_neumann, &s->tree_bc));
+  PetscCall(FemPoissonSetBoundaryTypes(s->fp, s->tree_bc));
   s->p4est = p4est;
   PetscCall(PetscCalloc1((size_t)p4est->local_num_quadrants * s->vn + 1, &s->coef));
   PetscCall(AmrProblemAddField(p, "solution", (void **)&s->coef, sizeof(double) * s->vn));
@@ -376,6 +387,14 @@ PetscErrorCode AmrPoissonVTK(AmrProblem p, int *n, const char *names[], sc_array
     *(double *)sc_array_index(values[0], (size_t)e) = FemPoissonEvalRef(s->fp, s->coef + (size_t)e * s->vn, centre);
     if (s->pde->u) *(double *)sc_array_index(values[1], (size_t)e) = sqrt(s->err2[e]);
   }
+  if (p->mesh->nparts) {
+    /* which named boundary part each boundary cell touches, so the parts
+     * the -bc_* options name can be checked in ParaView */
+    names[*n] = "boundary_part";
+    values[*n] = sc_array_new(sizeof(double));
+    amr_mesh_boundary_field(p->mesh, s->p4est, values[*n]);
+    ++*n;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -388,6 +407,7 @@ PetscErrorCode AmrPoissonDestroy(AmrProblem p)
   PetscCall(FemPoissonDestroy(&s->fp));
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscFree(s->err2));
+  PetscCall(PetscFree(s->tree_bc));
   PetscCall(PetscFree(p->impl));
   PetscFunctionReturn(0);
 }
