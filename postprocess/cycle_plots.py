@@ -10,7 +10,7 @@ cycle).  Writes into DIR (default: the current directory):
   migrated.png   cells migrated per cycle, one line per run
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
-  time.png       time breakdown per run: solve time, time lost to imbalance
+  time.png       time breakdown per run: solve time (t_solve), time lost to imbalance
                  (sum of (t_max - t_avg) N over cycles, divided by N),
                  balancing and migrating
   methods.md     one row per run comparing the methods (also printed)
@@ -51,7 +51,7 @@ def labels(paths, runs):
 def summary(recs):
     last = recs[-1]
     n = last["ranks"]
-    solve = sum(r["t_poisson"] + r["t_advection"] for r in recs if "t_advection" in r)
+    solve = sum(r["t_solve"] for r in recs)
     total = last["total_s"]
     lost = last["lost_rank_s"]
     return {

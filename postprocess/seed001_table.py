@@ -4,6 +4,8 @@
 One table per (ranks, graph, backend, scenario, task mesh), one row per
 method.  Task-mode runs (with "edgecut_tot") give every column; runs
 without task selection give iterations, rounds, run time and transfers.
+Run times are the medians of the repetitions when lbbench ran with -repeat
+(seed 001's protocol), else the single run's.
 
     python3 postprocess/seed001_table.py runs.jsonl [more.jsonl ...]
 """
@@ -34,10 +36,10 @@ def main(paths):
             print("| method | iterations | rounds | run ms | setup ms | TransferMax | TransferTot |")
             print("|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            t = 1e3 * r["runtime_s"]
+            t = 1e3 * r.get("runtime_median_s", r["runtime_s"])
             if tasks:
                 ratio = r["migrated_weight"] / r["migration_lower_bound"] if r["migration_lower_bound"] > 0 else None
-                sel = r.get("select_s")
+                sel = r.get("select_median_s", r.get("select_s"))
                 print(f"| {r['method']} | {r.get('iterations', '')} | {r.get('rounds', '')} | {t:.2f} | {fmt(sel and 1e3 * sel, '.2f')} | {fmt(r.get('transfer_max'), '.4f')} | "
                       f"{fmt(r.get('transfer_tot'), '.4f')} | {r['imbalance']:.4f} | {r['migration_max']} | {r['migration_tot']:.4f} | "
                       f"{fmt(ratio, '.2f')} | {r['edgecut_max']} | {r['edgecut_tot']:.4f} |")

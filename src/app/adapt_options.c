@@ -1,5 +1,4 @@
-/* The -amr_* adaptation options and the output options, shared by the
- * Poisson and advection cycles so that both accept and check them alike. */
+/* The -amr_* adaptation options and the output options of the cycle. */
 #ifndef P4_TO_P8
 #include <p4est.h>
 #else
@@ -24,24 +23,23 @@ void AmrAdaptOptionsDefaults(const char *strategy, PetscInt min_level, PetscInt 
   o->vtk_interval = 1;
 }
 
-static PetscBool strategy_known(const char *name, PetscBool threshold)
+static PetscBool strategy_known(const char *name)
 {
-  if (threshold && !strcmp(name, "threshold")) return PETSC_TRUE;
+  if (!strcmp(name, "threshold")) return PETSC_TRUE;
   for (int s = 0; AmrMarkStrategyName(s); s++)
     if (!strcmp(AmrMarkStrategyName(s), name)) return PETSC_TRUE;
   return PETSC_FALSE;
 }
 
-PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, PetscBool threshold, AmrAdaptOptions *o)
+PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
 {
-  char slist[128] = "";
+  char slist[128] = "threshold";
   PetscInt maxl = o->mark.max_level;
   PetscBool set_report;
 
   PetscFunctionBeginUser;
-  if (threshold) PetscCall(PetscStrlcat(slist, "threshold", sizeof slist));
   for (int s = 0; AmrMarkStrategyName(s); s++) {
-    if (slist[0]) PetscCall(PetscStrlcat(slist, ", ", sizeof slist));
+    PetscCall(PetscStrlcat(slist, ", ", sizeof slist));
     PetscCall(PetscStrlcat(slist, AmrMarkStrategyName(s), sizeof slist));
   }
   PetscOptionsBegin(comm, NULL, "Adaptation and output", NULL);
@@ -52,18 +50,16 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, PetscBool threshold, AmrAdaptO
                                                        o->mark.coarsen_fraction, &o->mark.coarsen_fraction, NULL));
   AMR_OPTION("-amr_doerfler_theta", PetscOptionsReal("-amr_doerfler_theta", "doerfler: share of the squared estimate refined", NULL, o->mark.theta,
                                                      &o->mark.theta, NULL));
-  if (threshold) {
-    AMR_OPTION("-amr_refine_tol", PetscOptionsReal("-amr_refine_tol", "threshold: refine where the indicator exceeds this", NULL, o->refine_tol,
-                                                   &o->refine_tol, NULL));
-    AMR_OPTION("-amr_coarsen_tol", PetscOptionsReal("-amr_coarsen_tol", "threshold: coarsen families whose indicators are all below this", NULL,
-                                                    o->coarsen_tol, &o->coarsen_tol, NULL));
-  }
+  AMR_OPTION("-amr_refine_tol", PetscOptionsReal("-amr_refine_tol", "threshold: refine where the indicator exceeds this", NULL, o->refine_tol,
+                                                 &o->refine_tol, NULL));
+  AMR_OPTION("-amr_coarsen_tol", PetscOptionsReal("-amr_coarsen_tol", "threshold: coarsen families whose indicators are all below this", NULL,
+                                                  o->coarsen_tol, &o->coarsen_tol, NULL));
   AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
   AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report, sizeof o->report,
                                            &set_report));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
-  PetscCheck(strategy_known(o->strategy, threshold), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)",
+  PetscCheck(strategy_known(o->strategy), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)",
              o->strategy, slist);
   PetscCheck(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1, comm, PETSC_ERR_USER_INPUT,
              "option -amr_refine_fraction %g: must be from 0 to 1", (double)o->mark.refine_fraction);

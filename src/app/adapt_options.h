@@ -1,8 +1,7 @@
 /** \file adapt_options.h
- * The adaptation and output options every kind of problem shares:
- * -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval.
- * Read once, by the part that owns the chosen -problem, with that part's
- * defaults. */
+ * The adaptation and output options of the cycle, the same for every
+ * problem: -amr_strategy and its parameters, -amr_max_level, -report,
+ * -vtk_interval.  Read once, by the cycle, with the problem's defaults. */
 #ifndef AMR_APP_ADAPT_OPTIONS_H
 #define AMR_APP_ADAPT_OPTIONS_H
 
@@ -11,7 +10,7 @@
 
 /** Shared adaptation and output options. */
 typedef struct {
-  char strategy[32];               /**< -amr_strategy: a mark.h strategy, or threshold where allowed */
+  char strategy[32];               /**< -amr_strategy: a mark.h strategy, or threshold */
   amr_mark_params_t mark;          /**< fractions, theta, -amr_min_level .. -amr_max_level */
   PetscReal refine_tol, coarsen_tol; /**< threshold: -amr_refine_tol, -amr_coarsen_tol */
   PetscInt vtk_interval;           /**< -vtk_interval: VTK every K-th cycle */
@@ -23,10 +22,10 @@ typedef struct {
  *  thresholds 0.1 / 0.02, VTK every cycle, no report. */
 void AmrAdaptOptionsDefaults(const char *strategy, PetscInt min_level, PetscInt max_level, AmrAdaptOptions *o);
 
-/** Read and check the shared options, starting from the defaults in \a o.
- *  \a threshold: whether the indicator-threshold strategy is available
- *  (advection), on top of mark.h's strategies.  Collective; bad values are
- *  PETSC_ERR_USER_INPUT errors naming the option. */
-PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, PetscBool threshold, AmrAdaptOptions *o);
+/** Read and check the shared options, starting from the defaults in \a o;
+ *  the strategies are mark.h's and threshold (on the indicator itself).
+ *  Collective; bad values are PETSC_ERR_USER_INPUT errors naming the
+ *  option. */
+PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o);
 
 #endif

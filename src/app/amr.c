@@ -5,9 +5,9 @@
  * contract (the same message on every rank) and end in one line and exit
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
-#include "app/amr_advect.h"
+#include "app/cycle.h"
 #include "app/options.h"
-#include "app/poisson_cycle.h"
+#include "app/unknown_options.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 
@@ -28,9 +28,9 @@ typedef struct {
   PetscInt min_level;
   char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
   PetscBool vtk_binary;
-} amr_options_t;
+} AmrDriverOptions;
 
-static PetscErrorCode amr_options(MPI_Comm comm, amr_options_t *o)
+static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
 {
   PetscBool set;
   char mesh_help[512];
@@ -71,11 +71,29 @@ static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, Pet
   PetscFunctionReturn(0);
 }
 
+/* Every option again, with -help on (unknown_options.h). */
+typedef struct {
+  MPI_Comm comm;
+  const amr_mesh_t *mesh;
+} AmrReread;
+
+static PetscErrorCode amr_reread(void *ctx)
+{
+  const AmrReread *r = ctx;
+  AmrDriverOptions opt;
+  AmrCycle cyc;
+
+  PetscFunctionBeginUser;
+  PetscCall(amr_options(r->comm, &opt));
+  PetscCall(AmrCycleCreate(r->comm, r->mesh, opt.min_level, opt.vtk, opt.vtk_binary, &cyc));
+  PetscCall(AmrCycleDestroy(&cyc));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode amr_run(MPI_Comm comm)
 {
-  amr_options_t opt;
-  amr_advect_options_t adv;
-  AmrPoissonOptions poisson;
+  AmrDriverOptions opt;
+  AmrCycle cyc;
   amr_mesh_t mesh;
   p4est_t *p4est;
   PetscBool help;
@@ -84,21 +102,33 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 
   PetscFunctionBeginUser;
   PetscCall(amr_options(comm, &opt));
-  /* -problem names either an advection problem or a Poisson one */
-  PetscCall(amr_advect_options(comm, opt.min_level, &adv));
-  memset(&poisson, 0, sizeof poisson);
-  if (!adv.prob) PetscCall(AmrPoissonOptionsRead(comm, opt.min_level, opt.vtk, opt.vtk_binary, &poisson));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
-  if (help) PetscFunctionReturn(0);
+  /* the problem reads the mesh only at setup */
+  memset(&mesh, 0, sizeof mesh);
+  PetscCall(AmrCycleCreate(comm, &mesh, opt.min_level, opt.vtk, opt.vtk_binary, &cyc));
+  if (help) {
+    PetscCall(AmrCycleDestroy(&cyc));
+    PetscFunctionReturn(0);
+  }
+  {
+    /* every option has been read: one that nothing read is a typo */
+    const AmrProblem p = cyc ? AmrCycleGetProblem(cyc) : NULL;
+    AmrReread r = {comm, &mesh};
+    PetscCall(AmrOptionsCheckUnused(comm, p ? p->nsolvers : 0, p ? p->solver_prefix : NULL, amr_reread, &r));
+  }
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
-  if (poisson.problem) PetscCall(AmrPoissonCheckMesh(comm, mesh.conn, mesh.geom ? PETSC_FALSE : PETSC_TRUE, mesh.name));
+  PetscCall(amr_mesh_view_parts(comm, &mesh, AMR_PROGRAM));
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
-  if (opt.vtk[0] && !poisson.problem && !adv.prob) {
+  if (opt.vtk[0] && !cyc) {
     amr_vtk_data_t d;
+    sc_array_t *part = sc_array_new(sizeof(double));
+    amr_mesh_boundary_field(&mesh, p4est, part);
     amr_vtk_data_init(&d, mesh.geom, 1);
+    if (mesh.nparts) PetscCall(amr_vtk_add_cell_field(&d, "boundary_part", (const double *)part->array));
     PetscCall(amr_vtk_write(p4est, opt.vtk, opt.vtk_binary, &d));
+    sc_array_destroy(part);
   }
   local = (long long)p4est->local_num_quadrants;
   minmax[0] = -local;
@@ -107,8 +137,11 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscPrintf(comm, "%s: mesh %s, level %" PetscInt_FMT ": %lld cells on %d rank%s (min %lld, max %lld per rank)\n", AMR_PROGRAM,
                         mesh.name, opt.min_level, (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : "", -minmax[0], minmax[1]));
-  if (poisson.problem) PetscCall(AmrPoissonRun(comm, p4est, &poisson));
-  if (adv.prob) PetscCall(amr_advect_run(comm, &mesh, p4est, opt.min_level, opt.vtk, opt.vtk_binary, &adv));
+  if (cyc) {
+    PetscCall(AmrCycleSetup(cyc, p4est));
+    PetscCall(AmrCycleRun(cyc));
+  }
+  PetscCall(AmrCycleDestroy(&cyc));
   p4est_destroy(p4est);
   PetscCall(amr_mesh_destroy(&mesh));
   PetscFunctionReturn(0);

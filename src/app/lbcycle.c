@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app/lbcycle.h"
 #include "app/options.h"
+#include "lbchain.h"
 #include "lbcurve.h"
 #include "lbweights.h"
 
@@ -11,10 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Cell weights are whole multiples of 1/AMR_LB_SCALE of the mean cell, so
- * that the methods that move whole work units (diffusion-discrete,
- * multilevel, tree) run on the same loads as the others. */
-#define AMR_LB_SCALE 1000.0
 
 static const char *const weight_names[] = {"count", "timing", "model"};
 
@@ -23,6 +20,9 @@ struct AmrLb {
   MPI_Comm comm;
   int size, rank;
   lb_graph *graph;
+  lb_weights_history *hist; /* timing: the stacked windows of the fit */
+  int shifting;             /* sfc-shift: seed 003's sequence on the measured times */
+  lb_curve_shifter shifter;
   double cost[AMR_LB_MAX_TYPES];
   double *win;      /* the last o.window step times, oldest at whead once full */
   int wn, whead;
@@ -59,9 +59,10 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
 {
   char method[64] = "sfc", weights[16] = "count", graph[16] = "line", initial[16] = "even", methods[512] = "none";
   PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
-  PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000;
+  PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000, check_interval = LB_CHECK_INTERVAL;
   PetscBool cost_set, threshold_set, help;
-  PetscReal threshold = 0, trim = 0.25, opt[LB_MAX_OPTIONS];
+  PetscReal threshold = 0, trim = 0.25, forget = 0.9, opt[LB_MAX_OPTIONS];
+  PetscInt history = 32;
   int w;
 
   PetscFunctionBeginUser;
@@ -81,6 +82,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
                                                cost, &ncost, &cost_set));
   AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));
   AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
+  AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
+  AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
   AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
   AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the predicted gain the predicted migration time",
                                                NULL, threshold, &threshold, &threshold_set));
@@ -90,6 +93,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
                                                NULL, initial, initial, sizeof initial, NULL));
   AMR_OPTION("-lb_target", PetscOptionsReal("-lb_target", "Stop the method when avg/max >= target (0: off)", NULL, target, &target, NULL));
   AMR_OPTION("-lb_max_iters", PetscOptionsInt("-lb_max_iters", "Stop the method after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
+  AMR_OPTION("-lb_check_interval", PetscOptionsInt("-lb_check_interval", "Diffusion family: check -lb_target every K iterations (1: every iteration)", NULL, check_interval, &check_interval, NULL));
   o->method = lb_method_find(method);
   /* the chosen method's own options, -lb_NAME, defaults from its table */
   for (int k = 0; o->method && k < o->method->noptions; k++) {
@@ -125,14 +129,19 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   }
   PetscCheck(window >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_window %" PetscInt_FMT ": must be at least 1", window);
   PetscCheck(trim >= 0 && trim < 0.5, comm, PETSC_ERR_USER_INPUT, "option -lb_trim %g: must be in [0, 0.5)", (double)trim);
+  PetscCheck(history >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_history %" PetscInt_FMT ": must be at least 1", history);
+  PetscCheck(forget > 0 && forget <= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_forget %g: must be in (0, 1]", (double)forget);
   PetscCheck(interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_interval %" PetscInt_FMT ": must be at least 1", interval);
   PetscCheck(!threshold_set || (threshold >= 0 && threshold < 100), comm, PETSC_ERR_USER_INPUT, "option -lb_threshold %g: must be a percentage in [0, 100)",
              (double)threshold);
   PetscCheck(!strcmp(graph, "line") || !strcmp(graph, "ring"), comm, PETSC_ERR_USER_INPUT, "option -lb_graph %s: must be line or ring", graph);
   PetscCheck(!strcmp(initial, "even") || !strcmp(initial, "skew"), comm, PETSC_ERR_USER_INPUT, "option -lb_initial %s: must be even or skew", initial);
   PetscCheck(max_iters >= 0, comm, PETSC_ERR_USER_INPUT, "option -lb_max_iters %" PetscInt_FMT ": must not be negative", max_iters);
+  PetscCheck(check_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_check_interval %" PetscInt_FMT ": must be at least 1", check_interval);
   o->window = (int)window;
   o->trim = trim;
+  o->history = (int)history;
+  o->forget = forget;
   o->interval = (int)interval;
   o->threshold = threshold_set ? threshold : -1;
   o->ring = !strcmp(graph, "ring");
@@ -143,6 +152,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
     o->params.comm = comm;
     o->params.target = target;
     o->params.max_iters = (int)max_iters;
+    o->params.check_interval = (int)check_interval;
     for (int k = 0; k < o->method->noptions; k++) o->params.opt[k] = opt[k];
   }
   PetscFunctionReturn(0);
@@ -164,8 +174,11 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   memcpy(lb->cost, o->cost, sizeof lb->cost);
   PetscCall(PetscMalloc1(o->window, &lb->win));
   lb->t_start = MPI_Wtime();
+  if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
+  lb->shifting = !strcmp(o->method->name, "sfc-shift");
+  if (lb->shifting) LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
   PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
   LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
   {
@@ -175,7 +188,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
     lb_result res;
     lb_err err;
     PetscCall(PetscMalloc1(lb->size, &load));
-    for (int r = 0; r < lb->size; r++) load[r] = AMR_LB_SCALE;
+    for (int r = 0; r < lb->size; r++) load[r] = LB_CHAIN_UNITS;
     err = lb_balance(lb->graph, o->method, &o->params, load, &res);
     PetscCall(PetscFree(load));
     if (!err) lb_result_free(&res);
@@ -189,6 +202,8 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   PetscFunctionBeginUser;
   if (!*lb) PetscFunctionReturn(0);
   lb_graph_destroy(&(*lb)->graph);
+  lb_weights_history_destroy(&(*lb)->hist);
+  if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);
@@ -208,13 +223,6 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
   PetscFunctionReturn(0);
 }
 
-double AmrLbThreadTime(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall)
 {
   PetscFunctionBeginUser;
@@ -232,13 +240,15 @@ static void current_counts(const p4est_t *p4est, int64_t *counts)
   for (int r = 0; r < p4est->mpisize; r++) counts[r] = (int64_t)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]);
 }
 
-/* Weight of every local cell from its load type and the costs. */
+/* Weight of every local cell from its load type and the costs (mean cell
+ * weight 1); a cost the fit found to be zero still counts one work unit of
+ * the chain, so no cell is free to move. */
 static PetscErrorCode cell_weights(const p4est_t *p4est, const int *types, int ntypes, const double *cost, double **w)
 {
   double q[AMR_LB_MAX_TYPES];
 
   PetscFunctionBeginUser;
-  for (int t = 0; t < ntypes; t++) q[t] = fmax(1.0, round(AMR_LB_SCALE * cost[t]));
+  for (int t = 0; t < ntypes; t++) q[t] = fmax(1.0 / LB_CHAIN_UNITS, cost[t]);
   PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, w));
   for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) (*w)[i] = q[types ? types[i] : 0];
   PetscFunctionReturn(0);
@@ -256,22 +266,44 @@ static PetscErrorCode move(p4est_t *p4est, p4est_locidx_t *counts, int nfields, 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfields, const AmrField *fields)
+/* Split the curve into equal sums of w (cells of weight 0 go along), with
+ * families kept together, and move the forest there with its data. */
+static PetscErrorCode split(p4est_t *p4est, const double *w, int nfields, const AmrField *fields)
 {
-  const int P = lb->size;
-  double *w;
+  const int P = p4est->mpisize;
   lb_curve_result cut;
   p4est_locidx_t *counts;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &w));
-  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) w[i] = !lb->o.skew || (types ? types[i] : 0) == 0 ? 1.0 : 0.0;
-  LB_CHECK(lb->comm, lb_curve_sfc(lb->comm, p4est->local_num_quadrants, w, P, &cut));
+  LB_CHECK(p4est->mpicomm, lb_curve_sfc(p4est->mpicomm, p4est->local_num_quadrants, w, P, &cut));
   PetscCall(PetscMalloc1(P, &counts));
   for (int r = 0; r < P; r++) counts[r] = (p4est_locidx_t)cut.counts[r];
   lb_curve_result_free(&cut);
   PetscCall(move(p4est, counts, nfields, fields, NULL));
   PetscCall(PetscFree(counts));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPartitionEven(p4est_t *p4est, int nfields, const AmrField *fields)
+{
+  double *w;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &w));
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) w[i] = 1.0;
+  PetscCall(split(p4est, w, nfields, fields));
+  PetscCall(PetscFree(w));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfields, const AmrField *fields)
+{
+  double *w;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, &w));
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) w[i] = !lb->o.skew || (types ? types[i] : 0) == 0 ? 1.0 : 0.0;
+  PetscCall(split(p4est, w, nfields, fields));
   PetscCall(PetscFree(w));
   PetscFunctionReturn(0);
 }
@@ -321,6 +353,7 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   r->t_rank_avg = tsum / P;
   r->max_over_avg = tsum > 0 ? mt.max_over_avg : 1;
   r->imbalance_pct = tsum > 0 ? mt.imbalance_pct : 0;
+  for (int t = 0; t < T; t++) r->cost_stderr[t] = NAN;
   if (lb->o.weights == AMR_LB_TIMING) {
     lb_weights_options wo;
     lb_weights_result fit;
@@ -331,9 +364,10 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
     lb_weights_options_default(&wo);
     wo.trim = lb->o.trim;
     wo.previous = lb->cost;
-    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, &fit));
+    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, lb->hist, &fit));
     PetscCall(PetscFree(times));
     memcpy(lb->cost, fit.cost, sizeof(double) * T);
+    memcpy(r->cost_stderr, fit.cost_stderr, sizeof(double) * T);
     r->fitted = fit.fitted;
     r->fit_flags = fit.flags;
     lb_weights_result_free(&fit);
@@ -361,25 +395,31 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* The method's target loads on the processor graph, realised as cut
- * positions on the weighted curve: new cells per rank. */
-static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, double *loads, int64_t *next, AmrLbRecord *r)
+/* The method's target loads on the processor graph (the line or the ring
+ * of the ranks along the curve), realised as cut positions on the weighted
+ * curve by the library's chain mode: new cells per rank. sfc-shift is seed
+ * 003's sequence instead: sfc first, then every cut shifted once by the
+ * local work each rank measured in the cycle that just ran, so that it
+ * corrects what the weights miss. */
+static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, int64_t *next, AmrLbRecord *r)
 {
-  lb_result res;
-  lb_curve_result cut;
+  lb_chain_result res;
 
   PetscFunctionBeginUser;
-  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, lb->size, cur, loads));
-  LB_CHECK(lb->comm, lb_balance(lb->graph, lb->o.method, &lb->o.params, loads, &res));
-  r->lb_iterations = res.iterations;
-  r->lb_rounds = res.rounds;
-  {
-    lb_err err = lb_curve_targets(lb->comm, n, w, lb->size, res.load, &cut);
-    lb_result_free(&res);
-    LB_CHECK(lb->comm, err);
+  if (lb->shifting) {
+    lb_curve_result cut;
+    lb_curve_shift_action act;
+    LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
+    memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
+    lb_curve_result_free(&cut);
+    PetscFunctionReturn(0);
   }
-  memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
-  lb_curve_result_free(&cut);
+  LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
+  r->lb_iterations = res.run.iterations;
+  r->lb_rounds = res.run.rounds;
+  memcpy(next, res.cut.counts, sizeof(int64_t) * lb->size);
+  lb_chain_result_free(&res);
   PetscFunctionReturn(0);
 }
 
@@ -412,7 +452,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   r->kept_imbalance_pct = mt.imbalance_pct;
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
   if (eligible) {
-    PetscCall(targets(lb, n, w, cur, after, next, r));
+    PetscCall(targets(lb, n, w, cur, next, r));
     for (int q = 0; q < P; q++) counts[q] = (p4est_locidx_t)next[q];
     {
       long long corrected;
@@ -485,63 +525,47 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* JSON has no NaN or infinity: such a value is written as null. */
-static void json_num(FILE *f, const char *key, double v)
-{
-  if (isfinite(v))
-    fprintf(f, ",\"%s\":%.9g", key, v);
-  else
-    fprintf(f, ",\"%s\":null", key);
-}
-
-static void json_array(FILE *f, const char *key, int n, const double *v)
-{
-  fprintf(f, ",\"%s\":[", key);
-  for (int i = 0; i < n; i++) {
-    if (i) fputc(',', f);
-    if (isfinite(v[i]))
-      fprintf(f, "%.9g", v[i]);
-    else
-      fputs("null", f);
-  }
-  fputc(']', f);
-}
-
-void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
+void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
   char flags[256];
   lb_weights_flags_string(r->fit_flags, flags, sizeof flags);
-  fprintf(f, ",\"lb_method\":\"%s\",\"lb_weights\":\"%s\",\"lb_graph\":\"%s\",\"rebalanced\":%s", AmrLbMethodName(lb), weight_names[lb->o.weights],
-          lb->o.ring ? "ring" : "line", r->rebalanced ? "true" : "false");
-  json_num(f, "t_rank_max", r->t_rank_max);
-  json_num(f, "t_rank_avg", r->t_rank_avg);
-  json_num(f, "imbalance_pct", r->imbalance_pct);
-  json_num(f, "max_over_avg", r->max_over_avg);
-  json_num(f, "predicted_imbalance_pct", r->predicted_imbalance_pct);
-  json_num(f, "kept_imbalance_pct", r->kept_imbalance_pct);
-  json_array(f, "weights", lb->o.ntypes, r->cost);
-  fprintf(f, ",\"weights_fitted\":%s,\"fit_flags\":\"%s\"", r->fitted ? "true" : "false", flags);
-  json_num(f, "fit_smape", r->fit_smape);
-  fprintf(f, ",\"lb_iterations\":%d,\"lb_rounds\":%lld", r->lb_iterations, r->lb_rounds);
-  json_num(f, "lb_time_s", r->lb_time_s);
-  json_num(f, "predicted_gain_s", r->predicted_gain_s);
-  json_num(f, "predicted_migration_s", r->predicted_migration_s);
-  fprintf(f, ",\"migrated_cells_tot\":%lld,\"migrated_cells_max\":%lld", r->migrated_cells_tot, r->migrated_cells_max);
-  json_num(f, "migrate_time_s", r->migrate_time_s);
-  fprintf(f, ",\"edge_cut\":%lld,\"comm_edges\":%d,\"comm_edges_added\":%d,\"comm_edges_removed\":%d", r->edge_cut, r->comm_edges, r->comm_edges_added,
-          r->comm_edges_removed);
-  json_num(f, "total_s", r->total_s);
-  json_num(f, "lost_rank_s", r->lost_rank_s);
-  json_num(f, "lb_total_s", r->lb_total_s);
-  json_num(f, "migrate_total_s", r->migrate_total_s);
-  fprintf(f, ",\"rank_cells\":[");
-  for (int q = 0; q < r->nranks; q++) fprintf(f, "%s%lld", q ? "," : "", r->rank_cells[q]);
-  fputc(']', f);
-  json_array(f, "rank_predicted", r->nranks, r->rank_predicted);
-  json_array(f, "rank_time", r->nranks, r->rank_time);
-  json_array(f, "rank_time_wall", r->nranks, r->rank_time_wall);
-  json_array(f, "rank_load_measured", r->nranks, r->rank_load_measured);
-  json_array(f, "rank_load_predicted", r->nranks, r->rank_load_predicted);
+  json_str(j, "lb_method", AmrLbMethodName(lb));
+  json_str(j, "lb_weights", weight_names[lb->o.weights]);
+  json_str(j, "lb_graph", lb->o.ring ? "ring" : "line");
+  json_bool(j, "rebalanced", r->rebalanced);
+  json_real(j, "t_rank_max", r->t_rank_max);
+  json_real(j, "t_rank_avg", r->t_rank_avg);
+  json_real(j, "imbalance_pct", r->imbalance_pct);
+  json_real(j, "max_over_avg", r->max_over_avg);
+  json_real(j, "predicted_imbalance_pct", r->predicted_imbalance_pct);
+  json_real(j, "kept_imbalance_pct", r->kept_imbalance_pct);
+  json_reals(j, "weights", lb->o.ntypes, r->cost);
+  json_reals(j, "weights_stderr", lb->o.ntypes, r->cost_stderr);
+  json_bool(j, "weights_fitted", r->fitted);
+  json_str(j, "fit_flags", flags);
+  json_real(j, "fit_smape", r->fit_smape);
+  json_int(j, "lb_iterations", r->lb_iterations);
+  json_int(j, "lb_rounds", r->lb_rounds);
+  json_real(j, "lb_time_s", r->lb_time_s);
+  json_real(j, "predicted_gain_s", r->predicted_gain_s);
+  json_real(j, "predicted_migration_s", r->predicted_migration_s);
+  json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
+  json_int(j, "migrated_cells_max", r->migrated_cells_max);
+  json_real(j, "migrate_time_s", r->migrate_time_s);
+  json_int(j, "edge_cut", r->edge_cut);
+  json_int(j, "comm_edges", r->comm_edges);
+  json_int(j, "comm_edges_added", r->comm_edges_added);
+  json_int(j, "comm_edges_removed", r->comm_edges_removed);
+  json_real(j, "total_s", r->total_s);
+  json_real(j, "lost_rank_s", r->lost_rank_s);
+  json_real(j, "lb_total_s", r->lb_total_s);
+  json_real(j, "migrate_total_s", r->migrate_total_s);
+  json_ints(j, "rank_cells", r->nranks, r->rank_cells);
+  json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);
+  json_reals(j, "rank_time", r->nranks, r->rank_time);
+  json_reals(j, "rank_time_wall", r->nranks, r->rank_time_wall);
+  json_reals(j, "rank_load_measured", r->nranks, r->rank_load_measured);
+  json_reals(j, "rank_load_predicted", r->nranks, r->rank_load_predicted);
 }
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)

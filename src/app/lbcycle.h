@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <petscsys.h>
 #include "balance.h"
+#include "bench/json.h"
 #include "mesh/migrate.h"
 
 /** Most load types a problem may have. */
@@ -28,6 +29,8 @@ typedef struct {
   double cost[AMR_LB_MAX_TYPES]; /**< -lb_cost: model costs, and timing's costs until a fit succeeds */
   int window;                /**< -lb_window: timed steps the fit uses */
   double trim;               /**< -lb_trim: fraction cut from each end of the window */
+  int history;               /**< -lb_history: windows stacked in the fit */
+  double forget;             /**< -lb_forget: weight forget^age of an older window */
   int interval;              /**< -lb_interval: balance every K-th cycle */
   double threshold;          /**< -lb_threshold: balance only above this I% (< 0: always) */
   int ring;                  /**< -lb_graph ring: the chain closed into a ring */
@@ -48,6 +51,7 @@ typedef struct {
   double predicted_imbalance_pct; /**< of the weights of the partition the next cycle runs on */
   double kept_imbalance_pct; /**< of the weights, had the partition been kept on the adapted forest */
   double cost[AMR_LB_MAX_TYPES]; /**< weight per load type, mean cell weight 1 */
+  double cost_stderr[AMR_LB_MAX_TYPES]; /**< timing: standard error of each fitted cost (NaN: unknown) */
   int fitted;                /**< timing: the costs come from this cycle's fit */
   unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
   double fit_smape;          /**< sMAPE of predicted against measured load per rank, percent */
@@ -85,13 +89,15 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb);
  *  window must belong to one set of counts. */
 PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
-/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with
- *  more ranks than cores, the time a rank really computed. */
-double AmrLbThreadTime(void);
-
 /** Record one step of this rank's own local work: thread CPU seconds (what
  *  the weights and the imbalance use) and wall seconds (reported). */
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall);
+
+/** Repartition by equal cell counts, families kept on one rank so they can
+ *  be coarsened, carrying the quadrant data and the nfields outside arrays:
+ *  the app's repartition when nothing has been measured (refinement
+ *  towards initial data, tests).  Collective. */
+PetscErrorCode AmrLbPartitionEven(p4est_t *p4est, int nfields, const AmrField *fields);
 
 /** Split the forest initially by -lb_initial (even cell counts, or skew),
  *  carrying the quadrant data and the nfields outside arrays. */
@@ -111,8 +117,8 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
 
-/** Append the record's fields to an open JSON object (",\"key\":value..."). */
-void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r);
+/** Write the record's fields into a report line. */
+void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 
 /** Print the human line of a cycle (sim_time < 0: a problem without time). */
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,

@@ -1,8 +1,13 @@
 /* The MPI backend: graph rank r is MPI process r of the communicator.  A
- * distributed-graph communicator with the rank's neighbours in CSR order
- * carries messages (neighbour all-to-all of fixed slots) and publications
- * (neighbour all-gather); received data is written where the virtual
- * backend would have found it, so methods cannot tell the two apart. */
+ * superstep is neighbour-only, as seed 001 implements diffusion: one
+ * message per neighbour on persistent requests set up once per run, and
+ * per superstep MPI_Startall, MPI_Waitall on the receives, MPI_Waitall on
+ * the sends.  The message to a neighbour carries the rank's publication
+ * and, for methods that post messages, the message on that edge with its
+ * length in front (a method that posts nothing on an edge this superstep
+ * sends length 0).  Received data is written where the virtual backend
+ * would have found it, so methods cannot tell the two apart.  Collectives
+ * happen only when the engine asks (reductions, stop checks, results). */
 #include "engine.h"
 
 #include <stdlib.h>
@@ -13,30 +18,42 @@
 static lb_err mpi_setup(lb_run *run)
 {
   const lb_graph *g = run->g;
-  int me, size;
+  int me;
   MPI_TRY(MPI_Comm_rank(run->p->comm, &me));
-  MPI_TRY(MPI_Comm_size(run->p->comm, &size));
   run->lo = me;
   run->hi = me + 1;
-  int deg = g->xadj[me + 1] - g->xadj[me];
+  int e0 = g->xadj[me], deg = g->xadj[me + 1] - e0;
   /* Unit weights instead of MPI_UNWEIGHTED, which GCC sees as a read of a
-   * zero-size object in OpenMPI's headers. */
+   * zero-size object in OpenMPI's headers.  The graph communicator also
+   * keeps the persistent messages apart from the caller's. */
   int *w = malloc(((size_t)deg + 1) * sizeof *w);
   if (!w) return lb_error(LB_ERR_MEM, "out of memory for the neighbourhood");
   for (int i = 0; i < deg; i++) w[i] = 1;
-  int rc = MPI_Dist_graph_create_adjacent(run->p->comm, deg, g->adj + g->xadj[me], w,
-                                          deg, g->adj + g->xadj[me], w, MPI_INFO_NULL, 0, &run->gcomm);
+  int rc = MPI_Dist_graph_create_adjacent(run->p->comm, deg, g->adj + e0, w, deg, g->adj + e0, w, MPI_INFO_NULL, 0, &run->gcomm);
   free(w);
   if (rc != MPI_SUCCESS) return lb_error(LB_ERR_MPI, "MPI_Dist_graph_create_adjacent failed");
-  int slot = run->msg_cap + 1 > run->pub_len ? run->msg_cap + 1 : run->pub_len;
-  run->sbuf = malloc(((size_t)deg * slot + 1) * sizeof(double));
-  run->rbuf = malloc(((size_t)deg * slot + 1) * sizeof(double));
   for (int s = 0; s < run->nred; s++) {
     run->red[s].mpi_res = calloc((size_t)run->red[s].ngroups, sizeof(double));
     if (!run->red[s].mpi_res) return lb_error(LB_ERR_MEM, "out of memory for reductions");
     run->red[s].res = run->red[s].mpi_res;
   }
-  if (!run->sbuf || !run->rbuf) return lb_error(LB_ERR_MEM, "out of memory for MPI buffers");
+  run->slot_w = (run->msg_cap > 0 ? 1 + run->msg_cap : 0) + run->pub_len;
+  size_t len = (size_t)deg * (run->slot_w > 1 ? run->slot_w : 1) + 1;
+  run->sbuf = malloc(len * sizeof(double));
+  run->rbuf = malloc(len * sizeof(double));
+  run->req = malloc((2 * (size_t)deg + 1) * sizeof *run->req);
+  if (!run->sbuf || !run->rbuf || !run->req) return lb_error(LB_ERR_MEM, "out of memory for MPI buffers");
+  if (run->slot_w == 0) return LB_OK;
+  for (int i = 0; i < deg; i++) {
+    size_t off = (size_t)i * run->slot_w;
+    MPI_TRY(MPI_Recv_init(run->rbuf + off, run->slot_w, MPI_DOUBLE, g->adj[e0 + i], 0, run->gcomm, &run->req[i]));
+    run->nreq++;
+  }
+  for (int i = 0; i < deg; i++) {
+    size_t off = (size_t)i * run->slot_w;
+    MPI_TRY(MPI_Send_init(run->sbuf + off, run->slot_w, MPI_DOUBLE, g->adj[e0 + i], 0, run->gcomm, &run->req[deg + i]));
+    run->nreq++;
+  }
   return LB_OK;
 }
 
@@ -45,36 +62,43 @@ static MPI_Op mpi_op(lb_op op)
   return op == LB_SUM ? MPI_SUM : op == LB_MAX ? MPI_MAX : MPI_MIN;
 }
 
-static lb_err mpi_exchange(lb_run *run, int *flags, int nflags)
+static lb_err mpi_exchange(lb_run *run)
 {
+  if (run->nreq == 0) return LB_OK;
   const lb_graph *g = run->g;
   int me = run->lo, par = run->step & 1, e0 = g->xadj[me], deg = g->xadj[me + 1] - e0;
-  if (run->msg_cap > 0) {
-    int w = run->msg_cap + 1;
-    for (int i = 0; i < deg; i++) {
+  int w = run->slot_w, mc = run->msg_cap, hdr = mc > 0 ? 1 + mc : 0, pl = run->pub_len;
+  for (int i = 0; i < deg; i++) {
+    double *out = run->sbuf + (size_t)i * w;
+    if (mc > 0) {
       int e = e0 + i, len = run->mstamp[par][e] == run->step ? run->mlen[par][e] : 0;
-      run->sbuf[(size_t)i * w] = len;
-      memcpy(run->sbuf + (size_t)i * w + 1, run->msg[par] + (size_t)e * run->msg_cap, (size_t)len * sizeof(double));
+      out[0] = len;
+      memcpy(out + 1, run->msg[par] + (size_t)e * mc, (size_t)len * sizeof(double));
     }
-    MPI_TRY(MPI_Neighbor_alltoall(run->sbuf, w, MPI_DOUBLE, run->rbuf, w, MPI_DOUBLE, run->gcomm));
-    for (int i = 0; i < deg; i++) {
-      int from = g->rev[e0 + i], len = (int)run->rbuf[(size_t)i * w];
-      if (len <= 0) continue;
-      run->mstamp[par][from] = run->step;
-      run->mlen[par][from] = len;
-      memcpy(run->msg[par] + (size_t)from * run->msg_cap, run->rbuf + (size_t)i * w + 1, (size_t)len * sizeof(double));
+    if (pl > 0) memcpy(out + hdr, run->pub[par] + (size_t)me * pl, (size_t)pl * sizeof(double));
+  }
+  MPI_TRY(MPI_Startall(run->nreq, run->req));
+  MPI_TRY(MPI_Waitall(deg, run->req, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < deg; i++) {
+    const double *in = run->rbuf + (size_t)i * w;
+    if (mc > 0) {
+      int from = g->rev[e0 + i], len = (int)in[0];
+      if (len > 0) {
+        run->mstamp[par][from] = run->step;
+        run->mlen[par][from] = len;
+        memcpy(run->msg[par] + (size_t)from * mc, in + 1, (size_t)len * sizeof(double));
+      }
     }
+    if (pl > 0) memcpy(run->pub[par] + (size_t)g->adj[e0 + i] * pl, in + hdr, (size_t)pl * sizeof(double));
   }
-  if (run->pub_len > 0) {
-    int w = run->pub_len;
-    MPI_TRY(MPI_Neighbor_allgather(run->pub[par] + (size_t)me * w, w, MPI_DOUBLE, run->rbuf, w, MPI_DOUBLE, run->gcomm));
-    for (int i = 0; i < deg; i++)
-      memcpy(run->pub[par] + (size_t)g->adj[e0 + i] * w, run->rbuf + (size_t)i * w, (size_t)w * sizeof(double));
-  }
-  for (int s = 0; s < run->nred; s++)
-    MPI_TRY(MPI_Allreduce(run->red[s].acc[par], run->red[s].mpi_res, run->red[s].ngroups, MPI_DOUBLE,
-                          mpi_op(run->red[s].op), run->p->comm));
-  MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, flags, nflags, MPI_INT, MPI_MAX, run->p->comm));
+  MPI_TRY(MPI_Waitall(deg, run->req + deg, MPI_STATUSES_IGNORE));
+  return LB_OK;
+}
+
+static lb_err mpi_reduce(lb_run *run, int slot)
+{
+  lb_reduction *r = &run->red[slot];
+  MPI_TRY(MPI_Allreduce(r->acc[run->step & 1], r->mpi_res, r->ngroups, MPI_DOUBLE, mpi_op(r->op), run->p->comm));
   return LB_OK;
 }
 
@@ -103,12 +127,14 @@ static lb_err mpi_gather(lb_run *run, const double *local, double *all)
 
 static void mpi_teardown(lb_run *run)
 {
+  for (int i = 0; i < run->nreq; i++) MPI_Request_free(&run->req[i]);
   if (run->gcomm != MPI_COMM_NULL) MPI_Comm_free(&run->gcomm);
+  free(run->req);
   free(run->sbuf);
   free(run->rbuf);
   for (int s = 0; s < run->nred; s++) free(run->red[s].mpi_res);
 }
 
 const lb_backend_ops lb_backend_mpi = {
-  mpi_setup, mpi_exchange, mpi_allreduce, mpi_edge_swap, mpi_gather, mpi_teardown
+  mpi_setup, mpi_exchange, mpi_reduce, mpi_allreduce, mpi_edge_swap, mpi_gather, mpi_teardown
 };

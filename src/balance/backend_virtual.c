@@ -13,14 +13,16 @@ static lb_err virtual_setup(lb_run *run)
   return LB_OK;
 }
 
-/* The flags were raised by the ranks of this process, which are all ranks:
- * nothing to agree on.  Reduction results are the accumulators themselves. */
-static lb_err virtual_exchange(lb_run *run, int *flags, int nflags)
+static lb_err virtual_exchange(lb_run *run)
 {
-  (void)flags;
-  (void)nflags;
-  int par = run->step & 1;
-  for (int s = 0; s < run->nred; s++) run->red[s].res = run->red[s].acc[par];
+  (void)run;
+  return LB_OK;
+}
+
+/* All ranks contributed in this process: the result is the accumulator. */
+static lb_err virtual_reduce(lb_run *run, int slot)
+{
+  run->red[slot].res = run->red[slot].acc[run->step & 1];
   return LB_OK;
 }
 
@@ -47,5 +49,5 @@ static lb_err virtual_gather(lb_run *run, const double *local, double *all)
 static void virtual_teardown(lb_run *run) { (void)run; }
 
 const lb_backend_ops lb_backend_virtual = {
-  virtual_setup, virtual_exchange, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
+  virtual_setup, virtual_exchange, virtual_reduce, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
 };

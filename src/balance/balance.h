@@ -154,6 +154,21 @@ const char *lb_stop_name(lb_stop s);
 /** New load appearing at a rank before a superstep (seed 004 superposition). */
 typedef struct { int step, rank; double amount; } lb_inject;
 
+/** Default of lb_params.check_interval.  A check is one MPI_Allreduce of a
+ *  few doubles; if it costs c neighbour exchanges (near 1 where collectives
+ *  are fast, as seed 001 found on Juqueen, up to about log2 P latencies on
+ *  a software tree), checking every K iterations adds about c/K to a
+ *  one-exchange iteration, and the stop comes up to K - 1 iterations late
+ *  ((K - 1)/2 on average).  The sum is smallest near K = sqrt(2 I c) for a
+ *  run of I iterations: 10 for seed 001's fast methods (SO, ID: about 50
+ *  iterations to 0.999 on its 16x16x8 BOX) at c = 1, and more for longer
+ *  runs or dearer collectives.  On that BOX, K = 10 turns 349, 47, 52, 184,
+ *  14 iterations (OD, SO, ID, CT, DE) into 350, 50, 60, 190, 20 with 35, 5,
+ *  6, 19, 2 checks instead of one per iteration; dimension exchange, whose
+ *  iteration is a sweep of one exchange per edge colour, is better served
+ *  by K = 1 or 2. */
+#define LB_CHECK_INTERVAL 10
+
 /** Largest number of per-method options. */
 #define LB_MAX_OPTIONS 8
 
@@ -170,11 +185,20 @@ typedef struct {
   MPI_Comm comm;          /**< MPI backend: one process per graph rank */
   double target;          /**< stop when avg/max >= target (0: off) */
   int max_iters;          /**< stop after this many iterations (0: off) */
+  int check_interval;     /**< LB_LOCAL methods: check the target every this many iterations (>= 1) */
+  const double *capacity; /**< n relative capacities (NULL: all equal) for LB_CAPACITY methods: rank r's
+                               share of the load is capacity[r] / sum, and the target applies to load / share */
   double opt[LB_MAX_OPTIONS]; /**< values of the method's options, in its table order */
   const lb_inject *inject; int ninject;
   int track_costs;        /**< record seed 004 migration and imbalance costs */
   lb_observer observer; void *observer_ctx;
 } lb_params;
+
+/** Units sent straight from one rank to another, neighbours or not (seed 002). */
+typedef struct {
+  int from, to;
+  double amount;
+} lb_transfer;
 
 /** Result of a run, identical on every process. */
 typedef struct {
@@ -182,9 +206,12 @@ typedef struct {
   double *load0;          /**< n initial loads (after nothing was moved) */
   double *load;           /**< n final loads */
   double *flow;           /**< m net flows, positive from eu[k] to ev[k] */
+  lb_transfer *transfer;  /**< direct transfers, sorted by (from, to); NULL for methods that move load along edges only */
+  int ntransfers;         /**< entries of transfer; when > 0 they, not flow, say how units move (flow is then their net across each edge) */
   double injected;        /**< total load injected during the run */
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   long long rounds, messages, bytes;
+  long long collectives;  /**< global reductions during the supersteps (the method's and the stop checks) */
   double runtime_s;
   double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
@@ -210,7 +237,15 @@ enum {
   LB_INTEGRAL   = 1, /**< needs integral loads and keeps them integral */
   LB_CONNECTED  = 2, /**< needs a connected graph */
   LB_TERMINATES = 4, /**< stops by itself (else -lb_target or -lb_max_iters is required) */
-  LB_INJECT     = 8  /**< accepts load injected during the run */
+  LB_INJECT     = 8, /**< accepts load injected during the run */
+  /** Neighbour-only supersteps: the step never fails, and every rank ends
+   *  iterations, stops and contributes to reductions at the same supersteps
+   *  (functions of the step and of data all ranks have), so the engine needs
+   *  no collective except the reductions and the stop check every
+   *  check_interval iterations. */
+  LB_LOCAL      = 16,
+  LB_CAPACITY   = 32, /**< accepts per-rank capacities (lb_params.capacity) */
+  LB_DIRECT     = 64  /**< sends units straight between any two ranks (lb_run_transfer) */
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */
@@ -253,6 +288,12 @@ double lb_run_injected(const lb_run *run, int r);
  *  adj[e] already, as the paper's L_{i,t} does. */
 void lb_run_transit(lb_run *run, int e, double amount);
 
+/** Record, from a local rank, that `amount` units go directly from rank
+ *  `from` to rank `to` (any two ranks; counted as one message).  For
+ *  methods flagged LB_DIRECT; the method updates the loads itself and the
+ *  result lists every transfer. */
+void lb_run_transfer(lb_run *run, int from, int to, double amount);
+
 /** Declare the channels: messages of up to msg_cap doubles per directed edge
  *  and per step, and a publication of pub_len doubles per rank and step that
  *  every neighbour reads.  Call from setup. */
@@ -271,7 +312,9 @@ int lb_msg_recv(const lb_run *run, int e, const double **data);
 double *lb_pub_out(lb_run *run);
 /** Publications of the previous superstep, rank q at [q*pub_len] (valid for neighbours of local ranks). */
 const double *lb_pub_in(const lb_run *run);
-/** Contribute v of one rank to a reduction (for group g); the result is read next superstep. */
+/** Contribute v of one rank to a reduction (for group g); the result is read
+ *  next superstep.  In an LB_LOCAL method, every rank contributes to a
+ *  reduction in the same supersteps, and only those cost a collective. */
 void lb_reduce(lb_run *run, int slot, int g, double v);
 /** Result of a reduction over the contributions of the previous superstep. */
 double lb_reduced(const lb_run *run, int slot, int g);
@@ -302,6 +345,7 @@ typedef struct {
   double transfer_tot;   /**< sum |flow| / total load (seed 001) */
   double transfer_max;   /**< max |flow| / average load (seed 001) */
   double migrated_units; /**< sum over ranks of max(0, initial - final): load that changed owner */
+  double unit_hops;      /**< units times the hand-overs that carried them: sum of |flow| (a unit relayed over k edges counts k), or of the direct transfers */
 } lb_metrics;
 
 /** Compute the metrics of a result. */

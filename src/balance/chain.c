@@ -1,5 +1,6 @@
 #include "lbchain.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +26,45 @@ static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const in
   return LB_OK;
 }
 
-static lb_err realise(const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
+/* One meaning of a weighted curve for every method: the loads of the
+ * parts are their weights; a method that moves whole work units gets them
+ * in units of 1/LB_CHAIN_UNITS of the mean cell weight, rounded.  Returns
+ * the weight of one unit (1 for the other methods). */
+static double part_units(const lb_method *m, int nparts, const int64_t *cur, double *loads)
+{
+  double total = 0.0;
+  int64_t cells = 0;
+  if (!(m->flags & LB_INTEGRAL)) return 1.0;
+  for (int q = 0; q < nparts; q++) {
+    total += loads[q];
+    cells += cur[q];
+  }
+  const double unit = total > 0.0 && cells > 0 ? total / ((double)cells * LB_CHAIN_UNITS) : 1.0;
+  for (int q = 0; q < nparts; q++) loads[q] = round(loads[q] / unit);
+  return unit;
+}
+
+/* The method's loads, flows and costs back in curve weight. */
+static void weight_units(const lb_graph *g, double unit, lb_result *run)
+{
+  if (unit == 1.0) return;
+  for (int q = 0; q < g->n; q++) {
+    run->load0[q] *= unit;
+    run->load[q] *= unit;
+  }
+  for (int k = 0; k < g->m; k++) run->flow[k] *= unit;
+  run->migration_cost *= unit;
+  run->imbalance_cost *= unit;
+}
+
+static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
                       const int64_t *cur, double *loads, lb_chain_result *res)
 {
-  char spec[32];
-  lb_graph *g = NULL;
   double avg, max = 0.0;
   LB_CALL(lb_curve_part_loads(cc, n, w, nparts, cur, loads));
-  snprintf(spec, sizeof spec, "line:%d", nparts);
-  LB_CALL(lb_graph_create(spec, &g));
-  lb_err err = lb_balance(g, m, p, loads, &res->run);
-  lb_graph_destroy(&g);
-  if (err) return err;
+  const double unit = part_units(m, nparts, cur, loads);
+  LB_CALL(lb_balance(g, m, p, loads, &res->run));
+  weight_units(g, unit, &res->run);
   double t[2] = {MPI_Wtime(), 0.0};
   LB_CALL(lb_curve_targets(cc, n, w, nparts, res->run.load, &res->cut));
   t[1] = MPI_Wtime();
@@ -55,22 +83,38 @@ static lb_err realise(const lb_method *m, const lb_params *p, MPI_Comm cc, int64
   return LB_OK;
 }
 
-lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,
-                        const int64_t *cur_counts, lb_chain_result *res)
+lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
+                           const int64_t *cur_counts, lb_chain_result *res)
 {
   MPI_Comm cc = p->backend == LB_BACKEND_MPI ? p->comm : MPI_COMM_SELF;
+  const int nparts = g->n;
   memset(res, 0, sizeof *res);
-  if (p->backend == LB_BACKEND_MPI && MPI_Comm_size(p->comm, &nparts) != MPI_SUCCESS)
-    return lb_error(LB_ERR_MPI, "chain: MPI_Comm_size failed");
-  if (nparts < 1) return lb_error(LB_ERR_ARG, "chain: number of parts %d must be at least 1", nparts);
+  if (g->kind != LB_GRAPH_LINE && g->kind != LB_GRAPH_RING)
+    return lb_error(LB_ERR_GRAPH, "chain: graph '%s' is not the line or the ring of the parts", g->spec);
   int64_t *cur = malloc((size_t)nparts * sizeof *cur);
   double *loads = malloc((size_t)nparts * sizeof *loads);
   lb_err err = cur && loads ? LB_OK : lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
   if (!err) err = current_counts(p, n, nparts, cur_counts, cur);
-  if (!err) err = realise(m, p, cc, n, w, nparts, cur, loads, res);
+  if (!err) err = realise(g, m, p, cc, n, w, nparts, cur, loads, res);
   free(cur);
   free(loads);
   if (err) lb_chain_result_free(res);
+  return err;
+}
+
+lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,
+                        const int64_t *cur_counts, lb_chain_result *res)
+{
+  char spec[32];
+  lb_graph *g = NULL;
+  memset(res, 0, sizeof *res);
+  if (p->backend == LB_BACKEND_MPI && MPI_Comm_size(p->comm, &nparts) != MPI_SUCCESS)
+    return lb_error(LB_ERR_MPI, "chain: MPI_Comm_size failed");
+  if (nparts < 1) return lb_error(LB_ERR_ARG, "chain: number of parts %d must be at least 1", nparts);
+  snprintf(spec, sizeof spec, "line:%d", nparts);
+  LB_CALL(lb_graph_create(spec, &g));
+  lb_err err = lb_chain_balance_on(g, m, p, n, w, cur_counts, res);
+  lb_graph_destroy(&g);
   return err;
 }
 

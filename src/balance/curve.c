@@ -260,52 +260,68 @@ lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts
   return part_weights(comm, n, w, &p, nparts, cur_counts, loads);
 }
 
+lb_err lb_curve_shift_bounds(int nparts, const double *load, const double *pw, double penalty, double *bound)
+{
+  double mean = 0.0, lj = 0.0, li = 0.0, pi = 0.0;
+  int i, j;
+  if (nparts < 1) return lb_error(LB_ERR_ARG, "curve: number of parts %d must be at least 1", nparts);
+  if (!(penalty >= 1.0) || isinf(penalty))
+    return lb_error(LB_ERR_ARG, "-lb_penalty %g must be finite and at least 1", penalty);
+  for (i = 0; i < nparts; i++) {
+    if (!(load[i] >= 0.0) || isinf(load[i]))
+      return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", load[i], i);
+    mean += load[i] / nparts;
+  }
+  bound[0] = 0.0;
+  for (i = 0; i < nparts; i++) bound[i + 1] = bound[i] + pw[i];
+  if (mean == 0.0) return LB_OK; /* nothing measured: the cuts stay */
+  /* Offset j has s_j = L_j - j with L_j = sum_{i<j} l_i, l_i = load_i /
+   * mean. The walk moves it over cells with shares l_i w_k / W_i until the
+   * penalised counter s_j - f * (shares passed) changes sign: its stop is
+   * the share position T_j = L_j - s_j / f, which lies in the part i with
+   * L_i <= T_j < L_{i+1}, at weight W_{<i} + (T_j - L_i) / l_i * W_i. T_j
+   * grows with j, so one sweep maps every offset; parts of load 0 hold no
+   * share and are passed over. */
+  double *pstart = malloc(((size_t)nparts + 1) * sizeof *pstart);
+  if (!pstart) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  memcpy(pstart, bound, ((size_t)nparts + 1) * sizeof *pstart);
+  for (j = 1, i = 0; j < nparts; j++) {
+    lj += load[j - 1] / mean;
+    double t = lj - (lj - j) / penalty;
+    while (i < nparts && (li + load[i] / mean <= t || load[i] == 0.0)) li += load[i] / mean, pi = pstart[i + 1], i++;
+    bound[j] = i == nparts ? pstart[nparts] : pw[i] == 0.0 ? pi : pi + (t - li) / (load[i] / mean) * pw[i];
+  }
+  free(pstart);
+  return LB_OK;
+}
+
 lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
-                        const double *load, double penalty, lb_curve_result *res)
+                      const double *load, double penalty, lb_curve_result *res)
 {
   piece p;
-  double *buf, *pw, *pw_start, *lstart, *bound;
+  double *buf, *pw, *pw_start, *lstart, *bound, mean = 0.0;
   lb_err err;
   int q, i, j;
 
   LB_CALL(check_nparts(nparts));
-  if (!(penalty >= 1.0) || isinf(penalty))
-    return lb_error(LB_ERR_ARG, "-lb_penalty %g must be finite and at least 1", penalty);
-  for (q = 0; q < nparts; q++) {
-    if (!(load[q] >= 0.0) || isinf(load[q]))
-      return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", load[q], q);
-  }
   LB_CALL(locate(comm, n, w, &p));
   LB_CALL(check_partition(&p, nparts, cur_counts));
   buf = malloc(4 * ((size_t)nparts + 1) * sizeof *buf);
   if (!buf) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   pw = buf, pw_start = pw + nparts + 1, lstart = pw_start + nparts + 1, bound = lstart + nparts + 1;
   err = part_weights(comm, n, w, &p, nparts, cur_counts, pw);
+  if (!err) err = lb_curve_shift_bounds(nparts, load, pw, penalty, bound);
   if (err) {
     free(buf);
     return err;
   }
+  for (q = 0; q < nparts; q++) mean += load[q] / nparts;
   pw_start[0] = lstart[0] = 0.0;
   for (q = 0; q < nparts; q++) {
     pw_start[q + 1] = pw_start[q] + pw[q];
-    lstart[q + 1] = lstart[q] + load[q];
+    lstart[q + 1] = lstart[q] + (mean > 0.0 ? load[q] / mean : 1.0);
   }
-  /* The walk stops where |s_j^k| is smallest: at the cell boundary nearest
-   * to the share position T_j = L_j - s_j / penalty, i.e. at the cell whose
-   * midpoint passes T_j. T_j increases with j, so one sweep maps all of them
-   * to the weight axis. */
-  bound[0] = 0.0;
   bound[nparts] = p.total;
-  for (j = 1, i = 0; j < nparts; j++) {
-    double s = lstart[j] - j, t = lstart[j] - s / penalty;
-    while (i < nparts && (lstart[i + 1] <= t || load[i] == 0.0)) i++;
-    if (i == nparts)
-      bound[j] = p.total;
-    else if (pw[i] == 0.0)
-      bound[j] = pw_start[i];
-    else
-      bound[j] = pw_start[i] + (t - lstart[i]) / load[i] * pw[i];
-  }
   err = cut_at(comm, n, w, &p, nparts, bound, res);
   if (!err) {
     res->s_before = calloc((size_t)nparts + 1, sizeof *res->s_before);
@@ -322,13 +338,102 @@ lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, con
     for (j = 1, i = 0; j < nparts; j++) {
       x += res->part_load[j - 1];
       while (i + 1 < nparts && pw_start[i + 1] <= x) i++;
-      share = pw[i] == 0.0 ? lstart[i] : lstart[i] + load[i] * (x - pw_start[i]) / pw[i];
+      share = pw[i] == 0.0 ? lstart[i] : lstart[i] + (lstart[i + 1] - lstart[i]) * (x - pw_start[i]) / pw[i];
       res->s_before[j] = lstart[j] - j;
       res->s_after[j] = res->s_before[j] + penalty * (share - lstart[j]);
     }
   }
   free(buf);
   return err;
+}
+
+/* The result for a partition given by its cell counts. */
+static lb_err result_of_counts(MPI_Comm comm, int64_t n, const double *w, const piece *p, int nparts,
+                               const int64_t *counts, lb_curve_result *res)
+{
+  double max = 0.0;
+  lb_err err;
+  int q;
+  LB_CALL(alloc_result(nparts, res));
+  err = part_weights(comm, n, w, p, nparts, counts, res->part_load);
+  if (err) {
+    lb_curve_result_free(res);
+    return err;
+  }
+  res->ncells = p->ncells;
+  res->total = p->total;
+  for (q = 0; q < nparts; q++) {
+    res->counts[q] = counts[q];
+    res->cuts[q + 1] = res->cuts[q] + counts[q];
+    if (res->part_load[q] > max) max = res->part_load[q];
+  }
+  res->quality = max > 0.0 ? p->total / nparts / max : 1.0;
+  return LB_OK;
+}
+
+lb_err lb_curve_shifter_init(lb_curve_shifter *s, int nparts, double penalty)
+{
+  memset(s, 0, sizeof *s);
+  LB_CALL(check_nparts(nparts));
+  if (!(penalty >= 1.0) || isinf(penalty))
+    return lb_error(LB_ERR_ARG, "-lb_penalty %g must be finite and at least 1", penalty);
+  s->nparts = nparts;
+  s->penalty = penalty;
+  s->best_counts = calloc((size_t)nparts, sizeof *s->best_counts);
+  if (!s->best_counts) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
+  return LB_OK;
+}
+
+void lb_curve_shifter_free(lb_curve_shifter *s)
+{
+  free(s->best_counts);
+  s->best_counts = NULL;
+}
+
+lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, const double *w, const int64_t *cur_counts,
+                             const double *measured, lb_curve_result *res, lb_curve_shift_action *action)
+{
+  const int P = s->nparts;
+  double sum = 0.0, max = 0.0, mo;
+  piece p;
+  int q;
+
+  if (s->steps == 0) {
+    LB_CALL(lb_curve_sfc(comm, n, w, P, res));
+    s->steps++;
+    *action = LB_SHIFT_SFC;
+    return LB_OK;
+  }
+  for (q = 0; q < P; q++) {
+    if (!(measured[q] >= 0.0) || isinf(measured[q]))
+      return lb_error(LB_ERR_LOAD, "curve: load %g of part %d is negative or not finite", measured[q], q);
+    sum += measured[q];
+    max = measured[q] > max ? measured[q] : max;
+  }
+  mo = sum > 0.0 ? max * P / sum : 1.0;
+  LB_CALL(locate(comm, n, w, &p));
+  LB_CALL(check_partition(&p, P, cur_counts));
+  if (!s->have_best || s->best_ncells != p.ncells || s->best_total != p.total) {
+    /* a new curve (adaptation): nothing measured before compares */
+    s->have_best = 1;
+    s->settled = 0;
+    s->best_max_over_avg = mo;
+    s->best_ncells = p.ncells;
+    s->best_total = p.total;
+    memcpy(s->best_counts, cur_counts, (size_t)P * sizeof *cur_counts);
+  } else if (mo < s->best_max_over_avg) {
+    s->best_max_over_avg = mo;
+    memcpy(s->best_counts, cur_counts, (size_t)P * sizeof *cur_counts);
+  } else {
+    s->settled = 1;
+  }
+  s->steps++;
+  if (s->settled) {
+    *action = LB_SHIFT_BEST;
+    return result_of_counts(comm, n, w, &p, P, s->best_counts, res);
+  }
+  *action = LB_SHIFT_SHIFTED;
+  return lb_curve_shift(comm, n, w, P, cur_counts, measured, s->penalty, res);
 }
 
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts)

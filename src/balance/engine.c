@@ -1,6 +1,17 @@
 /* The superstep engine: checks the input, runs a method's per-rank step on
  * the chosen backend until the method, the target or the iteration cap
- * stops it, counts rounds, messages and bytes, and assembles the result. */
+ * stops it, counts rounds, messages, bytes and collectives, and assembles
+ * the result.
+ *
+ * A superstep of a method flagged LB_LOCAL is neighbour-only: its ranks end
+ * iterations, stop and reduce at supersteps every rank knows, so nothing
+ * needs agreeing, and the engine adds a collective only for the method's
+ * reductions and for the stop check every check_interval iterations.  That
+ * check can find the target reached up to check_interval - 1 iterations
+ * late; the run then goes on to the check (both backends alike).  Every
+ * other method agrees on the step's error, stop and progress flags after
+ * every superstep, and the target is checked in the same collective at the
+ * end of every iteration. */
 #include "engine.h"
 
 #include <math.h>
@@ -76,6 +87,7 @@ void lb_reduce(lb_run *run, int slot, int g, double v)
 {
   lb_reduction *r = &run->red[slot];
   double *a = &r->acc[run->step & 1][g];
+  r->touched = 1;
   if (r->op == LB_SUM) *a += v;
   else if (r->op == LB_MAX) { if (v > *a) *a = v; }
   else if (v < *a) *a = v;
@@ -126,6 +138,7 @@ lb_err lb_params_init(lb_params *p, const lb_method *m)
   memset(p, 0, sizeof *p);
   p->backend = LB_BACKEND_VIRTUAL;
   p->comm = MPI_COMM_WORLD;
+  p->check_interval = LB_CHECK_INTERVAL;
   if (!m) return lb_error(LB_ERR_METHOD, "no method given");
   for (int i = 0; i < m->noptions && i < LB_MAX_OPTIONS; i++) p->opt[i] = m->options[i].def;
   return LB_OK;
@@ -136,7 +149,10 @@ void lb_result_free(lb_result *res)
   free(res->load0);
   free(res->load);
   free(res->flow);
+  free(res->transfer);
   res->load0 = res->load = res->flow = NULL;
+  res->transfer = NULL;
+  res->ntransfers = 0;
 }
 
 static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0)
@@ -151,6 +167,10 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
   }
   if (!(p->target >= 0 && p->target <= 1)) return lb_error(LB_ERR_ARG, "-lb_target %g is not in [0, 1]", p->target);
   if (p->max_iters < 0) return lb_error(LB_ERR_ARG, "-lb_max_iters %d is negative", p->max_iters);
+  if (p->check_interval < 1) return lb_error(LB_ERR_ARG, "-lb_check_interval %d must be at least 1", p->check_interval);
+  if (p->capacity && !(m->flags & LB_CAPACITY)) return lb_error(LB_ERR_ARG, "method '%s' does not take per-rank capacities (-capacity)", m->name);
+  for (int r = 0; p->capacity && r < g->n; r++)
+    if (!(isfinite(p->capacity[r]) && p->capacity[r] > 0)) return lb_error(LB_ERR_ARG, "capacity %g of rank %d must be positive and finite", p->capacity[r], r);
   if (!(m->flags & LB_TERMINATES) && p->target == 0 && p->max_iters == 0)
     return lb_error(LB_ERR_ARG, "method '%s' does not stop by itself: give -lb_target or -lb_max_iters", m->name);
   for (int r = 0; r < g->n; r++) {
@@ -169,8 +189,70 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
   return LB_OK;
 }
 
+void lb_run_transfer(lb_run *run, int from, int to, double amount)
+{
+  if (run->nxfer == run->xcap) {
+    int cap = run->xcap ? 2 * run->xcap : 64;
+    double *x = realloc(run->xfer, 3 * (size_t)cap * sizeof *x);
+    /* No room: the result would lack this transfer, so finish() reports it. */
+    if (!x) { run->xcap = -1; return; }
+    run->xfer = x;
+    run->xcap = cap;
+  }
+  if (run->xcap < 0) return;
+  double *t = run->xfer + 3 * (size_t)run->nxfer++;
+  t[0] = from; t[1] = to; t[2] = amount;
+  run->messages += 1;
+  run->bytes += 16;
+}
+
+static int cmp_transfer(const void *a, const void *b)
+{
+  const lb_transfer *x = a, *y = b;
+  if (x->from != y->from) return (x->from > y->from) - (x->from < y->from);
+  return (x->to > y->to) - (x->to < y->to);
+}
+
+/* Every process gets every transfer, in one order whichever process
+ * recorded it.  Only the backends' reductions are used: each process writes
+ * its transfers at its offset of a zeroed array and the array is summed. */
+static lb_err gather_transfers(lb_run *run, lb_result *res)
+{
+  const lb_graph *g = run->g;
+  double *count = calloc((size_t)g->n, sizeof *count), *all = malloc((size_t)g->n * sizeof *all), *v = NULL;
+  lb_err err = count && all && run->xcap >= 0 ? LB_OK : lb_error(LB_ERR_MEM, "out of memory gathering the transfers");
+  double flag = err != LB_OK;
+  lb_err cerr = run->be->allreduce(run, &flag, 1, LB_MAX);
+  if (!err && (err = cerr) == LB_OK && flag) err = lb_error(LB_ERR_MEM, "out of memory gathering the transfers on another process");
+  if (err) goto out;
+  count[run->lo] = run->nxfer;
+  if ((err = run->be->gather(run, count, all))) goto out;
+  long long before = 0, total = 0;
+  for (int r = 0; r < g->n; r++) {
+    if (r < run->lo) before += (long long)all[r];
+    total += (long long)all[r];
+  }
+  res->ntransfers = (int)total;
+  if (total == 0) goto out;
+  v = calloc(3 * (size_t)total, sizeof *v);
+  res->transfer = malloc((size_t)total * sizeof *res->transfer);
+  flag = !v || !res->transfer;
+  if ((err = run->be->allreduce(run, &flag, 1, LB_MAX))) goto out;
+  if (flag) { err = lb_error(LB_ERR_MEM, "out of memory for %lld transfers", total); goto out; }
+  for (int i = 0; i < 3 * run->nxfer; i++) v[3 * before + i] = run->xfer[i];
+  if ((err = run->be->allreduce(run, v, 3 * (int)total, LB_SUM))) goto out;
+  for (long long i = 0; i < total; i++) res->transfer[i] = (lb_transfer){(int)v[3 * i], (int)v[3 * i + 1], v[3 * i + 2]};
+  qsort(res->transfer, (size_t)total, sizeof *res->transfer, cmp_transfer);
+out:
+  free(count);
+  free(all);
+  free(v);
+  return err;
+}
+
 static void free_run(lb_run *run)
 {
+  free(run->xfer);
   free(run->load); free(run->flow); free(run->inj);
   free(run->transit); free(run->transit_in); free(run->held);
   for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
@@ -232,10 +314,15 @@ static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_resul
   return LB_OK;
 }
 
+/* The final loads include the load still in transit, at its receiver (the
+ * flows already count it), so that they are conserved and agree with the
+ * flows however the run stopped.  LB_LOCAL methods send no load in transit. */
 static lb_err finish(lb_run *run, lb_result *res)
 {
   const lb_graph *g = run->g;
-  lb_err err = run->be->gather(run, run->load, res->load);
+  lb_err err = LB_OK;
+  if (run->m->flags & LB_LOCAL) err = run->be->gather(run, run->load, res->load);
+  else err = lb_run_gather_loads(run, res->load);
   if (err) return err;
   for (int k = 0; k < g->m; k++) res->flow[k] = 0.0;
   for (int r = run->lo; r < run->hi; r++)
@@ -244,6 +331,7 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, res->flow, g->m, LB_SUM))) return err;
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
+  if ((run->m->flags & LB_DIRECT) && (err = gather_transfers(run, res))) return err;
   double c[2] = {(double)run->messages, (double)run->bytes};
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
@@ -253,6 +341,19 @@ static lb_err finish(lb_run *run, lb_result *res)
   res->runtime_s = t[0];
   res->setup_s = t[1];
   return LB_OK;
+}
+
+/* The largest of the local ranks' loads, each divided by its share of the
+ * capacity (the load itself when all capacities are equal). */
+static double local_max(const lb_run *run, const double *load, double capsum)
+{
+  const double *cap = run->p->capacity;
+  double mx = -HUGE_VAL;
+  for (int r = run->lo; r < run->hi; r++) {
+    double l = cap ? load[r] * (capsum / run->g->n) / cap[r] : load[r];
+    if (l > mx) mx = l;
+  }
+  return mx;
 }
 
 lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0, lb_result *res)
@@ -268,9 +369,13 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   run.be = p->backend == LB_BACKEND_MPI ? &lb_backend_mpi : &lb_backend_virtual;
   run.gcomm = MPI_COMM_NULL;
   void *state = NULL;
-  int slot_max = -1, slot_sum = -1;
-  double *flow_prev = NULL, total = 0;
+  const int local = (m->flags & LB_LOCAL) != 0;
+  double *flow_prev = NULL, total = 0, capsum = g->n;
   for (int r = 0; r < g->n; r++) total += load0[r];
+  if (p->capacity) {
+    capsum = 0;
+    for (int r = 0; r < g->n; r++) capsum += p->capacity[r];
+  }
   res->n = g->n;
   res->m = g->m;
   res->load0 = malloc((size_t)g->n * sizeof(double));
@@ -281,10 +386,6 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   double ts = MPI_Wtime();
   if ((err = m->setup(&run, &state))) goto out;
   res->setup_s = MPI_Wtime() - ts;
-  if (p->target > 0) {
-    if ((err = lb_run_reduction(&run, LB_MAX, 1, &slot_max))) goto out;
-    if ((err = lb_run_reduction(&run, LB_SUM, 1, &slot_sum))) goto out;
-  }
   if ((err = alloc_run(&run, load0))) goto out;
   if ((err = run.be->setup(&run))) goto out;
   if (p->track_costs) {
@@ -299,6 +400,7 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
     for (int s = 0; s < run.nred; s++) {
       double id = identity(run.red[s].op);
       for (int k = 0; k < run.red[s].ngroups; k++) run.red[s].acc[par][k] = id;
+      run.red[s].touched = 0;
     }
     for (int i = 0; i < p->ninject; i++) {
       const lb_inject *in = &p->inject[i];
@@ -317,25 +419,37 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
     lb_err serr = m->step(&run, state, run.lo, run.hi);
     for (int i = 0; i < p->ninject; i++)
       if (p->inject[i].step == run.step) run.inj[p->inject[i].rank] = 0;
-    if (run.iter_ended && p->target > 0)
-      for (int r = run.lo; r < run.hi; r++) {
-        lb_reduce(&run, slot_max, 0, run.load[r]);
-        lb_reduce(&run, slot_sum, 0, run.load[r]);
+    if ((err = run.be->exchange(&run))) goto out;
+    for (int s = 0; s < run.nred; s++)
+      if (!local || run.red[s].touched) {
+        if ((err = run.be->reduce(&run, s))) goto out;
+        run.collectives++;
       }
-    int flags[4] = {(int)serr, (int)run.stop, run.iter_ended, run.moved};
-    if ((err = run.be->exchange(&run, flags, 4))) goto out;
-    if (flags[0]) {
-      err = serr ? serr : lb_error((lb_err)flags[0], "method '%s' failed on another rank", m->name);
+    /* Whether this superstep checks the target: LB_LOCAL ranks know by
+     * themselves when an iteration ends; the others learn it below. */
+    int check = p->target > 0 && (!local || (run.iter_ended && (run.iterations + 1) % p->check_interval == 0));
+    /* Load in transit counts at its receiver, as in the final loads. */
+    if (check && !local && (err = held_loads(&run, run.held, run.transit_in))) goto out;
+    double agreed[5] = {(double)serr, (double)run.stop, run.iter_ended, run.moved, check ? local_max(&run, local ? run.load : run.held, capsum) : 0};
+    if (!local || check) {
+      if ((err = run.be->allreduce(&run, agreed, 5, LB_MAX))) goto out;
+      run.collectives++;
+    }
+    if (agreed[0] != 0) {
+      err = serr ? serr : lb_error((lb_err)agreed[0], "method '%s' failed on another rank", m->name);
       goto out;
     }
-    run.stop = (lb_stop)flags[1];
-    if (flags[2]) {
+    run.stop = (lb_stop)agreed[1];
+    if (agreed[2] != 0) {
       run.iterations++;
-      if (flags[3]) run.last_moved = run.iterations;
+      if (agreed[3] != 0) run.last_moved = run.iterations;
       if (p->track_costs && (err = track_costs(&run, flow_prev, total, res))) goto out;
       if (p->observer && (err = p->observer(&run, p->observer_ctx))) goto out;
-      if (p->target > 0) {
-        double mx = lb_reduced(&run, slot_max, 0), avg = lb_reduced(&run, slot_sum, 0) / g->n;
+      if (check) {
+        /* Modelled as a reduction tree plus broadcast: one message up, one down per rank. */
+        run.messages += 2 * (long long)(run.hi - run.lo);
+        run.bytes += 16 * (long long)(run.hi - run.lo);
+        double mx = agreed[4], avg = total / g->n;
         if (mx <= 0 || avg / mx >= p->target) run.stop = LB_STOP_TARGET;
       }
       if (p->max_iters > 0 && run.iterations >= p->max_iters && run.stop == LB_STOP_NONE) run.stop = LB_STOP_MAX_ITERS;
@@ -348,6 +462,7 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   res->runtime_s = MPI_Wtime() - t0;
   res->iterations = (m->flags & LB_TERMINATES) ? run.last_moved : run.iterations;
   res->stop = run.stop;
+  res->collectives = run.collectives;
   err = finish(&run, res);
 out:
   if (state && m->destroy) m->destroy(state);

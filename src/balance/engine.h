@@ -10,6 +10,7 @@ typedef struct {
   lb_op op;
   int ngroups;
   double *acc[2];  /* contributions of supersteps of each parity */
+  int touched;     /* some local rank contributed this superstep */
   double *res;     /* result of the previous superstep */
   double *mpi_res; /* MPI backend: buffer res points to */
 } lb_reduction;
@@ -34,21 +35,28 @@ struct lb_run {
   double *pub[2];
   int nred;
   lb_reduction red[LB_MAX_REDUCTIONS];
-  long long messages, bytes;
+  long long messages, bytes, collectives;
+  double *xfer;            /* direct transfers recorded here: from, to, amount */
+  int nxfer, xcap;
   int iter_ended, moved;
   lb_stop stop;
   /* MPI backend */
   MPI_Comm gcomm;
   double *sbuf, *rbuf;
+  int slot_w, nreq;        /* doubles per neighbour message; persistent requests (receives, then sends) */
+  MPI_Request *req;
 };
 
 /* What a backend provides; the engine does everything else. */
 struct lb_backend_ops {
   lb_err (*setup)(lb_run *run);
-  /* End of a superstep: deliver messages, publications and reductions;
-   * agree on the flags (error code, stop reason, moved). */
-  lb_err (*exchange)(lb_run *run, int *flags, int nflags);
-  /* Reduce nv doubles in place over all processes (engine measurements). */
+  /* End of a superstep: deliver the messages and publications of every
+   * local rank to its neighbours (neighbour-only, no collective). */
+  lb_err (*exchange)(lb_run *run);
+  /* Reduce the contributions of this superstep to reduction `slot` over all
+   * processes into its result (collective). */
+  lb_err (*reduce)(lb_run *run, int slot);
+  /* Reduce nv doubles in place over all processes (collective). */
   lb_err (*allreduce)(lb_run *run, double *v, int nv, lb_op op);
   /* For every directed edge e of a local rank: in[e] = out[rev[e]], the
    * value the neighbour wrote for the opposite direction (collective). */

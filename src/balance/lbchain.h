@@ -2,10 +2,17 @@
 #define AMRDLB_LBCHAIN_H
 
 /* Chain mode (DESIGN.md section 2): any method runs on the chain of parts
- * line:P, whose loads are the weights of the parts' pieces of a weighted
- * curve; the method's final loads become target loads, realised as cut
- * positions on the curve (lbcurve.h).  Cells only move along the curve and
- * may pass several parts when a flow exceeds a neighbour's piece. */
+ * (line:P, or that line closed into ring:P), whose loads are the weights of
+ * the parts' pieces of a weighted curve; the method's final loads become
+ * target loads, realised as cut positions on the curve (lbcurve.h).  Cells
+ * only move along the curve and may pass several parts when a flow exceeds
+ * a neighbour's piece.  This is the one realisation: lbbench's -chain mode
+ * and the app's balancing step both use it.
+ *
+ * A weighted curve means the same to every method: a part's load is the sum
+ * of its cells' weights; a method that moves whole work units (flag
+ * LB_INTEGRAL) runs on those loads in units of 1/LB_CHAIN_UNITS of the
+ * mean cell weight, rounded, so any weights suit any method. */
 
 #include <stdint.h>
 
@@ -24,6 +31,9 @@ typedef struct {
   double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
 } lb_chain_result;
 
+/** Whole work units per mean cell weight for the methods that move units. */
+#define LB_CHAIN_UNITS 1000
+
 /**
  * Run method m in chain mode on a weighted curve. On the MPI backend every
  * process of p->comm holds its own part's cells (n, w) and cur_counts is
@@ -33,6 +43,12 @@ typedef struct {
  */
 lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,
                         const int64_t *cur_counts, lb_chain_result *res);
+
+/** The same on the processor graph g: the line or the ring of the g->n
+ *  parts ("line:P", "ring:P" of lb_graph_create); on the MPI backend g->n
+ *  is the size of p->comm. */
+lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
+                           const int64_t *cur_counts, lb_chain_result *res);
 
 /** Release the arrays of a chain-mode result. */
 void lb_chain_result_free(lb_chain_result *res);

@@ -49,14 +49,71 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
                           lb_curve_result *res);
 
 /**
- * sfc-shift: Niemoeller offset shifting, one step. The curve is currently
- * split into nparts parts of cur_counts[q] cells with measured loads load[q]
- * (l_q = r_q / mean r, same arrays on every rank). Each offset o_j moves in
- * direction -sign(s_j), s_j = sum_{i<j} (l_i - 1), over cells whose load
- * shares l_i w_k / W_i, times penalty (>= 1), bring s_j closest to zero.
+ * Offset shifting on the share axis (seed 003), the one implementation that
+ * sfc-shift, lb_curve_shift and lb_curve_shifter_step use. Part i has
+ * measured load load[i] (any unit; l_i = load[i] / mean) and weight pw[i]
+ * (nparts values each). Offset j has cumulative imbalance s_j = sum_{i<j}
+ * (l_i - 1) and walks in direction -sign(s_j) over cells whose load shares
+ * l_i w_k / W_i, times penalty (>= 1), bring s_j closest to zero; bound
+ * receives the nparts + 1 new cut positions on the weight axis (0 and sum
+ * pw at the ends). All loads 0: the cuts stay.
+ */
+lb_err lb_curve_shift_bounds(int nparts, const double *load, const double *pw, double penalty, double *bound);
+
+/**
+ * sfc-shift: one offset-shifting step of the curve. The curve is currently
+ * split into nparts parts of cur_counts[q] cells (same array on every rank)
+ * whose measured loads are load[q] (seconds or any unit, same on every
+ * rank): each offset moves by lb_curve_shift_bounds, and res gets the new
+ * cuts, with s_before and s_after.
  */
 lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
-                        const double *load, double penalty, lb_curve_result *res);
+                      const double *load, double penalty, lb_curve_result *res);
+
+/** What a step of the offset-shifting sequence did. */
+typedef enum {
+  LB_SHIFT_SFC,     /**< first step: chains-on-chains split by the weights */
+  LB_SHIFT_SHIFTED, /**< one shift by the measured loads */
+  LB_SHIFT_BEST     /**< shifting stopped improving on this curve: the best partition measured */
+} lb_curve_shift_action;
+
+/**
+ * Seed 003's balancing sequence, carried between balancing steps (and so
+ * what a checkpoint must save: every field below). The first step is a
+ * chains-on-chains split; every later step shifts each offset once by the
+ * loads measured on the partition that just ran. While the curve stays the
+ * same (same cells and total weight: a static mesh), the partition with
+ * the smallest measured max/avg is remembered; when a step measures no
+ * improvement on it, shifting stops and that best partition is kept until
+ * the curve changes (adaptation), which starts a new search from the
+ * current partition.
+ */
+typedef struct {
+  int nparts;
+  double penalty;
+  long steps;               /**< balancing steps taken */
+  int have_best, settled;   /**< a best partition is known for this curve; shifting stopped */
+  double best_max_over_avg; /**< its measured max/avg */
+  int64_t best_ncells;      /**< the curve it belongs to: cells */
+  double best_total;        /**< and total weight */
+  int64_t *best_counts;     /**< its cells per part, nparts values */
+} lb_curve_shifter;
+
+/** Start a sequence for nparts parts with penalty factor penalty (>= 1). */
+lb_err lb_curve_shifter_init(lb_curve_shifter *s, int nparts, double penalty);
+
+/** Release a sequence's arrays. */
+void lb_curve_shifter_free(lb_curve_shifter *s);
+
+/**
+ * One balancing step of the sequence (collective over comm): this rank's
+ * piece (n, w) of the curve, the current partition cur_counts and the
+ * loads measured on it (nparts values, e.g. each rank's compute time of
+ * the last cycle; not read on the first step). res receives the new
+ * partition (lb_curve_result_free), action what was done.
+ */
+lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, const double *w, const int64_t *cur_counts,
+                             const double *measured, lb_curve_result *res, lb_curve_shift_action *action);
 
 /**
  * Weight of each part of the current partition cur_counts (nparts values,

@@ -2,9 +2,16 @@
 #define AMRDLB_LBWEIGHTS_H
 
 /* Timing-based cell weights (seed 003, Niemoeller et al. 2020): per-rank
- * compute times become a cost per load type by minimum-norm least squares.
- * Every guarded situation is reported in lb_weights_result.flags; only
- * invalid input (bad times, bad options) is an error. */
+ * compute times become a cost per load type by least squares. Every rank
+ * contributes one row per window (its cells of each type | the truncated
+ * mean of its per-step times, in seconds); the rows of the last H windows
+ * are stacked, older windows weighted down by a forgetting factor, so that
+ * the system is overdetermined even on 2 ranks (the counts change with every
+ * adaptation and migration). The costs are non-negative by construction
+ * (Lawson-Hanson active set on top of LAPACKE least squares) and come with
+ * their standard errors. Every guarded situation is reported in
+ * lb_weights_result.flags; only invalid input (bad times, bad options) is an
+ * error. */
 
 #include <mpi.h>
 #include <stdint.h>
@@ -13,55 +20,86 @@
 
 /** Why a fit was not (fully) used; ORed into lb_weights_result.flags. */
 typedef enum {
-  LB_WEIGHTS_ABSENT_TYPE = 1 << 0,     /**< a load type has no cell on any rank: its cost is undefined and kept */
+  LB_WEIGHTS_ABSENT_TYPE = 1 << 0,     /**< a load type has no cell in any stacked row: its cost is undefined and kept */
   LB_WEIGHTS_RANK_DEFICIENT = 1 << 1,  /**< collinear types: the minimum-norm solution was taken */
-  LB_WEIGHTS_UNDERDETERMINED = 1 << 2, /**< fewer ranks than present types */
-  LB_WEIGHTS_NEGATIVE = 1 << 3,        /**< a fitted cost was <= 0: the fit was rejected, costs kept */
+  LB_WEIGHTS_UNDERDETERMINED = 1 << 2, /**< fewer stacked rows than present types */
+  LB_WEIGHTS_CLAMPED = 1 << 3,         /**< the unconstrained fit had a negative cost: non-negative least squares held it at 0 */
   LB_WEIGHTS_SINGLE_RANK = 1 << 4,     /**< one rank: loads carry no information, costs kept */
-  LB_WEIGHTS_EMPTY_WINDOW = 1 << 5,    /**< a rank has no timed step: costs kept */
-  LB_WEIGHTS_ZERO_TIME = 1 << 6        /**< all measured times are zero: costs kept */
+  LB_WEIGHTS_EMPTY_WINDOW = 1 << 5,    /**< a rank has no timed step: window not stacked, costs kept */
+  LB_WEIGHTS_ZERO_TIME = 1 << 6,       /**< all measured times (or all fitted costs of the present cells) are zero: costs kept */
+  LB_WEIGHTS_WITHIN_NOISE = 1 << 7     /**< every cost's change is within its standard error: costs kept */
 } lb_weights_flag;
 
 /** Options of a fit. */
 typedef struct {
   double trim;           /**< fraction cut from each end of the sorted window, in [0, 0.5); default 0.25 */
-  const double *previous; /**< costs kept where the fit says nothing (ntypes values), or NULL for 1.0 */
+  const double *previous; /**< costs kept where the fit says nothing (ntypes values, mean cell weight 1), or NULL for 1.0 */
 } lb_weights_options;
+
+/** The stacked rows of the last windows, carried from one fit to the next
+ *  (identical on every rank of a collective fit). */
+typedef struct lb_weights_history lb_weights_history;
 
 /** The outcome of a fit, identical on every rank. */
 typedef struct {
   int ntypes;
-  double *coef;     /**< raw least-squares solution c of A c = l (load per cell of each type); 0 for absent types */
-  double *cost;     /**< cost per load type used from now on: mean cell weight 1, or the kept costs */
-  double *load;     /**< l_i = r_i / mean(r) per rank (nranks values) */
-  double *predicted; /**< (A c)_i per rank, in load units */
+  double *coef;        /**< non-negative least-squares costs, seconds per cell per step; 0 for absent types */
+  double *cost;        /**< cost per load type used from now on: mean cell weight 1 over this window's cells, or the kept costs */
+  double *cost_stderr; /**< standard error of each fitted cost, in the units of cost (NaN: unknown, e.g. no spare row) */
+  double *load;        /**< l_i = r_i / mean(r) per rank of this window (nranks values) */
+  double *predicted;   /**< (A c)_i / mean(r) per rank of this window, in load units */
   int nranks;
-  int rank;         /**< numerical rank of the fitted matrix */
-  int fitted;       /**< 1 when cost comes from this fit, 0 when costs were kept */
-  unsigned flags;   /**< lb_weights_flag bits */
-  double residual;  /**< ||A c - l||_2, 0 when no fit was made */
-  double smape;     /**< symmetric mean absolute percentage error of predicted vs measured time per rank, percent */
+  int rows;            /**< stacked rows of the fit (ranks x windows) */
+  int windows;         /**< windows stacked, this one included */
+  int rank;            /**< numerical rank of the stacked matrix */
+  int fitted;          /**< 1 when cost comes from this fit, 0 when costs were kept */
+  unsigned flags;      /**< lb_weights_flag bits */
+  double residual;     /**< forgetting-weighted ||A c - r||_2 of the stacked rows, seconds per step; 0 when no fit was made */
+  double smape;        /**< symmetric mean absolute percentage error of predicted vs measured time per rank of this window, percent */
 } lb_weights_result;
 
 /** Set the default options (trim 0.25, default costs 1). */
 void lb_weights_options_default(lb_weights_options *opt);
 
 /**
+ * Create an empty history of the last history windows (>= 1) of ntypes
+ * types, window age a weighted by forget^a (forget in (0, 1]). The errors
+ * name the options -lb_history and -lb_forget.
+ */
+lb_err lb_weights_history_create(int ntypes, int history, double forget, lb_weights_history **h);
+
+/** Free a history (NULL is allowed) and set *h to NULL. */
+void lb_weights_history_destroy(lb_weights_history **h);
+
+/**
  * Fit costs from per-rank data held in one process (virtual ranks, tests).
  * times[i] holds nsteps[i] per-step compute times of rank i (seconds), counts
  * is the nranks x ntypes row-major table of cells of each type per rank.
- * On return res holds newly allocated arrays (lb_weights_result_free).
+ * hist (or NULL: this window alone) receives this window's rows and supplies
+ * the older ones. On return res holds newly allocated arrays
+ * (lb_weights_result_free).
  */
 lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *times, int ntypes,
-                              const int64_t *counts, const lb_weights_options *opt, lb_weights_result *res);
+                            const int64_t *counts, const lb_weights_options *opt, lb_weights_history *hist,
+                            lb_weights_result *res);
 
 /**
  * Fit costs collectively: every rank of comm passes its own window of nsteps
- * times and its ntypes counts; the small table is gathered and every rank
- * solves the same system, so all ranks return the same result.
+ * times and its ntypes counts (and its copy of the common history, or NULL);
+ * the small table is gathered and every rank solves the same system, so all
+ * ranks return the same result and keep the same history.
  */
 lb_err lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
-                        const lb_weights_options *opt, lb_weights_result *res);
+                      const lb_weights_options *opt, lb_weights_history *hist, lb_weights_result *res);
+
+/**
+ * Non-negative least squares min ||A x - b||_2 subject to x >= 0 (Lawson and
+ * Hanson's active-set method, the passive subproblems by LAPACKE_dgelsd):
+ * a is m x n row-major, b has m values, x receives n values. If the
+ * unconstrained minimum-norm solution is non-negative it is returned as is.
+ * *clamped is set to 1 when a bound was active.
+ */
+lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *clamped);
 
 /** Release the arrays of a result. */
 void lb_weights_result_free(lb_weights_result *res);

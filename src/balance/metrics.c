@@ -17,7 +17,7 @@ void lb_metrics_loads(int n, const double *load, lb_metrics *mt)
   mt->max_over_avg = avg > 0 ? mx / avg : 1.0;
   mt->imbalance_pct = (n > 1 && mx > 0) ? 100.0 * (mx - avg) * n / (mx * (n - 1)) : 0.0;
   mt->l2_imbalance = sqrt(l2);
-  mt->transfer_tot = mt->transfer_max = mt->migrated_units = 0;
+  mt->transfer_tot = mt->transfer_max = mt->migrated_units = mt->unit_hops = 0;
 }
 
 lb_err lb_metrics_compute(const lb_result *res, lb_metrics *mt)
@@ -36,5 +36,11 @@ lb_err lb_metrics_compute(const lb_result *res, lb_metrics *mt)
   mt->transfer_tot = total > 0 ? tot / total : 0;
   mt->transfer_max = total > 0 ? mx / (total / res->n) : 0;
   mt->migrated_units = moved;
+  /* A flow crossing k edges is handed over k times; a direct transfer once. */
+  mt->unit_hops = tot;
+  if (res->ntransfers > 0) {
+    mt->unit_hops = 0;
+    for (int i = 0; i < res->ntransfers; i++) mt->unit_hops += res->transfer[i].amount;
+  }
   return LB_OK;
 }

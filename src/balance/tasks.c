@@ -351,9 +351,10 @@ static int cmp_id(const void *a, const void *b)
   return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* Selection on local rank i: loc[t*K+j] is the local index of neighbour j
- * of task t if that neighbour is on this rank, else -1. */
-static lb_err select_rank(lb_taskset *ts, int i, const lb_graph *g, const double *flow, lb_select how)
+/* Selection on local rank i, which sends amount[k] to rank peer[k] for
+ * k < npeer: loc[t*K+j] is the local index of neighbour j of task t if
+ * that neighbour is on this rank, else -1. */
+static lb_err select_rank(lb_taskset *ts, int i, int npeer, const int *peers, const double *amount, lb_select how)
 {
   int r = ts->lo + i, K = ts->tg.max_nbr, n = ts->list[i].n;
   const lb_task_list *L = &ts->list[i];
@@ -370,9 +371,9 @@ static lb_err select_rank(lb_taskset *ts, int i, const lb_graph *g, const double
       const int *hit = own[(size_t)t * K + j] == r ? bsearch(&nb[(size_t)t * K + j], pairs, (size_t)n, 2 * sizeof *pairs, cmp_id) : NULL;
       loc[(size_t)t * K + j] = hit ? hit[1] : -1;
     }
-  for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
-    int peer = g->adj[e], k = g->eid[e];
-    double f = r == g->eu[k] ? flow[k] : -flow[k], sent = 0;
+  for (int p = 0; p < npeer; p++) {
+    int peer = peers[p];
+    double f = amount[p], sent = 0;
     if (f <= 0) continue;
     for (int b = 0; b <= 2 * K; b++) q.head[b] = -1;
     for (int t = 0; t < n; t++) q.in[t] = 0;
@@ -409,16 +410,55 @@ out:
   return err;
 }
 
-lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, lb_select how)
+/* Selection on every local rank from its sends: the flows on its edges, or
+ * (transfer != NULL) the direct transfers it makes. */
+static lb_err select_all(lb_taskset *ts, const lb_graph *g, const double *flow, const lb_transfer *transfer, int ntransfers,
+                         lb_select how)
 {
-  if (g->n != ts->tg.nranks) return lb_error(LB_ERR_SIZE, "flows on %d ranks for tasks on %d ranks", g->n, ts->tg.nranks);
   lb_err err = LB_OK;
-  for (int i = 0; i < ts->hi - ts->lo && !err; i++) err = select_rank(ts, i, g, flow, how);
+  int cap = g->max_degree, *peer = NULL;
+  double *amount = NULL;
+  for (int k = 0, run = 0; transfer && k < ntransfers; k++) {
+    run = k > 0 && transfer[k].from == transfer[k - 1].from ? run + 1 : 1;
+    if (run > cap) cap = run;
+  }
+  peer = malloc(((size_t)cap + 1) * sizeof *peer);
+  amount = malloc(((size_t)cap + 1) * sizeof *amount);
+  if (!peer || !amount) err = lb_error(LB_ERR_MEM, "out of memory selecting tasks");
+  int k = 0;
+  for (int i = 0; i < ts->hi - ts->lo && !err; i++) {
+    int r = ts->lo + i, np = 0;
+    if (transfer) {
+      while (k < ntransfers && transfer[k].from < r) k++;
+      for (; k < ntransfers && transfer[k].from == r; k++) { peer[np] = transfer[k].to; amount[np++] = transfer[k].amount; }
+    } else {
+      for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
+        int q = g->eid[e];
+        peer[np] = g->adj[e];
+        amount[np++] = r == g->eu[q] ? flow[q] : -flow[q];
+      }
+    }
+    err = select_rank(ts, i, np, peer, amount, how);
+  }
+  free(peer);
+  free(amount);
   long long flag = err;
   lb_err cerr = reduce_ll(ts, &flag, 1, MPI_MAX);
   if (cerr) return cerr;
   if (flag && !err) return lb_error((lb_err)flag, "task selection failed on another rank");
   return err;
+}
+
+lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, lb_select how)
+{
+  if (g->n != ts->tg.nranks) return lb_error(LB_ERR_SIZE, "flows on %d ranks for tasks on %d ranks", g->n, ts->tg.nranks);
+  return select_all(ts, g, flow, NULL, 0, how);
+}
+
+lb_err lb_taskset_select_result(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how)
+{
+  if (g->n != ts->tg.nranks || res->n != g->n) return lb_error(LB_ERR_SIZE, "a result on %d ranks for tasks on %d ranks", res->n, ts->tg.nranks);
+  return select_all(ts, g, res->flow, res->ntransfers > 0 ? res->transfer : NULL, res->ntransfers, how);
 }
 
 lb_err lb_taskset_migrate(lb_taskset *ts)

@@ -88,6 +88,11 @@ lb_err lb_taskset_loads(lb_taskset *ts, double *all);
  *  picks not yet chosen tasks until the flow is met; a task goes whenever
  *  it brings the sent weight closer to the flow.  One pass: tasks do not hop. */
 lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, lb_select how);
+/** Choose destinations from a balancing result: its direct transfers when
+ *  it has any (rank `from` sends tasks worth `amount` straight to `to`, the
+ *  same selection rule per transfer), else its flows as lb_taskset_select.
+ *  Either way each task moves at most once. */
+lb_err lb_taskset_select_result(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how);
 /** Move every task to its destination, tell the home ranks, and refresh the
  *  neighbour owners (collective). */
 lb_err lb_taskset_migrate(lb_taskset *ts);

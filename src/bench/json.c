@@ -1,14 +1,100 @@
-/* JSON string fields for lbbench's one-line-per-run reports. */
+/* JSON Lines for the app's and lbbench's reports. */
 #include "json.h"
 
-void json_string(FILE *f, const char *key, const char *v)
+#include <math.h>
+
+static void quoted(FILE *f, const char *v)
 {
-  fprintf(f, "\"%s\":\"", key);
+  fputc('"', f);
   for (const char *c = v; *c; c++) {
     if (*c == '"' || *c == '\\') fputc('\\', f);
     if ((unsigned char)*c >= 0x20) fputc(*c, f);
   }
-  fputs("\",", f);
+  fputc('"', f);
+}
+
+static void number(FILE *f, double v)
+{
+  if (isfinite(v))
+    fprintf(f, "%.17g", v);
+  else
+    fputs("null", f);
+}
+
+/* The comma before every field but the first, and the key. */
+static int key(json_line *j, const char *k)
+{
+  if (!j->f) return 0;
+  if (j->nfields++) fputc(',', j->f);
+  quoted(j->f, k);
+  fputc(':', j->f);
+  return 1;
+}
+
+void json_begin(json_line *j, FILE *f)
+{
+  j->f = f;
+  j->nfields = 0;
+  if (f) fputc('{', f);
+}
+
+void json_end(json_line *j)
+{
+  if (!j->f) return;
+  fputs("}\n", j->f);
+  fflush(j->f);
+}
+
+void json_int(json_line *j, const char *k, long long v)
+{
+  if (key(j, k)) fprintf(j->f, "%lld", v);
+}
+
+void json_real(json_line *j, const char *k, double v)
+{
+  if (key(j, k)) number(j->f, v);
+}
+
+void json_bool(json_line *j, const char *k, int v)
+{
+  if (key(j, k)) fputs(v ? "true" : "false", j->f);
+}
+
+void json_null(json_line *j, const char *k)
+{
+  if (key(j, k)) fputs("null", j->f);
+}
+
+void json_str(json_line *j, const char *k, const char *v)
+{
+  if (key(j, k)) quoted(j->f, v);
+}
+
+void json_reals(json_line *j, const char *k, int n, const double *v)
+{
+  if (!key(j, k)) return;
+  fputc('[', j->f);
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', j->f);
+    number(j->f, v[i]);
+  }
+  fputc(']', j->f);
+}
+
+void json_ints(json_line *j, const char *k, int n, const long long *v)
+{
+  if (!key(j, k)) return;
+  fputc('[', j->f);
+  for (int i = 0; i < n; i++) fprintf(j->f, "%s%lld", i ? "," : "", v[i]);
+  fputc(']', j->f);
+}
+
+void json_string(FILE *f, const char *k, const char *v)
+{
+  quoted(f, k);
+  fputc(':', f);
+  quoted(f, v);
+  fputc(',', f);
 }
 
 void json_run_header(FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario)

@@ -1,12 +1,37 @@
 /** @file json.h
- *  The small JSON writing lbbench's reports share. */
+ *  The one JSON Lines writer of amrdlb: the app's per-cycle report and
+ *  lbbench's per-run reports.  Numbers that JSON cannot hold (NaN,
+ *  infinity) are written as null. */
 #ifndef AMRDLB_JSON_H
 #define AMRDLB_JSON_H
 
 #include <stdio.h>
 
-/** Write "key":"value", with quotes and backslashes escaped and control
- *  characters dropped. */
+/** One JSON object being written as one line.  With f NULL every call
+ *  writes nothing, so that all ranks can run the same code and only the
+ *  writing rank has a file. */
+typedef struct {
+  FILE *f;
+  int nfields; /**< fields written so far, for the commas */
+} json_line;
+
+/** Start an object on f (may be NULL). */
+void json_begin(json_line *j, FILE *f);
+
+/** Close the object, end the line and flush it. */
+void json_end(json_line *j);
+
+/** "key":value fields. */
+void json_int(json_line *j, const char *key, long long v);
+void json_real(json_line *j, const char *key, double v);
+void json_bool(json_line *j, const char *key, int v);
+void json_null(json_line *j, const char *key);
+void json_str(json_line *j, const char *key, const char *v);
+void json_reals(json_line *j, const char *key, int n, const double *v);
+void json_ints(json_line *j, const char *key, int n, const long long *v);
+
+/** Write "key":"value", (with the trailing comma of lbbench's reports),
+ *  quotes and backslashes escaped and control characters dropped. */
 void json_string(FILE *f, const char *key, const char *v);
 
 /** Open a report line: "{" and the fields every lbbench run has

@@ -10,15 +10,17 @@
 #include <string.h>
 
 #include "balance.h"
+#include "app/unknown_options.h"
 #include "json.h"
 #include "lbchain.h"
+#include "repeat.h"
 #include "scenario.h"
 #include "taskbench.h"
 #include "zoltan_lb.h"
 
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
-  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-json FILE]\n"
+  "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-repeat N] [-capacity file:PATH] [-json FILE]\n"
   "  lbbench -chain CELLS -graph line:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
   "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n\n";
 
@@ -75,29 +77,72 @@ static lb_err observe(lb_run *run, void *ctx)
 
 typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
+  char capacity[PETSC_MAX_PATH_LEN];
   char tasks[64], select[16];
   PetscBool virt, trace, costs, task_mode;
   PetscReal zoltan_tol;
   PetscReal base;
-  PetscInt chain;
+  PetscInt chain, repeat;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
 
-/* One run; rank 0 prints and appends the JSON line.  *iters gets the iteration count. */
-static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, int *iters)
+/* -capacity file:PATH: one positive capacity per rank of g. */
+static lb_err read_capacity(const char *spec, const lb_graph *g, double *cap)
+{
+  if (strncmp(spec, "file:", 5) != 0 || !spec[5]) return lb_error(LB_ERR_ARG, "-capacity '%s': expected file:PATH", spec);
+  char what[320], msg[512];
+  snprintf(what, sizeof what, "the %d ranks of graph '%s'", g->n, g->spec);
+  lb_err err = lb_read_values(spec + 5, g->n, what, cap);
+  if (err) {
+    snprintf(msg, sizeof msg, "%s", lb_errmsg());
+    return lb_error(err, "-capacity: %s", msg);
+  }
+  for (int r = 0; r < g->n; r++)
+    if (!(cap[r] > 0)) return lb_error(LB_ERR_ARG, "-capacity '%s': capacity %g of rank %d must be positive", spec, cap[r], r);
+  return LB_OK;
+}
+
+/* The repetitions of seed 001's protocol; *same says whether every one
+ * ended at the first run's loads after as many iterations. */
+static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load, const lb_result *first,
+                          int n, double *t, int *same)
+{
+  lb_params q = lb_repeat_params(m, p, first);
+  *same = 1;
+  for (int i = 0; i < n; i++) {
+    lb_result r;
+    lb_err err = lb_balance(g, m, &q, load, &r);
+    if (err) return err;
+    t[i] = r.runtime_s;
+    *same &= r.iterations == first->iterations && memcmp(r.load, first->load, (size_t)g->n * sizeof *r.load) == 0;
+    lb_result_free(&r);
+  }
+  return LB_OK;
+}
+
+/* One run; rank 0 prints and appends the JSON line.  stat gets the
+ * iteration count and the seed 004 migration and imbalance costs. */
+static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, double stat[3])
 {
   lb_graph *g = NULL;
-  double *load = NULL;
+  double *load = NULL, *cap = NULL, *times = NULL;
   trace_ctx t = {me, 0, 0, NULL, NULL, 0, 0};
   lb_result res;
-  int have_res = 0;
+  lb_spread sp = {0, 0, 0, 0, 0};
+  int have_res = 0, same = 1, nrep = (int)o->repeat;
   lb_err err = lb_graph_create(spec, &g);
   if (err) goto out;
   load = malloc((size_t)g->n * sizeof *load);
   if (!load) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }
   if ((err = lb_scenario_loads(g, o->scenario, o->base, load))) goto out;
   lb_params p = o->p;
+  if (o->capacity[0]) {
+    cap = malloc((size_t)g->n * sizeof *cap);
+    if (!cap) { err = lb_error(LB_ERR_MEM, "out of memory for %d capacities", g->n); goto out; }
+    if ((err = read_capacity(o->capacity, g, cap))) goto out;
+    p.capacity = cap;
+  }
   if (o->trace) {
     if (g->n > MAX_TRACE_RANKS) { err = lb_error(LB_ERR_ARG, "-trace prints every load: use it on graphs of at most %d ranks", MAX_TRACE_RANKS); goto out; }
     t.all = malloc((size_t)g->n * sizeof *t.all);
@@ -110,14 +155,31 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
   have_res = 1;
   lb_metrics mt;
   if ((err = lb_metrics_compute(&res, &mt))) goto out;
-  *iters = res.iterations;
+  stat[0] = res.iterations;
+  stat[1] = res.migration_cost;
+  stat[2] = res.imbalance_cost;
+  if (nrep > 0) {
+    times = malloc((size_t)nrep * sizeof *times);
+    if (!times) { err = lb_error(LB_ERR_MEM, "-repeat %d: out of memory", nrep); goto out; }
+    if ((err = repeat_runs(g, m, &p, load, &res, nrep, times, &same))) goto out;
+    sp = lb_spread_of(times, nrep);
+  }
+  /* With capacities, balance is measured against each rank's share. */
+  double over_share = 0, total = 0, capsum = 0;
+  for (int r = 0; cap && r < g->n; r++) { total += res.load0[r]; capsum += cap[r]; }
+  for (int r = 0; cap && r < g->n; r++)
+    if (res.load[r] * capsum / (total * cap[r]) > over_share) over_share = res.load[r] * capsum / (total * cap[r]);
   if (me == 0) {
     const char *backend = p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
-    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  setup %.6f s  stop %s\n",
-           res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
-    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g\n",
-           mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
+           res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
+    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n",
+           mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
+    if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
+    if (nrep > 0)
+      printf("  %d repeats of %d iterations without stop check: runtime median %.6f s  25%%-75%% %.6f-%.6f s  min %.6f s  max %.6f s  loads %s\n",
+             nrep, res.iterations, sp.median, sp.p25, sp.p75, sp.min, sp.max, same ? "identical to the first run" : "DIFFERENT from the first run");
     if (p.track_costs) printf("  migration_cost %.6g  imbalance_cost %.6g\n", res.migration_cost, res.imbalance_cost);
     if (res.iterations > 0 && g->m > 0)
       printf("  %.3f ns per directed edge and iteration\n", 1e9 * res.runtime_s / ((double)res.iterations * 2.0 * g->m));
@@ -125,12 +187,20 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
       json_run_header(f, m->name, g->spec, g->n, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
-              res.iterations, res.rounds, res.messages, res.bytes, res.runtime_s, res.setup_s);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
+              res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s);
+      if (nrep > 0) {
+        fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", nrep, same ? "true" : "false");
+        json_spread(f, "runtime", &sp);
+      }
+      if (cap) {
+        json_string(f, "capacity", o->capacity);
+        fprintf(f, "\"max_over_share\":%.17g,", over_share);
+      }
       json_string(f, "stop_reason", lb_stop_name(res.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g",
-              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g",
+              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
       if (p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.migration_cost, res.imbalance_cost);
       if (o->trace) fprintf(f, ",\"trace\":%s]", t.json);
       fputs("}\n", f);
@@ -142,6 +212,8 @@ out:
   free(t.all);
   free(t.json);
   free(load);
+  free(cap);
+  free(times);
   lb_graph_destroy(&g);
   return err;
 }
@@ -190,11 +262,12 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   if (me == 0) {
     const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s in chain mode on line:%d (%s backend), %lld cells, scenario %s\n", m->name, P, backend, (long long)n, o->scenario);
-    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  stop %s\n",
-           res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s, lb_stop_name(res.run.stop));
+    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
+           res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
            cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
-    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max);
+    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n", mt.max_over_avg,
+           mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
            res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
     if (o->json[0]) {
@@ -203,12 +276,12 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
       char line[32];
       snprintf(line, sizeof line, "line:%d", P);
       json_run_header(f, m->name, line, P, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,",
-              res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.runtime_s);
+      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,",
+              res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
       json_string(f, "stop_reason", lb_stop_name(res.run.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,",
-              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units);
+                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g,",
+              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
       fprintf(f, "\"cells\":%lld,\"migrated_cells\":%lld,\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,"
                  "\"method_max_over_avg\":%.17g,\"cut_time_s\":%.9g,\"sfc_time_s\":%.9g",
               (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,
@@ -225,15 +298,55 @@ out:
   return err;
 }
 
-/* Least-squares slope of log(iterations) over log(n). */
-static double fit_exponent(int k, const double *n, const double *it)
+/* Least-squares slope of log y over log x, or over x itself when logx is 0. */
+static double fit_slope(int k, const double *x_, const double *y_, int logx)
 {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (int i = 0; i < k; i++) {
-    double x = log(n[i]), y = log(it[i]);
+    double x = logx ? log(x_[i]) : x_[i], y = log(y_[i]);
     sx += x; sy += y; sxx += x * x; sxy += x * y;
   }
   return (k * sxy - sx * sy) / (k * sxx - sx * sx);
+}
+
+/* -scale: the graph kind at growing size d, seed 004 Table 1's d: ranks
+ * of a line or ring, side of a d x d mesh2d, dimension D of a hypercube
+ * (D = N0, N0 + 1, ..., N1; the others double).  Fits iterations ~ d^p
+ * and, with -costs, each cost ~ d^p (hypercube: ~ 2^(p D)). */
+static lb_err run_scale(bench_opts *o, const lb_method *m, int me)
+{
+  int cube = strcmp(o->graph, "hypercube") == 0, grid = strcmp(o->graph, "mesh2d") == 0, n0, n1;
+  char tail;
+  if (!cube && !grid && strcmp(o->graph, "line") != 0 && strcmp(o->graph, "ring") != 0)
+    return lb_error(LB_ERR_ARG, "-scale: give the graph kind line, ring, mesh2d or hypercube, not '%s'", o->graph);
+  if (sscanf(o->scale, "%d:%d%c", &n0, &n1, &tail) != 2 || (cube ? n0 < 1 || n1 <= n0 : n0 < 2 || n1 < 2 * n0))
+    return lb_error(LB_ERR_ARG, "-scale '%s': expected N0:N1 with %s", o->scale, cube ? "1 <= N0 < N1 (dimensions)" : "2 <= N0 and 2 N0 <= N1");
+  if (!o->virt) return lb_error(LB_ERR_ARG, "-scale runs many graph sizes: it needs -virtual");
+  double d[32], stat[3][32];
+  int k = 0;
+  for (long x = n0; x <= n1 && k < 32; x = cube ? x + 1 : 2 * x, k++) {
+    char spec[PETSC_MAX_PATH_LEN + 48];
+    double st[3];
+    if (grid) snprintf(spec, sizeof spec, "mesh2d:%ldx%ld", x, x);
+    else snprintf(spec, sizeof spec, "%s:%ld", o->graph, x);
+    lb_err err = run_one(o, m, spec, me, st);
+    if (err) return err;
+    for (int q = 0; q < (o->p.track_costs ? 3 : 1); q++)
+      if (!(st[q] > 0)) return lb_error(LB_ERR_ARG, "-scale: %s on %s gave %s 0, nothing to fit", m->name, spec, q ? "a cost of" : "iterations");
+    d[k] = (double)x;
+    for (int q = 0; q < 3; q++) stat[q][k] = st[q];
+  }
+  if (me == 0) {
+    const char *dn = cube ? "D" : "d";
+    printf("lbbench: %s on %s, %-4s %10s %16s %16s\n", m->name, o->graph, dn, "iterations", "migration_cost", "imbalance_cost");
+    for (int i = 0; i < k; i++) printf("  %6g %10g %16.6g %16.6g\n", d[i], stat[0][i], stat[1][i], stat[2][i]);
+    printf("fitted exponent: %.4f (iterations ~ %s^p)\n", fit_slope(k, d, stat[0], 1), dn);
+    const char *cost[3] = {NULL, "migration_cost", "imbalance_cost"};
+    for (int q = 1; o->p.track_costs && q < 3; q++)
+      printf("fitted exponent %s: %.4f (%s ~ %s)\n", cost[q], cube ? fit_slope(k, d, stat[q], 0) / log(2.0) : fit_slope(k, d, stat[q], 1),
+             cost[q], cube ? "2^(p D)" : "d^p");
+  }
+  return LB_OK;
 }
 
 static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
@@ -259,13 +372,13 @@ static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
 static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *err, PetscBool *help_only)
 {
   char *injl[MAX_INJECT];
-  PetscInt ninj = MAX_INJECT, max_iters = 0;
+  PetscInt ninj = MAX_INJECT, max_iters = 0, check_interval = LB_CHECK_INTERVAL;
   PetscReal target = 0;
   PetscBool set;
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT, box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
@@ -277,10 +390,16 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
   PetscCall(PetscOptionsReal("-lb_target", "stop when avg/max >= target (0: off)", NULL, target, &target, NULL));
   PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
+  PetscCall(PetscOptionsInt("-lb_check_interval", "neighbour-only methods (the diffusion family): check -lb_target every K iterations (1: every iteration; the stop can come up to K-1 iterations late)",
+                            NULL, check_interval, &check_interval, NULL));
+  PetscCall(PetscOptionsInt("-repeat", "N: seed 001's timing: after the run, N more with its iteration count and no stop check; report the median run time and the spread (0: off)",
+                            NULL, o->repeat, &o->repeat, NULL));
+  PetscCall(PetscOptionsString("-capacity", "file:PATH: one relative capacity per rank; methods that take capacities (chemotaxis) balance load to capacity shares",
+                               NULL, o->capacity, o->capacity, sizeof o->capacity, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
   PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
-  PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind at N0, 2 N0, ..., N1 ranks (virtual) and fit iterations ~ N^p", NULL, o->scale, o->scale, sizeof o->scale, NULL));
+  PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
     const lb_method *mi = lb_method_get(i);
@@ -304,12 +423,40 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   }
   o->p.target = target;
   o->p.max_iters = (int)max_iters;
+  o->p.check_interval = (int)check_interval;
   if (max_iters < 0) *err = lb_error(LB_ERR_ARG, "-lb_max_iters %d is negative", (int)max_iters);
+  if (!*err && check_interval < 1) *err = lb_error(LB_ERR_ARG, "-lb_check_interval %d must be at least 1", (int)check_interval);
+  if (!*err && o->repeat < 0) *err = lb_error(LB_ERR_ARG, "-repeat %d must not be negative", (int)o->repeat);
   if (!*err) *err = parse_injections(injl, ninj, o->inject);
   for (PetscInt i = 0; i < ninj; i++) PetscCall(PetscFree(injl[i]));
   o->p.inject = o->inject;
   o->p.ninject = (int)ninj;
   return 0;
+}
+
+/* Every option again, with -help on (app/unknown_options.h). */
+static PetscErrorCode reread_options(void *ctx)
+{
+  bench_opts o;
+  const lb_method *m;
+  lb_err err;
+  PetscBool help_only;
+  (void)ctx;
+  memset(&o, 0, sizeof o);
+  return read_options(&o, &m, &err, &help_only);
+}
+
+/* An option nothing read is an error naming it and the nearest known one. */
+static lb_err check_options(void)
+{
+  PetscErrorCode ierr;
+  char *why = NULL;
+  PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL);
+  PetscPopErrorHandler();
+  if (!ierr) return LB_OK;
+  PetscErrorMessage(ierr, NULL, &why);
+  return lb_error(LB_ERR_ARG, "%s", why && why[0] ? why : "unknown option");
 }
 
 static lb_err bench(int me)
@@ -323,6 +470,7 @@ static lb_err bench(int me)
   if (read_options(&o, &m, &err, &help_only) != 0) return lb_error(LB_ERR_ARG, "cannot read the options");
   if (help_only) return LB_OK;
   if (err) return err;
+  if ((err = check_options())) return err;
   if (!o.graph[0]) return lb_error(LB_ERR_ARG, "-graph is required (e.g. -graph line:16)");
   if (!o.scenario[0]) return lb_error(LB_ERR_ARG, "-scenario is required (e.g. -scenario point:0:16)");
   if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");
@@ -335,11 +483,16 @@ static lb_err bench(int me)
   p.comm = PETSC_COMM_WORLD;
   p.target = o.p.target;
   p.max_iters = o.p.max_iters;
+  p.check_interval = o.p.check_interval;
   p.inject = o.p.inject;
   p.ninject = o.p.ninject;
   p.track_costs = o.costs;
   o.p = p;
   if (o.chain < 0) return lb_error(LB_ERR_ARG, "-chain %d: the number of cells must be positive", (int)o.chain);
+  if (o.capacity[0] && (o.chain > 0 || o.task_mode || zoltan))
+    return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
+  if (o.repeat > 0 && (o.chain > 0 || zoltan))
+    return lb_error(LB_ERR_ARG, "-repeat times the balancing methods on rank loads or tasks, not -chain or zoltan-*");
   if (o.chain > 0) {
     if (o.scale[0] || o.trace || o.p.ninject)
       return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
@@ -353,36 +506,14 @@ static lb_err bench(int me)
       if (strcmp(o.select, "index") != 0) return lb_error(LB_ERR_ARG, "-select '%s': expected gain or index", o.select);
       sel = LB_SELECT_INDEX;
     }
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol};
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol, (int)o.repeat};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {
-    int iters;
-    return run_one(&o, m, o.graph, me, &iters);
+    double stat[3];
+    return run_one(&o, m, o.graph, me, stat);
   }
-  int n0, n1;
-  char tail;
-  if (sscanf(o.scale, "%d:%d%c", &n0, &n1, &tail) != 2 || n0 < 2 || n1 < 2 * n0)
-    return lb_error(LB_ERR_ARG, "-scale '%s': expected N0:N1 with 2 <= N0 and 2 N0 <= N1", o.scale);
-  if (!o.virt) return lb_error(LB_ERR_ARG, "-scale runs many graph sizes: it needs -virtual");
-  if (strchr(o.graph, ':')) return lb_error(LB_ERR_ARG, "-scale: give the graph kind only (-graph line), not '%s'", o.graph);
-  double ns[32], its[32];
-  int k = 0;
-  for (long n = n0; n <= n1 && k < 32; n *= 2, k++) {
-    char spec[PETSC_MAX_PATH_LEN + 32];
-    int iters;
-    snprintf(spec, sizeof spec, "%s:%ld", o.graph, n);
-    if ((err = run_one(&o, m, spec, me, &iters))) return err;
-    if (iters <= 0) return lb_error(LB_ERR_ARG, "-scale: %s on %s made no iterations, nothing to fit", m->name, spec);
-    ns[k] = (double)n;
-    its[k] = iters;
-  }
-  if (me == 0) {
-    printf("lbbench: %s iterations over ranks:", m->name);
-    for (int i = 0; i < k; i++) printf(" %g:%g", ns[i], its[i]);
-    printf("\nfitted exponent: %.4f\n", fit_exponent(k, ns, its));
-  }
-  return LB_OK;
+  return run_scale(&o, m, me);
 }
 
 int main(int argc, char **argv)

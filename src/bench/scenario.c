@@ -17,8 +17,10 @@ static lb_err point_loads(const lb_graph *g, const char *arg, double base, doubl
   long rank = strtol(arg, &end, 10);
   if (end == arg || *end != ':' || errno) return lb_error(LB_ERR_ARG, "-scenario point:%s: expected point:RANK:AMOUNT", arg);
   const char *a = end + 1;
-  double amount = strtod(a, &end);
-  if (end == a || *end || !isfinite(amount) || amount < 0) return lb_error(LB_ERR_ARG, "-scenario point:%s: AMOUNT must be a non-negative number", arg);
+  /* AMOUNT n: the number of ranks, seed 004 Table 1's f = n at every size of -scale. */
+  double amount = strcmp(a, "n") == 0 ? g->n : strtod(a, &end);
+  if (strcmp(a, "n") != 0 && (end == a || *end || !isfinite(amount) || amount < 0))
+    return lb_error(LB_ERR_ARG, "-scenario point:%s: AMOUNT must be a non-negative number or n", arg);
   if (rank < 0 || rank >= g->n) return lb_error(LB_ERR_ARG, "-scenario point:%s: rank %ld is not in graph '%s' (0..%d)", arg, rank, g->spec, g->n - 1);
   for (int r = 0; r < g->n; r++) load[r] = base;
   load[rank] += amount;
@@ -133,5 +135,5 @@ lb_err lb_scenario_loads(const lb_graph *g, const char *spec, double base, doubl
   if (strcmp(spec, "box") == 0) return box_loads(g, base, load);
   if (strncmp(spec, "random:", 7) == 0) return random_loads(g, spec + 7, base, load);
   if (strncmp(spec, "file:", 5) == 0) return file_loads(g, spec + 5, load);
-  return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point, point:RANK:AMOUNT, box, random:SEED, file:PATH)", spec);
+  return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point, point:RANK:AMOUNT|n, box, random:SEED, file:PATH)", spec);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "repeat.h"
 #include "taskmesh.h"
 #include "zoltan_lb.h"
 
@@ -19,6 +20,8 @@ typedef struct {
   lb_metrics flow;
   double partition_s, select_s;
   lb_task_metrics tm;
+  int same;                 /* every repetition found the first run's flows */
+  lb_spread run, sel, total; /* of the repetitions: method, task selection, both */
 } task_run;
 
 static lb_err max_time(const lb_params *p, double *t)
@@ -26,6 +29,38 @@ static lb_err max_time(const lb_params *p, double *t)
   if (p->backend == LB_BACKEND_MPI && MPI_Allreduce(MPI_IN_PLACE, t, 1, MPI_DOUBLE, MPI_MAX, p->comm) != MPI_SUCCESS)
     return lb_error(LB_ERR_MPI, "MPI_Allreduce failed");
   return LB_OK;
+}
+
+/* Seed 001's protocol in task mode: the method with the first run's
+ * iteration count and no stop check, then the task selection, each timed
+ * (the selection is redone from the first run's flows afterwards). */
+static lb_err repeat_tasks(const lb_taskbench_opts *o, const lb_graph *g, const lb_method *m, lb_taskset *ts, const double *load, task_run *tr)
+{
+  int n = o->repeat;
+  double *t = malloc(3 * (size_t)n * sizeof *t);
+  if (!t) return lb_error(LB_ERR_MEM, "-repeat %d: out of memory", n);
+  lb_params q = lb_repeat_params(m, &o->p, &tr->res);
+  lb_err err = LB_OK;
+  tr->same = 1;
+  for (int i = 0; i < n && !err; i++) {
+    lb_result r;
+    if ((err = lb_balance(g, m, &q, load, &r))) break;
+    double t0 = MPI_Wtime();
+    err = lb_taskset_select(ts, g, r.flow, o->select);
+    t[n + i] = MPI_Wtime() - t0;
+    if (!err) err = max_time(&o->p, &t[n + i]);
+    t[i] = r.runtime_s;
+    t[2 * n + i] = t[i] + t[n + i];
+    tr->same &= r.iterations == tr->res.iterations && memcmp(r.flow, tr->res.flow, (size_t)g->m * sizeof *r.flow) == 0;
+    lb_result_free(&r);
+  }
+  if (!err) {
+    tr->run = lb_spread_of(t, n);
+    tr->sel = lb_spread_of(t + n, n);
+    tr->total = lb_spread_of(t + 2 * n, n);
+  }
+  free(t);
+  return err;
 }
 
 static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskmesh *mesh, const task_run *tr, FILE *f)
@@ -36,9 +71,13 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
     printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend,
            mesh->T[0], mesh->T[1], mesh->T[2], o->scenario);
     if (tr->balanced) {
-      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
-             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
+      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
+             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
       printf("  transfer_tot %.6g  transfer_max %.6g  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
+      if (o->repeat > 0)
+        printf("  %d repeats of %d iterations without stop check: runtime median %.6f s, task selection median %.6f s, "
+               "total median %.6f s  25%%-75%% %.6f-%.6f s  flows %s\n", o->repeat, tr->res.iterations, tr->run.median, tr->sel.median,
+               tr->total.median, tr->total.p25, tr->total.p75, tr->same ? "identical to the first run" : "DIFFERENT from the first run");
     } else {
       printf("  partition %.6f s\n", tr->partition_s);
     }
@@ -52,9 +91,15 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
   fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
   if (tr->balanced) {
     json_string(f, "select", sel);
-    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
-            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
+    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
+            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
     json_string(f, "stop_reason", lb_stop_name(tr->res.stop));
+    if (o->repeat > 0) {
+      fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", o->repeat, tr->same ? "true" : "false");
+      json_spread(f, "runtime", &tr->run);
+      json_spread(f, "select", &tr->sel);
+      json_spread(f, "total", &tr->total);
+    }
     fprintf(f, "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,", tr->flow.transfer_tot, tr->flow.transfer_max);
   } else {
     fprintf(f, "\"runtime_s\":%.9g,", tr->partition_s);
@@ -89,8 +134,9 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
     if ((err = lb_taskset_loads(ts, load)) || (err = lb_balance(g, m, &o->p, load, &tr.res))) goto out;
     tr.balanced = 1;
     if ((err = lb_metrics_compute(&tr.res, &tr.flow))) goto out;
+    if (o->repeat > 0 && (err = repeat_tasks(o, g, m, ts, load, &tr))) goto out;
     double t0 = MPI_Wtime();
-    if ((err = lb_taskset_select(ts, g, tr.res.flow, o->select))) goto out;
+    if ((err = lb_taskset_select_result(ts, g, &tr.res, o->select))) goto out;
     tr.select_s = MPI_Wtime() - t0;
     if ((err = max_time(&o->p, &tr.select_s))) goto out;
   }

@@ -14,6 +14,7 @@ typedef struct {
   lb_params p;              /**< backend, communicator, stopping rule, method options */
   lb_select select;         /**< task selection order */
   double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
+  int repeat;               /**< balancing methods: seed 001's timed repetitions of method and selection (0: none) */
 } lb_taskbench_opts;
 
 /** Run one task-mode experiment; process 0 prints it and appends a JSON line. */

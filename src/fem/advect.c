@@ -41,116 +41,102 @@
 
 /** An interior face between a reference side a and the other side b.
  *  a, b index the state array: local cells first, then ghosts. */
-typedef struct
-{
+typedef struct {
   p4est_locidx_t a, b;
   int a_local, b_local;
   double bn[FQ_MAX]; /* quadrature weight * b.n dS, n outward from a */
   double phia[FQ_MAX][ADVECT_NB], phib[FQ_MAX][ADVECT_NB];
-} face_t;
+} Face;
 
 /** A domain boundary face of local cell a. */
-typedef struct
-{
+typedef struct {
   p4est_locidx_t a;
   double bn[FQ_MAX];
   double phia[FQ_MAX][ADVECT_NB];
   double x[FQ_MAX][3];
-} bface_t;
+} BFace;
 
-struct advect
-{
+struct _p_Advect {
   p4est_t *p4est;
-  const advect_problem_t *prob;
+  const AdvectProblem *prob;
   void *ctx;
-  advect_options_t opt;
-  int nb;  /* basis functions in use: 1 or DIM + 1 */
+  AdvectOptions opt;
+  int nb; /* basis functions in use: 1 or DIM + 1 */
   int nqf; /* face points per tangential direction */
   int nqv; /* volume points per direction for the volume term */
   double time;
   double inflow_local; /* net boundary inflow on this rank, all steps */
 
-  /* mesh data, rebuilt by advect_mesh_changed */
+  /* mesh data, rebuilt by AdvectMeshChanged */
   p4est_ghost_t *ghost;
   p4est_locidx_t nlocal, nghost;
-  double *vol;   /* |K| */
-  double *m0;    /* first row of the mass matrix: integrals of phi_j */
-  double *minv;  /* inverse mass matrices, nb * nb per cell */
-  double *gvol;  /* volume-term weights: w |det J| J^{-1} b per point */
+  double *vol; /* |K| */
+  double *m0; /* first row of the mass matrix: integrals of phi_j */
+  double *minv; /* inverse mass matrices, nb * nb per cell */
+  double *gvol; /* volume-term weights: w |det J| J^{-1} b per point */
   double *outflow; /* integral of max(b.n, 0) over the cell boundary */
-  face_t *faces;
+  Face *faces;
   size_t nfaces, capfaces;
-  bface_t *bfaces;
+  BFace *bfaces;
   size_t nbfaces, capbfaces;
   void **mirror_state, **mirror_mean;
 
-  /* darcy-transport advects only in its transport zone: cells of load type
-   * 1 and their face neighbours (active = 1), local then ghost */
-  int zone;
+  /* with an active region (AdvectSetActive), only its cells and their
+   * face neighbours advect (active = 1), local then ghost */
+  int restricted;
   double *active;
 
   /* work arrays */
   double *u, *u0, *rhs, *mean, *mn, *mx;
-  advect_cell_t **cells; /* user data of the local cells, in order */
-  PetscErrorCode cb_err;  /* first failure inside a p4est callback */
+  AdvectCell **cells; /* user data of the local cells, in order */
+  PetscErrorCode cb_err; /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
-  long revision;            /* of the forest the mesh data belong to */
+  long revision; /* of the forest the mesh data belong to */
 
   /* this rank's own work in time steps (thread CPU and wall seconds), and
    * the part of the steps spent in ghost exchanges, which wait on others */
   double work_cpu, work_wall, wait_cpu, wait_wall;
 };
 
-/* -log_view events, registered by the first advect_create() */
+/* -log_view events, registered by the first AdvectCreate() */
 static PetscLogEvent ev_setup, ev_advance, ev_adapt;
 
 /* Gauss-Legendre rules on [-1,1] with 1, 2 and 3 points. */
 static const double gauss_x[4][3] = {
-  {0}, {0}, {-0.57735026918962576451, 0.57735026918962576451},
-  {-0.77459666924148337704, 0, 0.77459666924148337704}
-};
-static const double gauss_w[4][3] = {
-  {0}, {2}, {1, 1}, {0.55555555555555555556, 0.88888888888888888889,
-                     0.55555555555555555556}
-};
+    {0}, {0}, {-0.57735026918962576451, 0.57735026918962576451}, {-0.77459666924148337704, 0, 0.77459666924148337704}};
+static const double gauss_w[4][3] = {{0}, {2}, {1, 1}, {0.55555555555555555556, 0.88888888888888888889, 0.55555555555555555556}};
 
 /* ---------------------------------------------------------------------- */
 /* geometry                                                                */
 
 /** Lower corner and edge length of a quadrant in tree reference units. */
-static void
-quad_box (const p4est_quadrant_t *q, double lo[DIM], double *h)
+static void quad_box(const p4est_quadrant_t *q, double lo[DIM], double *h)
 {
-  *h = (double) P4EST_QUADRANT_LEN (q->level) / P4EST_ROOT_LEN;
-  lo[0] = (double) q->x / P4EST_ROOT_LEN;
-  lo[1] = (double) q->y / P4EST_ROOT_LEN;
+  *h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
+  lo[0] = (double)q->x / P4EST_ROOT_LEN;
+  lo[1] = (double)q->y / P4EST_ROOT_LEN;
 #ifdef P4_TO_P8
-  lo[2] = (double) q->z / P4EST_ROOT_LEN;
+  lo[2] = (double)q->z / P4EST_ROOT_LEN;
 #endif
 }
 
 /** Basis values at cell coordinates xi. */
-static void
-basis (int nb, const double xi[DIM], double phi[ADVECT_NB])
+static void basis(int nb, const double xi[DIM], double phi[ADVECT_NB])
 {
   phi[0] = 1;
-  for (int k = 0; k + 1 < nb; k++)
-    phi[1 + k] = xi[k];
+  for (int k = 0; k + 1 < nb; k++) phi[1 + k] = xi[k];
 }
 
-static double
-eval (int nb, const double *c, const double *phi)
+static double eval(int nb, const double *c, const double *phi)
 {
   double u = 0;
-  for (int j = 0; j < nb; j++)
-    u += c[j] * phi[j];
+  for (int j = 0; j < nb; j++) u += c[j] * phi[j];
   return u;
 }
 
 /** Iterates over the tensor points of an n-point rule in DIM directions:
  *  idx in [0, n^DIM) gives the point xi and weight w. */
-static void
-tensor_point (int n, int idx, double xi[DIM], double *w)
+static void tensor_point(int n, int idx, double xi[DIM], double *w)
 {
   *w = 1;
   for (int k = 0; k < DIM; k++) {
@@ -161,62 +147,50 @@ tensor_point (int n, int idx, double xi[DIM], double *w)
   }
 }
 
-static int
-ipow (int b, int e)
+static int ipow(int b, int e)
 {
   int r = 1;
-  while (e-- > 0)
-    r *= b;
+  while (e-- > 0) r *= b;
   return r;
 }
 
 /** Physical point, |det| of d x / d xi, and the inverse of d x / d xi at
  *  cell coordinates xi of quadrant q in tree t. */
-static double
-cell_map (const p4est_connectivity_t *conn, p4est_topidx_t t,
-          const p4est_quadrant_t *q, const double xi[DIM], double x[3],
-          double jinv[3][3])
+static double cell_map(const p4est_connectivity_t *conn, p4est_topidx_t t, const p4est_quadrant_t *q, const double xi[DIM], double x[3],
+                       double jinv[3][3])
 {
   double lo[DIM], h, r[3] = {0}, jac[3][3];
-  quad_box (q, lo, &h);
-  for (int k = 0; k < DIM; k++)
-    r[k] = lo[k] + 0.5 * (xi[k] + 1) * h;
-  amr_geom_tree_map (conn, t, r, x, jac);
+  quad_box(q, lo, &h);
+  for (int k = 0; k < DIM; k++) r[k] = lo[k] + 0.5 * (xi[k] + 1) * h;
+  amr_geom_tree_map(conn, t, r, x, jac);
   for (int i = 0; i < DIM; i++)
-    for (int k = 0; k < DIM; k++)
-      jac[i][k] *= 0.5 * h;
-  return fabs (amr_geom_invert (jac, jinv));
+    for (int k = 0; k < DIM; k++) jac[i][k] *= 0.5 * h;
+  return fabs(amr_geom_invert(jac, jinv));
 }
 
 /** Mass matrix of quadrant q (nb x nb, row major). */
-static void
-mass_matrix (const advect_t *adv, p4est_topidx_t t, const p4est_quadrant_t *q,
-             double *m)
+static void mass_matrix(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double *m)
 {
-  const int nb = adv->nb, np = ipow (NQ_EXACT, DIM);
-  for (int i = 0; i < nb * nb; i++)
-    m[i] = 0;
+  const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
+  for (int i = 0; i < nb * nb; i++) m[i] = 0;
   for (int p = 0; p < np; p++) {
     double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
-    tensor_point (NQ_EXACT, p, xi, &w);
-    w *= cell_map (adv->p4est->connectivity, t, q, xi, x, jinv);
-    basis (nb, xi, phi);
+    tensor_point(NQ_EXACT, p, xi, &w);
+    w *= cell_map(adv->p4est->connectivity, t, q, xi, x, jinv);
+    basis(nb, xi, phi);
     for (int i = 0; i < nb; i++)
-      for (int j = 0; j < nb; j++)
-        m[i * nb + j] += w * phi[i] * phi[j];
+      for (int j = 0; j < nb; j++) m[i * nb + j] += w * phi[i] * phi[j];
   }
 }
 
 /** Solves m x = b in place (b becomes x) by Gaussian elimination with
  *  partial pivoting; m is destroyed.  n <= ADVECT_NB. */
-static void
-solve_small (int n, double *m, double *b)
+static void solve_small(int n, double *m, double *b)
 {
   for (int k = 0; k < n; k++) {
     int piv = k;
     for (int i = k + 1; i < n; i++)
-      if (fabs (m[i * n + k]) > fabs (m[piv * n + k]))
-        piv = i;
+      if (fabs(m[i * n + k]) > fabs(m[piv * n + k])) piv = i;
     if (piv != k) {
       for (int j = 0; j < n; j++) {
         double s = m[k * n + j];
@@ -229,146 +203,127 @@ solve_small (int n, double *m, double *b)
     }
     for (int i = k + 1; i < n; i++) {
       double f = m[i * n + k] / m[k * n + k];
-      for (int j = k; j < n; j++)
-        m[i * n + j] -= f * m[k * n + j];
+      for (int j = k; j < n; j++) m[i * n + j] -= f * m[k * n + j];
       b[i] -= f * b[k];
     }
   }
   for (int k = n - 1; k >= 0; k--) {
-    for (int j = k + 1; j < n; j++)
-      b[k] -= m[k * n + j] * b[j];
+    for (int j = k + 1; j < n; j++) b[k] -= m[k * n + j] * b[j];
     b[k] /= m[k * n + k];
   }
 }
 
 /** L2 projection of exact(x, t) onto the basis of quadrant q. */
-static void
-project_exact (const advect_t *adv, p4est_topidx_t t, const p4est_quadrant_t *q,
-               double tm, double *c)
+static void project_exact(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double tm, double *c)
 {
-  const int nb = adv->nb, np = ipow (NQ_EXACT, DIM);
+  const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
   double m[ADVECT_NB * ADVECT_NB];
-  for (int i = 0; i < nb; i++)
-    c[i] = 0;
+  for (int i = 0; i < nb; i++) c[i] = 0;
   for (int p = 0; p < np; p++) {
     double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
-    tensor_point (NQ_EXACT, p, xi, &w);
-    w *= cell_map (adv->p4est->connectivity, t, q, xi, x, jinv);
-    basis (nb, xi, phi);
-    double u = adv->prob->exact (adv->ctx, x, tm);
-    for (int i = 0; i < nb; i++)
-      c[i] += w * u * phi[i];
+    tensor_point(NQ_EXACT, p, xi, &w);
+    w *= cell_map(adv->p4est->connectivity, t, q, xi, x, jinv);
+    basis(nb, xi, phi);
+    double u = adv->prob->exact(adv->ctx, x, tm);
+    for (int i = 0; i < nb; i++) c[i] += w * u * phi[i];
   }
-  mass_matrix (adv, t, q, m);
-  solve_small (nb, m, c);
+  mass_matrix(adv, t, q, m);
+  solve_small(nb, m, c);
 }
 
 /* ---------------------------------------------------------------------- */
 /* p4est callbacks: initial data and conservative projection              */
 
-static void
-init_cell (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
+static void init_cell(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
 {
-  (void) p4est;
-  (void) t;
-  memset (q->p.user_data, 0, sizeof (advect_cell_t));
+  (void)p4est;
+  (void)t;
+  memset(q->p.user_data, 0, sizeof(AdvectCell));
 }
 
 /** Cell coordinates in quadrant q of the point with cell coordinates xi in
  *  quadrant from (same tree). */
-static void
-relative_xi (const p4est_quadrant_t *from, const double xi[DIM],
-             const p4est_quadrant_t *q, double out[DIM])
+static void relative_xi(const p4est_quadrant_t *from, const double xi[DIM], const p4est_quadrant_t *q, double out[DIM])
 {
   double lof[DIM], hf, lo[DIM], h;
-  quad_box (from, lof, &hf);
-  quad_box (q, lo, &h);
+  quad_box(from, lof, &hf);
+  quad_box(q, lo, &h);
   for (int k = 0; k < DIM; k++) {
     double r = lof[k] + 0.5 * (xi[k] + 1) * hf;
     out[k] = 2 * (r - lo[k]) / h - 1;
   }
 }
 
-static void
-replace_cells (p4est_t *p4est, p4est_topidx_t t, int nout,
-               p4est_quadrant_t *out[], int nin, p4est_quadrant_t *in[])
+static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quadrant_t *out[], int nin, p4est_quadrant_t *in[])
 {
-  const advect_t *adv = p4est->user_pointer;
+  Advect adv = p4est->user_pointer;
   const int nb = adv->nb;
   if (nout == 1) {
     /* refinement: the children restrict the parent's polynomial exactly */
-    const advect_cell_t *pd = out[0]->p.user_data;
+    const AdvectCell *pd = out[0]->p.user_data;
     for (int i = 0; i < nin; i++) {
-      advect_cell_t *cd = in[i]->p.user_data;
+      AdvectCell *cd = in[i]->p.user_data;
       *cd = *pd;
       double xi0[DIM] = {0}, xi[DIM], phi[ADVECT_NB];
-      relative_xi (in[i], xi0, out[0], xi);
-      basis (nb, xi, phi);
-      cd->c[0] = eval (nb, pd->c, phi);
-      for (int k = 1; k < nb; k++)
-        cd->c[k] = 0.5 * pd->c[k];
+      relative_xi(in[i], xi0, out[0], xi);
+      basis(nb, xi, phi);
+      cd->c[0] = eval(nb, pd->c, phi);
+      for (int k = 1; k < nb; k++) cd->c[k] = 0.5 * pd->c[k];
     }
     return;
   }
   /* coarsening: L2 projection of the children onto the parent, which keeps
    * the integral because the constant is in the parent's space */
-  advect_cell_t *pd = in[0]->p.user_data;
-  const int np = ipow (NQ_EXACT, DIM);
+  AdvectCell *pd = in[0]->p.user_data;
+  const int np = ipow(NQ_EXACT, DIM);
   double rhs[ADVECT_NB] = {0}, m[ADVECT_NB * ADVECT_NB];
   pd->indicator = 0;
   pd->load_type = 0;
   pd->mark = 0;
   for (int i = 0; i < nout; i++) {
-    const advect_cell_t *cd = out[i]->p.user_data;
-    if (cd->indicator > pd->indicator)
-      pd->indicator = cd->indicator;
-    if (cd->load_type > pd->load_type)
-      pd->load_type = cd->load_type;
+    const AdvectCell *cd = out[i]->p.user_data;
+    if (cd->indicator > pd->indicator) pd->indicator = cd->indicator;
+    if (cd->load_type > pd->load_type) pd->load_type = cd->load_type;
     for (int p = 0; p < np; p++) {
-      double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB], xp[DIM],
-        php[ADVECT_NB];
-      tensor_point (NQ_EXACT, p, xi, &w);
-      w *= cell_map (p4est->connectivity, t, out[i], xi, x, jinv);
-      basis (nb, xi, phi);
-      relative_xi (out[i], xi, in[0], xp);
-      basis (nb, xp, php);
-      double u = eval (nb, cd->c, phi);
-      for (int j = 0; j < nb; j++)
-        rhs[j] += w * u * php[j];
+      double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB], xp[DIM], php[ADVECT_NB];
+      tensor_point(NQ_EXACT, p, xi, &w);
+      w *= cell_map(p4est->connectivity, t, out[i], xi, x, jinv);
+      basis(nb, xi, phi);
+      relative_xi(out[i], xi, in[0], xp);
+      basis(nb, xp, php);
+      double u = eval(nb, cd->c, phi);
+      for (int j = 0; j < nb; j++) rhs[j] += w * u * php[j];
     }
   }
-  mass_matrix (adv, t, in[0], m);
-  solve_small (nb, m, rhs);
-  for (int k = 0; k < ADVECT_NB; k++)
-    pd->c[k] = k < nb ? rhs[k] : 0;
+  mass_matrix(adv, t, in[0], m);
+  solve_small(nb, m, rhs);
+  for (int k = 0; k < ADVECT_NB; k++) pd->c[k] = k < nb ? rhs[k] : 0;
 }
 
 /* ---------------------------------------------------------------------- */
 /* mesh data                                                               */
 
-static void
-free_mesh (advect_t *adv)
+static void free_mesh(Advect adv)
 {
-  if (adv->ghost)
-    p4est_ghost_destroy (adv->ghost);
+  if (adv->ghost) p4est_ghost_destroy(adv->ghost);
   adv->ghost = NULL;
-  free (adv->vol);
-  free (adv->m0);
-  free (adv->minv);
-  free (adv->gvol);
-  free (adv->outflow);
-  free (adv->faces);
-  free (adv->bfaces);
-  free (adv->mirror_state);
-  free (adv->mirror_mean);
-  free (adv->u);
-  free (adv->u0);
-  free (adv->rhs);
-  free (adv->mean);
-  free (adv->mn);
-  free (adv->mx);
-  free (adv->cells);
-  free (adv->active);
+  free(adv->vol);
+  free(adv->m0);
+  free(adv->minv);
+  free(adv->gvol);
+  free(adv->outflow);
+  free(adv->faces);
+  free(adv->bfaces);
+  free(adv->mirror_state);
+  free(adv->mirror_mean);
+  free(adv->u);
+  free(adv->u0);
+  free(adv->rhs);
+  free(adv->mean);
+  free(adv->mn);
+  free(adv->mx);
+  free(adv->cells);
+  free(adv->active);
   adv->cells = NULL;
   adv->active = NULL;
   adv->vol = adv->m0 = adv->minv = adv->gvol = adv->outflow = NULL;
@@ -381,18 +336,16 @@ free_mesh (advect_t *adv)
 
 /** One side of a face as seen by the face list: the quadrant, its tree
  *  and its index in the state array (-1 when absent). */
-typedef struct
-{
+typedef struct {
   const p4est_quadrant_t *q;
   p4est_topidx_t tree;
   p4est_locidx_t idx;
   int local;
-} fside_t;
+} FaceSide;
 
-static fside_t
-side_quad (const advect_t *adv, const p4est_iter_face_side_t *s, int j)
+static FaceSide side_quad(Advect adv, const p4est_iter_face_side_t *s, int j)
 {
-  fside_t f;
+  FaceSide f;
   int ghost = s->is_hanging ? s->is.hanging.is_ghost[j] : s->is.full.is_ghost;
   p4est_locidx_t id = s->is_hanging ? s->is.hanging.quadid[j] : s->is.full.quadid;
   f.q = s->is_hanging ? s->is.hanging.quad[j] : s->is.full.quad;
@@ -403,8 +356,8 @@ side_quad (const advect_t *adv, const p4est_iter_face_side_t *s, int j)
   else if (ghost)
     f.idx = adv->nlocal + id;
   else {
-    p4est_tree_t *tr = p4est_tree_array_index (adv->p4est->trees, s->treeid);
-    f.idx = (p4est_locidx_t) tr->quadrants_offset + id;
+    p4est_tree_t *tr = p4est_tree_array_index(adv->p4est->trees, s->treeid);
+    f.idx = (p4est_locidx_t)tr->quadrants_offset + id;
   }
   return f;
 }
@@ -412,8 +365,7 @@ side_quad (const advect_t *adv, const p4est_iter_face_side_t *s, int j)
 /** Maps a point on tree face `face` of tree t to the neighbour tree's
  *  reference coordinates, following p4est_quadrant_transform_face for a
  *  quadrant of zero size. */
-static void
-transform_point (const int ft[9], const double r[DIM], double out[DIM])
+static void transform_point(const int ft[9], const double r[DIM], double out[DIM])
 {
   out[ft[3]] = ft[6] ? 1 - r[ft[0]] : r[ft[0]];
 #ifdef P4_TO_P8
@@ -421,39 +373,43 @@ transform_point (const int ft[9], const double r[DIM], double out[DIM])
 #endif
   double s = r[ft[2]];
   switch (ft[8]) {
-  case 0: out[ft[5]] = -s; break;
-  case 1: out[ft[5]] = s + 1; break;
-  case 2: out[ft[5]] = s - 1; break;
-  default: out[ft[5]] = 2 - s; break;
+  case 0:
+    out[ft[5]] = -s;
+    break;
+  case 1:
+    out[ft[5]] = s + 1;
+    break;
+  case 2:
+    out[ft[5]] = s - 1;
+    break;
+  default:
+    out[ft[5]] = 2 - s;
+    break;
   }
 }
 
 /** Quadrature on face `face` of side a: weights * b.n (n outward from a),
  *  basis values of a and, when b is given, of b at the same points. */
-static int
-face_points (const advect_t *adv, const fside_t *a, int face,
-             const fside_t *b, double bn[FQ_MAX], double phia[][ADVECT_NB],
-             double phib[][ADVECT_NB], double xs[][3])
+static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *b, double bn[FQ_MAX], double phia[][ADVECT_NB],
+                       double phib[][ADVECT_NB], double xs[][3])
 {
   const p4est_connectivity_t *conn = adv->p4est->connectivity;
   const int ax = face / 2, up = face % 2, nb = adv->nb, n = adv->nqf;
-  const int np = ipow (n, DIM - 1);
+  const int np = ipow(n, DIM - 1);
   double lo[DIM], h, lob[DIM] = {0}, hb = 1;
   int ft[9], cross = 0;
-  quad_box (a->q, lo, &h);
+  quad_box(a->q, lo, &h);
   if (b) {
-    quad_box (b->q, lob, &hb);
+    quad_box(b->q, lob, &hb);
     double pos = lo[ax] + up * h;
     if (pos == 0.0 || pos == 1.0) {
       cross = 1;
-      if (p4est_find_face_transform ((p4est_connectivity_t *) conn, a->tree,
-                                     face, ft) < 0)
-        return -1;
+      if (p4est_find_face_transform((p4est_connectivity_t *)conn, a->tree, face, ft) < 0) return -1;
     }
   }
   for (int p = 0; p < np; p++) {
     double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3], vel[3];
-    advect_point_t pt = {.tree = a->tree, .quad = a->q, .cell = a->idx};
+    AdvectPoint pt = {.tree = a->tree, .quad = a->q, .cell = a->idx};
     int idx = p;
     for (int k = 0; k < DIM; k++) {
       if (k == ax) {
@@ -465,72 +421,58 @@ face_points (const advect_t *adv, const fside_t *a, int face,
       r[k] = lo[k] + 0.5 * (gauss_x[n][i] + 1) * h;
       w *= gauss_w[n][i] * 0.5 * h;
     }
-    amr_geom_tree_map (conn, a->tree, r, pt.x, jac);
-    double det = fabs (amr_geom_invert (jac, jinv));
-    for (int k = 0; k < DIM; k++)
-      pt.eta[k] = (r[k] - lo[k]) / h;
-    adv->prob->velocity (adv->ctx, &pt, vel);
+    amr_geom_tree_map(conn, a->tree, r, pt.x, jac);
+    double det = fabs(amr_geom_invert(jac, jinv));
+    for (int k = 0; k < DIM; k++) pt.eta[k] = (r[k] - lo[k]) / h;
+    adv->prob->velocity(adv->ctx, &pt, vel);
     /* Nanson: n dS = |det J| J^{-T} N dS_ref, N = +-e_ax */
     double dot = 0;
-    for (int i = 0; i < DIM; i++)
-      dot += vel[i] * jinv[ax][i];
+    for (int i = 0; i < DIM; i++) dot += vel[i] * jinv[ax][i];
     bn[p] = (up ? 1 : -1) * det * dot * w;
-    for (int k = 0; k < DIM; k++)
-      xi[k] = 2 * (r[k] - lo[k]) / h - 1;
-    basis (nb, xi, phia[p]);
+    for (int k = 0; k < DIM; k++) xi[k] = 2 * (r[k] - lo[k]) / h - 1;
+    basis(nb, xi, phia[p]);
     if (xs)
-      for (int i = 0; i < 3; i++)
-        xs[p][i] = pt.x[i];
+      for (int i = 0; i < 3; i++) xs[p][i] = pt.x[i];
     if (b) {
       double rb[DIM];
       if (cross)
-        transform_point (ft, r, rb);
+        transform_point(ft, r, rb);
       else
-        for (int k = 0; k < DIM; k++)
-          rb[k] = r[k];
-      for (int k = 0; k < DIM; k++)
-        xi[k] = 2 * (rb[k] - lob[k]) / hb - 1;
-      basis (nb, xi, phib[p]);
+        for (int k = 0; k < DIM; k++) rb[k] = r[k];
+      for (int k = 0; k < DIM; k++) xi[k] = 2 * (rb[k] - lob[k]) / hb - 1;
+      basis(nb, xi, phib[p]);
     }
   }
   return 0;
 }
 
-static int
-grow (void **arr, size_t *cap, size_t need, size_t elem)
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-  if (need <= *cap)
-    return 0;
+  if (need <= *cap) return 0;
   size_t nc = *cap ? 2 * *cap : 256;
-  while (nc < need)
-    nc *= 2;
-  void *p = realloc (*arr, nc * elem);
-  if (!p)
-    return -1;
+  while (nc < need) nc *= 2;
+  void *p = realloc(*arr, nc * elem);
+  if (!p) return -1;
   *arr = p;
   *cap = nc;
   return 0;
 }
 
-static void
-add_face (advect_t *adv, const fside_t *a, int face, const fside_t *b)
+static void add_face(Advect adv, const FaceSide *a, int face, const FaceSide *b)
 {
-  if (adv->cb_err)
-    return;
-  if (!a->local && !b->local)
-    return;
-  if (grow ((void **) &adv->faces, &adv->capfaces, adv->nfaces + 1,
-            sizeof (face_t))) {
+  if (adv->cb_err) return;
+  if (!a->local && !b->local) return;
+  if (grow((void **)&adv->faces, &adv->capfaces, adv->nfaces + 1, sizeof(Face))) {
     adv->cb_err = PETSC_ERR_MEM;
     return;
   }
-  face_t *f = &adv->faces[adv->nfaces];
-  memset (f, 0, sizeof (*f));
+  Face *f = &adv->faces[adv->nfaces];
+  memset(f, 0, sizeof(*f));
   f->a = a->idx;
   f->b = b->idx;
   f->a_local = a->local;
   f->b_local = b->local;
-  if (face_points (adv, a, face, b, f->bn, f->phia, f->phib, NULL)) {
+  if (face_points(adv, a, face, b, f->bn, f->phia, f->phib, NULL)) {
     adv->cb_err = PETSC_ERR_PLIB;
     return;
   }
@@ -538,198 +480,178 @@ add_face (advect_t *adv, const fside_t *a, int face, const fside_t *b)
 }
 
 /** Whether side x comes before side y in the forest's global order. */
-static int
-side_before (const fside_t *x, const fside_t *y)
+static int side_before(const FaceSide *x, const FaceSide *y)
 {
-  if (x->tree != y->tree)
-    return x->tree < y->tree;
-  return p4est_quadrant_compare (x->q, y->q) < 0;
+  if (x->tree != y->tree) return x->tree < y->tree;
+  return p4est_quadrant_compare(x->q, y->q) < 0;
 }
 
-static void
-face_cb (p4est_iter_face_info_t *info, void *user)
+static void face_cb(p4est_iter_face_info_t *info, void *user)
 {
-  advect_t *adv = user;
+  Advect adv = user;
   sc_array_t *sides = &info->sides;
-  p4est_iter_face_side_t *s0 = p4est_iter_fside_array_index_int (sides, 0);
-  if (adv->cb_err)
-    return;
+  p4est_iter_face_side_t *s0 = p4est_iter_fside_array_index_int(sides, 0);
+  if (adv->cb_err) return;
   if (sides->elem_count == 1) {
-    fside_t a = side_quad (adv, s0, 0);
-    if (!a.local)
-      return;
-    if (grow ((void **) &adv->bfaces, &adv->capbfaces, adv->nbfaces + 1,
-              sizeof (bface_t))) {
+    FaceSide a = side_quad(adv, s0, 0);
+    if (!a.local) return;
+    if (grow((void **)&adv->bfaces, &adv->capbfaces, adv->nbfaces + 1, sizeof(BFace))) {
       adv->cb_err = PETSC_ERR_MEM;
       return;
     }
-    bface_t *f = &adv->bfaces[adv->nbfaces++];
-    memset (f, 0, sizeof (*f));
+    BFace *f = &adv->bfaces[adv->nbfaces++];
+    memset(f, 0, sizeof(*f));
     f->a = a.idx;
-    if (face_points (adv, &a, s0->face, NULL, f->bn, f->phia, NULL, f->x))
-      adv->cb_err = PETSC_ERR_PLIB;
+    if (face_points(adv, &a, s0->face, NULL, f->bn, f->phia, NULL, f->x)) adv->cb_err = PETSC_ERR_PLIB;
     return;
   }
-  p4est_iter_face_side_t *s1 = p4est_iter_fside_array_index_int (sides, 1);
+  p4est_iter_face_side_t *s1 = p4est_iter_fside_array_index_int(sides, 1);
   if (s1->is_hanging) {
     p4est_iter_face_side_t *t = s0;
     s0 = s1;
     s1 = t;
   }
-  fside_t b = side_quad (adv, s1, 0);
+  FaceSide b = side_quad(adv, s1, 0);
   if (s0->is_hanging) {
     for (int j = 0; j < P4EST_HALF; j++) {
-      fside_t a = side_quad (adv, s0, j);
-      if (a.idx >= 0 && b.idx >= 0)
-        add_face (adv, &a, s0->face, &b);
+      FaceSide a = side_quad(adv, s0, j);
+      if (a.idx >= 0 && b.idx >= 0) add_face(adv, &a, s0->face, &b);
     }
     return;
   }
-  fside_t a = side_quad (adv, s0, 0);
-  if (a.idx < 0 || b.idx < 0)
-    return;
-  if (side_before (&a, &b))
-    add_face (adv, &a, s0->face, &b);
+  FaceSide a = side_quad(adv, s0, 0);
+  if (a.idx < 0 || b.idx < 0) return;
+  if (side_before(&a, &b))
+    add_face(adv, &a, s0->face, &b);
   else
-    add_face (adv, &b, s1->face, &a);
+    add_face(adv, &b, s1->face, &a);
 }
 
 /** Thread CPU time and wall time now, in seconds. */
-static void
-clocks (double *cpu, double *wall)
+static void clocks(double *cpu, double *wall)
 {
   struct timespec c, w;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &c);
-  clock_gettime (CLOCK_MONOTONIC, &w);
-  *cpu = (double) c.tv_sec + 1e-9 * (double) c.tv_nsec;
-  *wall = (double) w.tv_sec + 1e-9 * (double) w.tv_nsec;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+  clock_gettime(CLOCK_MONOTONIC, &w);
+  *cpu = (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+  *wall = (double)w.tv_sec + 1e-9 * (double)w.tv_nsec;
 }
 
-static void
-exchange (advect_t *adv, double *arr, void **mirrors, size_t size)
+static void exchange(Advect adv, double *arr, void **mirrors, size_t size)
 {
   double c0, w0, c1, w1;
-  clocks (&c0, &w0);
-  p4est_ghost_exchange_custom (adv->p4est, adv->ghost, size, mirrors,
-                               arr + (size_t) adv->nlocal * (size / sizeof (double)));
-  clocks (&c1, &w1);
+  clocks(&c0, &w0);
+  p4est_ghost_exchange_custom(adv->p4est, adv->ghost, size, mirrors, arr + (size_t)adv->nlocal * (size / sizeof(double)));
+  clocks(&c1, &w1);
   adv->wait_cpu += c1 - c0;
   adv->wait_wall += w1 - w0;
 }
 
 /** Ghost exchange of nper doubles per cell of arr (local, then ghost). */
-static PetscErrorCode
-exchange_array (advect_t *adv, double *arr, size_t nper)
+static PetscErrorCode exchange_array(Advect adv, double *arr, size_t nper)
 {
   const size_t nm = adv->ghost->mirrors.elem_count;
   void **mirrors;
   PetscFunctionBeginUser;
-  PetscCall (PetscMalloc1 (nm + 1, &mirrors));
+  PetscCall(PetscMalloc1(nm + 1, &mirrors));
   for (size_t m = 0; m < nm; m++) {
-    const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
-    mirrors[m] = arr + (size_t) mq->p.piggy3.local_num * nper;
+    const p4est_quadrant_t *mq = p4est_quadrant_array_index(&adv->ghost->mirrors, m);
+    mirrors[m] = arr + (size_t)mq->p.piggy3.local_num * nper;
   }
-  exchange (adv, arr, mirrors, nper * sizeof (double));
-  PetscCall (PetscFree (mirrors));
-  PetscFunctionReturn (0);
+  exchange(adv, arr, mirrors, nper * sizeof(double));
+  PetscCall(PetscFree(mirrors));
+  PetscFunctionReturn(0);
 }
 
-/** The transport zone from the load types: type-1 cells and their face
- *  neighbours.  A face whose upwind cell lies outside carries no flux, on
- *  both sides, so the zone saves work without losing conservation. */
-static PetscErrorCode
-compute_zone (advect_t *adv)
+/** The active region from its seed cells: they and their face neighbours.
+ *  A face whose upwind cell lies outside carries no flux, on both sides, so
+ *  the region saves work without losing conservation. */
+static PetscErrorCode sync_mesh(Advect adv);
+
+PetscErrorCode AdvectSetActive(Advect adv, const int *seed)
 {
-  double *zone = adv->mn; /* local work space */
+  double *region = adv->mn; /* local work space */
   PetscFunctionBeginUser;
-  if (!adv->zone)
-    PetscFunctionReturn (0);
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    adv->active[K] = zone[K] = adv->cells[K]->load_type == 1;
-  PetscCall (exchange_array (adv, adv->active, 1));
+  PetscCall(sync_mesh(adv));
+  adv->restricted = seed != NULL;
+  if (!seed) PetscFunctionReturn(0);
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->active[K] = region[K] = seed[K] != 0;
+  PetscCall(exchange_array(adv, adv->active, 1));
   for (size_t e = 0; e < adv->nfaces; e++) {
-    const face_t *f = &adv->faces[e];
-    if (f->a_local && adv->active[f->b])
-      zone[f->a] = 1;
-    if (f->b_local && adv->active[f->a])
-      zone[f->b] = 1;
+    const Face *f = &adv->faces[e];
+    if (f->a_local && adv->active[f->b]) region[f->a] = 1;
+    if (f->b_local && adv->active[f->a]) region[f->b] = 1;
   }
-  memcpy (adv->active, zone, sizeof (double) * (size_t) adv->nlocal);
-  PetscCall (exchange_array (adv, adv->active, 1));
-  PetscFunctionReturn (0);
+  memcpy(adv->active, region, sizeof(double) * (size_t)adv->nlocal);
+  PetscCall(exchange_array(adv, adv->active, 1));
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_mesh_changed (advect_t *adv)
+PetscErrorCode AdvectMeshChanged(Advect adv)
 {
   p4est_t *p4est = adv->p4est;
-  const int nb = adv->nb, npv = ipow (adv->nqv, DIM);
+  const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
   PetscFunctionBeginUser;
-  PetscCall (PetscLogEventBegin (ev_setup, 0, 0, 0, 0));
-  free_mesh (adv);
-  adv->ghost = p4est_ghost_new (p4est, P4EST_CONNECT_FACE);
+  PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+  free_mesh(adv);
+  adv->ghost = p4est_ghost_new(p4est, P4EST_CONNECT_FACE);
   adv->nlocal = p4est->local_num_quadrants;
-  adv->nghost = (p4est_locidx_t) adv->ghost->ghosts.elem_count;
-  const size_t nl = (size_t) adv->nlocal, nt = nl + (size_t) adv->nghost;
+  adv->nghost = (p4est_locidx_t)adv->ghost->ghosts.elem_count;
+  const size_t nl = (size_t)adv->nlocal, nt = nl + (size_t)adv->nghost;
   const size_t nm = adv->ghost->mirrors.elem_count;
-  adv->vol = malloc ((nl + 1) * sizeof (double));
-  adv->m0 = malloc ((nl * nb + 1) * sizeof (double));
-  adv->minv = malloc ((nl * nb * nb + 1) * sizeof (double));
-  adv->gvol = malloc ((nl * npv * DIM + 1) * sizeof (double));
-  adv->outflow = calloc (nl + 1, sizeof (double));
-  adv->mirror_state = malloc ((nm + 1) * sizeof (void *));
-  adv->mirror_mean = malloc ((nm + 1) * sizeof (void *));
-  adv->u = malloc ((nt * nb + 1) * sizeof (double));
-  adv->u0 = malloc ((nl * nb + 1) * sizeof (double));
-  adv->rhs = malloc ((nl * nb + 1) * sizeof (double));
-  adv->mean = malloc ((nt + 1) * sizeof (double));
-  adv->mn = malloc ((nl + 1) * sizeof (double));
-  adv->mx = malloc ((nl + 1) * sizeof (double));
-  adv->cells = malloc ((nl + 1) * sizeof (advect_cell_t *));
-  adv->active = malloc ((nt + 1) * sizeof (double));
-  PetscCheck (adv->cells && adv->active && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow
-              && adv->mirror_state && adv->mirror_mean && adv->u && adv->u0
-              && adv->rhs && adv->mean && adv->mn && adv->mx,
-              PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory");
+  adv->vol = malloc((nl + 1) * sizeof(double));
+  adv->m0 = malloc((nl * nb + 1) * sizeof(double));
+  adv->minv = malloc((nl * nb * nb + 1) * sizeof(double));
+  adv->gvol = malloc((nl * npv * DIM + 1) * sizeof(double));
+  adv->outflow = calloc(nl + 1, sizeof(double));
+  adv->mirror_state = malloc((nm + 1) * sizeof(void *));
+  adv->mirror_mean = malloc((nm + 1) * sizeof(void *));
+  adv->u = malloc((nt * nb + 1) * sizeof(double));
+  adv->u0 = malloc((nl * nb + 1) * sizeof(double));
+  adv->rhs = malloc((nl * nb + 1) * sizeof(double));
+  adv->mean = malloc((nt + 1) * sizeof(double));
+  adv->mn = malloc((nl + 1) * sizeof(double));
+  adv->mx = malloc((nl + 1) * sizeof(double));
+  adv->cells = malloc((nl + 1) * sizeof(AdvectCell *));
+  adv->active = malloc((nt + 1) * sizeof(double));
+  PetscCheck(adv->cells && adv->active && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow && adv->mirror_state && adv->mirror_mean &&
+                 adv->u && adv->u0 && adv->rhs && adv->mean && adv->mn && adv->mx,
+             PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory");
   for (size_t m = 0; m < nm; m++) {
-    const p4est_quadrant_t *mq = p4est_quadrant_array_index (&adv->ghost->mirrors, m);
-    adv->mirror_state[m] = adv->u + (size_t) mq->p.piggy3.local_num * nb;
+    const p4est_quadrant_t *mq = p4est_quadrant_array_index(&adv->ghost->mirrors, m);
+    adv->mirror_state[m] = adv->u + (size_t)mq->p.piggy3.local_num * nb;
     adv->mirror_mean[m] = adv->mean + mq->p.piggy3.local_num;
   }
 
   /* per-cell geometry */
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
       const size_t K = tr->quadrants_offset + i;
       double m[ADVECT_NB * ADVECT_NB];
       adv->cells[K] = q->p.user_data;
-      mass_matrix (adv, t, q, m);
+      mass_matrix(adv, t, q, m);
       adv->vol[K] = m[0];
-      for (int j = 0; j < nb; j++)
-        adv->m0[K * nb + j] = m[j];
+      for (int j = 0; j < nb; j++) adv->m0[K * nb + j] = m[j];
       double *mi = adv->minv + K * nb * nb;
       for (int j = 0; j < nb; j++) {
         double e[ADVECT_NB] = {0}, mc[ADVECT_NB * ADVECT_NB];
         e[j] = 1;
-        memcpy (mc, m, sizeof (double) * nb * nb);
-        solve_small (nb, mc, e);
-        for (int i2 = 0; i2 < nb; i2++)
-          mi[i2 * nb + j] = e[i2];
+        memcpy(mc, m, sizeof(double) * nb * nb);
+        solve_small(nb, mc, e);
+        for (int i2 = 0; i2 < nb; i2++) mi[i2 * nb + j] = e[i2];
       }
       for (int p = 0; nb > 1 && p < npv; p++) {
         double xi[DIM], w, jinv[3][3], vel[3];
-        advect_point_t pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t) K};
-        tensor_point (adv->nqv, p, xi, &w);
-        w *= cell_map (p4est->connectivity, t, q, xi, pt.x, jinv);
-        for (int k = 0; k < DIM; k++)
-          pt.eta[k] = 0.5 * (xi[k] + 1);
-        adv->prob->velocity (adv->ctx, &pt, vel);
+        AdvectPoint pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t)K};
+        tensor_point(adv->nqv, p, xi, &w);
+        w *= cell_map(p4est->connectivity, t, q, xi, pt.x, jinv);
+        for (int k = 0; k < DIM; k++) pt.eta[k] = 0.5 * (xi[k] + 1);
+        adv->prob->velocity(adv->ctx, &pt, vel);
         for (int k = 0; k < DIM; k++) {
           double g = 0;
-          for (int i2 = 0; i2 < DIM; i2++)
-            g += jinv[k][i2] * vel[i2];
+          for (int i2 = 0; i2 < DIM; i2++) g += jinv[k][i2] * vel[i2];
           adv->gvol[(K * npv + p) * DIM + k] = w * g;
         }
       }
@@ -739,194 +661,164 @@ advect_mesh_changed (advect_t *adv)
   /* face list */
   adv->cb_err = 0;
 #ifndef P4_TO_P8
-  p4est_iterate (p4est, adv->ghost, adv, NULL, face_cb, NULL);
+  p4est_iterate(p4est, adv->ghost, adv, NULL, face_cb, NULL);
 #else
-  p8est_iterate (p4est, adv->ghost, adv, NULL, face_cb, NULL, NULL);
+  p8est_iterate(p4est, adv->ghost, adv, NULL, face_cb, NULL, NULL);
 #endif
-  PetscCheck (adv->cb_err != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM,
-              "advect: out of memory building the face list");
-  PetscCheck (!adv->cb_err, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-              "advect: a tree face without neighbour tree inside the forest");
-  const int nqf = ipow (adv->nqf, DIM - 1);
+  PetscCheck(adv->cb_err != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory building the face list");
+  PetscCheck(!adv->cb_err, PETSC_COMM_SELF, PETSC_ERR_PLIB, "advect: a tree face without neighbour tree inside the forest");
+  const int nqf = ipow(adv->nqf, DIM - 1);
   for (size_t e = 0; e < adv->nfaces; e++) {
-    const face_t *f = &adv->faces[e];
+    const Face *f = &adv->faces[e];
     for (int p = 0; p < nqf; p++) {
-      if (f->bn[p] > 0 && f->a_local)
-        adv->outflow[f->a] += f->bn[p];
-      if (f->bn[p] < 0 && f->b_local)
-        adv->outflow[f->b] -= f->bn[p];
+      if (f->bn[p] > 0 && f->a_local) adv->outflow[f->a] += f->bn[p];
+      if (f->bn[p] < 0 && f->b_local) adv->outflow[f->b] -= f->bn[p];
     }
   }
   for (size_t e = 0; e < adv->nbfaces; e++)
     for (int p = 0; p < nqf; p++)
-      if (adv->bfaces[e].bn[p] > 0)
-        adv->outflow[adv->bfaces[e].a] += adv->bfaces[e].bn[p];
+      if (adv->bfaces[e].bn[p] > 0) adv->outflow[adv->bfaces[e].a] += adv->bfaces[e].bn[p];
   adv->revision = p4est->revision;
-  PetscCall (compute_zone (adv));
-  PetscCall (PetscLogEventEnd (ev_setup, 0, 0, 0, 0));
-  PetscFunctionReturn (0);
+  adv->restricted = 0;
+  PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
 }
 
 /** Rebuilds the mesh data if the forest changed since the last build (its
  *  revision is the same on all ranks, so all ranks rebuild together). */
-static PetscErrorCode
-sync_mesh (advect_t *adv)
+static PetscErrorCode sync_mesh(Advect adv)
 {
   PetscFunctionBeginUser;
-  if (adv->p4est->revision != adv->revision)
-    PetscCall (advect_mesh_changed (adv));
-  PetscFunctionReturn (0);
+  if (adv->p4est->revision != adv->revision) PetscCall(AdvectMeshChanged(adv));
+  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------------- */
 /* time stepping                                                           */
 
-PetscErrorCode
-advect_ghost_exchange (advect_t *adv, double *arr, size_t nper)
+PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper)
 {
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  PetscCall (exchange_array (adv, arr, nper));
-  PetscFunctionReturn (0);
+  PetscCall(sync_mesh(adv));
+  PetscCall(exchange_array(adv, arr, nper));
+  PetscFunctionReturn(0);
 }
 
-p4est_t *
-advect_forest (const advect_t *adv)
-{
-  return adv->p4est;
-}
+p4est_t *AdvectForest(Advect adv) { return adv->p4est; }
 
-PetscErrorCode
-advect_cell_counts (advect_t *adv, p4est_locidx_t *nlocal,
-                    p4est_locidx_t *nghost)
+PetscErrorCode AdvectCellCounts(Advect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost)
 {
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
+  PetscCall(sync_mesh(adv));
   *nlocal = adv->nlocal;
   *nghost = adv->nghost;
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
 /** M^{-1} times the DG residual of state u at time t; returns the boundary
  *  outflow integral of this rank. */
-static double
-residual (advect_t *adv, double t)
+static double residual(Advect adv, double t)
 {
-  const int nb = adv->nb, npv = ipow (adv->nqv, DIM);
-  const int nqf = ipow (adv->nqf, DIM - 1);
+  const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
+  const int nqf = ipow(adv->nqf, DIM - 1);
   const double *u = adv->u;
   double *r = adv->rhs, outflow = 0;
-  memset (r, 0, sizeof (double) * (size_t) adv->nlocal * nb);
+  memset(r, 0, sizeof(double) * (size_t)adv->nlocal * nb);
   double phiv[1 << DIM][ADVECT_NB]; /* basis at the volume points */
   for (int p = 0; nb > 1 && p < npv; p++) {
     double xi[DIM], w;
-    tensor_point (adv->nqv, p, xi, &w);
-    basis (nb, xi, phiv[p]);
+    tensor_point(adv->nqv, p, xi, &w);
+    basis(nb, xi, phiv[p]);
   }
-  const int zone = adv->zone;
+  const int restricted = adv->restricted;
   if (nb > 1)
     for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-      for (int p = 0; p < npv && (!zone || adv->active[K]); p++) {
-        double uq = eval (nb, u + (size_t) K * nb, phiv[p]);
-        const double *g = adv->gvol + ((size_t) K * npv + p) * DIM;
-        for (int k = 0; k < DIM; k++)
-          r[(size_t) K * nb + 1 + k] += uq * g[k];
+      for (int p = 0; p < npv && (!restricted || adv->active[K]); p++) {
+        double uq = eval(nb, u + (size_t)K * nb, phiv[p]);
+        const double *g = adv->gvol + ((size_t)K * npv + p) * DIM;
+        for (int k = 0; k < DIM; k++) r[(size_t)K * nb + 1 + k] += uq * g[k];
       }
   for (size_t e = 0; e < adv->nfaces; e++) {
-    const face_t *f = &adv->faces[e];
-    const double *ua = u + (size_t) f->a * nb, *ub = u + (size_t) f->b * nb;
+    const Face *f = &adv->faces[e];
+    const double *ua = u + (size_t)f->a * nb, *ub = u + (size_t)f->b * nb;
     for (int p = 0; p < nqf; p++) {
-      if (zone && !adv->active[f->bn[p] > 0 ? f->a : f->b])
-        continue;
-      double flux = f->bn[p] * (f->bn[p] > 0 ? eval (nb, ua, f->phia[p])
-                                              : eval (nb, ub, f->phib[p]));
+      if (restricted && !adv->active[f->bn[p] > 0 ? f->a : f->b]) continue;
+      double flux = f->bn[p] * (f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : eval(nb, ub, f->phib[p]));
       if (f->a_local)
-        for (int i = 0; i < nb; i++)
-          r[(size_t) f->a * nb + i] -= flux * f->phia[p][i];
+        for (int i = 0; i < nb; i++) r[(size_t)f->a * nb + i] -= flux * f->phia[p][i];
       if (f->b_local)
-        for (int i = 0; i < nb; i++)
-          r[(size_t) f->b * nb + i] += flux * f->phib[p][i];
+        for (int i = 0; i < nb; i++) r[(size_t)f->b * nb + i] += flux * f->phib[p][i];
     }
   }
   for (size_t e = 0; e < adv->nbfaces; e++) {
-    const bface_t *f = &adv->bfaces[e];
-    const double *ua = u + (size_t) f->a * nb;
-    for (int p = 0; p < nqf && (!zone || adv->active[f->a]); p++) {
-      double uu = f->bn[p] > 0 ? eval (nb, ua, f->phia[p])
-                               : adv->prob->exact (adv->ctx, f->x[p], t);
+    const BFace *f = &adv->bfaces[e];
+    const double *ua = u + (size_t)f->a * nb;
+    for (int p = 0; p < nqf && (!restricted || adv->active[f->a]); p++) {
+      double uu = f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : adv->prob->exact(adv->ctx, f->x[p], t);
       double flux = f->bn[p] * uu;
       outflow += flux;
-      for (int i = 0; i < nb; i++)
-        r[(size_t) f->a * nb + i] -= flux * f->phia[p][i];
+      for (int i = 0; i < nb; i++) r[(size_t)f->a * nb + i] -= flux * f->phia[p][i];
     }
   }
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
     double tmp[ADVECT_NB];
-    const double *mi = adv->minv + (size_t) K * nb * nb;
+    const double *mi = adv->minv + (size_t)K * nb * nb;
     for (int i = 0; i < nb; i++) {
       tmp[i] = 0;
-      for (int j = 0; j < nb; j++)
-        tmp[i] += mi[i * nb + j] * r[(size_t) K * nb + j];
+      for (int j = 0; j < nb; j++) tmp[i] += mi[i * nb + j] * r[(size_t)K * nb + j];
     }
-    memcpy (r + (size_t) K * nb, tmp, sizeof (double) * nb);
+    memcpy(r + (size_t)K * nb, tmp, sizeof(double) * nb);
   }
   return outflow;
 }
 
 /** Cell means of the local cells of state u, then exchanged to ghosts. */
-static void
-compute_means (advect_t *adv)
+static void compute_means(Advect adv)
 {
   const int nb = adv->nb;
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
     double s = 0;
-    for (int j = 0; j < nb; j++)
-      s += adv->m0[(size_t) K * nb + j] * adv->u[(size_t) K * nb + j];
+    for (int j = 0; j < nb; j++) s += adv->m0[(size_t)K * nb + j] * adv->u[(size_t)K * nb + j];
     adv->mean[K] = s / adv->vol[K];
   }
-  exchange (adv, adv->mean, adv->mirror_mean, sizeof (double));
+  exchange(adv, adv->mean, adv->mirror_mean, sizeof(double));
 }
 
 /** Barth-Jespersen: scales the linear part of every cell so that its
  *  vertex values stay within the means of the cell and its face
  *  neighbours; keeps every cell mean, hence conservative. */
-static void
-limit (advect_t *adv)
+static void limit(Advect adv)
 {
   const int nb = adv->nb;
-  compute_means (adv);
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    adv->mn[K] = adv->mx[K] = adv->mean[K];
+  compute_means(adv);
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->mn[K] = adv->mx[K] = adv->mean[K];
   for (size_t e = 0; e < adv->nfaces; e++) {
-    const face_t *f = &adv->faces[e];
+    const Face *f = &adv->faces[e];
     double ma = adv->mean[f->a], mb = adv->mean[f->b];
     if (f->a_local) {
-      adv->mn[f->a] = fmin (adv->mn[f->a], mb);
-      adv->mx[f->a] = fmax (adv->mx[f->a], mb);
+      adv->mn[f->a] = fmin(adv->mn[f->a], mb);
+      adv->mx[f->a] = fmax(adv->mx[f->a], mb);
     }
     if (f->b_local) {
-      adv->mn[f->b] = fmin (adv->mn[f->b], ma);
-      adv->mx[f->b] = fmax (adv->mx[f->b], ma);
+      adv->mn[f->b] = fmin(adv->mn[f->b], ma);
+      adv->mx[f->b] = fmax(adv->mx[f->b], ma);
     }
   }
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    double *c = adv->u + (size_t) K * nb, xibar[DIM], alpha = 1;
+    double *c = adv->u + (size_t)K * nb, xibar[DIM], alpha = 1;
     const double um = adv->mean[K];
-    const double tol = 1e-13 * (fabs (adv->mx[K]) + fabs (adv->mn[K]) + 1e-300);
-    for (int k = 0; k < DIM; k++)
-      xibar[k] = adv->m0[(size_t) K * nb + 1 + k] / adv->vol[K];
+    const double tol = 1e-13 * (fabs(adv->mx[K]) + fabs(adv->mn[K]) + 1e-300);
+    for (int k = 0; k < DIM; k++) xibar[k] = adv->m0[(size_t)K * nb + 1 + k] / adv->vol[K];
     for (int v = 0; v < P4EST_CHILDREN; v++) {
       double d = 0;
-      for (int k = 0; k < DIM; k++)
-        d += c[1 + k] * (((v >> k) & 1 ? 1 : -1) - xibar[k]);
+      for (int k = 0; k < DIM; k++) d += c[1 + k] * (((v >> k) & 1 ? 1 : -1) - xibar[k]);
       if (d > tol)
-        alpha = fmin (alpha, (adv->mx[K] - um) / d);
+        alpha = fmin(alpha, (adv->mx[K] - um) / d);
       else if (d < -tol)
-        alpha = fmin (alpha, (adv->mn[K] - um) / d);
+        alpha = fmin(alpha, (adv->mn[K] - um) / d);
     }
-    if (alpha >= 1)
-      continue;
-    alpha = fmax (alpha, 0);
+    if (alpha >= 1) continue;
+    alpha = fmax(alpha, 0);
     double shift = 0;
     for (int k = 0; k < DIM; k++) {
       c[1 + k] *= alpha;
@@ -936,101 +828,85 @@ limit (advect_t *adv)
   }
 }
 
-PetscErrorCode
-advect_time_step (advect_t *adv, double *dt)
+PetscErrorCode AdvectTimeStep(Advect adv, double *dt)
 {
   double local = INFINITY;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
+  PetscCall(sync_mesh(adv));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    if (adv->outflow[K] > 0)
-      local = fmin (local, adv->opt.cfl * adv->vol[K]
-                    / ((2 * adv->opt.degree + 1) * adv->outflow[K]));
-  PetscCallMPI (MPI_Allreduce (&local, dt, 1, MPI_DOUBLE, MPI_MIN,
-                               adv->p4est->mpicomm));
-  PetscFunctionReturn (0);
+    if (adv->outflow[K] > 0) local = fmin(local, adv->opt.cfl * adv->vol[K] / ((2 * adv->opt.degree + 1) * adv->outflow[K]));
+  PetscCallMPI(MPI_Allreduce(&local, dt, 1, MPI_DOUBLE, MPI_MIN, adv->p4est->mpicomm));
+  PetscFunctionReturn(0);
 }
 
 /** Copies the state between the quadrant data and the work array. */
-static void
-state_io (advect_t *adv, int to_cells)
+static void state_io(Advect adv, int to_cells)
 {
-  const size_t bytes = sizeof (double) * adv->nb;
+  const size_t bytes = sizeof(double) * adv->nb;
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    double *s = adv->u + (size_t) K * adv->nb;
+    double *s = adv->u + (size_t)K * adv->nb;
     if (to_cells)
-      memcpy (adv->cells[K]->c, s, bytes);
+      memcpy(adv->cells[K]->c, s, bytes);
     else
-      memcpy (s, adv->cells[K]->c, bytes);
+      memcpy(s, adv->cells[K]->c, bytes);
   }
 }
 
 /** One SSP-RK step in Shu-Osher form, tracking the boundary inflow with
  *  the same convex combinations so that mass balance holds exactly. */
-static void
-rk_step (advect_t *adv, double dt)
+static void rk_step(Advect adv, double dt)
 {
   static const double a2[2] = {0, 0.5}, a3[3] = {0, 0.75, 1.0 / 3};
   static const double c2[2] = {0, 1}, c3[3] = {0, 1, 0.5};
   const int ns = adv->opt.rk_stages, nb = adv->nb;
   const double *a = ns == 2 ? a2 : a3, *ct = ns == 2 ? c2 : c3;
-  const size_t n = (size_t) adv->nlocal * nb;
+  const size_t n = (size_t)adv->nlocal * nb;
   double phi = 0; /* outflow accumulated by the stages */
   /* a step's own work is its time minus its waits in ghost exchanges:
    * MPI spins while it waits, so CPU time alone would count them too */
   double c0, w0, c1, w1;
   const double waitc = adv->wait_cpu, waitw = adv->wait_wall;
-  clocks (&c0, &w0);
-  memcpy (adv->u0, adv->u, n * sizeof (double));
+  clocks(&c0, &w0);
+  memcpy(adv->u0, adv->u, n * sizeof(double));
   for (int s = 0; s < ns; s++) {
-    exchange (adv, adv->u, adv->mirror_state, nb * sizeof (double));
-    double out = residual (adv, adv->time + ct[s] * dt);
-    for (size_t i = 0; i < n; i++)
-      adv->u[i] = a[s] * adv->u0[i] + (1 - a[s]) * (adv->u[i] + dt * adv->rhs[i]);
+    exchange(adv, adv->u, adv->mirror_state, nb * sizeof(double));
+    double out = residual(adv, adv->time + ct[s] * dt);
+    for (size_t i = 0; i < n; i++) adv->u[i] = a[s] * adv->u0[i] + (1 - a[s]) * (adv->u[i] + dt * adv->rhs[i]);
     phi = (1 - a[s]) * (phi + dt * out);
-    if (adv->opt.limiter && nb > 1)
-      limit (adv);
+    if (adv->opt.limiter && nb > 1) limit(adv);
   }
   adv->inflow_local -= phi;
-  clocks (&c1, &w1);
+  clocks(&c1, &w1);
   adv->work_cpu += (c1 - c0) - (adv->wait_cpu - waitc);
   adv->work_wall += (w1 - w0) - (adv->wait_wall - waitw);
 }
 
-PetscErrorCode
-advect_advance (advect_t *adv, double t_end, int nsteps, int *taken)
+PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken)
 {
   double dt;
   int n = 0;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  PetscCall (PetscLogEventBegin (ev_advance, 0, 0, 0, 0));
-  PetscCall (advect_time_step (adv, &dt));
-  state_io (adv, 0);
+  PetscCall(sync_mesh(adv));
+  PetscCall(PetscLogEventBegin(ev_advance, 0, 0, 0, 0));
+  PetscCall(AdvectTimeStep(adv, &dt));
+  state_io(adv, 0);
   while (n < nsteps && adv->time < t_end) {
     double h = dt;
     int last = adv->time + h >= t_end - 1e-12 * h;
-    if (last)
-      h = t_end - adv->time;
-    rk_step (adv, h);
+    if (last) h = t_end - adv->time;
+    rk_step(adv, h);
     adv->time = last ? t_end : adv->time + h;
     n++;
   }
-  state_io (adv, 1);
-  if (taken)
-    *taken = n;
-  PetscCall (PetscLogEventEnd (ev_advance, 0, 0, 0, 0));
-  PetscFunctionReturn (0);
+  state_io(adv, 1);
+  if (taken) *taken = n;
+  PetscCall(PetscLogEventEnd(ev_advance, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
 }
 
-double
-advect_time (const advect_t *adv)
-{
-  return adv->time;
-}
+double AdvectTime(Advect adv) { return adv->time; }
 
-void
-advect_work_time (const advect_t *adv, double *cpu, double *wall)
+void AdvectWorkTime(Advect adv, double *cpu, double *wall)
 {
   *cpu = adv->work_cpu;
   *wall = adv->work_wall;
@@ -1039,222 +915,182 @@ advect_work_time (const advect_t *adv, double *cpu, double *wall)
 /* ---------------------------------------------------------------------- */
 /* diagnostics                                                             */
 
-PetscErrorCode
-advect_mass (advect_t *adv, double *mass, double *inflow)
+PetscErrorCode AdvectMass(Advect adv, double *mass, double *inflow)
 {
   const int nb = adv->nb;
   double loc[2] = {0, adv->inflow_local}, glob[2];
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  state_io (adv, 0);
+  PetscCall(sync_mesh(adv));
+  state_io(adv, 0);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    for (int j = 0; j < nb; j++)
-      loc[0] += adv->m0[(size_t) K * nb + j] * adv->u[(size_t) K * nb + j];
-  PetscCallMPI (MPI_Allreduce (loc, glob, 2, MPI_DOUBLE, MPI_SUM,
-                               adv->p4est->mpicomm));
+    for (int j = 0; j < nb; j++) loc[0] += adv->m0[(size_t)K * nb + j] * adv->u[(size_t)K * nb + j];
+  PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, adv->p4est->mpicomm));
   *mass = glob[0];
-  if (inflow)
-    *inflow = glob[1];
-  PetscFunctionReturn (0);
+  if (inflow) *inflow = glob[1];
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_l2_error (advect_t *adv, double *err)
+PetscErrorCode AdvectL2Error(Advect adv, double *err)
 {
   p4est_t *p4est = adv->p4est;
-  const int nb = adv->nb, np = ipow (NQ_EXACT, DIM);
+  const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
   double loc = 0, glob;
   PetscFunctionBeginUser;
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
-      const advect_cell_t *d = q->p.user_data;
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      const AdvectCell *d = q->p.user_data;
       for (int p = 0; p < np; p++) {
         double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
-        tensor_point (NQ_EXACT, p, xi, &w);
-        w *= cell_map (p4est->connectivity, t, q, xi, x, jinv);
-        basis (nb, xi, phi);
-        double e = eval (nb, d->c, phi) - adv->prob->exact (adv->ctx, x, adv->time);
+        tensor_point(NQ_EXACT, p, xi, &w);
+        w *= cell_map(p4est->connectivity, t, q, xi, x, jinv);
+        basis(nb, xi, phi);
+        double e = eval(nb, d->c, phi) - adv->prob->exact(adv->ctx, x, adv->time);
         loc += w * e * e;
       }
     }
   }
-  PetscCallMPI (MPI_Allreduce (&loc, &glob, 1, MPI_DOUBLE, MPI_SUM, p4est->mpicomm));
-  *err = sqrt (glob);
-  PetscFunctionReturn (0);
+  PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE, MPI_SUM, p4est->mpicomm));
+  *err = sqrt(glob);
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_cell_means (advect_t *adv, double *values)
+PetscErrorCode AdvectCellMeans(Advect adv, double *values)
 {
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  state_io (adv, 0);
-  compute_means (adv);
-  memcpy (values, adv->mean, sizeof (double) * (size_t) adv->nlocal);
-  PetscFunctionReturn (0);
+  PetscCall(sync_mesh(adv));
+  state_io(adv, 0);
+  compute_means(adv);
+  memcpy(values, adv->mean, sizeof(double) * (size_t)adv->nlocal);
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_corner_values (advect_t *adv, double **values)
+PetscErrorCode AdvectCornerValues(Advect adv, double **values)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  PetscCall (PetscMalloc1 ((size_t) adv->nlocal * P4EST_CHILDREN + 1,
-                           values));
+  PetscCall(sync_mesh(adv));
+  PetscCall(PetscMalloc1((size_t)adv->nlocal * P4EST_CHILDREN + 1, values));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
     const double *c = adv->cells[K]->c;
     for (int v = 0; v < P4EST_CHILDREN; v++) {
       /* corner v sits at xi_k = -1 or +1 by bit k of v */
       double u = c[0];
-      for (int k = 0; k + 1 < nb; k++)
-        u += (v >> k & 1) ? c[1 + k] : -c[1 + k];
-      (*values)[(size_t) K * P4EST_CHILDREN + v] = u;
+      for (int k = 0; k + 1 < nb; k++) u += (v >> k & 1) ? c[1 + k] : -c[1 + k];
+      (*values)[(size_t)K * P4EST_CHILDREN + v] = u;
     }
   }
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_mean_range (advect_t *adv, double *umin, double *umax)
+PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax)
 {
   double loc[2] = {INFINITY, INFINITY}, glob[2];
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  state_io (adv, 0);
-  compute_means (adv);
+  PetscCall(sync_mesh(adv));
+  state_io(adv, 0);
+  compute_means(adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    loc[0] = fmin (loc[0], adv->mean[K]);
-    loc[1] = fmin (loc[1], -adv->mean[K]);
+    loc[0] = fmin(loc[0], adv->mean[K]);
+    loc[1] = fmin(loc[1], -adv->mean[K]);
   }
-  PetscCallMPI (MPI_Allreduce (loc, glob, 2, MPI_DOUBLE, MPI_MIN,
-                               adv->p4est->mpicomm));
+  PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MIN, adv->p4est->mpicomm));
   *umin = glob[0];
   *umax = -glob[1];
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------------- */
 /* adaptation                                                              */
 
-PetscErrorCode
-advect_indicator (advect_t *adv)
+PetscErrorCode AdvectIndicator(Advect adv)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  state_io (adv, 0);
-  compute_means (adv);
+  PetscCall(sync_mesh(adv));
+  state_io(adv, 0);
+  compute_means(adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
     double v = 0;
-    for (int k = 1; k < nb; k++)
-      v += fabs (adv->u[(size_t) K * nb + k]);
+    for (int k = 1; k < nb; k++) v += fabs(adv->u[(size_t)K * nb + k]);
     adv->mx[K] = 2 * v; /* variation of the linear part across the cell */
   }
   for (size_t e = 0; e < adv->nfaces; e++) {
-    const face_t *f = &adv->faces[e];
-    double j = fabs (adv->mean[f->a] - adv->mean[f->b]);
-    if (f->a_local)
-      adv->mx[f->a] = fmax (adv->mx[f->a], j);
-    if (f->b_local)
-      adv->mx[f->b] = fmax (adv->mx[f->b], j);
+    const Face *f = &adv->faces[e];
+    double j = fabs(adv->mean[f->a] - adv->mean[f->b]);
+    if (f->a_local) adv->mx[f->a] = fmax(adv->mx[f->a], j);
+    if (f->b_local) adv->mx[f->b] = fmax(adv->mx[f->b], j);
   }
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    adv->cells[K]->indicator = adv->mx[K];
-  PetscFunctionReturn (0);
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->cells[K]->indicator = adv->mx[K];
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_classify (advect_t *adv, double threshold)
+PetscErrorCode AdvectClassify(Advect adv, double threshold)
 {
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  state_io (adv, 0);
-  compute_means (adv);
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    adv->cells[K]->load_type = adv->mean[K] > threshold;
-  PetscCall (compute_zone (adv));
-  PetscFunctionReturn (0);
+  PetscCall(sync_mesh(adv));
+  state_io(adv, 0);
+  compute_means(adv);
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->cells[K]->load_type = adv->mean[K] > threshold;
+  PetscFunctionReturn(0);
 }
 
-static int
-refine_cb (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
+static int refine_cb(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
 {
-  const advect_t *adv = p4est->user_pointer;
-  const advect_cell_t *d = q->p.user_data;
-  (void) t;
+  Advect adv = p4est->user_pointer;
+  const AdvectCell *d = q->p.user_data;
+  (void)t;
   return q->level < adv->max_level && d->mark > 0;
 }
 
-static int
-coarsen_cb (p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q[])
+static int coarsen_cb(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q[])
 {
-  const advect_t *adv = p4est->user_pointer;
-  (void) t;
-  if (q[0]->level <= adv->min_level)
-    return 0;
+  Advect adv = p4est->user_pointer;
+  (void)t;
+  if (q[0]->level <= adv->min_level) return 0;
   for (int i = 0; i < P4EST_CHILDREN; i++)
-    if (((const advect_cell_t *) q[i]->p.user_data)->mark >= 0)
-      return 0;
+    if (((const AdvectCell *)q[i]->p.user_data)->mark >= 0) return 0;
   return 1;
 }
 
-PetscErrorCode
-advect_mark_threshold (advect_t *adv, double refine_tol, double coarsen_tol,
-                       signed char *marks)
-{
-  PetscFunctionBeginUser;
-  PetscCall (advect_indicator (adv));
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    const double e = adv->cells[K]->indicator;
-    marks[K] = e > refine_tol ? 1 : e < coarsen_tol ? -1 : 0;
-  }
-  PetscFunctionReturn (0);
-}
-
-PetscErrorCode
-advect_adapt (advect_t *adv, const signed char *marks, int min_level,
-              int max_level)
+PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, int max_level)
 {
   p4est_t *p4est = adv->p4est;
   void *saved = p4est->user_pointer;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
-  PetscCall (PetscLogEventBegin (ev_adapt, 0, 0, 0, 0));
-  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-    adv->cells[K]->mark = marks[K];
+  PetscCall(sync_mesh(adv));
+  PetscCall(PetscLogEventBegin(ev_adapt, 0, 0, 0, 0));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->cells[K]->mark = marks[K];
   adv->min_level = min_level;
   adv->max_level = max_level;
   p4est->user_pointer = adv;
-  p4est_refine_ext (p4est, 0, max_level, refine_cb, NULL, replace_cells);
-  p4est_coarsen_ext (p4est, 0, 0, coarsen_cb, NULL, replace_cells);
-  /* corner balance, which the continuous Poisson solver of darcy-transport
-   * needs; the DG scheme itself would do with faces */
-  p4est_balance_ext (p4est, P4EST_CONNECT_FULL, NULL, replace_cells);
+  p4est_refine_ext(p4est, 0, max_level, refine_cb, NULL, replace_cells);
+  p4est_coarsen_ext(p4est, 0, 0, coarsen_cb, NULL, replace_cells);
+  /* corner balance, which a continuous solver on the same forest (a
+   * pressure for the velocity) needs; the DG scheme itself would do with
+   * faces */
+  p4est_balance_ext(p4est, P4EST_CONNECT_FULL, NULL, replace_cells);
   p4est->user_pointer = saved;
-  PetscCall (PetscLogEventEnd (ev_adapt, 0, 0, 0, 0));
-  PetscFunctionReturn (0);
+  PetscCall(PetscLogEventEnd(ev_adapt, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------------- */
 /* set-up                                                                  */
 
-PetscErrorCode
-advect_create (p4est_t *p4est, const advect_problem_t *prob, void *ctx,
-               const advect_options_t *opt, advect_t **out)
+PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx, const AdvectOptions *opt, Advect *out)
 {
-  advect_t *adv;
+  Advect adv;
   static PetscClassId classid;
   PetscFunctionBeginUser;
   if (!classid) {
-    PetscCall (PetscClassIdRegister ("Advection", &classid));
-    PetscCall (PetscLogEventRegister ("AdvectSetup", classid, &ev_setup));
-    PetscCall (PetscLogEventRegister ("AdvectAdvance", classid, &ev_advance));
-    PetscCall (PetscLogEventRegister ("AdvectAdapt", classid, &ev_adapt));
+    PetscCall(PetscClassIdRegister("Advection", &classid));
+    PetscCall(PetscLogEventRegister("AdvectSetup", classid, &ev_setup));
+    PetscCall(PetscLogEventRegister("AdvectAdvance", classid, &ev_advance));
+    PetscCall(PetscLogEventRegister("AdvectAdapt", classid, &ev_adapt));
   }
-  PetscCall (PetscCalloc1 (1, &adv));
+  PetscCall(PetscCalloc1(1, &adv));
   adv->p4est = p4est;
   adv->prob = prob;
   adv->ctx = ctx;
@@ -1262,57 +1098,50 @@ advect_create (p4est_t *p4est, const advect_problem_t *prob, void *ctx,
   adv->nb = opt->degree ? ADVECT_NB : 1;
   adv->nqf = opt->degree + 1;
   adv->nqv = opt->degree + 1;
-  adv->zone = prob->darcy;
   void *saved = p4est->user_pointer;
-  p4est_reset_data (p4est, sizeof (advect_cell_t), init_cell, saved);
-  PetscCall (advect_mesh_changed (adv));
-  PetscCall (advect_project_exact (adv));
+  p4est_reset_data(p4est, sizeof(AdvectCell), init_cell, saved);
+  PetscCall(AdvectMeshChanged(adv));
+  PetscCall(AdvectProjectExact(adv));
   *out = adv;
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_project_exact (advect_t *adv)
+PetscErrorCode AdvectProjectExact(Advect adv)
 {
   p4est_t *p4est = adv->p4est;
   PetscFunctionBeginUser;
-  PetscCall (sync_mesh (adv));
+  PetscCall(sync_mesh(adv));
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
-      project_exact (adv, t, q, adv->time, adv->cells[tr->quadrants_offset + i]->c);
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      project_exact(adv, t, q, adv->time, adv->cells[tr->quadrants_offset + i]->c);
     }
   }
   if (adv->opt.limiter && adv->nb > 1) {
-    state_io (adv, 0);
-    limit (adv);
-    state_io (adv, 1);
+    state_io(adv, 0);
+    limit(adv);
+    state_io(adv, 1);
   }
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_destroy (advect_t **adv)
+PetscErrorCode AdvectDestroy(Advect *adv)
 {
   PetscFunctionBeginUser;
-  if (!*adv)
-    PetscFunctionReturn (0);
-  free_mesh (*adv);
-  PetscCall (PetscFree (*adv));
-  PetscFunctionReturn (0);
+  if (!*adv) PetscFunctionReturn(0);
+  free_mesh(*adv);
+  PetscCall(PetscFree(*adv));
+  PetscFunctionReturn(0);
 }
 
-PetscErrorCode
-advect_cell_types (p4est_t *p4est, int **types)
+PetscErrorCode AdvectCellTypes(p4est_t *p4est, int *types)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscFree(*types));
-  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, types));
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      (*types)[tr->quadrants_offset + i] = ((const advect_cell_t *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+      types[tr->quadrants_offset + i] = ((const AdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
   }
   PetscFunctionReturn(0);
 }

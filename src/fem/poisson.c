@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
 #include <p4est_ghost.h>
@@ -12,6 +13,7 @@
 #endif
 #include <math.h>
 #include <string.h>
+#include <time.h>
 #include "fem/poisson.h"
 #include "mesh/geom.h"
 
@@ -20,8 +22,8 @@
 
 struct fem_poisson {
   MPI_Comm comm;
-  const fem_problem_t *prob;
-  fem_qelem_t qe;
+  const FemProblem *prob;
+  FemQElem qe;
   p4est_t *p4est;
   p4est_ghost_t *ghost;
   p4est_lnodes_t *lnodes;
@@ -40,7 +42,33 @@ struct fem_poisson {
   Vec b, u;            /* u is ghosted in lnodes' local order */
   KSP ksp;
   PetscBool guess;
+  double work_cpu, work_wall; /* element and face loops of assembly and estimation */
+  const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
 };
+
+/* This thread's CPU time and the wall time, in seconds. */
+static void clocks(double *cpu, double *wall)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  *cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  *wall = MPI_Wtime();
+}
+
+/* Add the time since (cpu0, wall0) to the local work. */
+static void add_work(FemPoisson fp, double cpu0, double wall0)
+{
+  double cpu, wall;
+  clocks(&cpu, &wall);
+  fp->work_cpu += cpu - cpu0;
+  fp->work_wall += wall - wall0;
+}
+
+void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall)
+{
+  *cpu = fp->work_cpu;
+  *wall = fp->work_wall;
+}
 
 static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
 {
@@ -49,13 +77,13 @@ static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, c
   if (!fc) PetscFunctionReturn(0);
   if (!fp->ccache[fc]) {
     PetscCall(PetscMalloc1((size_t)fp->qe.vnodes * fp->qe.vnodes, &fp->ccache[fc]));
-    fem_qelem_constraints(&fp->qe, fc, fp->ccache[fc]);
+    FemQElemConstraints(&fp->qe, fc, fp->ccache[fc]);
   }
   *C = fp->ccache[fc];
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
                                 const char *prefix, FemPoisson *out)
 {
   FemPoisson fp;
@@ -67,7 +95,7 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int de
   PetscCall(PetscCalloc1(1, &fp));
   fp->comm = comm;
   fp->prob = prob;
-  fem_qelem_init(&fp->qe, degree);
+  FemQElemInit(&fp->qe, degree);
   PetscCall(KSPCreate(comm, &fp->ksp));
   PetscCall(KSPSetType(fp->ksp, KSPCG));
   PetscCall(KSPGetPC(fp->ksp, &pc));
@@ -118,6 +146,13 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc)
+{
+  PetscFunctionBeginUser;
+  fp->tree_bc = tree_bc;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FemPoissonDestroy(FemPoisson *fpp)
 {
   FemPoisson fp = *fpp;
@@ -127,7 +162,7 @@ PetscErrorCode FemPoissonDestroy(FemPoisson *fpp)
   PetscCall(teardown(fp));
   PetscCall(KSPDestroy(&fp->ksp));
   for (int c = 0; c < FEM_NCODES; c++) PetscCall(PetscFree(fp->ccache[c]));
-  fem_qelem_free(&fp->qe);
+  FemQElemFree(&fp->qe);
   PetscCall(PetscFree(fp));
   *fpp = NULL;
   PetscFunctionReturn(0);
@@ -219,9 +254,12 @@ static void physical_gradients(int vn, const double *dphi, const double Ji[3][3]
     }
 }
 
-/* Boundary type of face f of element (t, q), decided at the face centre. */
-static fem_bc_t face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
+/* Boundary type of face f of element (t, q): the named boundary parts of
+ * the mesh first (-bc_dirichlet, -bc_neumann), else the problem's choice at
+ * the face centre. */
+static FemBC face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
 {
+  if (fp->tree_bc && fp->tree_bc[(size_t)t * P4EST_FACES + f] >= 0) return (FemBC)fp->tree_bc[(size_t)t * P4EST_FACES + f];
   double eta[3] = {0.5, 0.5, 0.5}, x[3], Ji[3][3], n[3];
   eta[f / 2] = f % 2;
   element_geometry(fp, t, q, eta, x, Ji);
@@ -448,14 +486,14 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     if (C) p4est_quadrant_parent(q, &parent);
     for (int i = 0; i < vn; i++) {
       double eta[3];
-      fem_qelem_node(&fp->qe, i, eta);
+      FemQElemNode(&fp->qe, i, eta);
       element_map(fp, fp->etree[e], node_free(C, vn, i) ? q : &parent, eta,
                   fp->xnode + 3 * (size_t)ln->element_nodes[(size_t)e * vn + i], NULL);
     }
     for (int f = 0; f < P4EST_FACES; f++)
       if (boundary_face(p4est, fp->etree[e], q, f) && face_bc(fp, fp->etree[e], q, f) == FEM_BC_DIRICHLET)
         for (int i = 0; i < vn; i++)
-          if (fem_qelem_node_on_face(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
+          if (FemQElemNodeOnFace(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
   }
   PetscCall(VecRestoreArray(lflag, &fa));
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
@@ -497,8 +535,8 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
  * only f at the mapped quadrature points. */
 static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
-  const fem_qelem_t *qe = &fp->qe;
-  const fem_rule_t *r = &qe->cell;
+  const FemQElem *qe = &fp->qe;
+  const FemRule *r = &qe->cell;
   const int vn = qe->vnodes;
   const size_t n2 = (size_t)vn * vn;
   const p4est_topidx_t t = fp->etree[e];
@@ -535,8 +573,8 @@ static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, do
 /* Stiffness and load by quadrature: any cell, any k(x). */
 static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
-  const fem_qelem_t *qe = &fp->qe;
-  const fem_rule_t *r = &qe->cell;
+  const FemQElem *qe = &fp->qe;
+  const FemRule *r = &qe->cell;
   const int vn = qe->vnodes;
   const p4est_topidx_t t = fp->etree[e];
   double g[FEM_MAX_VNODES * P4EST_DIM];
@@ -565,8 +603,8 @@ static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K
 /* Adds the Neumann data k du/dn of the element's Neumann faces to F. */
 static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
 {
-  const fem_qelem_t *qe = &fp->qe;
-  const fem_rule_t *r = &qe->cell;
+  const FemQElem *qe = &fp->qe;
+  const FemRule *r = &qe->cell;
   const p4est_topidx_t t = fp->etree[e];
   const p4est_quadrant_t *q = fp->equad[e];
   int nf = 1;
@@ -576,13 +614,13 @@ static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
     if (!boundary_face(fp->p4est, t, q, f) || face_bc(fp, t, q, f) != FEM_BC_NEUMANN) continue;
     for (int k = 0; k < nf; k++) {
       double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES], gu[3] = {0, 0, 0}, gn = 0.0;
-      fem_rule_face_point(r, f, k, eta, &w);
+      FemRuleFacePoint(r, f, k, eta, &w);
       const double adet = element_geometry(fp, t, q, eta, x, Ji);
       const double ds = w * adet * face_normal(Ji, f, n);
       if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
       for (int a = 0; a < P4EST_DIM; a++) gn += gu[a] * n[a];
       gn *= fp->prob->k(P4EST_DIM, x, (long)t);
-      fem_qelem_eval(qe, eta, phi, NULL);
+      FemQElemEval(qe, eta, phi, NULL);
       for (int i = 0; i < qe->vnodes; i++) F[i] += ds * gn * phi[i];
     }
   }
@@ -623,11 +661,12 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
 {
   const int vn = fp->qe.vnodes;
   const p4est_lnodes_t *ln = fp->lnodes;
-  double K[FEM_MAX_VNODES * FEM_MAX_VNODES], F[FEM_MAX_VNODES];
+  double K[FEM_MAX_VNODES * FEM_MAX_VNODES], F[FEM_MAX_VNODES], cpu0, wall0;
 
   PetscFunctionBeginUser;
   PetscCall(MatZeroEntries(fp->A));
   PetscCall(VecZeroEntries(fp->b));
+  clocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
     const PetscInt *rows = fp->edof + (size_t)e * vn;
@@ -650,6 +689,8 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
     PetscCall(MatSetValues(fp->A, vn, rows, vn, rows, K, ADD_VALUES));
     PetscCall(VecSetValues(fp->b, vn, rows, F, ADD_VALUES));
   }
+  /* the exchange of off-rank entries waits on other ranks: not local work */
+  add_work(fp, cpu0, wall0);
   PetscCall(MatAssemblyBegin(fp->A, MAT_FINAL_ASSEMBLY));
   PetscCall(VecAssemblyBegin(fp->b));
   PetscCall(MatAssemblyEnd(fp->A, MAT_FINAL_ASSEMBLY));
@@ -744,7 +785,7 @@ PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values)
 double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3])
 {
   double phi[FEM_MAX_VNODES], v = 0.0;
-  fem_qelem_eval(&fp->qe, eta, phi, NULL);
+  FemQElemEval(&fp->qe, eta, phi, NULL);
   for (int i = 0; i < fp->qe.vnodes; i++) v += coef[i] * phi[i];
   return v;
 }
@@ -752,7 +793,7 @@ double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3])
 PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *cell_h1sq, double *l2, double *h1)
 {
   const int vn = fp->qe.vnodes;
-  const fem_rule_t *r = &fp->qe.accurate;
+  const FemRule *r = &fp->qe.accurate;
   const p4est_locidx_t nel = fp->lnodes->num_local_elements;
   double *coef, sum[2] = {0, 0}, g[FEM_MAX_VNODES * P4EST_DIM];
 
@@ -798,7 +839,7 @@ typedef struct {
   const double *gcoef;  /* ghost elements */
   double *eta2;
   int failed;           /* a tree map could not be inverted */
-} kelly_ctx_t;
+} KellyCtx;
 
 /* One quadrant adjacent to a face, local or ghost. */
 typedef struct {
@@ -807,11 +848,11 @@ typedef struct {
   const double *coef;
   p4est_locidx_t local; /* local element index, -1 for a ghost */
   int face;
-} kelly_side_t;
+} KellySide;
 
-static kelly_side_t kelly_side(kelly_ctx_t *kc, const p4est_iter_face_side_t *s, int h)
+static KellySide kelly_side(KellyCtx *kc, const p4est_iter_face_side_t *s, int h)
 {
-  kelly_side_t ks;
+  KellySide ks;
   const int vn = kc->fp->qe.vnodes;
   const int ghost = s->is_hanging ? s->is.hanging.is_ghost[h] : s->is.full.is_ghost;
   const p4est_locidx_t id = s->is_hanging ? s->is.hanging.quadid[h] : s->is.full.quadid;
@@ -828,7 +869,7 @@ static kelly_side_t kelly_side(kelly_ctx_t *kc, const p4est_iter_face_side_t *s,
   return ks;
 }
 
-static double diameter(FemPoisson fp, const kelly_side_t *s)
+static double diameter(FemPoisson fp, const KellySide *s)
 {
   const double e0[3] = {0, 0, 0}, e1[3] = {1, 1, 1};
   double a[3], b[3], d = 0.0;
@@ -839,11 +880,11 @@ static double diameter(FemPoisson fp, const kelly_side_t *s)
 }
 
 /* k grad(u_h) . n of side s at its reference point eta. */
-static double side_flux(FemPoisson fp, const kelly_side_t *s, const double eta[3], const double n[3])
+static double side_flux(FemPoisson fp, const KellySide *s, const double eta[3], const double n[3])
 {
   double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0;
   element_geometry(fp, s->t, s->q, eta, x, Ji);
-  fem_qelem_eval(&fp->qe, eta, NULL, dphi);
+  FemQElemEval(&fp->qe, eta, NULL, dphi);
   physical_gradients(fp->qe.vnodes, dphi, Ji, g);
   for (int i = 0; i < fp->qe.vnodes; i++)
     for (int a = 0; a < P4EST_DIM; a++) gn += s->coef[i] * g[i * P4EST_DIM + a] * n[a];
@@ -852,8 +893,8 @@ static double side_flux(FemPoisson fp, const kelly_side_t *s, const double eta[3
 
 /* Reference coordinates in quadrant b of the point at reference eta of
  * quadrant a (physical point x): direct in one tree, Newton across trees. */
-static int locate(const p4est_t *p4est, const kelly_side_t *a, const double eta[3], const double x[3],
-                  const kelly_side_t *b, double etab[3])
+static int locate(const p4est_t *p4est, const KellySide *a, const double eta[3], const double x[3],
+                  const KellySide *b, double etab[3])
 {
 #ifndef P4_TO_P8
   const double qa[3] = {a->q->x, a->q->y, 0}, qb[3] = {b->q->x, b->q->y, 0};
@@ -876,16 +917,16 @@ static int locate(const p4est_t *p4est, const kelly_side_t *a, const double eta[
 
 /* Integrate the squared flux jump over the face of small side a (the
  * whole face when conforming) against side b; add to local cells. */
-static void kelly_pair(kelly_ctx_t *kc, const kelly_side_t *a, const kelly_side_t *b)
+static void kelly_pair(KellyCtx *kc, const KellySide *a, const KellySide *b)
 {
   FemPoisson fp = kc->fp;
-  const fem_rule_t *r = &fp->qe.cell;
+  const FemRule *r = &fp->qe.cell;
   double integral = 0.0;
   int nf = 1;
   for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int k = 0; k < nf; k++) {
     double eta[3], etab[3], w, x[3], Ji[3][3], n[3];
-    fem_rule_face_point(r, a->face, k, eta, &w);
+    FemRuleFacePoint(r, a->face, k, eta, &w);
     const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (locate(fp->p4est, a, eta, x, b, etab)) {
       kc->failed = 1;
@@ -900,17 +941,17 @@ static void kelly_pair(kelly_ctx_t *kc, const kelly_side_t *a, const kelly_side_
 
 /* A Neumann face carries the residual g - k du_h/dn, counted twice since
  * no neighbour shares it. */
-static void kelly_boundary(kelly_ctx_t *kc, const kelly_side_t *a)
+static void kelly_boundary(KellyCtx *kc, const KellySide *a)
 {
   FemPoisson fp = kc->fp;
-  const fem_rule_t *r = &fp->qe.cell;
+  const FemRule *r = &fp->qe.cell;
   double integral = 0.0;
   int nf = 1;
   if (a->local < 0 || face_bc(fp, a->t, a->q, a->face) != FEM_BC_NEUMANN) return;
   for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int k = 0; k < nf; k++) {
     double eta[3], w, x[3], Ji[3][3], n[3], gu[3] = {0, 0, 0}, g = 0.0;
-    fem_rule_face_point(r, a->face, k, eta, &w);
+    FemRuleFacePoint(r, a->face, k, eta, &w);
     const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
     for (int d = 0; d < P4EST_DIM; d++) g += gu[d] * n[d];
@@ -923,23 +964,23 @@ static void kelly_boundary(kelly_ctx_t *kc, const kelly_side_t *a)
 
 static void kelly_face(p4est_iter_face_info_t *info, void *user)
 {
-  kelly_ctx_t *kc = user;
+  KellyCtx *kc = user;
   p4est_iter_face_side_t *s = (p4est_iter_face_side_t *)info->sides.array;
   if (info->sides.elem_count == 1) {
-    kelly_side_t a = kelly_side(kc, &s[0], 0);
+    KellySide a = kelly_side(kc, &s[0], 0);
     kelly_boundary(kc, &a);
     return;
   }
   /* Put the hanging (small) side first. */
   const int small = s[1].is_hanging ? 1 : 0;
-  kelly_side_t b = kelly_side(kc, &s[1 - small], 0);
+  KellySide b = kelly_side(kc, &s[1 - small], 0);
   if (!s[small].is_hanging) {
-    kelly_side_t a = kelly_side(kc, &s[small], 0);
+    KellySide a = kelly_side(kc, &s[small], 0);
     kelly_pair(kc, &a, &b);
     return;
   }
   for (int h = 0; h < P4EST_HALF; h++) {
-    kelly_side_t a = kelly_side(kc, &s[small], h);
+    KellySide a = kelly_side(kc, &s[small], h);
     kelly_pair(kc, &a, &b);
   }
 }
@@ -949,9 +990,9 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
   const int vn = fp->qe.vnodes;
   const p4est_locidx_t nel = fp->lnodes->num_local_elements;
   const size_t nmirror = fp->ghost->mirrors.elem_count, nghost = fp->ghost->ghosts.elem_count;
-  double *coef, *gcoef, sum = 0.0;
+  double *coef, *gcoef, sum = 0.0, cpu0, wall0;
   void **mirror;
-  kelly_ctx_t kc;
+  KellyCtx kc;
   int failed;
 
   PetscFunctionBeginUser;
@@ -970,11 +1011,13 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
   kc.gcoef = gcoef;
   kc.eta2 = eta2;
   kc.failed = 0;
+  clocks(&cpu0, &wall0);
 #ifndef P4_TO_P8
   p4est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL);
 #else
   p8est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL, NULL);
 #endif
+  add_work(fp, cpu0, wall0);
   PetscCall(PetscFree(coef));
   PetscCall(PetscFree(gcoef));
   PetscCall(PetscFree(mirror));
@@ -1013,7 +1056,7 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
     quad_origin(in[j], oj);
     for (int i = 0; i < vn; i++) {
       double eta[3], pos[3];
-      fem_qelem_node(&fp->qe, i, eta);
+      FemQElemNode(&fp->qe, i, eta);
       for (int d = 0; d < 3; d++) pos[d] = oj[d] + eta[d] * hj;
       for (int k = 0; k < nout; k++) {
         double ok[3], etak[3] = {0, 0, 0};

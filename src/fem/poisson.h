@@ -23,8 +23,15 @@ typedef struct fem_poisson *FemPoisson;
 /** Create a solver for problem prob with elements of the given degree (1 or
  *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its
  *  options from the database with prefix `prefix` (may be NULL). */
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const fem_problem_t *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
                                 const char *prefix, FemPoisson *fp);
+
+/** Boundary types per coarse tree face (num_trees * P4EST_FACES entries:
+ *  FEM_BC_DIRICHLET, FEM_BC_NEUMANN, or -1 to let the problem decide), as
+ *  amr_mesh_boundary_types() makes them from named boundary parts; NULL
+ *  (the default) lets the problem decide everywhere.  The table is not
+ *  copied: it must outlive fp.  Call before FemPoissonSetup(). */
+PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc);
 
 /** Free everything, including the lnodes and ghost layer built by setup. */
 PetscErrorCode FemPoissonDestroy(FemPoisson *fp);
@@ -67,6 +74,11 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
  *  fresh array the caller frees with PetscFree.  Hanging nodes carry their
  *  constrained values, so the field is continuous across hanging faces. */
 PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
+
+/** This rank's own work since FemPoissonCreate, thread CPU and wall
+ *  seconds: the element loop of the assembly and the face loop of the
+ *  Kelly estimate, without the exchanges that wait on other ranks. */
+void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 
 /** Evaluate an element's coefficient vector at reference point eta. */
 double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3]);

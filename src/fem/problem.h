@@ -1,10 +1,11 @@
 #ifndef AMRDLB_FEM_PROBLEM_H
 #define AMRDLB_FEM_PROBLEM_H
 
-/* Test problems for -div(k grad u) = f, registered by name.  Coordinates
- * are always 3 doubles; in 2D the third is zero and ignored. */
+/* The data of a problem -div(k grad u) = f, as the Poisson discretisation
+ * (fem/poisson.h) takes it; the problems themselves are in src/problems.
+ * Coordinates are always 3 doubles; in 2D the third is zero and ignored. */
 
-typedef enum { FEM_BC_DIRICHLET = 0, FEM_BC_NEUMANN = 1 } fem_bc_t;
+typedef enum { FEM_BC_DIRICHLET = 0, FEM_BC_NEUMANN = 1 } FemBC;
 
 /** One problem: data functions and, when known, the exact solution. */
 typedef struct {
@@ -20,16 +21,10 @@ typedef struct {
   /** Coefficient k at x in coarse tree `tree`. */
   double (*k)(int dim, const double x[3], long tree);
   /** Boundary type at point x with outward normal n. */
-  fem_bc_t (*bc)(int dim, const double x[3], const double n[3]);
+  FemBC (*bc)(int dim, const double x[3], const double n[3]);
   /** 1 if k depends on the tree only, not on x: lets assembly use
    *  precomputed reference stiffness matrices on affine cells. */
   int k_per_tree;
-} fem_problem_t;
-
-/** The problem called name, or NULL. */
-const fem_problem_t *fem_problem_find(const char *name);
-
-/** The i-th registered problem, NULL past the end (for -help listings). */
-const fem_problem_t *fem_problem_get(int i);
+} FemProblem;
 
 #endif

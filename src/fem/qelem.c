@@ -8,7 +8,7 @@
 #include <string.h>
 #include "fem/qelem.h"
 
-void fem_lagrange1d(int p, int j, double s, double *val, double *der)
+void FemLagrange1d(int p, int j, double s, double *val, double *der)
 {
   if (p == 1) {
     *val = j ? s : 1.0 - s;
@@ -55,11 +55,11 @@ static void lex(int i, int n, int id[3])
   id[2] = i / (n * n);
 }
 
-void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, double *dphi)
+void FemQElemEval(const FemQElem *qe, const double eta[3], double *phi, double *dphi)
 {
   double val[3][FEM_MAX_N1], der[3][FEM_MAX_N1];
   for (int d = 0; d < P4EST_DIM; d++)
-    for (int j = 0; j < qe->n1; j++) fem_lagrange1d(qe->degree, j, eta[d], &val[d][j], &der[d][j]);
+    for (int j = 0; j < qe->n1; j++) FemLagrange1d(qe->degree, j, eta[d], &val[d][j], &der[d][j]);
   for (int i = 0; i < qe->vnodes; i++) {
     int id[3];
     lex(i, qe->n1, id);
@@ -75,14 +75,14 @@ void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, dou
   }
 }
 
-void fem_qelem_node(const fem_qelem_t *qe, int i, double eta[3])
+void FemQElemNode(const FemQElem *qe, int i, double eta[3])
 {
   int id[3];
   lex(i, qe->n1, id);
   for (int d = 0; d < 3; d++) eta[d] = d < P4EST_DIM ? (double)id[d] / qe->degree : 0.0;
 }
 
-static void rule_init(const fem_qelem_t *qe, fem_rule_t *r, int n1)
+static void rule_init(const FemQElem *qe, FemRule *r, int n1)
 {
   double *x = r->x1, *w = r->w1;
   r->n1 = n1;
@@ -101,12 +101,12 @@ static void rule_init(const fem_qelem_t *qe, fem_rule_t *r, int n1)
       r->eta[3 * q + d] = x[id[d]];
       r->w[q] *= w[id[d]];
     }
-    fem_qelem_eval(qe, r->eta + 3 * q, r->phi + (size_t)q * qe->vnodes,
+    FemQElemEval(qe, r->eta + 3 * q, r->phi + (size_t)q * qe->vnodes,
                    r->dphi + (size_t)q * qe->vnodes * P4EST_DIM);
   }
 }
 
-void fem_rule_face_point(const fem_rule_t *r, int f, int k, double eta[3], double *w)
+void FemRuleFacePoint(const FemRule *r, int f, int k, double eta[3], double *w)
 {
   *w = 1.0;
   eta[0] = eta[1] = eta[2] = 0.0;
@@ -121,7 +121,7 @@ void fem_rule_face_point(const fem_rule_t *r, int f, int k, double eta[3], doubl
   }
 }
 
-static void rule_free(fem_rule_t *r)
+static void rule_free(FemRule *r)
 {
   free(r->eta);
   free(r->w);
@@ -129,7 +129,7 @@ static void rule_free(fem_rule_t *r)
   free(r->dphi);
 }
 
-int fem_qelem_init(fem_qelem_t *qe, int degree)
+int FemQElemInit(FemQElem *qe, int degree)
 {
   if (degree < 1 || degree > FEM_MAX_DEGREE) return -1;
   qe->degree = degree;
@@ -156,16 +156,16 @@ int fem_qelem_init(fem_qelem_t *qe, int degree)
     double *P = malloc(sizeof(double) * qe->vnodes * qe->vnodes);
     for (int i = 0; i < qe->vnodes; i++) {
       double eta[3];
-      fem_qelem_node(qe, i, eta);
+      FemQElemNode(qe, i, eta);
       for (int d = 0; d < P4EST_DIM; d++) eta[d] = 0.5 * (((c >> d) & 1) + eta[d]);
-      fem_qelem_eval(qe, eta, P + (size_t)i * qe->vnodes, NULL);
+      FemQElemEval(qe, eta, P + (size_t)i * qe->vnodes, NULL);
     }
     qe->child_interp[c] = P;
   }
   return 0;
 }
 
-void fem_qelem_free(fem_qelem_t *qe)
+void FemQElemFree(FemQElem *qe)
 {
   rule_free(&qe->cell);
   rule_free(&qe->accurate);
@@ -173,7 +173,7 @@ void fem_qelem_free(fem_qelem_t *qe)
   for (int c = 0; c < P4EST_CHILDREN; c++) free(qe->child_interp[c]);
 }
 
-int fem_qelem_node_on_face(const fem_qelem_t *qe, int i, int f)
+int FemQElemNodeOnFace(const FemQElem *qe, int i, int f)
 {
   int id[3];
   lex(i, qe->n1, id);
@@ -190,7 +190,7 @@ static int on_edge(const int id[3], int p, int e)
 }
 #endif
 
-int fem_qelem_constraints(const fem_qelem_t *qe, p4est_lnodes_code_t fc, double *C)
+int FemQElemConstraints(const FemQElem *qe, p4est_lnodes_code_t fc, double *C)
 {
   int hface[P4EST_FACES];
 #ifndef P4_TO_P8
@@ -207,7 +207,7 @@ int fem_qelem_constraints(const fem_qelem_t *qe, p4est_lnodes_code_t fc, double 
   for (int i = 0; i < n; i++) {
     int hanging = 0;
     for (int f = 0; f < P4EST_FACES; f++)
-      if (hface[f] >= 0 && fem_qelem_node_on_face(qe, i, f)) hanging = 1;
+      if (hface[f] >= 0 && FemQElemNodeOnFace(qe, i, f)) hanging = 1;
 #ifdef P4_TO_P8
     int id[3];
     lex(i, qe->n1, id);

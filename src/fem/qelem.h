@@ -30,13 +30,13 @@ typedef struct {
   double *w;         /**< npts weights (sum 1) */
   double *phi;       /**< npts x vnodes basis values */
   double *dphi;      /**< npts x vnodes x P4EST_DIM reference gradients */
-} fem_rule_t;
+} FemRule;
 
 /** The reference element of one degree. */
 typedef struct {
   int degree, n1, vnodes;
-  fem_rule_t cell;   /**< (degree+1)^dim points: exact stiffness on affine cells */
-  fem_rule_t accurate; /**< (degree+3)^dim points: errors and load vectors */
+  FemRule cell;   /**< (degree+1)^dim points: exact stiffness on affine cells */
+  FemRule accurate; /**< (degree+3)^dim points: errors and load vectors */
   /** Reference stiffness moments S[(a*DIM+b)*vnodes^2 + i*vnodes + j] =
    *  int d_a phi_i d_b phi_j over [0,1]^dim: on an affine cell with
    *  constant k the stiffness matrix is a combination of them. */
@@ -44,36 +44,36 @@ typedef struct {
   /** Per child id c: the interpolation matrix from the parent's nodes to
    *  the child's nodes, vnodes x vnodes (row: child node). */
   double *child_interp[P4EST_CHILDREN];
-} fem_qelem_t;
+} FemQElem;
 
 /** Point k (0 <= k < n1^(dim-1)) of the face rule of r on reference face
  *  f: its reference coordinates and its weight (faces have measure 1). */
-void fem_rule_face_point(const fem_rule_t *r, int f, int k, double eta[3], double *w);
+void FemRuleFacePoint(const FemRule *r, int f, int k, double eta[3], double *w);
 
 /** Value and derivative of the 1D Lagrange basis function j of degree p at s. */
-void fem_lagrange1d(int p, int j, double s, double *val, double *der);
+void FemLagrange1d(int p, int j, double s, double *val, double *der);
 
 /** Fill qe for degree 1 or 2; returns 0 or -1 for an unsupported degree. */
-int fem_qelem_init(fem_qelem_t *qe, int degree);
+int FemQElemInit(FemQElem *qe, int degree);
 
-/** Free what fem_qelem_init allocated. */
-void fem_qelem_free(fem_qelem_t *qe);
+/** Free what FemQElemInit allocated. */
+void FemQElemFree(FemQElem *qe);
 
 /** Tabulate the basis (values into phi[vnodes], reference gradients into
  *  dphi[vnodes*P4EST_DIM], either may be NULL) at reference point eta. */
-void fem_qelem_eval(const fem_qelem_t *qe, const double eta[3], double *phi, double *dphi);
+void FemQElemEval(const FemQElem *qe, const double eta[3], double *phi, double *dphi);
 
 /** Reference coordinates of node i. */
-void fem_qelem_node(const fem_qelem_t *qe, int i, double eta[3]);
+void FemQElemNode(const FemQElem *qe, int i, double eta[3]);
 
 /** Whether node i lies on reference face f. */
-int fem_qelem_node_on_face(const fem_qelem_t *qe, int i, int f);
+int FemQElemNodeOnFace(const FemQElem *qe, int i, int f);
 
 /** Build the hanging-node constraint matrix C (vnodes x vnodes, row major)
  *  of an element with lnodes face code fc: values at the element's own node
  *  positions are C times the values of the nodes listed in element_nodes
  *  (which, on hanging faces and edges, are the parent's nodes).  Returns 1
  *  if the element has hanging nodes, 0 (C untouched) if not. */
-int fem_qelem_constraints(const fem_qelem_t *qe, p4est_lnodes_code_t fc, double *C);
+int FemQElemConstraints(const FemQElem *qe, p4est_lnodes_code_t fc, double *C);
 
 #endif

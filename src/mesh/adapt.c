@@ -1,9 +1,7 @@
 #ifndef P4_TO_P8
-#include <p4est_communication.h>
 #include <p4est_extended.h>
 #else
 #include <p4est_to_p8est.h>
-#include <p8est_communication.h>
 #include <p8est_extended.h>
 #endif
 #include <string.h>
@@ -88,25 +86,5 @@ PetscErrorCode AmrAdapt(p4est_t *p4est, const signed char *marks, int min_level,
   p4est_reset_data(p4est, 0, NULL, saved);
   PetscCall(PetscFree(*vals));
   *vals = nv;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrPartition(p4est_t *p4est, int nvals, double **vals)
-{
-  p4est_gloidx_t *old;
-  double *nv;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(p4est->mpisize + 1, &old));
-  memcpy(old, p4est->global_first_quadrant, sizeof(p4est_gloidx_t) * (p4est->mpisize + 1));
-  p4est_partition(p4est, 1, NULL);
-  if (nvals > 0) {
-    PetscCall(PetscMalloc1((size_t)p4est->local_num_quadrants * nvals + 1, &nv));
-    p4est_transfer_fixed(p4est->global_first_quadrant, old, p4est->mpicomm, P4EST_COMM_TAG_LAST + 1, nv, *vals,
-                         sizeof(double) * nvals);
-    PetscCall(PetscFree(*vals));
-    *vals = nv;
-  }
-  PetscCall(PetscFree(old));
   PetscFunctionReturn(0);
 }

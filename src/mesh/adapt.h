@@ -1,7 +1,7 @@
 #ifndef AMRDLB_MESH_ADAPT_H
 #define AMRDLB_MESH_ADAPT_H
 
-/* Refine, coarsen, 2:1 balance and repartition a forest while carrying a
+/* Refine, coarsen and 2:1 balance a forest while carrying a
  * fixed number of doubles per cell (e.g. a solution's element coefficients)
  * to the new cells. */
 
@@ -27,10 +27,5 @@ typedef void (*amr_transfer_t)(void *ctx, int nout, const p4est_quadrant_t *out[
  *  (data_size 0); it carries none on return. */
 PetscErrorCode AmrAdapt(p4est_t *p4est, const signed char *marks, int min_level, int max_level, int nvals,
                         double **vals, amr_transfer_t transfer, void *ctx);
-
-/** Repartition by cell count, keeping families on one rank so they can be
- *  coarsened later, and move nvals doubles per cell along (vals may be NULL
- *  when nvals is 0). */
-PetscErrorCode AmrPartition(p4est_t *p4est, int nvals, double **vals);
 
 #endif

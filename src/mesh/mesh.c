@@ -1,8 +1,14 @@
-/* Coarse meshes: builtin connectivities and validated Abaqus files. */
+/* Coarse meshes: builtin connectivities and Abaqus files, with the
+ * boundary parts the files name. */
+#define _POSIX_C_SOURCE 200809L /* strcasecmp, strtok_r */
 #include "mesh.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #define AMR_BUILTIN_PREFIX "builtin:"
 
@@ -68,37 +74,149 @@ static PetscErrorCode mesh_builtin(MPI_Comm comm, const char *spec, amr_mesh_t *
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, amr_mesh_t *mesh)
+/* The connectivity of the parsed cells: trees and vertices as the file
+ * has them, every face first a boundary, then p4est finds the face, edge
+ * and corner neighbours from the shared vertices. */
+static p4est_connectivity_t *mesh_connectivity(const amr_inp_mesh_t *m)
+{
+  const p4est_topidx_t nv = (p4est_topidx_t)m->nvert, nt = (p4est_topidx_t)m->ncell;
+#ifndef P4_TO_P8
+  p4est_connectivity_t *conn = p4est_connectivity_new(nv, nt, 0, 0);
+#else
+  p4est_connectivity_t *conn = p8est_connectivity_new(nv, nt, 0, 0, 0, 0);
+#endif
+  memcpy(conn->vertices, m->xyz, 3 * (size_t)nv * sizeof(double));
+  for (size_t i = 0; i < (size_t)nt * P4EST_CHILDREN; i++) conn->tree_to_vertex[i] = (p4est_topidx_t)m->cell[i];
+  for (p4est_topidx_t t = 0; t < nt; t++)
+    for (int f = 0; f < P4EST_FACES; f++) {
+      conn->tree_to_tree[(size_t)t * P4EST_FACES + f] = t;
+      conn->tree_to_face[(size_t)t * P4EST_FACES + f] = (int8_t)f;
+    }
+  p4est_connectivity_complete(conn);
+  return conn;
+}
+
+/* The named sets travel as fixed records plus one array of all faces. */
+static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, amr_mesh_t *mesh)
 {
   PetscMPIInt rank;
-  char msg[PETSC_MAX_PATH_LEN + 256] = "";
+  long counts[2] = {mesh->nparts, 0}, *faces = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  for (int i = 0; i < mesh->nparts; i++) counts[1] += mesh->part[i].nfaces;
+  PetscCallMPI(MPI_Bcast(counts, 2, MPI_LONG, 0, comm));
+  if (!counts[0]) PetscFunctionReturn(0);
+  if (rank) {
+    mesh->nparts = (int)counts[0];
+    /* calloc, as amr_inp_parse's sets on rank 0: one way to free them */
+    mesh->part = calloc((size_t)counts[0], sizeof(amr_inp_set_t));
+    PetscCheck(mesh->part, PETSC_COMM_SELF, PETSC_ERR_MEM, "out of memory");
+  }
+  PetscCallMPI(MPI_Bcast(mesh->part, (int)(counts[0] * sizeof(amr_inp_set_t)), MPI_BYTE, 0, comm));
+  PetscCall(PetscMalloc1(counts[1] + 1, &faces));
+  if (!rank)
+    for (long i = 0, k = 0; i < counts[0]; i++)
+      for (long j = 0; j < mesh->part[i].nfaces; j++) faces[k++] = mesh->part[i].face[j];
+  PetscCallMPI(MPI_Bcast(faces, (int)counts[1], MPI_LONG, 0, comm));
+  if (rank)
+    for (long i = 0, k = 0; i < counts[0]; i++) {
+      amr_inp_set_t *p = &mesh->part[i];
+      p->face = NULL;
+      if (!p->nfaces) continue;
+      p->face = malloc((size_t)p->nfaces * sizeof(long));
+      PetscCheck(p->face, PETSC_COMM_SELF, PETSC_ERR_MEM, "out of memory");
+      memcpy(p->face, faces + k, (size_t)p->nfaces * sizeof(long));
+      k += p->nfaces;
+    }
+  PetscCall(PetscFree(faces));
+  PetscFunctionReturn(0);
+}
+
+/* Rank 0 parses (or reports readerr), everyone learns the verdict before
+ * anyone raises an error, so no rank waits in a broadcast forever. */
+static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char *text, size_t len, const char *readerr, amr_mesh_t *mesh)
+{
+  PetscMPIInt rank;
+  char msg[PETSC_MAX_PATH_LEN + 512] = "";
   int ok = 1;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
-    ok = amr_inp_validate(path, P4EST_DIM, msg, sizeof msg);
+    amr_inp_mesh_t m;
+    if (readerr) {
+      PetscCall(PetscStrncpy(msg, readerr, sizeof msg));
+      ok = 0;
+    } else ok = amr_inp_parse(name, text, len, P4EST_DIM, &m, msg, sizeof msg);
     if (ok) {
-      mesh->conn = p4est_connectivity_read_inp(path);
-      if (!mesh->conn) {
-        snprintf(msg, sizeof msg, "mesh file '%s': p4est could not read it", path);
-        ok = 0;
-      } else if (!p4est_connectivity_is_valid(mesh->conn)) {
-        snprintf(msg, sizeof msg, "mesh file '%s': p4est built an invalid connectivity from it", path);
-        p4est_connectivity_destroy(mesh->conn);
-        mesh->conn = NULL;
+      mesh->conn = mesh_connectivity(&m);
+      mesh->nparts = m.nsets;
+      mesh->part = m.set;
+      m.set = NULL;
+      m.nsets = 0;
+      amr_inp_free(&m);
+      if (!p4est_connectivity_is_valid(mesh->conn)) {
+        snprintf(msg, sizeof msg, "mesh file '%s': p4est finds the connectivity of its cells invalid", name);
         ok = 0;
       }
     }
   }
-  /* one rank read the file: everyone must learn the verdict before anyone
-   * raises an error, or the others would wait in the broadcast forever */
   PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
   if (!ok) {
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+    PetscCall(amr_mesh_destroy(mesh));
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
   }
   mesh->conn = p4est_connectivity_bcast(mesh->conn, 0, comm);
+  PetscCall(mesh_bcast_parts(comm, mesh));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode amr_mesh_create_inp(MPI_Comm comm, const char *name, const char *text, size_t len, amr_mesh_t *mesh)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscMemzero(mesh, sizeof *mesh));
+  PetscCall(PetscStrncpy(mesh->name, name, sizeof mesh->name));
+  PetscCall(mesh_inp_text(comm, name, text, len, NULL, mesh));
+  PetscFunctionReturn(0);
+}
+
+/* Rank 0 reads the whole file: it is parsed once, from memory. */
+static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, amr_mesh_t *mesh)
+{
+  PetscMPIInt rank;
+  char err[PETSC_MAX_PATH_LEN + 128] = "", *text = NULL;
+  size_t len = 0;
+  PetscErrorCode ierr;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    struct stat st;
+    FILE *f = NULL;
+    if (stat(path, &st) || !(f = fopen(path, "rb"))) snprintf(err, sizeof err, "mesh file '%s': cannot open: %s", path, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) snprintf(err, sizeof err, "mesh file '%s': is a directory, not a mesh file", path);
+    else {
+      size_t cap = 0, n;
+      do {
+        if (len + 65536 > cap) {
+          char *t = realloc(text, cap = 2 * cap + 65536);
+          if (!t) {
+            snprintf(err, sizeof err, "mesh file '%s': out of memory reading it", path);
+            break;
+          }
+          text = t;
+        }
+        len += n = fread(text + len, 1, cap - len, f);
+      } while (n > 0);
+      if (!err[0] && ferror(f)) snprintf(err, sizeof err, "mesh file '%s': read error: %s", path, strerror(errno));
+    }
+    if (f) fclose(f);
+  }
+  ierr = mesh_inp_text(comm, path, text, len, err[0] ? err : NULL, mesh);
+  free(text);
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
@@ -118,7 +236,130 @@ PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh)
   PetscFunctionBeginUser;
   if (mesh->geom) p4est_geometry_destroy(mesh->geom);
   if (mesh->conn) p4est_connectivity_destroy(mesh->conn);
+  for (int i = 0; i < mesh->nparts; i++) free(mesh->part[i].face);
+  free(mesh->part);
+  mesh->part = NULL;
   mesh->geom = NULL;
   mesh->conn = NULL;
+  mesh->nparts = 0;
   PetscFunctionReturn(0);
+}
+
+static int mesh_find_part(const amr_mesh_t *mesh, const char *name)
+{
+  for (int i = 0; i < mesh->nparts; i++)
+    if (!strcasecmp(mesh->part[i].name, name)) return i;
+  return -1;
+}
+
+/* "left, right (4 faces)": the boundary parts, for messages. */
+static void mesh_part_list(const amr_mesh_t *mesh, char *buf, size_t len, int counts)
+{
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < mesh->nparts && n + 1 < len; i++) {
+    const amr_inp_set_t *p = &mesh->part[i];
+    if (p->why[0]) continue;
+    int m = counts ? snprintf(buf + n, len - n, "%s%d %s (%ld face%s)", n ? ", " : "", i + 1, p->name, p->nfaces, p->nfaces == 1 ? "" : "s")
+                   : snprintf(buf + n, len - n, "%s%s", n ? ", " : "", p->name);
+    if (m < 0) break;
+    n += (size_t)m;
+  }
+  if (n >= len && len > 4) strcpy(buf + len - 4, "...");
+}
+
+PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, const char *dirichlet, const char *neumann, signed char **bc)
+{
+  const char *opt[2] = {"-bc_dirichlet", "-bc_neumann"}, *list[2] = {dirichlet, neumann};
+  const size_t nf = (size_t)mesh->conn->num_trees * P4EST_FACES;
+  int *owner;
+  char parts[512];
+
+  PetscFunctionBeginUser;
+  *bc = NULL;
+  if (!dirichlet[0] && !neumann[0]) PetscFunctionReturn(0);
+  mesh_part_list(mesh, parts, sizeof parts, 0);
+  PetscCall(PetscMalloc1(nf, bc));
+  PetscCall(PetscMalloc1(nf, &owner));
+  for (size_t i = 0; i < nf; i++) (*bc)[i] = -1;
+  for (int type = 0; type < 2; type++) {
+    char names[PETSC_MAX_PATH_LEN], *save = NULL;
+    PetscCall(PetscStrncpy(names, list[type], sizeof names));
+    if (!names[0]) continue;
+    int count = 0;
+    for (char *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      while (*tok == ' ') tok++;
+      for (char *e = tok + strlen(tok); e > tok && e[-1] == ' ';) *--e = '\0';
+      if (!*tok) continue;
+      count++;
+      const int p = mesh_find_part(mesh, tok);
+      PetscCheck(mesh->nparts, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh %s has no named boundary parts (they come from the sets of an .inp file)",
+                 opt[type], list[type], mesh->name);
+      PetscCheck(p >= 0, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh file '%s' has no set '%s' (its boundary parts: %s)", opt[type], list[type], mesh->name,
+                 tok, parts[0] ? parts : "none");
+      const amr_inp_set_t *part = &mesh->part[p];
+      PetscCheck(!part->why[0], comm, PETSC_ERR_USER_INPUT, "option %s %s: set '%s' of mesh file '%s' is not on the domain boundary: it %s", opt[type],
+                 list[type], part->name, mesh->name, part->why);
+      for (long j = 0; j < part->nfaces; j++) {
+        const long f = part->face[j];
+        PetscCheck((*bc)[f] < 0 || (*bc)[f] == type, comm, PETSC_ERR_USER_INPUT,
+                   "options -bc_dirichlet and -bc_neumann: the sets '%s' and '%s' of mesh file '%s' share boundary faces", mesh->part[owner[f]].name, part->name,
+                   mesh->name);
+        (*bc)[f] = (signed char)type;
+        owner[f] = p;
+      }
+    }
+    PetscCheck(count, comm, PETSC_ERR_USER_INPUT, "option %s: needs set names, e.g. %s left,right", opt[type], opt[type]);
+  }
+  PetscCall(PetscFree(owner));
+  /* Neumann on every boundary face leaves the solution unique only up to a
+   * constant: the solver would not converge. */
+  PetscBool dirichlet_face = PETSC_FALSE;
+  for (size_t i = 0; i < nf; i++) {
+    const p4est_topidx_t t = (p4est_topidx_t)(i / P4EST_FACES);
+    const int f = (int)(i % P4EST_FACES);
+    if (mesh->conn->tree_to_tree[i] == t && mesh->conn->tree_to_face[i] == f && (*bc)[i] != 1) dirichlet_face = PETSC_TRUE;
+  }
+  PetscCheck(dirichlet_face, comm, PETSC_ERR_USER_INPUT, "option -bc_neumann %s: every boundary face of mesh file '%s' would be Neumann, so the solution is not unique (name a Dirichlet part)",
+             neumann, mesh->name);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode amr_mesh_view_parts(MPI_Comm comm, const amr_mesh_t *mesh, const char *program)
+{
+  char parts[2048];
+
+  PetscFunctionBeginUser;
+  mesh_part_list(mesh, parts, sizeof parts, 1);
+  if (parts[0]) PetscCall(PetscPrintf(comm, "%s: boundary parts of %s: %s\n", program, mesh->name, parts));
+  PetscFunctionReturn(0);
+}
+
+void amr_mesh_boundary_field(const amr_mesh_t *mesh, p4est_t *p4est, sc_array_t *field)
+{
+  const size_t nf = (size_t)p4est->connectivity->num_trees * P4EST_FACES;
+  int *tag = calloc(nf + 1, sizeof(int));
+  size_t e = 0;
+  sc_array_resize(field, (size_t)p4est->local_num_quadrants);
+  for (int i = 0; tag && i < mesh->nparts; i++)
+    for (long j = 0; j < mesh->part[i].nfaces; j++) tag[mesh->part[i].face[j]] = i + 1;
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, t);
+    for (size_t k = 0; k < tree->quadrants.elem_count; k++, e++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tree->quadrants, k);
+      const p4est_qcoord_t h = P4EST_QUADRANT_LEN(q->level);
+#ifndef P4_TO_P8
+      const p4est_qcoord_t xyz[2] = {q->x, q->y};
+#else
+      const p4est_qcoord_t xyz[3] = {q->x, q->y, q->z};
+#endif
+      double value = 0;
+      for (int f = 0; tag && f < P4EST_FACES; f++) {
+        const int touches = f % 2 ? xyz[f / 2] + h == P4EST_ROOT_LEN : xyz[f / 2] == 0;
+        if (touches && tag[(size_t)t * P4EST_FACES + f] > value) value = tag[(size_t)t * P4EST_FACES + f];
+      }
+      *(double *)sc_array_index(field, e) = value;
+    }
+  }
+  free(tag);
 }

@@ -11,30 +11,44 @@
 
 #include <petscsys.h>
 #ifndef P4_TO_P8
+#include <p4est.h>
 #include <p4est_connectivity.h>
 #include <p4est_geometry.h>
 #else
 #include <p4est_to_p8est.h>
+#include <p8est.h>
 #include <p8est_connectivity.h>
 #include <p8est_geometry.h>
 #endif
+#include "mesh/inp.h"
 
-/** A coarse mesh: the connectivity of the trees and their geometry. */
+/** A coarse mesh: the connectivity of the trees, their geometry and the
+ * named sets of its file. */
 typedef struct {
   p4est_connectivity_t *conn; /**< trees, their vertices and neighbours */
   p4est_geometry_t *geom;     /**< NULL: the (bi/tri)linear map of each tree's
                                    vertices; else a curved map (shell, sphere) */
   char name[PETSC_MAX_PATH_LEN]; /**< the -mesh value it was made from */
+  int nparts;                 /**< named sets of the .inp file (0 for builtins) */
+  amr_inp_set_t *part;        /**< each with its boundary faces as
+                                   tree * P4EST_FACES + face, or why it is no
+                                   boundary part */
 } amr_mesh_t;
 
 /** Make the coarse mesh named by \a spec on every rank of \a comm.
  *
- * \a spec is either the path of an Abaqus .inp file, validated on rank 0 by
- * amr_inp_validate() and then read by p4est and broadcast, or
- * "builtin:NAME[:AxB[xC]]" for one of p4est's built-in connectivities
- * (amr_mesh_builtin_names() lists them).  Collective.
+ * \a spec is either the path of an Abaqus .inp file, read and checked on
+ * rank 0 (amr_inp_parse()) and broadcast, or "builtin:NAME[:AxB[xC]]" for
+ * one of p4est's built-in connectivities (amr_mesh_builtin_names() lists
+ * them).  Collective; a bad file is a PETSC_ERR_USER_INPUT error with one
+ * line naming the file and line on every rank.
  */
 PetscErrorCode amr_mesh_create(MPI_Comm comm, const char *spec, amr_mesh_t *mesh);
+
+/** Make the coarse mesh from the \a len bytes of .inp text \a text (only
+ * rank 0's are read; \a name stands for the file in messages).  What
+ * amr_mesh_create() does with a file's contents; collective. */
+PetscErrorCode amr_mesh_create_inp(MPI_Comm comm, const char *name, const char *text, size_t len, amr_mesh_t *mesh);
 
 /** Free what amr_mesh_create() made.  Safe on a zeroed mesh. */
 PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh);
@@ -43,18 +57,24 @@ PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh);
  *  and error messages. */
 const char *amr_mesh_builtin_names(void);
 
-/** Check that \a path is an Abaqus .inp file that p4est's reader accepts and
- * that describes a valid coarse mesh of dimension \a dim (2 or 3).
- *
- * p4est's reader aborts the whole run or returns garbage on some bad files,
- * so everything it relies on is checked here first: a *NODE section of
- * "id, x, y, z" lines with ids 1..N, element types C2D4/CPS4/S4 (2D) or C3D8
- * (3D), element lines with exactly 4 or 8 existing, distinct node ids, every
- * field numeric, positive orientation (counter-clockwise quads, positive
- * Jacobian at each hex corner) and no face shared by more than two
- * elements.  Not collective: returns 0 and fills \a msg (a complete sentence
- * naming the file and line) on the first problem, 1 if the file is valid.
- */
-int amr_inp_validate(const char *path, int dim, char *msg, size_t msglen);
+/** The boundary condition type of every tree face from the comma-separated
+ * set names of the options -bc_dirichlet (\a dirichlet) and -bc_neumann
+ * (\a neumann): *bc gets num_trees * P4EST_FACES entries, 0 Dirichlet,
+ * 1 Neumann, -1 for faces neither names (the problem decides), or NULL
+ * when both lists are empty.  A name the mesh does not have, a set that is
+ * not on the boundary, a face named by both options and a boundary that
+ * would be Neumann everywhere are collective user errors.  Free *bc with
+ * PetscFree(). */
+PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, const char *dirichlet, const char *neumann, signed char **bc);
+
+/** Print one line listing the mesh's boundary parts with their face counts
+ * (nothing for a mesh without named sets).  Collective. */
+PetscErrorCode amr_mesh_view_parts(MPI_Comm comm, const amr_mesh_t *mesh, const char *program);
+
+/** The cell field `boundary_part`: for every local cell of \a p4est the
+ * number (1-based, in amr_mesh_view_parts()'s order) of the last boundary
+ * part that names one of its faces, 0 for none.  \a field is resized to
+ * the local cells (doubles). */
+void amr_mesh_boundary_field(const amr_mesh_t *mesh, p4est_t *p4est, sc_array_t *field);
 
 #endif

@@ -1,12 +1,14 @@
 # Runs CMD (an lbbench -scale run) and checks its "fitted exponent: X" line
-# against MIN and/or MAX.  CMD separates its words with | because a ; would
-# split it before it gets here.
+# (iterations) against MIN and/or MAX, and each NAME:LO:HI of RANGES
+# (comma-separated, e.g. imbalance_cost:2.85:3.2) against its line
+# "fitted exponent NAME: X" with LO < X < HI.  CMD separates its words
+# with | because a ; would split it before it gets here.
 string(REPLACE "|" ";" CMD "${CMD}")
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "lbbench failed (${rc}):\n${out}${err}")
 endif()
-if(NOT out MATCHES "fitted exponent: ([0-9.]+)")
+if(NOT out MATCHES "fitted exponent: ([-0-9.]+)")
   message(FATAL_ERROR "no fitted exponent in:\n${out}")
 endif()
 set(p ${CMAKE_MATCH_1})
@@ -18,3 +20,22 @@ if(DEFINED MIN AND p LESS_EQUAL MIN)
   message(FATAL_ERROR "exponent ${p} is not above ${MIN}")
 endif()
 message(STATUS "exponent ${p} within bounds")
+if(DEFINED RANGES)
+  string(REPLACE "," ";" RANGES "${RANGES}")
+  foreach(r IN LISTS RANGES)
+    if(NOT r MATCHES "^([a-z_]+):([0-9.]+):([0-9.]+)$")
+      message(FATAL_ERROR "RANGES entry '${r}' is not NAME:LO:HI")
+    endif()
+    set(name ${CMAKE_MATCH_1})
+    set(lo ${CMAKE_MATCH_2})
+    set(hi ${CMAKE_MATCH_3})
+    if(NOT out MATCHES "fitted exponent ${name}: ([-0-9.]+)")
+      message(FATAL_ERROR "no fitted exponent of ${name} in the output")
+    endif()
+    set(q ${CMAKE_MATCH_1})
+    if(q LESS_EQUAL lo OR q GREATER_EQUAL hi)
+      message(FATAL_ERROR "${name} exponent ${q} is not in (${lo}, ${hi})")
+    endif()
+    message(STATUS "${name} exponent ${q} in (${lo}, ${hi})")
+  endforeach()
+endif()

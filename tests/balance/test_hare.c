@@ -1,4 +1,5 @@
-/* Seed 004's Hare, checked against its definition and its Table 1.
+/* Seed 004's Ripple schedules, checked against their definitions and
+ * Table 1 (the growth laws over larger sizes: lbbench -scale tests).
  *
  * 1. One fork f at a source on a balanced load (at step 1, or injected
  *    later) on a line, a 2D mesh and a hypercube: after t steps of the fork
@@ -13,6 +14,14 @@
  *    between 1/2 and 1 and imbalance / n grows like n^0.3 at most over this
  *    range, while Tortoise's grows like n.  On d x d meshes both costs are
  *    Theta(n log d); on hypercubes both stay below n (Table 1: 2^d).
+ * 3. Tortoise, one fork f at a source on a balanced load (line, mesh2d,
+ *    hypercube; corners, interior ranks, non-square meshes): load moves only
+ *    away from the source along its Ripple tree; the largest transfer of a
+ *    step on any link is the source's line share omega f/n (f/n on a line,
+ *    f/A along the row of an A x B mesh, f/2^t in step t on a hypercube),
+ *    reached; the last load is sent in step 2m - 1 on a line (m: ranks on
+ *    the longer side), max(2 mx + my - 1, 2 my - 1) on a mesh (mx, my: the
+ *    longer row and column sides) and D on hypercube:D; the run ends level.
  * Loads are read with load in transit at its receiver (lb_run_gather_loads),
  * as the paper's L_{j,t}; what a link carries in a step is rebuilt from the
  * flows (virtual backend: every edge is visible). */
@@ -64,16 +73,22 @@ static int ripple_tree(const lb_graph *g, int src, int *parent, int *depth)
   return ecc;
 }
 
+/* What every directed link sent in this step: flow[e] grows by what e's
+ * owner sends and falls by what it reads, i.e. what rev[e] sent last step. */
+static void link_sends(const lb_graph *g, const double *flow, double *prevflow, double *prevsent, double *sent)
+{
+  for (int e = 0; e < 2 * g->m; e++) sent[e] = flow[e] - prevflow[e] + prevsent[g->rev[e]];
+  for (int e = 0; e < 2 * g->m; e++) { prevflow[e] = flow[e]; prevsent[e] = sent[e]; }
+}
+
 static lb_err observe(lb_run *run, void *ctx)
 {
   watch *w = ctx;
   const lb_graph *g = w->g;
-  const double *flow = lb_run_flow(run);
   int s = lb_run_step(run);
   lb_err err = lb_run_gather_loads(run, w->held);
   if (err) return err;
-  for (int e = 0; e < 2 * g->m; e++) w->sent[e] = flow[e] - w->prevflow[e] + w->prevsent[g->rev[e]];
-  for (int e = 0; e < 2 * g->m; e++) { w->prevflow[e] = flow[e]; w->prevsent[e] = w->sent[e]; }
+  link_sends(g, lb_run_flow(run), w->prevflow, w->prevsent, w->sent);
   double bl = 0, bf = 0;
   int active = 0, last = -1;
   for (int k = 0; k < w->nf; k++) {
@@ -170,6 +185,91 @@ static int check_forks(const char *spec, int nf, const lb_inject *forks)
 out:
   for (int k = 0; k < nf; k++) { free(w.parent[k]); free(w.depth[k]); }
   free(w.held); free(w.prevflow); free(w.prevsent); free(w.sent); free(load);
+  lb_graph_destroy(&g);
+  return bad;
+}
+
+typedef struct {
+  const lb_graph *g;
+  const int *parent;
+  double f, *prevflow, *prevsent, *sent, peak; /* peak: largest transfer seen */
+  int last_send, bad;
+} tortoise_watch;
+
+static lb_err tortoise_observe(lb_run *run, void *ctx)
+{
+  tortoise_watch *w = ctx;
+  const lb_graph *g = w->g;
+  int s = lb_run_step(run);
+  link_sends(g, lb_run_flow(run), w->prevflow, w->prevsent, w->sent);
+  double tol = 1e-12 * w->f, cap = g->kind == LB_GRAPH_HYPERCUBE ? ldexp(w->f, -s) : HUGE_VAL;
+  for (int e = 0; e < 2 * g->m; e++) {
+    double x = w->sent[e];
+    if (fabs(x) <= tol) continue;
+    w->last_send = s;
+    if (x > w->peak) w->peak = x;
+    if (x < 0 || w->parent[g->adj[e]] != g->owner[e]) {
+      printf("  step %d: link %d->%d carries %.17g against the tree\n", s, g->owner[e], g->adj[e], x);
+      w->bad = 1;
+    }
+    if (x > cap + tol) {
+      printf("  step %d: link %d->%d carries %.17g, more than f/2^t = %.17g\n", s, g->owner[e], g->adj[e], x, cap);
+      w->bad = 1;
+    }
+  }
+  return LB_OK;
+}
+
+/* ripple-tortoise with one fork f at src on spec; returns 1 on a failed check. */
+static int check_tortoise(const char *spec, int src)
+{
+  lb_graph *g;
+  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  const double f = 1000, base = 3;
+  int *parent = malloc((size_t)g->n * sizeof(int)), *depth = malloc((size_t)g->n * sizeof(int));
+  ripple_tree(g, src, parent, depth);
+  /* The source's widest line and the step of the last send (file comment). */
+  int kid[64], size[64], nk = lb_source_tree_children(g, src, -1, kid, size), last;
+  double omega = 1;
+  for (int i = 0; i < nk; i++) {
+    int sub[64], ssize[64], ns = lb_source_tree_children(g, kid[i], src, sub, ssize), w = 1;
+    for (int j = 0; j < ns; j++) if (sub[j] - kid[i] != kid[i] - src) w += ssize[j];
+    if (w > omega) omega = w;
+  }
+  if (g->kind == LB_GRAPH_HYPERCUBE) {
+    last = g->dims[0];
+  } else {
+    int A = g->dims[0], B = g->kind == LB_GRAPH_MESH2D ? g->dims[1] : 1, x = src % A, y = src / A;
+    int mx = x > A - 1 - x ? x : A - 1 - x, my = y > B - 1 - y ? y : B - 1 - y;
+    last = 2 * my - 1;
+    if (mx > 0 && 2 * mx + my - 1 > last) last = 2 * mx + my - 1;
+  }
+  size_t nd = 2 * (size_t)g->m + 1;
+  tortoise_watch w = {g, parent, f, calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), 0, -1, 0};
+  double *load = malloc((size_t)g->n * sizeof *load);
+  for (int r = 0; r < g->n; r++) load[r] = base;
+  const lb_method *m = lb_method_find("ripple-tortoise");
+  lb_inject in = {1, src, f};
+  lb_params p;
+  lb_result res;
+  lb_params_init(&p, m);
+  p.inject = &in;
+  p.ninject = 1;
+  p.observer = tortoise_observe;
+  p.observer_ctx = &w;
+  int bad = 0;
+  if (lb_balance(g, m, &p, load, &res)) { printf("%s: %s\n", spec, lb_errmsg()); bad = 1; goto out; }
+  double want = base + f / g->n, dev = 0, peak = omega * f / g->n;
+  for (int r = 0; r < g->n; r++) if (fabs(res.load[r] - want) > dev) dev = fabs(res.load[r] - want);
+  printf("%-14s tortoise fork %g@%d: largest transfer %.6g (omega f/n = %.6g), last send in step %d (expected %d), %d iterations, level to %.1e\n",
+         spec, f, src, w.peak, peak, w.last_send, last, res.iterations, dev / want);
+  bad = w.bad;
+  if (fabs(w.peak - peak) > 1e-12 * f) { printf("  largest transfer is not omega f/n\n"); bad = 1; }
+  if (w.last_send != last || res.iterations != last) { printf("  time to stability is not %d\n", last); bad = 1; }
+  if (dev > 1e-12 * want) { printf("  not level: deviation %.3g\n", dev); bad = 1; }
+  lb_result_free(&res);
+out:
+  free(parent); free(depth); free(load); free(w.prevflow); free(w.prevsent); free(w.sent);
   lb_graph_destroy(&g);
   return bad;
 }
@@ -298,10 +398,14 @@ int main(int argc, char **argv)
     const lb_inject two[2] = {{1, src[s][0], 111.0}, {4, src[s][1], 64.0}};
     bad |= check_forks(specs[s], 2, two);
   }
+  const char *tspecs[6] = {"line:37", "line:2", "mesh2d:7x5", "mesh2d:16x16", "mesh2d:1x9", "hypercube:6"};
+  const int tsrc[6][2] = {{0, 11}, {0, 1}, {0, 17}, {0, 100}, {4, 8}, {0, 45}};
+  for (int s = 0; s < 6; s++)
+    for (int i = 0; i < 2; i++) bad |= check_tortoise(tspecs[s], tsrc[s][i]);
   bad |= check_line_costs();
   bad |= check_mesh_costs();
   bad |= check_hypercube_costs();
-  printf("%s\n", bad ? "FAILED" : "ripple-hare meets seed 004's Hare condition and Table 1");
+  printf("%s\n", bad ? "FAILED" : "ripple-hare meets seed 004's Hare condition and Table 1, ripple-tortoise its schedule");
   MPI_Finalize();
   return bad;
 }

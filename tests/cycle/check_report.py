@@ -12,6 +12,18 @@ check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     local work (mean of cycles CYCLE to CYCLE+2) to at most half of the
     first cycle's, while count weights leave it above that and above the
     timing run's.
+check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
+    seed 003's offset shifting against real time, with cell costs that are
+    wrong: over the later cycles (the last two thirds) sfc's mean measured
+    I% stays at least FLOOR (default 40), sfc-shift's is at most FRACTION
+    (default 1/3) of sfc's, and sfc-shift's falls: the mean of its last
+    third of cycles is at most half the mean of cycles 1-3 (the cycle on
+    the sfc split and the first two shifted ones).
+check_report.py schema REPORT [REPORT ...]
+    one schema for every problem: every record of every report begins with
+    the same common fields in the same order, then the balancer's fields,
+    then the problem's own; sim_time and step are null exactly for the
+    problems without time.
 Exit status 0 when the check holds.
 """
 import json
@@ -88,11 +100,71 @@ def check_timing(timing, count, k):
     return bad
 
 
+COMMON = ("program dim problem degree ranks cycle sim_time step cells dofs "
+          "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
+TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront"}
+
+
+def check_shift(sfc, shift, floor, fraction):
+    bad = []
+    for recs, name in ((sfc, "sfc"), (shift, "sfc-shift")):
+        print("%-9s I%% per cycle %s" % (name, " ".join("%.1f" % r["imbalance_pct"] for r in recs)))
+        if any(r["lb_method"] != name for r in recs):
+            bad.append("the %s report was not written by lb_method %s" % (name, name))
+    n = min(len(sfc), len(shift))
+    if n < 9:
+        return bad + ["reports have fewer than 9 cycles"]
+    # cycle 0 ran on the even split and its step is sfc's in both runs; the
+    # later cycles are the ones where shifting has had time to act
+    later, last = n // 3, n - n // 3
+
+    def mean(recs, lo, hi):
+        return sum(r["imbalance_pct"] for r in recs[lo:hi]) / (hi - lo)
+
+    ms, mh = mean(sfc, later, n), mean(shift, later, n)
+    first, final = mean(shift, 1, 4), mean(shift, last, n)
+    print("cycles %d-%d: mean I%% %.1f with sfc, %.1f with sfc-shift (%.2f of sfc's)" % (later, n - 1, ms, mh, mh / ms if ms > 0 else math.inf))
+    print("sfc-shift: mean I%% %.1f in cycles 1-3, %.1f in cycles %d-%d" % (first, final, last, n - 1))
+    if not ms >= floor:
+        bad.append("sfc: mean I%% %.1f of cycles %d-%d is below %.1f" % (ms, later, n - 1, floor))
+    if not mh <= fraction * ms:
+        bad.append("sfc-shift: mean I%% %.1f of cycles %d-%d is more than %.2f of sfc's %.1f" % (mh, later, n - 1, fraction, ms))
+    if not final <= 0.5 * first:
+        bad.append("sfc-shift: mean I%% %.1f of cycles %d-%d is more than half of cycles 1-3's %.1f" % (final, last, n - 1, first))
+    return bad
+
+
+def check_schema(paths):
+    bad = []
+    problems = set()
+    for path in paths:
+        for i, r in enumerate(load(path)):
+            keys = list(r)
+            if keys[:len(COMMON)] != COMMON:
+                bad.append("%s record %d begins with %s" % (path, i, keys[:len(COMMON)]))
+                continue
+            lb_end = keys.index("rank_load_predicted")
+            own = keys[lb_end + 1:]
+            if not own or any(k in COMMON for k in own):
+                bad.append("%s record %d: the problem's own fields %s" % (path, i, own))
+            timeless = r["problem"] in TIMELESS
+            if (r["sim_time"] is None) != timeless or (r["step"] is None) != timeless:
+                bad.append("%s record %d: sim_time %s, step %s for %s" % (path, i, r["sim_time"], r["step"], r["problem"]))
+            problems.add(r["problem"])
+    print("schema of %d reports, problems %s" % (len(paths), " ".join(sorted(problems))))
+    return bad
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
+    elif len(argv) >= 3 and argv[1] == "schema":
+        bad = check_schema(argv[2:])
     elif len(argv) >= 4 and argv[1] == "timing":
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
+    elif len(argv) >= 4 and argv[1] == "shift":
+        bad = check_shift(load(argv[2]), load(argv[3]), float(argv[4]) if len(argv) > 4 else 40.0,
+                          float(argv[5]) if len(argv) > 5 else 1 / 3)
     else:
         print(__doc__)
         return 2

@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 /*
  * cycle_check: the cycle's balancing step (app/lbcycle.h) on an adapted
- * darcy-transport forest (unit square, -level, -max_level), with a Poisson
+ * darcy-transport forest (unit square, -level, -max_level; set up, solved
+ * and adapted through the app's cycle, app/cycle.h), with a Poisson
  * solution kept outside the forest as element coefficients.  -check:
  *
  *   migration  for none and every registered method, starting each time
@@ -22,12 +23,11 @@
  *
  * Prints "<check> passed" and exits 0 when the property holds.
  */
-#include "app/lbcycle.h"
-#include "fem/advect.h"
-#include "fem/advect_darcy.h"
+#include "app/cycle.h"
 #include "fem/poisson.h"
-#include "fem/problem.h"
 #include "mesh/mesh.h"
+#include "problems/advection.h"
+#include "problems/poisson.h"
 
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
@@ -43,52 +43,52 @@
 
 typedef struct {
   p4est_t *p4est;
-  advect_t *adv;
-  advect_darcy_t *darcy;
+  AmrCycle cyc;
+  Advect adv;
   FemPoisson fp;
   double *coef; /* Poisson element coefficients, outside the forest */
   int *types;
 } setup_t;
 
-static PetscErrorCode adapt(setup_t *s, int level, int max_level)
+/* The load types of the current forest. */
+static PetscErrorCode cell_types(setup_t *s)
 {
-  signed char *marks;
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &marks));
-  PetscCall(advect_mark_threshold(s->adv, 0.1, 0.02, marks));
-  PetscCall(advect_adapt(s->adv, marks, level, max_level));
-  PetscCall(PetscFree(marks));
+  PetscCall(PetscFree(s->types));
+  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &s->types));
+  PetscCall(AdvectCellTypes(s->p4est, s->types));
   PetscFunctionReturn(0);
 }
 
-/* The tracer after a pressure solve and ten steps, on a mesh adapted once
- * more after them; a Poisson solution on that mesh. */
-static PetscErrorCode build(MPI_Comm comm, p4est_connectivity_t *conn, int level, int max_level, setup_t *s)
+/* darcy-transport through the cycle: refined towards the initial data, a
+ * pressure solve and ten steps, adapted once more after them; a Poisson
+ * solution on that mesh. */
+static PetscErrorCode build(MPI_Comm comm, const amr_mesh_t *mesh, int level, int max_level, setup_t *s)
 {
-  advect_options_t opt;
-  char msg[256];
+  char v[32];
+  AmrProblem p;
+  double *eta2;
   PetscInt its;
   PetscReal rnorm;
-  int n;
 
   PetscFunctionBeginUser;
   memset(s, 0, sizeof *s);
-  PetscCheck(!advect_options_get(comm, &opt, msg, sizeof msg), comm, PETSC_ERR_USER_INPUT, "%s", msg);
-  s->p4est = p4est_new_ext(comm, conn, 0, level, 1, 0, NULL, NULL);
-  PetscCall(advect_darcy_create(comm, &s->darcy));
-  PetscCall(advect_create(s->p4est, advect_problem_find("darcy-transport"), s->darcy, &opt, &s->adv));
-  for (int l = level; l < max_level; l++) {
-    PetscCall(adapt(s, level, max_level));
-    p4est_partition_ext(s->p4est, 1, NULL);
-    PetscCall(advect_project_exact(s->adv));
-  }
-  PetscCall(advect_classify(s->adv, 0.1));
-  PetscCall(advect_darcy_update(s->darcy, s->adv, &its));
-  PetscCall(advect_advance(s->adv, 1.0, 10, &n));
-  PetscCall(advect_classify(s->adv, 0.1));
-  PetscCall(adapt(s, level, max_level));
-  PetscCall(advect_cell_types(s->p4est, &s->types));
-  PetscCall(FemPoissonCreate(comm, fem_problem_get(0), 1, NULL, &s->fp));
+  PetscCall(PetscOptionsSetValue(NULL, "-problem", "darcy-transport"));
+  PetscCall(PetscOptionsSetValue(NULL, "-amr_interval", "10"));
+  PetscCall(PetscSNPrintf(v, sizeof v, "%d", max_level));
+  PetscCall(PetscOptionsSetValue(NULL, "-amr_max_level", v));
+  PetscCall(AmrCycleCreate(comm, mesh, level, "", PETSC_TRUE, &s->cyc));
+  p = AmrCycleGetProblem(s->cyc);
+  s->p4est = p4est_new_ext(comm, mesh->conn, 0, level, 1, 0, NULL, NULL);
+  PetscCall(AmrCycleSetup(s->cyc, s->p4est));
+  s->adv = ((AmrAdvection *)p->impl)->adv;
+  PetscCall(p->ops->solve(p));
+  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &eta2));
+  PetscCall(p->ops->estimate(p, eta2));
+  PetscCall(AmrCycleAdapt(s->cyc, eta2));
+  PetscCall(PetscFree(eta2));
+  PetscCall(cell_types(s));
+  PetscCall(FemPoissonCreate(comm, AmrPoissonData("sine"), 1, NULL, &s->fp));
   PetscCall(FemPoissonSetup(s->fp, s->p4est));
   PetscCall(FemPoissonAssemble(s->fp));
   PetscCall(FemPoissonSolve(s->fp, &its, &rnorm));
@@ -101,8 +101,7 @@ static PetscErrorCode destroy(setup_t *s)
 {
   PetscFunctionBeginUser;
   PetscCall(FemPoissonDestroy(&s->fp));
-  PetscCall(advect_destroy(&s->adv));
-  PetscCall(advect_darcy_destroy(&s->darcy));
+  PetscCall(AmrCycleDestroy(&s->cyc));
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscFree(s->types));
   p4est_destroy(s->p4est);
@@ -148,7 +147,7 @@ static PetscErrorCode snapshot(setup_t *s, int *per, double **all)
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
       const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
-      const advect_cell_t *c = q->p.user_data;
+      const AdvectCell *c = q->p.user_data;
       *d++ = t;
       *d++ = q->level;
       *d++ = q->x;
@@ -211,7 +210,7 @@ static PetscErrorCode even_split(MPI_Comm comm, setup_t *s)
   PetscCall(AmrLbCreate(comm, &o, &lb));
   PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
   PetscCall(AmrLbDestroy(&lb));
-  PetscCall(advect_cell_types(s->p4est, &s->types));
+  PetscCall(cell_types(s));
   PetscFunctionReturn(0);
 }
 
@@ -227,10 +226,10 @@ static PetscErrorCode rebalance(setup_t *s, const lb_method *m, AmrLbRecord *rec
   PetscCall(method_options(comm, m, &o));
   PetscCall(AmrLbCreate(comm, &o, &lb));
   PetscCall(AmrLbInitial(lb, s->p4est, s->types, 1, &field));
-  PetscCall(advect_cell_types(s->p4est, &s->types));
+  PetscCall(cell_types(s));
   PetscCall(AmrLbWindowStart(lb, s->p4est, s->types));
   PetscCall(AmrLbBalance(lb, s->p4est, s->types, 0, PETSC_TRUE, 1, &field, rec));
-  PetscCall(advect_cell_types(s->p4est, &s->types));
+  PetscCall(cell_types(s));
   PetscCall(AmrLbDestroy(&lb));
   PetscFunctionReturn(0);
 }
@@ -251,11 +250,11 @@ static PetscErrorCode check_migration(setup_t *s, int *fail)
 
     /* from the even split, measured there */
     PetscCall(even_split(comm, s));
-    PetscCall(advect_mass(s->adv, &mass0, NULL));
+    PetscCall(AdvectMass(s->adv, &mass0, NULL));
     PetscCall(solution_integral(s, &int0));
     PetscCall(snapshot(s, &per, &a0));
     PetscCall(rebalance(s, m, &rec));
-    PetscCall(advect_mass(s->adv, &mass1, NULL));
+    PetscCall(AdvectMass(s->adv, &mass1, NULL));
     PetscCall(solution_integral(s, &int1));
     PetscCall(snapshot(s, &per, &a1));
     lb_metrics_loads(size, rec.rank_load_predicted, &before);
@@ -412,7 +411,7 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_pct", &max_pct, NULL));
   PetscCheck(!strcmp(check, "migration") || !strcmp(check, "graph"), comm, PETSC_ERR_USER_INPUT, "option -check %s: migration or graph", check);
   PetscCall(amr_mesh_create(comm, "builtin:unit", &mesh));
-  PetscCall(build(comm, mesh.conn, (int)level, (int)max_level, &s));
+  PetscCall(build(comm, &mesh, (int)level, (int)max_level, &s));
   if (!strcmp(check, "migration"))
     PetscCall(check_migration(&s, &fail));
   else

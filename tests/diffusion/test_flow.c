@@ -7,7 +7,11 @@
  * is the minimum-L2 one.  Dimension exchange must balance (its flow is not
  * a gradient); every method conserves load to 1e-12 relative.  The Lanczos
  * eigenvalue bounds of an unstructured copy of each graph must match the
- * closed form of the structured graph to 1e-9. */
+ * closed form of the structured graph to 1e-9.  Chemotaxis with per-rank
+ * capacities c_r must end every rank at its share L c_r / C (to 1e-9 of
+ * the largest share), by the minimum-L2 flow from the initial loads to the
+ * shares, conserving load; with equal capacities it must give the same
+ * loads as without any. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -83,13 +87,68 @@ static int check_graph(const char *spec)
   return bad;
 }
 
+static int check_capacity(const char *spec)
+{
+  lb_graph *g;
+  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  const lb_method *m = lb_method_find("chemotaxis");
+  int n = g->n, bad = 0;
+  double *l0 = malloc((size_t)n * sizeof *l0), *cap = malloc((size_t)n * sizeof *cap), *d = malloc((size_t)n * sizeof *d);
+  double *ref = malloc(((size_t)g->m + 1) * sizeof *ref), total = 0, capsum = 0, refnorm = 0;
+  for (int r = 0; r < n; r++) {
+    total += l0[r] = 10 + (double)((r * 7919 + 13) % 101) + (r == n / 2 ? 500 : 0);
+    capsum += cap[r] = 1 + (r * 5) % 4;
+  }
+  /* The flow from l0 to the shares t solves L x = l0 - t. */
+  for (int r = 0; r < n; r++) d[r] = l0[r] - total * cap[r] / capsum;
+  if (min_l2_flow(g, d, ref)) { printf("%s: reference solve failed\n", spec); return 1; }
+  for (int k = 0; k < g->m; k++) refnorm += ref[k] * ref[k];
+  refnorm = sqrt(refnorm);
+  lb_params p;
+  lb_result res, eq, none;
+  lb_params_init(&p, m);
+  p.target = TARGET;
+  p.max_iters = 200000;
+  p.capacity = cap;
+  if (lb_balance(g, m, &p, l0, &res)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  double sum = 0, dev = 0, dist = 0, top = 0;
+  for (int r = 0; r < n; r++) {
+    double t = total * cap[r] / capsum;
+    sum += res.load[r];
+    if (fabs(res.load[r] - t) > dev) dev = fabs(res.load[r] - t);
+    if (t > top) top = t;
+  }
+  for (int k = 0; k < g->m; k++) dist += (res.flow[k] - ref[k]) * (res.flow[k] - ref[k]);
+  dist = sqrt(dist) / refnorm;
+  int ok = res.stop == LB_STOP_TARGET && fabs(sum - total) <= 1e-12 * total && dev <= 1e-9 * top && dist <= 1e-8;
+  printf("%-16s chemotaxis, capacities 1..4: its %5d  max |load - share|/max share %.2e  |flow - minL2|/|minL2| %.2e%s\n", spec,
+         res.iterations, dev / top, dist, ok ? "" : "  FAILED");
+  bad |= !ok;
+  for (int r = 0; r < n; r++) cap[r] = 2.5;
+  p.max_iters = 300;
+  p.target = 0;
+  if (lb_balance(g, m, &p, l0, &eq)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  p.capacity = NULL;
+  if (lb_balance(g, m, &p, l0, &none)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  ok = memcmp(eq.load, none.load, (size_t)n * sizeof *eq.load) == 0;
+  printf("%-16s chemotaxis, equal capacities: loads %s those without capacities%s\n", spec, ok ? "identical to" : "differ from", ok ? "" : "  FAILED");
+  bad |= !ok;
+  lb_result_free(&res);
+  lb_result_free(&eq);
+  lb_result_free(&none);
+  free(l0); free(cap); free(d); free(ref);
+  lb_graph_destroy(&g);
+  return bad;
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   const char *specs[] = {"line:16", "ring:9", "ring:10", "mesh2d:5x4", "mesh3d:4x3x3", "torus3d:3x4x5", "hypercube:4"};
   int bad = 0;
   for (int s = 0; s < 7; s++) bad |= check_graph(specs[s]);
-  printf("%s\n", bad ? "FAILED" : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve");
+  for (int s = 0; s < 7; s++) bad |= check_capacity(specs[s]);
+  printf("%s\n", bad ? "FAILED" : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve; chemotaxis reaches capacity shares");
   MPI_Finalize();
   return bad;
 }

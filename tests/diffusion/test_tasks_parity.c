@@ -39,7 +39,7 @@ static lb_err run(const lb_graph *g, const lb_method *m, const char *scenario, l
   if (!(m->flags & LB_TERMINATES)) { p.target = 0.999; p.max_iters = 500; }
   if (!(err = lb_taskset_create(&tg, be, MPI_COMM_WORLD, &out->ts)) && !(err = lb_taskset_loads(out->ts, load)) &&
       !(err = lb_balance(g, m, &p, load, &res))) {
-    if (!(err = lb_taskset_select(out->ts, g, res.flow, how)) && !(err = lb_taskset_migrate(out->ts)))
+    if (!(err = lb_taskset_select_result(out->ts, g, &res, how)) && !(err = lb_taskset_migrate(out->ts)))
       err = lb_taskset_metrics(out->ts, &out->mt);
     lb_result_free(&res);
   }

@@ -14,15 +14,17 @@
 #endif
 #include <math.h>
 #include <petscsys.h>
+#include "app/lbcycle.h"
 #include "fem/poisson.h"
 #include "mesh/adapt.h"
 #include "mesh/mark.h"
 #include "mesh/shapes.h"
+#include "problems/poisson.h"
 
 #define MAXCYC 32
 
 typedef struct {
-  const fem_problem_t *prob;
+  const FemProblem *prob;
   char shape[64], strategy[32];
   PetscInt degree, cycles, level0;
   amr_mark_params_t mark;
@@ -43,7 +45,7 @@ static PetscErrorCode run(MPI_Comm comm, const setup_t *s, history_t *h)
   PetscFunctionBeginUser;
   PetscCheck(conn, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", s->shape);
   p4est = p4est_new_ext(comm, conn, 0, (int)s->level0, 1, 0, NULL, NULL);
-  PetscCall(AmrPartition(p4est, 0, NULL));
+  PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
   PetscCall(FemPoissonCreate(comm, s->prob, (int)s->degree, NULL, &fp));
   const int vn = FemPoissonVNodes(fp);
   for (PetscInt c = 0; c < s->cycles; c++) {
@@ -71,7 +73,7 @@ static PetscErrorCode run(MPI_Comm comm, const setup_t *s, history_t *h)
     PetscCall(PetscMalloc1((size_t)n * vn, &coef));
     PetscCall(FemPoissonElementCoefficients(fp, coef));
     PetscCall(AmrAdapt(p4est, marks, s->mark.min_level, s->mark.max_level, vn, &coef, FemPoissonTransfer, fp));
-    PetscCall(AmrPartition(p4est, vn, &coef));
+    PetscCall(AmrLbPartitionEven(p4est, 1, &(AmrField){(void **)&coef, sizeof(double) * vn}));
     PetscCall(PetscFree3(eta2, marks, level));
   }
   PetscCall(PetscFree(coef));
@@ -107,7 +109,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-rel_tol", "accepted relative difference", NULL, rel_tol, &rel_tol, NULL));
   PetscOptionsEnd();
   s.mark.max_level = (int)maxl;
-  s.prob = fem_problem_find(pname);
+  s.prob = AmrPoissonData(pname);
   PetscCheck(s.prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
   PetscCheck(s.cycles <= MAXCYC, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "at most %d cycles", MAXCYC);
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));

@@ -11,6 +11,7 @@
 #include <petscsys.h>
 #include "fem/poisson.h"
 #include "mesh/shapes.h"
+#include "problems/poisson.h"
 
 int main(int argc, char **argv)
 {
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsReal("-min_h1_rate", "smallest accepted H1 rate", NULL, min_h1, &min_h1, NULL));
   PetscOptionsEnd();
   if (nlev == 8) nlev = 3;
-  const fem_problem_t *prob = fem_problem_find(pname);
+  const FemProblem *prob = AmrPoissonData(pname);
   PetscCheck(prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
   p4est_connectivity_t *conn = amr_shape_new(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);

@@ -4,7 +4,7 @@
  * solution must equal it up to round-off on a graded forest whose hanging
  * faces (and, in 3D, edges) cross tree and rank boundaries.  The solution is
  * then carried through refinement, coarsening, balance and repartitioning
- * by AmrAdapt/AmrPartition, which must keep it exact as well.  The matrix
+ * by AmrAdapt and the app's repartition (AmrLbPartitionEven), which must keep it exact as well.  The matrix
  * must be preallocated exactly (MatGetInfo: no mallocs, no unused entries). */
 #ifndef P4_TO_P8
 #include <p4est_extended.h>
@@ -14,10 +14,12 @@
 #endif
 #include <math.h>
 #include <petscsys.h>
+#include "app/lbcycle.h"
 #include "fem/poisson.h"
 #include "mesh/adapt.h"
 #include "mesh/geom.h"
 #include "mesh/shapes.h"
+#include "problems/poisson.h"
 
 /* Refine towards a point off every grid line, so that levels grade across
  * trees. */
@@ -83,7 +85,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsRealArray("-target", "point the forest is graded towards", NULL, target, &nt, NULL));
   PetscCall(PetscOptionsReal("-tol", "largest accepted error", NULL, tol, &tol, NULL));
   PetscOptionsEnd();
-  const fem_problem_t *prob = fem_problem_find(pname[0] ? pname : degree == 1 ? "linear" : "quadratic");
+  const FemProblem *prob = AmrPoissonData(pname[0] ? pname : degree == 1 ? "linear" : "quadratic");
   PetscCheck(prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
   p4est_connectivity_t *conn = amr_shape_new(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
   p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, conn, 0, 1, 1, 0, NULL, &ml);
   p4est_refine(p4est, 1, refine_near_point, NULL);
   p4est_balance(p4est, P4EST_CONNECT_FULL, NULL);
-  PetscCall(AmrPartition(p4est, 0, NULL));
+  PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
 
   FemPoisson fp;
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
     marks[e] = g % 3 == 0 ? 1 : (g % 2 ? -1 : 0);
   }
   PetscCall(AmrAdapt(p4est, marks, 0, (int)maxlevel + 1, vn, &coef, FemPoissonTransfer, fp));
-  PetscCall(AmrPartition(p4est, vn, &coef));
+  PetscCall(AmrLbPartitionEven(p4est, 1, &(AmrField){(void **)&coef, sizeof(double) * vn}));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonSetInitialGuess(fp, coef));
   PetscCall(check(fp, "transferred to adapted forest", tol, &ok));

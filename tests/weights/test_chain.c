@@ -3,7 +3,9 @@
  * and the virtual backend with the whole curve give the same cuts; the
  * total weight is conserved, every part's weight is within one cell of the
  * method's final load, and the method reaches its target.  A curve with
- * fewer cells than parts is cut as well. */
+ * fewer cells than parts is cut as well.  Chain mode's sfc-shift and the
+ * app's cell walk (lb_curve_shift) cut the same places when the measured
+ * loads are the pieces' weights: one implementation. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +128,45 @@ static void test_shift_flows(void)
   lb_graph_destroy(&g);
 }
 
+/* One shift of lbbench's chain mode against lb_curve_shift with the parts'
+ * weights as measured loads, on 7 uneven parts of a curve with real
+ * weights (no ties at the cut midpoints). */
+static void test_shift_same_code(void)
+{
+  enum { N = 3000, P = 7 };
+  static double w[N];
+  int64_t counts[P];
+  double pw[P];
+  unsigned state = 5;
+  lb_params p;
+  lb_chain_result chain;
+  lb_curve_result walk;
+  const lb_method *m = lb_method_find("sfc-shift");
+  for (int k = 0; k < N; k++) {
+    state = state * 1664525u + 1013904223u;
+    w[k] = 0.5 + (state >> 8) / 16777216.0 + (k > 2000 ? 3.0 : 0.0);
+  }
+  initial_counts(N, P, counts);
+  lb_params_init(&p, m);
+  p.backend = LB_BACKEND_VIRTUAL;
+  p.max_iters = 1;
+  p.opt[0] = 1.5;
+  CHECK(lb_chain_balance(m, &p, N, w, P, counts, &chain) == LB_OK);
+  CHECK(lb_curve_part_loads(MPI_COMM_SELF, N, w, P, counts, pw) == LB_OK);
+  CHECK(lb_curve_shift(MPI_COMM_SELF, N, w, P, counts, pw, 1.5, &walk) == LB_OK);
+  for (int q = 0; q <= P; q++) CHECK(chain.cut.cuts[q] == walk.cuts[q]);
+  CHECK(chain.migrated_cells > 0);
+  lb_chain_result_free(&chain);
+  lb_curve_result_free(&walk);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_shift_flows();
+  test_shift_same_code();
   for (int i = 0; i < lb_method_count(); i++) {
     test_method(lb_method_get(i), 3000);
     test_method(lb_method_get(i), 3); /* fewer cells than parts at 4 ranks */

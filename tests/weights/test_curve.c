@@ -2,7 +2,9 @@
  * however the curve is spread over the MPI ranks (evenly, all on the last
  * rank, every other rank empty) and as the whole curve in one process;
  * loads are within one cell weight of their targets; seed 003's offset
- * shifting example; bad weights or options end in one error line.
+ * shifting example; seed 003's balancing sequence corrects wrong weights
+ * by measured loads and keeps the best partition; bad weights or options
+ * end in one error line.
  *   test_curve [-bad_cell K] [-penalty F]  */
 
 #include <stdlib.h>
@@ -172,6 +174,76 @@ static void test_shift_limits(void)
   lb_curve_result_free(&damped);
 }
 
+static double imbalance_pct(int n, const double *x)
+{
+  double max = 0.0, sum = 0.0;
+  for (int i = 0; i < n; i++) max = x[i] > max ? x[i] : max, sum += x[i];
+  return max > 0.0 ? 100.0 * (max - sum / n) * n / (max * (n - 1)) : 0.0;
+}
+
+/* Seed 003's sequence on a static curve whose weights are wrong: every
+ * cell weighs 1, but the cells of the second half really cost 3 (as
+ * -lb_cost 1,0.2 on darcy-transport declares tracer cells cheap). The
+ * first step (sfc) splits by the weights, later steps shift by the
+ * measured loads (the true cost of each part) until shifting stops
+ * improving; then the best partition measured is kept, and identically
+ * whether the curve is spread over the MPI ranks or held in one process.
+ * A changed curve starts a new search. */
+static void test_shifter(void)
+{
+  enum { N = 600, P = 4, STEPS = 16 };
+  static double w[N], cost[N];
+  int64_t counts[P], first, count;
+  double measured[P], pct[STEPS], best = HUGE_VAL;
+  lb_curve_shifter ref, got;
+  lb_curve_shift_action act[STEPS], a2;
+  int settled_at = -1;
+  for (int k = 0; k < N; k++) w[k] = 1.0, cost[k] = k < N / 2 ? 1.0 : 3.0;
+  for (int q = 0; q < P; q++) counts[q] = N / P;
+  CHECK(lb_curve_shifter_init(&ref, P, 1.25) == LB_OK);
+  CHECK(lb_curve_shifter_init(&got, P, 1.25) == LB_OK);
+  piece_of(EVEN, N, &first, &count);
+  for (int st = 0; st < STEPS; st++) {
+    lb_curve_result r1, r2;
+    int64_t k = 0;
+    for (int q = 0; q < P; q++) {
+      measured[q] = 0.0;
+      for (int64_t c = 0; c < counts[q]; c++, k++) measured[q] += cost[k];
+    }
+    pct[st] = imbalance_pct(P, measured);
+    CHECK(lb_curve_shifter_step(&ref, MPI_COMM_SELF, N, w, counts, measured, &r1, &act[st]) == LB_OK);
+    CHECK(lb_curve_shifter_step(&got, MPI_COMM_WORLD, count, w + first, counts, measured, &r2, &a2) == LB_OK);
+    CHECK(a2 == act[st] && same_result(&r1, &r2));
+    if (st > 0 && pct[st] < best) best = pct[st];
+    if (act[st] == LB_SHIFT_BEST && settled_at < 0) settled_at = st;
+    for (int q = 0; q < P; q++) counts[q] = r1.counts[q];
+    lb_curve_result_free(&r1);
+    lb_curve_result_free(&r2);
+  }
+  if (rank == 0) {
+    printf("sfc-shift sequence, weights 1 for cells costing 1 and 3: I%% after sfc %.1f, then", pct[1]);
+    for (int st = 2; st < STEPS; st++) printf(" %.1f", pct[st]);
+    printf("; settled at step %d on the best, I%% %.2f\n", settled_at, best);
+  }
+  CHECK(act[0] == LB_SHIFT_SFC && act[1] == LB_SHIFT_SHIFTED);
+  CHECK(pct[1] > 40.0);
+  CHECK(best < 0.1 * pct[1]);
+  CHECK(settled_at > 1);
+  /* once settled, the partition kept is the best one measured */
+  CHECK_NEAR(pct[STEPS - 1], best, 1e-12);
+  CHECK(act[STEPS - 1] == LB_SHIFT_BEST);
+  {
+    /* a new curve (one cell less, as after coarsening) shifts again */
+    lb_curve_result r1;
+    counts[P - 1]--;
+    CHECK(lb_curve_shifter_step(&ref, MPI_COMM_SELF, N - 1, w, counts, measured, &r1, &act[0]) == LB_OK);
+    CHECK(act[0] == LB_SHIFT_SHIFTED);
+    lb_curve_result_free(&r1);
+  }
+  lb_curve_shifter_free(&ref);
+  lb_curve_shifter_free(&got);
+}
+
 static void test_overflow(void)
 {
   const double w[3] = {1e308, 1e308, 1e308};
@@ -228,6 +300,7 @@ int main(int argc, char **argv)
   test_shift_seed(part1_two, 0.075);
   test_shift_seed(part1_one, 0.30);
   test_shift_limits();
+  test_shifter();
   test_counting();
   test_overflow();
   MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

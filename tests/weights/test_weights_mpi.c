@@ -1,6 +1,7 @@
 /* lb_weights_fit on MPI ranks gives bit for bit the fit of the same table
- * in one process; injected bad times or options end in one error line on
- * every rank count.
+ * in one process, for one window and for windows stacked in a history;
+ * injected bad times or options end in one error line on every rank
+ * count.
  *   test_weights_mpi [-trim F] [-bad_rank R -bad_step S]  */
 
 #include <stdlib.h>
@@ -11,11 +12,11 @@
 
 enum { T = 3, S = 12 };
 
-/* Rank i's cells of each type and its window, a function of i only. */
-static void rank_data(int i, int64_t *counts, double *times)
+/* Rank i's cells of each type and its window k, a function of i and k only. */
+static void rank_data(int i, int k, int64_t *counts, double *times)
 {
   const double cost[T] = {1.0e-6, 3.0e-6, 0.5e-6};
-  unsigned state = 777u + 31u * (unsigned)i;
+  unsigned state = 777u + 31u * (unsigned)i + 1009u * (unsigned)k;
   double exact = 0.0;
   int t, s;
   for (t = 0; t < T; t++) {
@@ -58,9 +59,9 @@ int main(int argc, char **argv)
     else
       return fail(rank, argv[0], "unknown option or missing value");
   }
-  rank_data(rank, counts, times);
+  rank_data(rank, 0, counts, times);
   if (rank == badrank && badstep >= 0 && badstep < S) times[badstep] = NAN;
-  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, &res)) return fail(rank, argv[0], lb_errmsg());
+  if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, NULL, &res)) return fail(rank, argv[0], lb_errmsg());
 
   if (rank == 0) {
     int64_t *all = malloc((size_t)size * T * sizeof *all);
@@ -69,11 +70,11 @@ int main(int argc, char **argv)
     int *nsteps = malloc((size_t)size * sizeof *nsteps), t;
     lb_weights_result ref;
     for (i = 0; i < size; i++) {
-      rank_data(i, all + (size_t)i * T, win + (size_t)i * S);
+      rank_data(i, 0, all + (size_t)i * T, win + (size_t)i * S);
       ptr[i] = win + (size_t)i * S;
       nsteps[i] = S;
     }
-    CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, &ref) == LB_OK);
+    CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, NULL, &ref) == LB_OK);
     CHECK(ref.flags == res.flags && ref.fitted == res.fitted);
     for (t = 0; t < T; t++) CHECK(ref.coef[t] == res.coef[t] && ref.cost[t] == res.cost[t]);
     CHECK(ref.residual == res.residual && ref.smape == res.smape);
@@ -83,6 +84,43 @@ int main(int argc, char **argv)
     free(all), free(win), free(ptr), free(nsteps);
   }
   lb_weights_result_free(&res);
+
+  /* Five windows through a history of 3 with forgetting 0.8. */
+  {
+    lb_weights_history *h = NULL, *href = NULL;
+    int64_t *all = malloc((size_t)size * T * sizeof *all);
+    double *win = malloc((size_t)size * S * sizeof *win);
+    const double **ptr = malloc((size_t)size * sizeof *ptr);
+    int *nsteps = malloc((size_t)size * sizeof *nsteps), t, k;
+    CHECK(lb_weights_history_create(T, 3, 0.8, &h) == LB_OK);
+    CHECK(lb_weights_history_create(T, 3, 0.8, &href) == LB_OK);
+    for (k = 1; k <= 5; k++) {
+      lb_weights_result ref;
+      rank_data(rank, k, counts, times);
+      if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, h, &res)) return fail(rank, argv[0], lb_errmsg());
+      for (i = 0; i < size; i++) {
+        rank_data(i, k, all + (size_t)i * T, win + (size_t)i * S);
+        ptr[i] = win + (size_t)i * S;
+        nsteps[i] = S;
+      }
+      CHECK(lb_weights_fit_table(size, nsteps, ptr, T, all, &opt, href, &ref) == LB_OK);
+      CHECK(ref.flags == res.flags && ref.fitted == res.fitted && ref.rows == res.rows);
+      if (size > 1) CHECK(res.windows == (k < 3 ? k : 3) && res.rows == size * res.windows);
+      for (t = 0; t < T; t++) {
+        CHECK(ref.coef[t] == res.coef[t] && ref.cost[t] == res.cost[t]);
+        CHECK(memcmp(&ref.cost_stderr[t], &res.cost_stderr[t], sizeof(double)) == 0);
+      }
+      if (rank == 0 && k == 5)
+        printf("ranks %d, 5 windows in a history of 3: flags %u cost %.6f %.6f %.6f stderr %.2e %.2e %.2e\n", size,
+               res.flags, res.cost[0], res.cost[1], res.cost[2], res.cost_stderr[0], res.cost_stderr[1],
+               res.cost_stderr[2]);
+      lb_weights_result_free(&ref);
+      lb_weights_result_free(&res);
+    }
+    lb_weights_history_destroy(&h);
+    lb_weights_history_destroy(&href);
+    free(all), free(win), free(ptr), free(nsteps);
+  }
   MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
   return check_failures != 0;

@@ -28,6 +28,6 @@ static lb_err chebyshev_setup(lb_run *run, void **state)
 }
 
 const lb_method lb_method_chebyshev = {
-  "chebyshev", "improved diffusion (Hu and Blake): Chebyshev weights from the Laplacian's extreme eigenvalues", LB_CONNECTED,
+  "chebyshev", "improved diffusion (Hu and Blake): Chebyshev weights from the Laplacian's extreme eigenvalues", LB_CONNECTED | LB_LOCAL,
   NULL, 0, chebyshev_setup, accel_step, accel_destroy
 };

@@ -1,48 +1,82 @@
-/* Chemotaxis-inspired diffusion (Canright, Deutsch, Urnes; seed 001 CT).
- * A first global sum gives the capacity c (the average load, the target of
- * every rank).  Each iteration then takes two neighbour exchanges, twice
- * the messages of first-order diffusion:
- *   1. every rank emits its signal e_v = l_v - c;
- *   2. the signal diffuses one step with alpha_sig = 1/max(deg_v, deg_w):
- *      s_v = e_v + sum_w alpha_sig (e_w - e_v), and every rank publishes it;
- * and load moves down both the load and the signal gradient:
- *      y_vw = alpha ((l_v - l_w) + chi (s_v - s_w)).
+/* Chemotaxis-inspired diffusion (Canright, Deutsch, Urnes 2006; seed 001 CT).
+ *
+ * What the sources give.  Seed 001 describes CT only by its cost and its
+ * signal: OD extended by a signal, "the difference of l_v and the capacity
+ * (target node load)", which guides the load; an initial collective for the
+ * capacity; twice the messages of OD per iteration; alpha = 1/6 on 3D
+ * meshes and alpha_sig = 1/max(deg_v, deg_w) for the signal.  Of Canright
+ * et al. only the abstract was found (a signal emitted by the load, moving
+ * faster than the load, guides the load towards balance by negative
+ * chemotaxis, compared with unguided diffusion at the same speed); their
+ * update equations were not available, so the rule below is this code's
+ * reading of seed 001, not a transcription of the paper.
+ *
+ * The rule.  Rank v has a capacity c_v (all equal unless the caller gives
+ * lb_params.capacity) and a target load t_v = L c_v / C, L the total load,
+ * C the total capacity: the one global sum (of loads and capacities) in the
+ * first superstep.  With the excess e_v = l_v - t_v, one iteration is two
+ * neighbour exchanges of one double each:
+ *   1. every rank sends e_v; the signal diffuses one step ahead of the load,
+ *      s_v = e_v + sum_w alpha_sig (e_w - e_v);
+ *   2. every rank sends s_v, and load moves down both gradients,
+ *      y_vw = alpha ((e_v - e_w) + chi (s_v - s_w)).
  * The signal reaches one hop further than the load, so smooth imbalances
- * (a box of overloaded ranks) flow up to 1 + chi times as fast per
- * iteration as under first-order diffusion.  The combined operator is
- * alpha L (I + chi M_sig) with M_sig the signal diffusion matrix, which on a
- * regular bipartite graph (any mesh of sides 1 and 2, a hypercube, an even
- * ring) has the eigenvalue -1: there the alternating load pattern moves at
- * rate 1 - chi only, and not at all at chi = 1, hence chi < 1.  Every
- * iteration's flow is a gradient, so the run ends at the minimum-L2 flow. */
-#include "balance.h"
+ * flow up to 1 + chi times as fast per iteration as under OD.  In operator
+ * form e <- (I - alpha L (I + chi M_sig)) e, M_sig = I - L_sig symmetric
+ * with spectrum in [-1, 1], so for chi < 1 the only fixed point with
+ * sum e = 0 is e = 0: every rank ends at its capacity share t_v.  On a
+ * regular bipartite graph (a mesh of sides 1 and 2, a hypercube, an even
+ * ring) M_sig has the eigenvalue -1, where the alternating pattern moves at
+ * rate 1 - chi only and not at all at chi = 1, hence chi < 1.  Every
+ * iteration's flow is a gradient, so the run ends at the minimum-L2 flow
+ * from the initial loads to the targets.
+ *
+ * Where the capacity matters.  With equal capacities t_v is the average,
+ * it cancels from every difference above, and CT is a two-step diffusion
+ * (load plus one step of signal): the global sum seed 001 pays for then
+ * changes nothing.  Only with per-rank capacities does it decide where the
+ * load goes: to shares proportional to the capacities. */
+#include "diffusion.h"
 
 #include <stdlib.h>
 
 static const lb_option chemotaxis_options[] = {
-  {"alpha", 0.0, "diffusion parameter alpha (0: 1/(max degree + 1))"},
+  {"alpha", 0.0, "diffusion parameter alpha (0: as diffusion, 1/(2k) on k-dimensional meshes and tori)"},
   {"chi", 0.9, "weight chi in [0, 1) of the signal gradient"},
 };
 
 typedef struct {
-  double alpha, chi, capacity;
+  double alpha, chi;
   int slot;
+  double *target; /* per rank: capacity share of the total load */
+  double *ein;    /* per directed edge e: excess of adj[e] received in the signal step */
 } chemotaxis_state;
+
+static void chemotaxis_destroy(void *p)
+{
+  chemotaxis_state *s = p;
+  if (!s) return;
+  free(s->target);
+  free(s->ein);
+  free(s);
+}
 
 static lb_err chemotaxis_setup(lb_run *run, void **state)
 {
   const lb_graph *g = lb_run_graph(run);
-  double alpha = lb_run_params(run)->opt[0], chi = lb_run_params(run)->opt[1];
-  if (alpha < 0 || alpha * g->max_degree > 1)
-    return lb_error(LB_ERR_ARG, "-lb_alpha %g must lie in [0, 1/max degree] = [0, %g]", alpha, 1.0 / (g->max_degree ? g->max_degree : 1));
-  if (!(chi >= 0 && chi < 1)) return lb_error(LB_ERR_ARG, "-lb_chi %g must lie in [0, 1)", chi);
+  const double *opt = lb_run_params(run)->opt;
   chemotaxis_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
-  s->alpha = alpha > 0 ? alpha : 1.0 / (g->max_degree + 1);
-  s->chi = chi;
-  lb_err err = lb_run_reduction(run, LB_SUM, 1, &s->slot);
-  return err ? err : lb_run_channels(run, 0, 2);
+  lb_err err = diffusion_alpha(g, opt[0], &s->alpha);
+  if (err) return err;
+  s->chi = opt[1];
+  if (!(s->chi >= 0 && s->chi < 1)) return lb_error(LB_ERR_ARG, "-lb_chi %g must lie in [0, 1)", s->chi);
+  s->target = malloc(((size_t)g->n + 1) * sizeof *s->target);
+  s->ein = malloc((2 * (size_t)g->m + 1) * sizeof *s->ein);
+  if (!s->target || !s->ein) return lb_error(LB_ERR_MEM, "out of memory for %d ranks", g->n);
+  err = lb_run_reduction(run, LB_SUM, 2, &s->slot);
+  return err ? err : lb_run_channels(run, 0, 1);
 }
 
 static lb_err chemotaxis_step(lb_run *run, void *state, int lo, int hi)
@@ -50,54 +84,54 @@ static lb_err chemotaxis_step(lb_run *run, void *state, int lo, int hi)
   chemotaxis_state *s = state;
   const lb_graph *g = lb_run_graph(run);
   const int *xadj = g->xadj, *adj = g->adj;
+  const double *cap = lb_run_params(run)->capacity;
   double *load = lb_run_load(run), *flow = lb_run_flow(run), *out = lb_pub_out(run);
   int step = lb_run_step(run);
   if (step == 0) {
+    /* The initial collective: total load and total capacity. */
     for (int r = lo; r < hi; r++) {
       lb_reduce(run, s->slot, 0, load[r]);
-      out[2 * r] = load[r];
-      out[2 * r + 1] = 0;
+      lb_reduce(run, s->slot, 1, cap ? cap[r] : 1.0);
+      out[r] = 0;
     }
     return LB_OK;
   }
   const double *in = lb_pub_in(run);
   if (step % 2 == 0) {
-    /* The signal diffuses one step. */
+    /* The signal diffuses one step; the neighbours' excess is kept for the load step. */
     for (int r = lo; r < hi; r++) {
       int dr = xadj[r + 1] - xadj[r];
-      double e = in[2 * r + 1], sig = e;
+      double e = in[r], sig = e;
       for (int k = xadj[r]; k < xadj[r + 1]; k++) {
         int q = adj[k], dq = xadj[q + 1] - xadj[q];
-        sig += (in[2 * q + 1] - e) / (dr > dq ? dr : dq);
+        s->ein[k] = in[q];
+        sig += (in[q] - e) / (dr > dq ? dr : dq);
       }
-      out[2 * r] = load[r];
-      out[2 * r + 1] = sig;
+      out[r] = sig;
     }
     return LB_OK;
   }
-  if (step == 1) s->capacity = lb_reduced(run, s->slot, 0) / g->n;
-  else {
+  if (step == 1) {
+    double total = lb_reduced(run, s->slot, 0), capsum = lb_reduced(run, s->slot, 1);
+    for (int r = lo; r < hi; r++) s->target[r] = total * (cap ? cap[r] : 1.0) / capsum;
+  } else {
     for (int r = lo; r < hi; r++) {
-      double l = in[2 * r], sig = in[2 * r + 1], sent = 0;
+      double e = load[r] - s->target[r], sig = in[r], sent = 0;
       for (int k = xadj[r]; k < xadj[r + 1]; k++) {
-        int q = adj[k];
-        double f = s->alpha * ((l - in[2 * q]) + s->chi * (sig - in[2 * q + 1]));
+        double f = s->alpha * ((e - s->ein[k]) + s->chi * (sig - in[adj[k]]));
         flow[k] += f;
         sent += f;
       }
-      load[r] = l - sent;
+      load[r] -= sent;
     }
     lb_run_end_iteration(run, 1);
   }
-  /* Emit the signal of the current load. */
-  for (int r = lo; r < hi; r++) {
-    out[2 * r] = load[r];
-    out[2 * r + 1] = load[r] - s->capacity;
-  }
+  /* Emit the excess of the current load. */
+  for (int r = lo; r < hi; r++) out[r] = load[r] - s->target[r];
   return LB_OK;
 }
 
 const lb_method lb_method_chemotaxis = {
-  "chemotaxis", "chemotaxis-inspired diffusion: load follows a faster diffusing capacity signal (two messages per iteration)",
-  LB_CONNECTED, chemotaxis_options, 2, chemotaxis_setup, chemotaxis_step, free
+  "chemotaxis", "chemotaxis-inspired diffusion: load follows a faster diffusing signal to capacity shares (two messages per iteration)",
+  LB_CONNECTED | LB_LOCAL | LB_CAPACITY, chemotaxis_options, 2, chemotaxis_setup, chemotaxis_step, chemotaxis_destroy
 };

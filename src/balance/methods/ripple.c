@@ -6,12 +6,40 @@
  * satisfy "same in-link, same subtree", so one scheduling table per link
  * serves every source and the algorithms A_i superimpose by plain addition.
  * Load posted in superstep s is read by its receiver in superstep s + 1
- * (the paper's "received at t, passed at t + 1").
+ * (the paper's "received at t, passed at t + 1"); like the paper's L_{j,t}
+ * the engine counts it at its receiver from step s on, so the time to
+ * stability (the iterations reported) is the number of steps in which some
+ * rank sends load, and the step that only reads the last load is not one.
  *
- * Tortoise (seed 004 S1-S3): the source sends f/n per step on each child
- * link, for as many steps as the child's subtree has ranks; a rank that
- * receives rho keeps rho/(u+1) (u: ranks below it) and passes
- * size(child)/(u+1) of rho on at once.
+ * Trees are composed of lines.  The load reaching rank r from its parent
+ * either goes on straight (the child in the same direction, the line's
+ * next rank) or turns into a side subtree (a column off the row; on the
+ * hypercube every child, since each dimension is a line of two ranks).  A
+ * line's ranks all carry the same number omega of ranks (themselves plus
+ * their side subtrees: the column's d ranks for a row rank, 1 in a column,
+ * 2^k across dimension k), so a line rank's share is omega f/n.  Seed 004
+ * builds the grid algorithm this way: linear Tortoise (Hare) along the
+ * source's row, then linear Tortoise (Hare) along each column.
+ *
+ * Tortoise (seed 004 S1-S3) on the lines of the tree.  S1: the source sends
+ * one line rank's share, omega f/n, per step on the first link of each of
+ * its lines, for as many steps as the line has ranks after it: f/d per step
+ * along a d x d mesh's row, f/n up and down its own column.  S3: a rank
+ * that receives rho keeps rho/(u+1) (u: ranks below it) and passes
+ * size(child)/(u+1) of rho on at once, the paper's rule for general trees;
+ * on the hypercube a rank that receives from dimension k keeps 1/2^(k-1)
+ * and passes 2^(u-1)/2^(k-1) across each lower dimension u.  Where the paper
+ * is ambiguous this code reads it so: (1) passed load is never forked again,
+ * so the column's share of a row packet enters the column in the step it
+ * arrives (S3 applied to the column, not S1 from every row rank, which
+ * would only add d steps); (2) the source's S1 schedule is per line, not
+ * f/n per step per subtree rank (that took one step per subtree rank: ~d^2
+ * steps on a grid, 2^(D-1) + D on hypercube:D).  With f = n at a corner the
+ * last load is sent in step 2n - 3 on line:n, 3d - 4 on a d x d mesh and D
+ * on hypercube:D; costs as Table 1: migration Theta(d), Theta(d^2),
+ * Theta(2^D) and imbalance Theta(d^2), Theta(d^3), Theta(2^D).  On the
+ * hypercube, where every line has two ranks, Tortoise and Hare coincide
+ * with the paper's single "Ripple" row of Table 1.
  *
  * Hare: seed 004 defines it by the condition L_{j,t} <= f/t for ranks within
  * t hops of the source, and zero beyond (its Figure 1 is not in our text).
@@ -29,27 +57,29 @@
  * the costs are those of seed 004 Table 1: migration F (H_{m+1} - 1) and
  * load imbalance Theta(f log n) for f = n.
  *
- * Trees are composed of such lines.  The load reaching rank r from its
- * parent either goes on straight (the child in the same direction, the
- * line's next rank) or turns into a side subtree (a column off the row; on
- * the hypercube every child, since each dimension is a line of two ranks).
- * A line's ranks all carry the same number omega of ranks (themselves plus
- * their side subtrees), so w = omega f/n.  The rank the line front reaches
- * at distance k schedules at once everything it will pass on that line
- * (the rates above, which it knows from k, w and the line length) and
- * starts its side lines as new lines rooted at itself: a column starts
- * when the row front arrives, as the paper composes row and column Hare.
- * Flows therefore never go back towards the root.  A spread of the whole
- * tree by reached set, every reached rank at the same load, would have to
- * move load back: on a binomial tree the leaf across dimension 0 holds
- * f/(d+1) after step 1 and must return part of it when more ranks are
- * reached; the same happens to the shorter side of a line.  On the
+ * On a tree, w = omega f/n.  The rank the line front reaches at distance k
+ * schedules at once everything it will pass on that line (the rates above,
+ * which it knows from k, w and the line length) and starts its side lines
+ * as new lines rooted at itself: a column starts when the row front
+ * arrives.  Flows therefore never go back towards the root.  A spread of
+ * the whole tree by reached set, every reached rank at the same load, would
+ * have to move load back: on a binomial tree the leaf across dimension 0
+ * holds f/(d+1) after step 1 and must return part of it when more ranks
+ * are reached; the same happens to the shorter side of a line.  On the
  * hypercube the composition sends each subtree's share in one step, so a
- * rank at depth t holds at most f/2^t, the paper's bound there.  On a d x d
- * mesh both costs are Theta(f log d).  Table 1's d^2 imbalance (f = n)
- * needs moving load back: with flows only away from the root each column
- * holds at most its final share f/d, so up to step d/4 the at most 2t+1
- * row ranks reached still hold nearly half of f between them.
+ * rank at depth t holds at most f/2^t, the paper's bound there.
+ *
+ * On a d x d mesh Hare takes 2d - 2 steps from a corner and its migration
+ * cost is Table 1's Theta(f log d) (d^2 log d for f = n), but its imbalance
+ * cost is Theta(f log d) too, not Table 1's d^2, and no schedule on the
+ * trees S_ij that passes load only away from the root, as Ripple does, can
+ * do better: at step t < d/4 the load of the columns more than t from the
+ * source's column (at least d - 1 - 2t columns, f/d each) has not left the
+ * source's row, its path runs along the row, and at most 2t + 1 row ranks
+ * are reached, so one of them holds at least f (d - 1 - 2t) / (d (2t + 1)),
+ * and these sum to Theta(f log d).  Table 1's d^2 follows from spreading
+ * the row Hare's n/t per column over t column ranks, which overloads each
+ * column early and needs it to give load back to the row later.
  *
  * Only line fronts carry information: a message is its load followed by
  * pairs (k, f/n), one for every line whose front it is (k: the receiver's
@@ -107,10 +137,11 @@ static void ripple_destroy(void *p)
   free(s);
 }
 
-/* Hare's table length and message size: the longest line, and how many
- * distinct fronts can share a link in one step (one per line fork step
- * when only sources start lines, else one per distance). */
-static lb_err hare_sizes(lb_run *run, ripple_state *s)
+/* Table length and Hare's message size: both schedule at most one line
+ * length ahead (a line root sends for as many steps as its line has ranks
+ * after it); Hare's messages carry one front per line fork step when only
+ * sources start lines, else one per distance. */
+static lb_err ripple_sizes(lb_run *run, ripple_state *s, const char *name)
 {
   const lb_graph *g = lb_run_graph(run);
   const lb_params *p = lb_run_params(run);
@@ -119,17 +150,18 @@ static lb_err hare_sizes(lb_run *run, ripple_state *s)
   for (int r = 0; r < g->n; r++)
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
       if (!line_at(g, r, g->adj[e], &v))
-        return lb_error(LB_ERR_UNSUPPORTED, "ripple-hare: the lines of the Ripple trees of '%s' carry unequal subtrees", g->spec);
+        return lb_error(LB_ERR_UNSUPPORTED, "%s: the lines of the Ripple trees of '%s' carry unequal subtrees", name, g->spec);
       if (1 + v.beyond > longest) longest = 1 + v.beyond;
       if (v.omega > 1) sides = 1;
     }
+  s->H = longest;
+  if (!s->hare) return LB_OK;
   int nfork = 1;
   for (int i = 0; i < p->ninject; i++) {
     int st = p->inject[i].step > 1 ? p->inject[i].step : 1, seen = st == 1;
     for (int j = 0; j < i && !seen; j++) seen = (p->inject[j].step > 1 ? p->inject[j].step : 1) == st;
     nfork += !seen;
   }
-  s->H = longest;
   s->fcap = sides || nfork > longest ? longest : nfork;
   return LB_OK;
 }
@@ -145,10 +177,8 @@ static lb_err ripple_setup_common(lb_run *run, void **state, int hare)
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
   s->hare = hare;
-  lb_err err;
-  /* Tortoise schedules up to one subtree size ahead, Hare one line length. */
-  if (hare) { if ((err = hare_sizes(run, s))) return err; }
-  else s->H = g->n;
+  lb_err err = ripple_sizes(run, s, name);
+  if (err) return err;
   size_t nd = 2 * (size_t)g->m + 1, msg = 1 + 2 * (size_t)s->fcap;
   size_t cells = nd * (size_t)s->H + 2 * nd * msg;
   if (cells > ((size_t)1 << 27))
@@ -224,6 +254,18 @@ static lb_err hare_front(ripple_state *s, const lb_graph *g, int r, int from, lo
   return hare_start_lines(s, g, r, &v, v.cont, step, unit);
 }
 
+/* Tortoise's S1 on every line leaving the source: one line rank's share
+ * per step, for as many steps as the line has ranks. */
+static void tortoise_start_lines(ripple_state *s, const lb_graph *g, int r, const line_view *v, long long step, double unit)
+{
+  line_view c;
+  for (int i = 0; i < v->nk; i++) {
+    line_at(g, v->kid[i], r, &c);
+    int e = lb_graph_edge(g, r, v->kid[i]);
+    for (int a = 0; a <= c.beyond; a++) schedule(s, r, e, step + a, unit * c.omega);
+  }
+}
+
 /* Load injected before this step at any rank: it forks now, so a run that
  * was idle must not stop (every process sees the whole injection list). */
 static int injected_now(const lb_run *run)
@@ -263,7 +305,6 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       double rho = msg[0];
       load[r] += rho;
       flow[e] -= rho;
-      moved = 1;
       if (s->hare) {
         for (int j = 1; j + 1 < len; j += 2)
           if ((err = hare_front(s, g, r, g->adj[e], step, (int)msg[j], msg[j + 1]))) return err;
@@ -281,9 +322,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       line_view v;
       line_at(g, r, -1, &v);
       if (s->hare) { if ((err = hare_start_lines(s, g, r, &v, -1, step, f / n))) return err; }
-      else
-        for (int i = 0; i < v.nk; i++)
-          for (int a = 0; a < v.size[i]; a++) schedule(s, r, lb_graph_edge(g, r, v.kid[i]), (long long)step + a, f / n);
+      else tortoise_start_lines(s, g, r, &v, step, f / n);
     }
     /* S2: send what the tables hold for this step, with the new fronts. */
     long long posted = 0;
@@ -314,7 +353,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_ripple_tortoise = {
-  "ripple-tortoise", "seed 004 Ripple, Tortoise schedule (f/n per step per link)",
+  "ripple-tortoise", "seed 004 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
   LB_CONNECTED | LB_TERMINATES | LB_INJECT, NULL, 0, tortoise_setup, ripple_step, ripple_destroy
 };
 

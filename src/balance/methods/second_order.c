@@ -4,9 +4,10 @@
  * plus (beta - 1) times the previous iteration's flow.  beta in (0, 2);
  * seed 001 uses 1.8 on every configuration. */
 #include "accelerated.h"
+#include "diffusion.h"
 
 static const lb_option second_order_options[] = {
-  {"alpha", 0.0, "diffusion parameter alpha (0: 1/(max degree + 1))"},
+  {"alpha", 0.0, "diffusion parameter alpha (0: as diffusion, 1/(2k) on k-dimensional meshes and tori)"},
   {"beta", 1.8, "weight beta in (0, 2) of the first-order flow"},
 };
 
@@ -18,20 +19,19 @@ static double second_order_weight(const accel_state *s, int k, double prev)
 
 static lb_err second_order_setup(lb_run *run, void **state)
 {
-  const lb_graph *g = lb_run_graph(run);
   const double *opt = lb_run_params(run)->opt;
-  double alpha = opt[0], beta = opt[1];
-  if (alpha < 0 || alpha * g->max_degree > 1)
-    return lb_error(LB_ERR_ARG, "-lb_alpha %g must lie in [0, 1/max degree] = [0, %g]", alpha, 1.0 / (g->max_degree ? g->max_degree : 1));
+  double alpha, beta = opt[1];
+  lb_err err = diffusion_alpha(lb_run_graph(run), opt[0], &alpha);
+  if (err) return err;
   if (!(beta > 0 && beta < 2)) return lb_error(LB_ERR_ARG, "-lb_beta %g must lie in (0, 2)", beta);
   accel_state *s = NULL;
-  lb_err err = accel_setup(run, alpha > 0 ? alpha : 1.0 / (g->max_degree + 1), second_order_weight, &s);
+  err = accel_setup(run, alpha, second_order_weight, &s);
   *state = s;
   if (s) s->beta = beta;
   return err;
 }
 
 const lb_method lb_method_second_order = {
-  "second-order", "second-order diffusion (Muthukrishnan, Ghosh, Schultz), parameters alpha and beta", LB_CONNECTED,
+  "second-order", "second-order diffusion (Muthukrishnan, Ghosh, Schultz), parameters alpha and beta", LB_CONNECTED | LB_LOCAL,
   second_order_options, 2, second_order_setup, accel_step, accel_destroy
 };

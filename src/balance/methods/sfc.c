@@ -1,18 +1,21 @@
 /* sfc and sfc-shift (seed 003) on the loads of the chain of ranks
- * 0 - 1 - ... - n-1.  Offset shifting moves the cut between ranks j-1 and j
- * by the cumulative imbalance s_j = sum_{i<j} (l_i / avg - 1) divided by the
- * penalty factor; with penalty 1 that is the full chains-on-chains cut, so
- * both methods are this one step: sfc once with penalty 1, sfc-shift once
- * per iteration with -lb_penalty.  Cells and cut positions on the curve are
- * the business of lbcurve.h; here the loads are continuous. */
+ * 0 - 1 - ... - n-1. Both are offset shifting on the share axis
+ * (lb_curve_shift_bounds, the one implementation in curve.c) with every
+ * rank's load standing for both its measured load and its weight: sfc is
+ * one shift with penalty 1 (the full chains-on-chains cut), sfc-shift one
+ * shift per iteration with -lb_penalty. Here, as in lbbench, no timing
+ * exists, so the loads are their own measurement; the app's balancing
+ * sequence on measured times and cells is lb_curve_shifter (lbcurve.h). */
 #include "balance.h"
+#include "lbcurve.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 typedef struct {
   double penalty;
-  double *all; /* every rank's load, gathered once per step */
+  double *all;   /* every rank's load, gathered once per step */
+  double *bound; /* the new cut positions on the load axis, n + 1 values */
 } sfc_state;
 
 static void sfc_destroy(void *p)
@@ -20,6 +23,7 @@ static void sfc_destroy(void *p)
   sfc_state *s = p;
   if (!s) return;
   free(s->all);
+  free(s->bound);
   free(s);
 }
 
@@ -36,7 +40,8 @@ static lb_err setup(lb_run *run, void **state, const char *name, double penalty)
                       name, g->spec, r, r + 1);
   s->penalty = penalty;
   s->all = malloc((size_t)g->n * sizeof *s->all);
-  if (!s->all) return lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n);
+  s->bound = malloc(((size_t)g->n + 1) * sizeof *s->bound);
+  if (!s->all || !s->bound) return lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n);
   return lb_run_channels(run, 0, 0);
 }
 
@@ -44,31 +49,24 @@ static lb_err sfc_setup(lb_run *run, void **state) { return setup(run, state, "s
 
 static lb_err shift_setup(lb_run *run, void **state) { return setup(run, state, "sfc-shift", lb_run_params(run)->opt[0]); }
 
-/* Flow across edge (j, j+1): (sum_{i<=j} l_i - (j+1) avg) / penalty.  Every
- * process computes the same prefix from the same gathered loads, so the
- * backends agree bit for bit. */
-static double chain_flow(const sfc_state *s, int n, double avg, double prefix_through_j, int j)
-{
-  if (j < 0 || j >= n - 1) return 0.0;
-  return (prefix_through_j - (j + 1) * avg) / s->penalty;
-}
-
+/* The flow across edge (j, j+1) is the weight that cut j+1 passes:
+ * sum_{i<=j} l_i - bound[j+1]. Every process computes the same bounds from
+ * the same gathered loads, so the backends agree bit for bit. */
 static lb_err sfc_step(lb_run *run, void *state, int lo, int hi)
 {
   sfc_state *s = state;
   const lb_graph *g = lb_run_graph(run);
-  double *load = lb_run_load(run), *flow = lb_run_flow(run), total = 0.0, prefix = 0.0;
+  double *load = lb_run_load(run), *flow = lb_run_flow(run), prefix = 0.0;
   int n = g->n, moved = 0;
   lb_err err = lb_run_gather_loads(run, s->all);
+  if (!err) err = lb_curve_shift_bounds(n, s->all, s->all, s->penalty, s->bound);
   if (err) return err;
-  for (int r = 0; r < n; r++) total += s->all[r];
-  double avg = total / n;
   for (int r = 0; r < n; r++) {
+    double left = r > 0 ? prefix - s->bound[r] : 0.0;
     prefix += s->all[r];
-    double right = chain_flow(s, n, avg, prefix, r);
+    double right = r + 1 < n ? prefix - s->bound[r + 1] : 0.0;
     if (right != 0.0) moved = 1;
     if (r >= lo && r < hi) {
-      double left = chain_flow(s, n, avg, prefix - s->all[r], r - 1);
       if (r + 1 < n) flow[lb_graph_edge(g, r, r + 1)] += right;
       if (r > 0) flow[lb_graph_edge(g, r, r - 1)] -= left;
       load[r] = s->all[r] - right + left;

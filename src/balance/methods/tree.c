@@ -1,33 +1,131 @@
 /* Seed 002 (Langer): perfect balance with the fewest migrations over a BFS
  * spanning tree rooted at the graph's centre (which halves the rounds of the
- * two passes on a line compared with an end).  One global sum gives q = floor(W/n) and
- * r = W mod n.  Upward pass: every rank sends its parent the units in its
- * subtree and how many of its ranks hold more than q.  Downward pass: each
- * rank hands out its subtree's r-share of "q+1" places, first to ranks that
- * hold more than q (they then keep one unit more instead of shipping it),
- * and the flow on a tree edge is the child subtree's target minus its units
- * (a consumer subtree receives, a supplier subtree sends).  Every rank ends
- * at q or q+1 and exactly sum max(0, l-q) - min(r, #{l > q}) units change
- * owner, which is the minimum. */
+ * passes on a line compared with an end), every unit sent once, straight
+ * from the rank that has it in excess to the rank that ends with it.
+ *
+ * One global sum gives q = floor(W/n) and r = W mod n.  Then:
+ *
+ *  1. Up: every rank sends its parent the units in its subtree and how many
+ *     of its ranks are at q+1, above q+1, below q and at q (the abstract's
+ *     upward pass sends the units; the classes are for step 2).
+ *  2. Down: each rank hands out its subtree's share of the r places at q+1
+ *     in the order of TIERS: first to ranks above q (each then keeps a
+ *     unit instead of shipping it: that is what makes the number of moved
+ *     units sum max(0, l-q) - min(r, #{l > q}), the minimum), those at q+1
+ *     first (they drop out), then to ranks below q (so that no rank at q
+ *     becomes a consumer needlessly).  A rank now knows whether it is a
+ *     work supplier or a work consumer, and which of its child subtrees
+ *     supply (units above their targets) or consume.
+ *  3. Matchmaking, while pass 2 goes on.  One side travels: the root, which
+ *     knows the class counts, lets the suppliers travel if they are no more
+ *     than the consumers, else the consumers (the other side is steered by
+ *     the counts alone).  Say suppliers travel: a supplier tags itself, i.e.
+ *     puts (itself, excess) into its stream.  Every rank V takes the stream
+ *     its supplier children send up, after its own excess: if V's subtree
+ *     has N units in excess, the first N go on up to V's parent; the rest
+ *     are matched, in order, with V's need line: V's own need first ("it
+ *     requests work units from suppliers for itself"), then the needs of
+ *     its consumer children in tree order.  Supply from above (V's subtree
+ *     is a net consumer) fills the end of the same line.  A piece that
+ *     lands on V's own need is a transfer from its supplier straight to V;
+ *     a piece for a consumer child is passed down to it (V "calls the
+ *     balancing step on the work receivers" with their suppliers), which
+ *     places it on its own line the same way.  When consumers travel,
+ *     everything is mirrored: consumers tag themselves and suppliers' lines
+ *     are filled ("calls the balancing step on the work suppliers").
+ *  4. Up: a rank that has placed all its stream and line and sent all its
+ *     pieces tells its parent, once its children have; the root then stops.
+ *
+ * Reading of the abstract.  It names the alternation (a receiver calls the
+ * balancing step on the suppliers, a supplier on the receivers) so that the
+ * lists stay short and no vertex receives many messages, but gives no
+ * rule; in Charm++ any vertex may message any other, our supersteps talk
+ * to tree neighbours only.  The code reads it as: the names of one side
+ * travel, up to where they meet the other side's units, then down into the
+ * subtrees that hold them, steered by the counts of pass 2; the side is the
+ * one with fewer ranks, chosen once per run.  So a list on a tree edge
+ * holds at most one piece per rank of that side (one entry on every edge
+ * for a single supplier feeding every rank, or a single consumer fed by
+ * many), the transfers are the overlaps of two ordered lines at each rank
+ * (at most suppliers + consumers - 1 of them: a forest), and a rank
+ * receives one message per tree neighbour in each of passes 1, 2 and 4,
+ * plus, in pass 3, one per 1 to LIST_CHUNK pieces on the edges that carry
+ * any (pieces are sent as they come, not held back to fill a message).
+ * The choice is per run, not per vertex: where both sides are many, a
+ * subtree may carry more entries than a per-subtree choice would.  The
+ * flows of the result are the net units across each tree edge (what a cut
+ * on a chain moves); the transfers say how the units really travel. */
 #include "balance.h"
 
 #include <stdlib.h>
+
+enum { TAG_COUNT = 1, TAG_PLACES, TAG_LIST, TAG_DONE };
+/* The order in which places at q+1 are handed out: ranks at q+1 (they then
+ * neither supply nor consume), above q+1 (they keep a unit), below q (already
+ * consumers), at q (they become consumers of one unit).  The first two make
+ * the moved units the fewest, the last two the consumers the fewest. */
+#define TIERS 4
+#define LIST_CHUNK 16
+#define MSG_CAP (2 + 2 * LIST_CHUNK)
+
+/* Suppliers with an amount of their units. */
+typedef struct { int *rank; long long *amount; int n, cap; } unit_list;
 
 typedef struct {
   lb_tree t;
   int slot;
   long long q, rem;
-  double *wsub, *over; /* per directed edge parent -> child: child subtree's units and ranks above q */
-  int *got;            /* children heard from */
+  size_t nd;             /* entries of the per-edge arrays */
+  int *down;             /* per rank: directed edge parent -> rank, -1 at the root */
+  int dir;               /* +1: suppliers' names travel, -1: consumers' (chosen at the root) */
+  double *wsub;          /* per directed edge parent -> child: child subtree's units */
+  double *tier;          /* per directed edge parent -> child: its ranks in each TIERS class */
+  long long *cnet;       /* per directed edge parent -> child: child subtree's units minus its target */
+  int *got;              /* children heard from in pass 1, -1 once sent up */
   double *own_w, *own_l; /* subtree units as sent up; own units at the start */
+  long long *target;     /* q or q+1 once pass 2 reached the rank, else -1 */
+  /* In the words of dir = +1; with dir = -1 "supply" is the consumers'
+   * travelling need and "need" the suppliers' excess. */
+  long long *need;       /* own need (0 for a supplier) */
+  long long *sint, *dint;/* supply and need within the subtree: own plus the children's */
+  long long *spos, *xpos;/* supply units placed so far; units received from above */
+  unit_list *queue;      /* per directed edge: pieces to send on it */
+  int *qsent;            /* per directed edge: pieces of queue already sent */
+  int *posted;           /* per directed edge: last superstep a message went on it */
+  int *dones;            /* children that reported the end of their subtree's work */
+  double *moved;         /* units received by consumers of the subtree, as reported */
+  char *finished;        /* reported (or, at the root, stopped) */
 } tree_state;
+
+static void ul_free(unit_list *l) { free(l->rank); free(l->amount); }
+
+static lb_err ul_add(unit_list *l, int rank, long long amount)
+{
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 4;
+    int *r = realloc(l->rank, (size_t)cap * sizeof *r);
+    if (!r) return lb_error(LB_ERR_MEM, "out of memory for the tree's matchmaking lists");
+    l->rank = r;
+    long long *a = realloc(l->amount, (size_t)cap * sizeof *a);
+    if (!a) return lb_error(LB_ERR_MEM, "out of memory for the tree's matchmaking lists");
+    l->amount = a;
+    l->cap = cap;
+  }
+  l->rank[l->n] = rank;
+  l->amount[l->n++] = amount;
+  return LB_OK;
+}
 
 static void tree_destroy(void *p)
 {
   tree_state *s = p;
   if (!s) return;
+  if (s->queue)
+    for (size_t e = 0; e < s->nd; e++) ul_free(&s->queue[e]);
   lb_tree_free(&s->t);
-  free(s->wsub); free(s->over); free(s->got); free(s->own_w); free(s->own_l);
+  free(s->down); free(s->wsub); free(s->tier); free(s->cnet); free(s->got); free(s->own_w); free(s->own_l);
+  free(s->target); free(s->need); free(s->sint); free(s->dint); free(s->spos); free(s->xpos);
+  free(s->queue); free(s->qsent); free(s->posted); free(s->dones); free(s->moved); free(s->finished);
   free(s);
 }
 
@@ -64,63 +162,204 @@ static lb_err tree_setup(lb_run *run, void **state)
   lb_err err = lb_tree_bfs(g, centre(g), &s->t);
   if (err) return err;
   size_t nd = 2 * (size_t)g->m + 1, n = (size_t)g->n;
+  s->down = malloc(n * sizeof(int));
   s->wsub = calloc(nd, sizeof(double));
-  s->over = calloc(nd, sizeof(double));
+  s->tier = calloc(nd * TIERS, sizeof(double));
+  s->cnet = calloc(nd, sizeof(long long));
   s->got = calloc(n, sizeof(int));
   s->own_w = calloc(n, sizeof(double));
   s->own_l = calloc(n, sizeof(double));
-  if (!s->wsub || !s->over || !s->got || !s->own_w || !s->own_l) return lb_error(LB_ERR_MEM, "out of memory");
+  s->target = malloc(n * sizeof(long long));
+  s->need = calloc(n, sizeof(long long));
+  s->sint = calloc(n, sizeof(long long));
+  s->dint = calloc(n, sizeof(long long));
+  s->spos = calloc(n, sizeof(long long));
+  s->xpos = calloc(n, sizeof(long long));
+  s->queue = calloc(nd, sizeof(unit_list));
+  s->nd = s->queue ? nd : 0;
+  s->qsent = calloc(nd, sizeof(int));
+  s->posted = malloc(nd * sizeof(int));
+  s->dones = calloc(n, sizeof(int));
+  s->moved = calloc(n, sizeof(double));
+  s->finished = calloc(n, 1);
+  if (!s->down || !s->wsub || !s->tier || !s->cnet || !s->got || !s->own_w || !s->own_l || !s->target || !s->need ||
+      !s->sint || !s->dint || !s->spos || !s->xpos || !s->queue || !s->qsent || !s->posted || !s->dones || !s->moved ||
+      !s->finished)
+    return lb_error(LB_ERR_MEM, "out of memory");
+  for (size_t r = 0; r < n; r++) {
+    s->target[r] = -1;
+    s->down[r] = s->t.up[r] >= 0 ? g->rev[s->t.up[r]] : -1;
+  }
+  for (size_t e = 0; e < nd; e++) s->posted[e] = -1;
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot))) return err;
-  return lb_run_channels(run, 2, 0);
+  return lb_run_channels(run, MSG_CAP, 0);
 }
 
 static int nchildren(const tree_state *s, int r) { return s->t.xchild[r + 1] - s->t.xchild[r]; }
 
-/* Rank r learnt that its subtree gets `extra` places at q+1: it keeps one
- * if it started above q, children get places for their ranks above q, and
- * what is left goes wherever there is room; then r moves to (or from) each
- * child subtree the units it lacks (or has in excess). */
-static void hand_out(lb_run *run, tree_state *s, int r, long long extra)
+static double *post(lb_run *run, tree_state *s, int e, int len)
 {
-  const lb_graph *g = lb_run_graph(run);
-  double *load = lb_run_load(run), *flow = lb_run_flow(run);
-  int c0 = s->t.xchild[r], nc = nchildren(s, r);
-  long long give[64], *gv = nc <= 64 ? give : malloc((size_t)nc * sizeof *gv);
+  s->posted[e] = lb_run_step(run);
+  return lb_msg_post(run, e, len);
+}
+
+/* Units [p, p+a) of rank v's need line (its own need, then its consumer
+ * children's in tree order) come from supplier x: a transfer to v, or
+ * pieces passed down. */
+static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long long p)
+{
+  long long end = s->need[v];
+  if (p < end) {
+    long long k = a < end - p ? a : end - p;
+    if (s->dir > 0) lb_run_transfer(run, x, v, (double)k);
+    else lb_run_transfer(run, v, x, (double)k);
+    lb_run_load(run)[v] += s->dir * (double)k;
+    s->moved[v] += (double)k;
+    p += k;
+    a -= k;
+  }
+  lb_err err = LB_OK;
+  for (int i = s->t.xchild[v]; i < s->t.xchild[v + 1] && a > 0 && !err; i++) {
+    int e = s->down[s->t.child[i]];
+    if (s->cnet[e] >= 0) continue;
+    end -= s->cnet[e];
+    if (p < end) {
+      long long k = a < end - p ? a : end - p;
+      err = ul_add(&s->queue[e], x, k);
+      p += k;
+      a -= k;
+    }
+  }
+  return err;
+}
+
+/* Supply of a units from x reaches v (from itself or a child): what v's
+ * subtree has in excess goes up first, the rest meets v's need line. */
+static lb_err supply(lb_run *run, tree_state *s, int v, int x, long long a)
+{
+  long long N = s->sint[v] - s->dint[v];
+  lb_err err = LB_OK;
+  if (N > 0 && s->spos[v] < N) {
+    long long k = a < N - s->spos[v] ? a : N - s->spos[v];
+    err = ul_add(&s->queue[s->t.up[v]], x, k);
+    s->spos[v] += k;
+    a -= k;
+  }
+  if (a > 0 && !err) {
+    err = place(run, s, v, x, a, s->spos[v] - (N > 0 ? N : 0));
+    s->spos[v] += a;
+  }
+  return err;
+}
+
+/* Pass 2 at rank r, whose subtree gets `extra` places at q+1: it keeps one
+ * if it started above q, children get places for their ranks above q, and
+ * what is left goes wherever there is room.  The flow on each child edge is
+ * the child subtree's target minus its units.  Then r knows its need line
+ * and tags itself as a supplier if it has units above its target. */
+static int tier_of(const tree_state *s, double l)
+{
+  return l == (double)(s->q + 1) ? 0 : l > (double)s->q ? 1 : l < (double)s->q ? 2 : 3;
+}
+
+static lb_err hand_out(lb_run *run, tree_state *s, int r, long long extra)
+{
+  double *flow = lb_run_flow(run);
+  int c0 = s->t.xchild[r], nc = nchildren(s, r), self = 0, mine = tier_of(s, s->own_l[r]);
   long long left = extra;
-  int self = 0;
-  if (left > 0 && s->own_l[r] > s->q) { self = 1; left--; }
+  /* cnet holds each child's places at q+1 until its net is known. */
+  for (int i = 0; i < nc; i++) s->cnet[s->down[s->t.child[c0 + i]]] = 0;
+  for (int k = 0; k < TIERS && left > 0; k++) {
+    if (mine == k) { self = 1; left--; }
+    for (int i = 0; i < nc && left > 0; i++) {
+      int e = s->down[s->t.child[c0 + i]];
+      long long count = (long long)s->tier[(size_t)e * TIERS + k], take = count < left ? count : left;
+      s->cnet[e] += take;
+      left -= take;
+    }
+  }
+  s->target[r] = s->q + self;
+  long long own = s->dir * ((long long)s->own_l[r] - s->target[r]);
+  s->need[r] = own < 0 ? -own : 0;
+  s->sint[r] = own > 0 ? own : 0;
+  s->dint[r] = s->need[r];
   for (int i = 0; i < nc; i++) {
-    int e = lb_graph_edge(g, r, s->t.child[c0 + i]);
-    long long take = (long long)s->over[e] < left ? (long long)s->over[e] : left;
-    gv[i] = take;
-    left -= take;
+    int c = s->t.child[c0 + i], e = s->down[c];
+    double *msg = post(run, s, e, 3);
+    msg[0] = TAG_PLACES;
+    msg[1] = (double)s->cnet[e];
+    msg[2] = s->dir;
+    long long target = s->t.size[c] * s->q + s->cnet[e];
+    flow[e] += (double)target - s->wsub[e];
+    s->cnet[e] = s->dir * ((long long)s->wsub[e] - target);
+    if (s->cnet[e] > 0) s->sint[r] += s->cnet[e];
+    else s->dint[r] -= s->cnet[e];
   }
-  if (left > 0 && !self) { self = 1; left--; }
-  for (int i = 0; i < nc && left > 0; i++) {
-    long long room = s->t.size[s->t.child[c0 + i]] - gv[i];
-    long long take = room < left ? room : left;
-    gv[i] += take;
-    left -= take;
+  if (own <= 0) return LB_OK;
+  lb_run_load(run)[r] = (double)s->target[r];
+  return supply(run, s, r, r, own);
+}
+
+static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *msg)
+{
+  lb_err err = LB_OK;
+  switch ((int)msg[0]) {
+  case TAG_COUNT:
+    s->wsub[e] = msg[1];
+    for (int k = 0; k < TIERS; k++) s->tier[(size_t)e * TIERS + k] = msg[2 + k];
+    s->got[r]++;
+    break;
+  case TAG_PLACES: {
+    long long extra = (long long)msg[1];
+    s->dir = (int)msg[2];
+    lb_run_flow(run)[e] -= (double)(s->t.size[r] * s->q + extra) - s->own_w[r];
+    err = hand_out(run, s, r, extra);
+    break;
   }
-  for (int i = 0; i < nc; i++) {
-    int c = s->t.child[c0 + i], e = lb_graph_edge(g, r, c);
-    double target = (double)(s->t.size[c] * s->q + gv[i]);
-    double send = target - s->wsub[e];
-    load[r] -= send;
-    flow[e] += send;
-    lb_run_transit(run, e, send);
-    double *msg = lb_msg_post(run, e, 1);
-    msg[0] = (double)gv[i];
+  case TAG_LIST:
+    for (int i = 0; i < (int)msg[1] && !err; i++) {
+      int x = (int)msg[2 + 2 * i];
+      long long a = (long long)msg[3 + 2 * i];
+      if (e == s->t.up[r]) { /* from above: the end of the need line */
+        err = place(run, s, r, x, a, s->sint[r] + s->xpos[r]);
+        s->xpos[r] += a;
+      } else {
+        err = supply(run, s, r, x, a);
+      }
+    }
+    break;
+  default: /* TAG_DONE */
+    s->dones[r]++;
+    s->moved[r] += msg[1];
   }
-  if (gv != give) free(gv);
+  return err;
+}
+
+/* Sends the next pieces queued on r's tree edge e; 1 if some are left. */
+static int flush(lb_run *run, tree_state *s, int e)
+{
+  unit_list *l = &s->queue[e];
+  if (s->qsent[e] == l->n) return 0;
+  if (s->posted[e] == lb_run_step(run)) return 1;
+  int k = l->n - s->qsent[e] < LIST_CHUNK ? l->n - s->qsent[e] : LIST_CHUNK;
+  double *msg = post(run, s, e, 2 + 2 * k);
+  msg[0] = TAG_LIST;
+  msg[1] = k;
+  for (int i = 0; i < k; i++) {
+    msg[2 + 2 * i] = l->rank[s->qsent[e] + i];
+    msg[3 + 2 * i] = (double)l->amount[s->qsent[e] + i];
+  }
+  s->qsent[e] += k;
+  return s->qsent[e] < l->n;
 }
 
 static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
 {
   tree_state *s = state;
   const lb_graph *g = lb_run_graph(run);
-  double *load = lb_run_load(run), *flow = lb_run_flow(run);
-  int step = lb_run_step(run), H = s->t.height;
+  double *load = lb_run_load(run);
+  int step = lb_run_step(run);
+  lb_err err = LB_OK;
   if (step == 0) {
     for (int r = lo; r < hi; r++) lb_reduce(run, s->slot, 0, load[r]);
     return LB_OK;
@@ -131,50 +370,58 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
     s->rem = W % g->n;
     for (int r = lo; r < hi; r++) s->own_l[r] = load[r];
   }
-  for (int r = lo; r < hi; r++) {
-    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
+  for (int r = lo; r < hi && !err; r++) {
+    for (int e = g->xadj[r]; e < g->xadj[r + 1] && !err; e++) {
       const double *msg;
-      int len = lb_msg_recv(run, e, &msg);
-      if (len == 2) {            /* upward: a child's subtree */
-        s->wsub[e] = msg[0];
-        s->over[e] = msg[1];
-        s->got[r]++;
-      } else if (len == 1) {     /* downward: our subtree's places at q+1 */
-        long long extra = (long long)msg[0];
-        double recv = (double)(s->t.size[r] * s->q + extra) - s->own_w[r];
-        load[r] += recv;
-        flow[e] -= recv;
-        hand_out(run, s, r, extra);
-      }
+      if (lb_msg_recv(run, e, &msg) > 0) err = receive(run, s, r, e, msg);
     }
-    if (s->got[r] == nchildren(s, r)) {
-      double w = load[r], ov = s->own_l[r] > s->q;
+    if (err) break;
+    int nc = nchildren(s, r), up = s->t.up[r];
+    if (s->got[r] == nc) {
+      double w = s->own_l[r], tc[TIERS] = {0};
+      tc[tier_of(s, s->own_l[r])] = 1;
       for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) {
-        int e = lb_graph_edge(g, r, s->t.child[i]);
+        int e = s->down[s->t.child[i]];
         w += s->wsub[e];
-        ov += s->over[e];
+        for (int k = 0; k < TIERS; k++) tc[k] += s->tier[(size_t)e * TIERS + k];
       }
       s->got[r] = -1;
       s->own_w[r] = w;
-      if (r == s->t.root) hand_out(run, s, r, s->rem);
-      else {
-        double *msg = lb_msg_post(run, s->t.up[r], 2);
-        msg[0] = w;
-        msg[1] = ov;
+      if (r == s->t.root) {
+        /* Suppliers: ranks above q that keep no unit; consumers: ranks below
+         * q and those at q that get a place.  The fewer travel. */
+        long long exact = (long long)tc[0], over = exact + (long long)tc[1], under = (long long)tc[2];
+        long long sup = over - (s->rem < exact ? s->rem : exact), con = under + (s->rem - over - under > 0 ? s->rem - over - under : 0);
+        s->dir = sup <= con ? 1 : -1;
+        err = hand_out(run, s, r, s->rem);
+      } else {
+        double *msg = post(run, s, up, 2 + TIERS);
+        msg[0] = TAG_COUNT;
+        msg[1] = w;
+        for (int k = 0; k < TIERS; k++) msg[2 + k] = tc[k];
       }
+      if (err) break;
+    }
+    int pending = up >= 0 && flush(run, s, up);
+    for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) pending |= flush(run, s, s->down[s->t.child[i]]);
+    long long N = s->sint[r] - s->dint[r];
+    if (s->finished[r] || pending || s->target[r] < 0 || s->spos[r] < s->sint[r] || (N < 0 && s->xpos[r] < -N) || s->dones[r] < nc)
+      continue;
+    if (r == s->t.root) {
+      s->finished[r] = 1;
+      lb_run_end_iteration(run, s->moved[r] > 0);
+      lb_run_stop(run, LB_STOP_CONVERGED);
+    } else if (s->posted[up] != step) {
+      double *msg = post(run, s, up, 2);
+      msg[0] = TAG_DONE;
+      msg[1] = s->moved[r];
+      s->finished[r] = 1;
     }
   }
-  if (step == 1 + 2 * H) {
-    int any = 0;
-    for (int r = lo; r < hi; r++)
-      for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) if (flow[e] != 0) any = 1;
-    lb_run_end_iteration(run, any);
-    lb_run_stop(run, LB_STOP_CONVERGED);
-  }
-  return LB_OK;
+  return err;
 }
 
 const lb_method lb_method_tree = {
-  "tree", "seed 002 (Langer): up/down passes over a spanning tree, perfect balance, fewest migrations",
-  LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES, NULL, 0, tree_setup, tree_step, tree_destroy
+  "tree", "seed 002 (Langer): spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
+  LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT, NULL, 0, tree_setup, tree_step, tree_destroy
 };

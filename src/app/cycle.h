@@ -1,0 +1,55 @@
+/** \file cycle.h
+ * The one AMR cycle of amr2d/amr3d (DESIGN.md section 2), over any
+ * registered problem (problems/problem.h):
+ *
+ *   solve -> estimate -> mark -> adapt with transfer -> weigh -> balance
+ *   -> report -> output
+ *
+ * with one report schema (common fields, the balancer's, the problem's),
+ * one human line per cycle from the problem and one from the balancer, VTK
+ * output every -vtk_interval cycles, and a PETSc log stage per phase. */
+#ifndef AMR_APP_CYCLE_H
+#define AMR_APP_CYCLE_H
+
+#include <petscsys.h>
+#include "app/adapt_options.h"
+#include "app/lbcycle.h"
+#include "mesh/mesh.h"
+#include "problems/problem.h"
+
+typedef struct _p_AmrCycle *AmrCycle;
+
+/** Read -problem and, when it is given, the problem's options, the shared
+ *  adaptation and output options, -amr_cycles and the -lb_* options.
+ *  *cyc is NULL when no -problem is given.  Under -help every option is
+ *  listed (a problem's own ones with -problem NAME).  Bad values are
+ *  collective PETSC_ERR_USER_INPUT errors naming the option.  min_level,
+ *  vtk (the -vtk prefix, empty: none) and vtk_binary (-vtk_binary) come
+ *  from the driver. */
+PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *cyc);
+
+/** Open the report, attach the problem to the uniform forest p4est (no
+ *  user data): its fields and initial data, refinement towards the initial data when the
+ *  problem has it, and the -lb_initial split. */
+PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est);
+
+/** Run the cycles until -amr_cycles or the problem's end and print the
+ *  run's summary. */
+PetscErrorCode AmrCycleRun(AmrCycle cyc);
+
+/** Mark by the -amr_strategy from the squared indicators of the local
+ *  cells and adapt the forest through the problem, carrying its fields. */
+PetscErrorCode AmrCycleAdapt(AmrCycle cyc, const double *eta2);
+
+/** Weigh the cells of the (adapted) forest by their load types and, when
+ *  allow is true, balance and repartition it with the problem's fields
+ *  (AmrLbBalance); fills lr (free with AmrLbRecordFree). */
+PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRecord *lr);
+
+/** The problem the cycle runs. */
+AmrProblem AmrCycleGetProblem(AmrCycle cyc);
+
+/** Free everything but the forest. */
+PetscErrorCode AmrCycleDestroy(AmrCycle *cyc);
+
+#endif

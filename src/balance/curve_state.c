@@ -1,0 +1,68 @@
+/* seed 003's offset-shifting sequence as a blob (lbstate.h). */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbcall.h"
+#include "lbstate.h"
+#include "pack.h"
+
+#define SHIFTER_TAG "LBCS"
+#define SHIFTER_WHAT "offset-shifting sequence"
+
+lb_err lb_curve_shifter_pack(const lb_curve_shifter *s, void **buf, size_t *len)
+{
+  lb_packer p;
+  lb_pack_begin(&p, SHIFTER_TAG);
+  lb_pack_i64(&p, s->nparts);
+  lb_pack_i64(&p, s->steps);
+  lb_pack_i64(&p, s->have_best);
+  lb_pack_i64(&p, s->settled);
+  lb_pack_f64(&p, s->best_max_over_avg);
+  lb_pack_i64(&p, s->best_ncells);
+  lb_pack_f64(&p, s->best_total);
+  for (int q = 0; q < s->nparts; q++) lb_pack_i64(&p, s->best_counts[q]);
+  return lb_pack_end(&p, buf, len);
+}
+
+lb_err lb_curve_shifter_restore(lb_curve_shifter *s, const void *buf, size_t len)
+{
+  lb_unpacker u;
+  int64_t nparts, steps, have_best, settled, best_ncells, *counts;
+  double best_moa, best_total;
+
+  LB_CALL(lb_unpack_begin(&u, buf, len, SHIFTER_TAG, SHIFTER_WHAT));
+  nparts = lb_unpack_i64(&u);
+  steps = lb_unpack_i64(&u);
+  have_best = lb_unpack_i64(&u);
+  settled = lb_unpack_i64(&u);
+  best_moa = lb_unpack_f64(&u);
+  best_ncells = lb_unpack_i64(&u);
+  best_total = lb_unpack_f64(&u);
+  /* the counts must be exactly what is left: a damaged nparts cannot make
+   * this allocate more than the blob holds */
+  if (u.failed || nparts < 1 || nparts > INT_MAX || (size_t)nparts != (u.len - u.pos) / 8 || steps < 0)
+    return lb_error(LB_ERR_FILE, "state: packed %s is malformed", SHIFTER_WHAT);
+  counts = malloc((size_t)nparts * sizeof *counts);
+  if (!counts) return lb_error(LB_ERR_MEM, "state: out of memory for %lld parts", (long long)nparts);
+  for (int64_t q = 0; q < nparts; q++) counts[q] = lb_unpack_i64(&u);
+  {
+    lb_err err = lb_unpack_end(&u, SHIFTER_WHAT);
+    if (err) {
+      free(counts);
+      return err;
+    }
+  }
+  s->steps = (long)steps;
+  s->have_best = s->settled = 0;
+  if (nparts == s->nparts) {
+    s->have_best = have_best != 0;
+    s->settled = settled != 0;
+    s->best_max_over_avg = best_moa;
+    s->best_ncells = best_ncells;
+    s->best_total = best_total;
+    memcpy(s->best_counts, counts, (size_t)nparts * sizeof *counts);
+  }
+  free(counts);
+  return LB_OK;
+}

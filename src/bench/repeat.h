@@ -1,0 +1,26 @@
+/** @file repeat.h
+ *  Seed 001's timing protocol for lbbench: an initial run finds the
+ *  iteration count; repetitions run that count without the stop check and
+ *  report the median run time and the spread. */
+#ifndef AMRDLB_REPEAT_H
+#define AMRDLB_REPEAT_H
+
+#include <stdio.h>
+
+#include "balance.h"
+
+/** Median, quartiles and extremes of a set of run times. */
+typedef struct { double median, p25, p75, min, max; } lb_spread;
+
+/** The parameters of a repetition of the run that gave `first` with p:
+ *  its iteration count and no target (methods that stop by themselves, and
+ *  runs of no iteration, keep p's stopping rule); no observer, no costs. */
+lb_params lb_repeat_params(const lb_method *m, const lb_params *p, const lb_result *first);
+
+/** Sort t[0..n) (n >= 1) and return its spread (quartiles interpolated). */
+lb_spread lb_spread_of(double *t, int n);
+
+/** Write "NAME_median_s":..,"NAME_p25_s":..,"NAME_p75_s":..,"NAME_min_s":..,"NAME_max_s":.., (each followed by a comma). */
+void json_spread(FILE *f, const char *name, const lb_spread *s);
+
+#endif

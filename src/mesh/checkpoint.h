@@ -1,0 +1,129 @@
+/** \file checkpoint.h
+ * Checkpoint sets: a forest with its per-cell data and a state record,
+ * written atomically and verified before anything is loaded.
+ *
+ * A set with prefix P consists of three files in P's directory:
+ *   P.manifest   text, written last: format version, dimension, sequence
+ *                number, cell count, the per-cell layout, and for the two
+ *                data files their size and one CRC-32 per block (64 KiB,
+ *                doubled until a file has at most 1024 blocks, so that the
+ *                ranks share the checksumming); its last line is the
+ *                CRC-32 of the lines before it;
+ *   P.S.forest   p4est_save_ext() of the forest (saved as if on one rank,
+ *                so any rank count can load it), every cell's quadrant
+ *                data followed by its entries of the outside arrays;
+ *   P.S.state    the state record (named integers, reals, strings and
+ *                byte blobs), little-endian, self-describing.
+ * S is the sequence number, one more than the manifest being replaced.  A
+ * new set is written beside the old one and made current by renaming
+ * P.manifest.new over P.manifest (one atomic rename), after which the old
+ * sequence's files are removed.  A job killed at any point therefore leaves
+ * P.manifest naming a complete, checksummed set: the old one until the
+ * rename, the new one after it.
+ *
+ * Compiled once for 2D and once for 3D (P4_TO_P8).  Every error in a
+ * checkpoint being read (missing, truncated or corrupted file, another
+ * dimension or format version, a layout or state entry the caller does not
+ * expect) is a collective PETSC_ERR_USER_INPUT error naming the file, raised
+ * before p4est's loader (which aborts on bad files) opens anything.
+ */
+#ifndef AMRDLB_MESH_CHECKPOINT_H
+#define AMRDLB_MESH_CHECKPOINT_H
+
+#include <stdint.h>
+#include "mesh/migrate.h"
+
+/** Format version of the checkpoint set (manifest, forest layout, state). */
+#define AMR_CHECKPOINT_VERSION 1
+
+/** A state record: named values, replicated on every rank of its
+ *  communicator (the writer stores rank 0's copy). */
+typedef struct AmrCkpState_s *AmrCkpState;
+
+/** Create an empty state record on comm (the communicator its errors are
+ *  raised on). */
+PetscErrorCode AmrCkpStateCreate(MPI_Comm comm, AmrCkpState *st);
+
+/** Free a state record; *st becomes NULL (NULL is allowed). */
+PetscErrorCode AmrCkpStateDestroy(AmrCkpState *st);
+
+/** Set the integer entry name (replacing any entry of that name). */
+PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v);
+
+/** Set the real entry name; stored bit for bit. */
+PetscErrorCode AmrCkpStateSetReal(AmrCkpState st, const char *name, double v);
+
+/** Set the string entry name. */
+PetscErrorCode AmrCkpStateSetString(AmrCkpState st, const char *name, const char *v);
+
+/** Set the byte-blob entry name to the n bytes at p (copied). */
+PetscErrorCode AmrCkpStateSetBytes(AmrCkpState st, const char *name, const void *p, size_t n);
+
+/** Whether the record has an entry called name (of any type). */
+PetscErrorCode AmrCkpStateHas(AmrCkpState st, const char *name, PetscBool *has);
+
+/** The integer entry name; a missing entry or one of another type is a
+ *  collective user error naming the checkpoint. */
+PetscErrorCode AmrCkpStateGetInt(AmrCkpState st, const char *name, int64_t *v);
+
+/** The real entry name (errors as AmrCkpStateGetInt). */
+PetscErrorCode AmrCkpStateGetReal(AmrCkpState st, const char *name, double *v);
+
+/** The string entry name, valid while st lives (errors as AmrCkpStateGetInt). */
+PetscErrorCode AmrCkpStateGetString(AmrCkpState st, const char *name, const char **v);
+
+/** The byte-blob entry name: *p (valid while st lives) and its length *n
+ *  (errors as AmrCkpStateGetInt). */
+PetscErrorCode AmrCkpStateGetBytes(AmrCkpState st, const char *name, const void **p, size_t *n);
+
+/** Require the string entry name to equal expected: otherwise a collective
+ *  user error "checkpoint 'FILE' was written with NAME 'X', this run has
+ *  'Y'" (for what a restart may not change: problem, mesh). */
+PetscErrorCode AmrCkpStateCheckString(AmrCkpState st, const char *name, const char *expected);
+
+/** Require the integer entry name to equal expected (e.g. the degree),
+ *  with the error of AmrCkpStateCheckString. */
+PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t expected);
+
+/**
+ * Write the new checkpoint set of prefix beside the current one, up to
+ * and including P.manifest.new, without making it current; collective on
+ * p4est->mpicomm.  The forest is saved with its quadrant data and the
+ * nfields outside arrays (fields[f].size bytes per local cell in curve
+ * order), the state record from rank 0.  A file that cannot be created is
+ * a collective user error naming it; p4est_save_ext aborts the job on a
+ * write error after that (a full disk), which leaves the current set
+ * intact like any other kill.  Memory: a copy of the local quadrants with
+ * all their cell data while the forest is saved.  Call
+ * AmrCheckpointCommit() next; AmrCheckpointWrite() does both.
+ */
+PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
+
+/** Make the staged set of prefix current (rename P.manifest.new over
+ *  P.manifest) and remove the files of the set it replaced; collective. */
+PetscErrorCode AmrCheckpointCommit(MPI_Comm comm, const char *prefix);
+
+/** AmrCheckpointStage() then AmrCheckpointCommit(). */
+PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
+
+/**
+ * Read the current checkpoint set of prefix on comm (any number of ranks):
+ * verify the manifest, the dimension, the version, the per-cell layout the
+ * caller expects (data_size bytes of quadrant data, nfields arrays of
+ * fields[f].size bytes) and every file's size and checksums, then load the
+ * forest partitioned evenly by cell count.
+ *
+ * If conn is given the checkpoint's coarse mesh must equal it, and the
+ * forest uses conn; otherwise the loaded connectivity is returned in
+ * *conn_out (the caller destroys it after the forest).  fields[f].data
+ * receive PetscMalloc'd arrays of the local cells (any previous array is
+ * freed); *st the state record.  The forest's user_pointer is NULL.
+ */
+PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
+                                 p4est_t **p4est, p4est_connectivity_t **conn_out, AmrCkpState *st);
+
+/** CRC-32 (IEEE 802.3, as zlib's crc32) of n bytes continuing from crc
+ *  (0 to start). */
+uint32_t AmrCrc32(uint32_t crc, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,48 @@
+/** \file advection.h
+ * The advection family of problems: a tracer advected by upwind DG
+ * (fem/advect.h) with explicit time steps, -amr_interval of them per
+ * cycle, two load types (a tracer mean above -adv_load_threshold makes a
+ * cell type 1).  rotating-hill and moving-front are these ops with their
+ * data; darcy-transport (darcy_transport.c) adds a pressure solve before
+ * the steps. */
+#ifndef AMR_PROBLEMS_ADVECTION_H
+#define AMR_PROBLEMS_ADVECTION_H
+
+#include "fem/advect.h"
+#include "problems/problem.h"
+
+/** The state of an advection problem. */
+typedef struct {
+  const AdvectProblem *pde; /**< velocity, initial and inflow data */
+  void *ctx;                   /**< passed to pde's functions */
+  AdvectOptions opt;        /**< -adv_degree, -adv_rk, -adv_cfl, -adv_limiter */
+  Advect adv;
+  p4est_t *p4est;
+  double t_final;              /**< -t_final */
+  PetscInt interval;           /**< -amr_interval: steps per cycle */
+  double load_threshold;       /**< -adv_load_threshold */
+  double mass0, mass, inflow, l2;
+  long long cells, type1;      /**< cells, and of load type 1, after the steps */
+  PetscInt ksp_its;            /**< pressure solve (-1: none) */
+  double t_poisson, t_ksp, t_advection; /**< wall seconds of the cycle, max over ranks */
+  void *extra;                 /**< a member's own state (darcy-transport) */
+} AmrAdvection;
+
+PetscErrorCode AmrAdvectionCreate(AmrProblem p);
+PetscErrorCode AmrAdvectionSetup(AmrProblem p, p4est_t *p4est);
+PetscErrorCode AmrAdvectionInitial(AmrProblem p);
+PetscErrorCode AmrAdvectionSolve(AmrProblem p);
+PetscErrorCode AmrAdvectionEstimate(AmrProblem p, double *eta2);
+PetscErrorCode AmrAdvectionAdapt(AmrProblem p, const signed char *marks, int min_level, int max_level);
+PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types);
+PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle);
+PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j);
+PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d);
+PetscErrorCode AmrAdvectionDestroy(AmrProblem p);
+
+/** The time steps of one cycle (the timed local work, one log entry per
+ *  step), then the load types and the cycle's numbers; AmrAdvectionSolve
+ *  is this alone. */
+PetscErrorCode AmrAdvectionSteps(AmrProblem p);
+
+#endif

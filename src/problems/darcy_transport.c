@@ -1,0 +1,232 @@
+/*
+ * darcy-transport: a quarter five-spot on the unit square (unit cube: the
+ * wells are vertical lines).  Each cycle solves -div(k grad p) = 0 with
+ * p = 1 at the injection well near (0,0), p = 0 at the production well
+ * near (1,1) and no flow elsewhere (continuous Q1, fem/poisson.h), then
+ * advects the tracer injected at the well with b = -k grad p (the
+ * advection family, advection.h).  Only the cells of load type 1 and their
+ * face neighbours advect (the transport zone), so type-1 cells really cost
+ * more.  The pressure solve is timed and reported, not weighed.
+ */
+#include "problems/advection.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "fem/poisson.h"
+#include "mesh/geom.h"
+
+#define DIM P4EST_DIM
+
+/* The wells: within well_radius (in the x-y plane) of the corners. */
+static const double well_radius = 0.2;
+
+typedef struct {
+  FemPoisson fp;
+  FemQElem qe;
+  p4est_t *p4est;
+  double *coef; /* Q1 pressure coefficients per cell, local then ghost */
+  size_t ncoef;
+  int *zone;    /* seed of the transport zone: the type-1 cells */
+  long revision; /* of the forest the pressure was solved on */
+} Darcy;
+
+static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
+
+static double pressure_bc_value(int dim, const double x[3])
+{
+  (void)dim;
+  return x[0] + x[1] < 1 ? 1.0 : 0.0;
+}
+
+static double zero_source(int dim, const double x[3])
+{
+  (void)dim;
+  (void)x;
+  return 0;
+}
+
+static double unit_permeability(int dim, const double x[3], long tree)
+{
+  (void)dim;
+  (void)x;
+  (void)tree;
+  return 1;
+}
+
+static FemBC wells_bc(int dim, const double x[3], const double n[3])
+{
+  (void)dim;
+  (void)n;
+  return xy_distance(x, 0, 0) < well_radius || xy_distance(x, 1, 1) < well_radius ? FEM_BC_DIRICHLET : FEM_BC_NEUMANN;
+}
+
+static const FemProblem pressure_problem = {
+  .name = "darcy-pressure",
+  .help = "quarter five-spot: p = 1 at the injection well, 0 at the production well",
+  .domain = "unit square or cube",
+  .dims = (1 << 2) | (1 << 3),
+  .u = pressure_bc_value,
+  .grad = NULL,
+  .f = zero_source,
+  .k = unit_permeability,
+  .bc = wells_bc,
+};
+
+/* b = -k grad p in the cell of pt; zero before the first solve. */
+static void darcy_velocity(void *ctx, const AdvectPoint *pt, double b[3])
+{
+  const Darcy *d = ctx;
+  double dphi[FEM_MAX_VNODES * DIM], x[3], J[3][3], Ji[3][3], g[DIM] = {0};
+  b[0] = b[1] = b[2] = 0;
+  if (!d->coef || (size_t)pt->cell >= d->ncoef) return;
+  const int vn = d->qe.vnodes;
+  const double *c = d->coef + (size_t)pt->cell * vn;
+  FemQElemEval(&d->qe, pt->eta, NULL, dphi);
+  amr_geom_quad_map(d->p4est->connectivity, pt->tree, pt->quad, pt->eta, x, J);
+  amr_geom_invert(J, Ji);
+  for (int i = 0; i < vn; i++)
+    for (int a = 0; a < DIM; a++)
+      for (int e = 0; e < DIM; e++) g[a] += c[i] * dphi[i * DIM + e] * Ji[e][a];
+  const double k = unit_permeability(DIM, x, pt->tree);
+  for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
+}
+
+/* Tracer data: 1 where fluid enters, at the injection well. */
+static double darcy_inflow(void *ctx, const double x[3], double t)
+{
+  (void)ctx;
+  (void)t;
+  return xy_distance(x, 0, 0) < well_radius + 0.05 ? 1.0 : 0.0;
+}
+
+static const AdvectProblem tracer = {"darcy-transport", darcy_velocity, darcy_inflow, 0, 1.0};
+
+static PetscErrorCode darcy_create(AmrProblem p)
+{
+  AmrAdvection *s;
+  Darcy *d;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrAdvectionCreate(p));
+  s = p->impl;
+  PetscCall(PetscCalloc1(1, &d));
+  s->extra = d;
+  s->ctx = d;
+  PetscCheck(!FemQElemInit(&d->qe, 1), p->comm, PETSC_ERR_PLIB, "Q1 element");
+  PetscCall(FemPoissonCreate(p->comm, &pressure_problem, 1, "darcy_", &d->fp));
+  p->nsolvers = 1;
+  p->solver_prefix[0] = "darcy_";
+  PetscFunctionReturn(0);
+}
+
+/* Wall time this rank has spent in KSPSolve so far (PETSc's event log). */
+static PetscErrorCode ksp_time(double *t)
+{
+  PetscLogEvent ev;
+  PetscEventPerfInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventGetId("KSPSolve", &ev));
+  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
+  *t = info.time;
+  PetscFunctionReturn(0);
+}
+
+/* Solve for the pressure on the current forest, hand b = -k grad p to the
+ * tracer's cells and ghosts, and rebuild its face data for the new
+ * velocity. */
+static PetscErrorCode pressure(AmrAdvection *s, Darcy *d)
+{
+  p4est_locidx_t nlocal, nghost;
+  PetscReal rnorm;
+
+  PetscFunctionBeginUser;
+  d->p4est = AdvectForest(s->adv);
+  PetscCall(FemPoissonSetup(d->fp, d->p4est));
+  PetscCall(FemPoissonAssemble(d->fp));
+  PetscCall(FemPoissonSolve(d->fp, &s->ksp_its, &rnorm));
+  PetscCall(AdvectCellCounts(s->adv, &nlocal, &nghost));
+  const int vn = FemPoissonVNodes(d->fp);
+  PetscCall(PetscFree(d->coef));
+  d->ncoef = (size_t)nlocal + (size_t)nghost;
+  PetscCall(PetscMalloc1(d->ncoef * vn + 1, &d->coef));
+  PetscCall(FemPoissonElementCoefficients(d->fp, d->coef));
+  PetscCall(AdvectGhostExchange(s->adv, d->coef, (size_t)vn));
+  PetscCall(AdvectMeshChanged(s->adv));
+  d->revision = d->p4est->revision;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode darcy_solve(AmrProblem p)
+{
+  AmrAdvection *s = p->impl;
+  Darcy *d = s->extra;
+  PetscBool logging;
+  double t0 = MPI_Wtime(), k0, k1;
+
+  PetscFunctionBeginUser;
+  /* the KSP time comes from PETSc's event log, switched on here when
+   * -log_view did not */
+  PetscCall(PetscLogIsActive(&logging));
+  if (!logging) PetscCall(PetscLogDefaultBegin());
+  PetscCall(ksp_time(&k0));
+  PetscCall(pressure(s, d));
+  PetscCall(ksp_time(&k1));
+  s->t_poisson = MPI_Wtime() - t0;
+  s->t_ksp = k1 - k0;
+  PetscCall(PetscFree(d->zone));
+  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &d->zone));
+  PetscCall(AdvectCellTypes(s->p4est, d->zone));
+  PetscCall(AdvectSetActive(s->adv, d->zone));
+  PetscCall(AmrAdvectionSteps(p));
+  PetscFunctionReturn(0);
+}
+
+/* The tracer's fields and the pressure at the corners of every cell (Q1,
+ * hanging nodes constrained), solved on this forest at this cycle's start. */
+static PetscErrorCode darcy_vtk(AmrProblem p, amr_vtk_data_t *vd)
+{
+  AmrAdvection *s = p->impl;
+  Darcy *d = s->extra;
+  double *pressure;
+
+  PetscFunctionBeginUser;
+  PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
+  PetscCall(AmrAdvectionVTK(p, vd));
+  PetscCall(FemPoissonPointValues(d->fp, &pressure));
+  PetscCall(amr_vtk_add_point_field(vd, "pressure", pressure));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode darcy_destroy(AmrProblem p)
+{
+  AmrAdvection *s = p->impl;
+  Darcy *d = s ? s->extra : NULL;
+
+  PetscFunctionBeginUser;
+  if (d) {
+    PetscCall(FemPoissonDestroy(&d->fp));
+    FemQElemFree(&d->qe);
+    PetscCall(PetscFree(d->coef));
+    PetscCall(PetscFree(d->zone));
+    PetscCall(PetscFree(s->extra));
+  }
+  PetscCall(AmrAdvectionDestroy(p));
+  PetscFunctionReturn(0);
+}
+
+const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
+                                                   "Advection: quarter five-spot, tracer carried by the Darcy velocity of a pressure solve",
+                                                   &tracer,
+                                                   darcy_create,
+                                                   AmrAdvectionSetup,
+                                                   AmrAdvectionInitial,
+                                                   darcy_solve,
+                                                   AmrAdvectionEstimate,
+                                                   AmrAdvectionAdapt,
+                                                   AmrAdvectionLoadTypes,
+                                                   AmrAdvectionMonitor,
+                                                   AmrAdvectionReport,
+                                                   darcy_vtk,
+                                                   darcy_destroy};

@@ -1,0 +1,35 @@
+/** \file poisson.h
+ * The Poisson family of problems: -div(k grad u) = f with continuous Q1/Q2
+ * elements (fem/poisson.h).  Its members differ only in their data (a
+ * FemProblem): a new one is its data and AMR_POISSON_PROBLEM (see
+ * wavefront.c). */
+#ifndef AMR_PROBLEMS_POISSON_H
+#define AMR_PROBLEMS_POISSON_H
+
+#include "fem/problem.h"
+#include "problems/problem.h"
+
+/** The ops of the family (the problem's data is ops->data). */
+PetscErrorCode AmrPoissonCreate(AmrProblem p);
+PetscErrorCode AmrPoissonSetup(AmrProblem p, p4est_t *p4est);
+PetscErrorCode AmrPoissonSolve(AmrProblem p);
+PetscErrorCode AmrPoissonEstimate(AmrProblem p, double *eta2);
+PetscErrorCode AmrPoissonAdapt(AmrProblem p, const signed char *marks, int min_level, int max_level);
+PetscErrorCode AmrPoissonMonitor(AmrProblem p, int cycle);
+PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j);
+PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d);
+PetscErrorCode AmrPoissonDestroy(AmrProblem p);
+
+/** The ops table of a Poisson problem called NAME with the FemProblem
+ *  *DATA; HELP is one line for -help. */
+#define AMR_POISSON_PROBLEM(NAME, HELP, DATA) \
+  { \
+    NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
+      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy \
+  }
+
+/** The data of the registered Poisson problem called name; NULL when name
+ *  is not a registered Poisson problem. */
+const FemProblem *AmrPoissonData(const char *name);
+
+#endif

@@ -1,0 +1,160 @@
+/** \file problem.h
+ * The problem interface of the AMR cycle (DESIGN.md section 2).  A problem
+ * is an ops table with a name, registered in registry.c (as the balancer
+ * registers its methods); src/app runs any of them through one cycle:
+ *
+ *   solve -> estimate -> mark -> adapt (with transfer) -> weigh -> balance
+ *   -> report -> output
+ *
+ * The cycle owns the forest's partition and everything common (marking,
+ * weights, repartition, the report's common fields, VTK files); the problem
+ * owns its discretisation and its data.  Two rules keep the cycle
+ * independent of the problem:
+ *  - every piece of per-cell state the problem keeps is one of its fields
+ *    (AmrProblemField): the cycle carries them through repartition and
+ *    could save and load them; its global state is AmrProblemState;
+ *  - the problem measures its own local work (thread CPU time of its
+ *    element or cell loops, never its waits on other ranks) and hands it to
+ *    the cycle with AmrProblemLogWork, one call per step.
+ *
+ * Compiled for 2D and 3D (P4_TO_P8). */
+#ifndef AMR_PROBLEMS_PROBLEM_H
+#define AMR_PROBLEMS_PROBLEM_H
+
+#include <petscsys.h>
+#ifndef P4_TO_P8
+#include <p4est.h>
+#else
+#include <p4est_to_p8est.h>
+#include <p8est.h>
+#endif
+#include "bench/json.h"
+#include "mesh/mesh.h"
+#include "mesh/vtk.h"
+
+/** Most per-cell fields and VTK fields one problem has. */
+#define AMR_PROBLEM_MAX_FIELDS 4
+
+/** Most PETSc solvers one problem has. */
+#define AMR_PROBLEM_MAX_SOLVERS 2
+
+typedef struct AmrProblemOps AmrProblemOps;
+typedef struct _p_AmrProblem *AmrProblem;
+
+/** A problem's global state: what a restart needs besides the forest and
+ *  the fields. */
+typedef struct {
+  double sim_time; /**< simulated time; negative: the problem has no time */
+  long long step;  /**< time steps taken; negative: no steps */
+  PetscBool done;  /**< the problem reached its end (e.g. -t_final) */
+} AmrProblemState;
+
+/** One piece of per-cell state: size bytes per local cell, in *data
+ *  (PetscMalloc'd, local cells in curve order), or with data NULL the
+ *  quadrants' user data (the forest's data_size is size).  The cycle
+ *  replaces *data when it repartitions. */
+typedef struct {
+  const char *name;
+  void **data;
+  size_t size;
+} AmrProblemField;
+
+/** The operations of a problem.  Optional ones may be NULL. */
+struct AmrProblemOps {
+  const char *name; /**< the -problem value */
+  const char *help; /**< one line for -help */
+  const void *data; /**< constant data of the implementation (a family of problems shares its code) */
+  /** Read the problem's options (listed under -help) and set ntypes,
+   *  degree, the adaptation defaults and state.sim_time/step (negative:
+   *  none).  p->mesh and p->min_level are set; under -help no forest
+   *  follows.  Bad values are collective PETSC_ERR_USER_INPUT errors. */
+  PetscErrorCode (*create)(AmrProblem p);
+  /** Check the mesh and attach to the initial uniform forest: register the
+   *  fields and set the initial data. */
+  PetscErrorCode (*setup)(AmrProblem p, p4est_t *p4est);
+  /** Optional: set the initial data again, after the cycle refined the
+   *  forest towards it (the fine cells get the data, not the coarse cells'
+   *  restriction of it).  NULL: no refinement towards initial data. */
+  PetscErrorCode (*initial)(AmrProblem p);
+  /** The work of one cycle: solve, or advance in time; logs its own local
+   *  work with AmrProblemLogWork and keeps dofs and state up to date. */
+  PetscErrorCode (*solve)(AmrProblem p);
+  /** The squared error indicator of every local cell into eta2; may log
+   *  local work too. */
+  PetscErrorCode (*estimate)(AmrProblem p, double *eta2);
+  /** Refine the cells marked +1 (below max_level), coarsen families all
+   *  marked -1 (above min_level), 2:1 balance, carrying the fields. */
+  PetscErrorCode (*adapt)(AmrProblem p, const signed char *marks, int min_level, int max_level);
+  /** Optional: the load type (0 .. ntypes - 1) of every local cell.  NULL:
+   *  one type. */
+  PetscErrorCode (*load_types)(AmrProblem p, int *types);
+  /** Print the problem's human line of the cycle (collective). */
+  PetscErrorCode (*monitor)(AmrProblem p, int cycle);
+  /** Write the problem's own report fields (collective; j writes on one
+   *  rank only). */
+  PetscErrorCode (*report)(AmrProblem p, json_line *j);
+  /** Optional: the problem's VTK fields, added to d (mesh/vtk.h; d comes
+   *  initialised with point degree 1, which the op may raise to 2): point
+   *  fields (the solution at every cell's nodes) and cell fields, in
+   *  PetscMalloc'd arrays the cycle frees after writing. */
+  PetscErrorCode (*vtk)(AmrProblem p, amr_vtk_data_t *d);
+  /** Free the implementation's state. */
+  PetscErrorCode (*destroy)(AmrProblem p);
+};
+
+/** Receives the local work a problem measures. */
+typedef PetscErrorCode (*AmrWorkLogger)(void *ctx, double cpu, double wall);
+
+/** A problem instance: the ops, what the cycle gives it, what it tells the
+ *  cycle. */
+struct _p_AmrProblem {
+  const AmrProblemOps *ops;
+  MPI_Comm comm;
+  const amr_mesh_t *mesh; /**< the coarse mesh (set before create) */
+  PetscInt min_level;     /**< -amr_min_level (set before create) */
+  void *impl;             /**< the implementation's state */
+  /* set by create */
+  int ntypes;             /**< load types of its cells, at least 1 */
+  PetscInt degree;        /**< reported as degree */
+  const char *strategy;   /**< default -amr_strategy */
+  PetscInt max_level;     /**< default -amr_max_level */
+  PetscInt cycles;        /**< default -amr_cycles (PETSC_MAX_INT: until state.done) */
+  int nsolvers;           /**< PETSc solvers the problem uses ... */
+  const char *solver_prefix[AMR_PROBLEM_MAX_SOLVERS]; /**< ... and their options prefixes ("" for none) */
+  /* kept up to date by the problem */
+  AmrProblemState state;
+  long long dofs;         /**< global degrees of freedom */
+  int nfields;
+  AmrProblemField field[AMR_PROBLEM_MAX_FIELDS];
+  /* set by the cycle */
+  AmrWorkLogger log;
+  void *log_ctx;
+};
+
+/** The registered problem called name, or NULL. */
+const AmrProblemOps *AmrProblemFind(const char *name);
+
+/** The i-th registered problem, NULL past the end. */
+const AmrProblemOps *AmrProblemGet(int i);
+
+/** The registered names separated by sep into buf. */
+PetscErrorCode AmrProblemNames(const char *sep, char *buf, size_t len);
+
+/** Make a problem of ops on comm: runs its create op (its options). */
+PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const amr_mesh_t *mesh, PetscInt min_level, AmrProblem *p);
+
+/** Destroy it. */
+PetscErrorCode AmrProblemDestroy(AmrProblem *p);
+
+/** Register a per-cell field (setup). */
+PetscErrorCode AmrProblemAddField(AmrProblem p, const char *name, void **data, size_t size);
+
+/** Hand one step of local work to the cycle: thread CPU seconds (what the
+ *  weights and the imbalance use) and wall seconds. */
+PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall);
+
+/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
+ *  ranks than cores, the time a rank really computed. */
+double AmrThreadTime(void);
+
+#endif

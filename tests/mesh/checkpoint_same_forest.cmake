@@ -1,0 +1,17 @@
+# The forest file does not depend on the rank count that wrote it (it is
+# saved as if on one rank): the "file forest" lines (size, blocks, CRC-32s)
+# of the manifests given in MANIFESTS ("|"-separated) must be identical.
+string(REPLACE "|" ";" MANIFESTS "${MANIFESTS}")
+set(first "")
+foreach(m ${MANIFESTS})
+  file(STRINGS ${m} line REGEX "^file forest ")
+  if(NOT line)
+    message(FATAL_ERROR "${m}: no 'file forest' line")
+  endif()
+  if(first STREQUAL "")
+    set(first "${line}")
+  elseif(NOT line STREQUAL first)
+    message(FATAL_ERROR "forest files differ:\n  ${first}\n  ${line} (${m})")
+  endif()
+endforeach()
+message(STATUS "same forest file from every writer: ${first}")
