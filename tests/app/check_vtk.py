@@ -29,6 +29,10 @@ lists is checked, their times must increase).  Checks:
                        cycle when sim_time is null)
   --integral F KEY TOL (with --report) VTK's integral of point field F over
                        the domain equals the report's KEY to relative TOL
+  --l2 F EXPR KEY TOL  (with --report, linear cells) the L2 norm of point
+                       field F minus EXPR (may use the output's time t),
+                       by the 3-point Gauss rule per direction, equals the
+                       report's KEY to relative TOL
   --outputs N          (.pvd) the series lists N outputs
   --same OTHER         OTHER (the same run written binary instead of ASCII,
                        or the other way round) holds the same points, cells
@@ -123,8 +127,8 @@ def field(data, name, where, pvtu):
     return vtk_to_numpy(arr).astype(float)
 
 
-def exact_values(expr, xyz):
-    env = {"np": np, "x": xyz[:, 0], "y": xyz[:, 1], "z": xyz[:, 2],
+def exact_values(expr, xyz, t=0.0):
+    env = {"np": np, "x": xyz[:, 0], "y": xyz[:, 1], "z": xyz[:, 2], "t": t,
            "sin": np.sin, "cos": np.cos, "exp": np.exp, "sqrt": np.sqrt, "pi": np.pi}
     return np.broadcast_to(np.asarray(eval(expr, env), dtype=float), (len(xyz),))
 
@@ -229,6 +233,44 @@ def check_output(pvtu, a):
         npieces, ncells, npts, degree, "".join(", " + s for s in summary))
 
 
+GAUSS3 = [(0.5 - 0.5 * np.sqrt(0.6), 5 / 18), (0.5, 8 / 18), (0.5 + 0.5 * np.sqrt(0.6), 5 / 18)]
+
+
+def l2_error(grid, name, expr, t):
+    """sqrt(int (F - EXPR)^2) with the tensor 3-point Gauss rule on every
+    (multilinear) cell, F interpolated by VTK."""
+    u = vtk_to_numpy(grid.GetPointData().GetArray(name)).astype(float)
+    xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+    dim = CELL_TYPES[grid.GetCellType(0)][0] if grid.GetNumberOfCells() else 2
+    rule = [(p, w) for p in np.array(np.meshgrid(*[[g[0] for g in GAUSS3]] * dim, indexing="ij")).reshape(dim, -1).T
+            for w in [1.0]]
+    weights = np.prod(np.array(np.meshgrid(*[[g[1] for g in GAUSS3]] * dim, indexing="ij")).reshape(dim, -1), axis=0)
+    bits = [0, 1, 3, 2, 4, 5, 7, 6][:2 ** dim]  # VTK corner k -> (x, y, z) bits
+    total = 0.0
+    sub = vtk.reference(0)
+    for i in range(grid.GetNumberOfCells()):
+        cell = grid.GetCell(i)
+        ids = [cell.GetPointId(k) for k in range(cell.GetNumberOfPoints())]
+        corners = xyz[ids[:2 ** dim]]
+        for (pc, _), wq in zip(rule, weights):
+            p3 = list(pc) + [0.0] * (3 - dim)
+            x, w = [0.0] * 3, [0.0] * len(ids)
+            cell.EvaluateLocation(sub, p3, x, w)
+            # Jacobian of the multilinear corner map at pc
+            J = np.zeros((3, dim))
+            for k, b in enumerate(bits):
+                for a in range(dim):
+                    d = 1.0
+                    for e in range(dim):
+                        on = (b >> e) & 1
+                        d *= (1.0 if on else -1.0) if e == a else (pc[e] if on else 1 - pc[e])
+                    J[:, a] += d * corners[k]
+            det = np.sqrt(abs(np.linalg.det(J.T @ J)))
+            err = np.dot(w, u[ids]) - exact_values(expr, np.array([x]), t)[0]
+            total += wq * det * err * err
+    return np.sqrt(total)
+
+
 def integral(grid, name):
     f = vtk.vtkIntegrateAttributes()
     f.SetInputData(grid)
@@ -269,6 +311,12 @@ def check_series(pvd, a):
                 check(abs(v - r[key]) <= float(tol) * abs(r[key]), "%s: %s: integral of %s %.17g, report's %s %.17g",
                       pvd, s.get("file"), name, v, key, r[key])
                 text += ", integral of %s %.12g (%s %.12g)" % (name, v, key, r[key])
+            for name, expr, key, tol in a.l2:
+                # every rank's part is summed: the pieces together are the domain
+                v = l2_error(grid, name, expr, t)
+                check(abs(v - r[key]) <= float(tol) * abs(r[key]), "%s: %s: L2 norm of %s - (%s) %.17g, report's %s %.17g",
+                      pvd, s.get("file"), name, expr, v, key, r[key])
+                text += ", L2 error of %s %.12g (%s %.12g)" % (name, v, key, r[key])
         lines.append("  t %-10.6g %s: %s" % (t, s.get("file"), text))
     return "%s: %d outputs, times %.6g .. %.6g\n%s" % (pvd, len(sets), times[0], times[-1], "\n".join(lines))
 
@@ -330,6 +378,7 @@ def main():
     p.add_argument("--cells", type=int)
     p.add_argument("--degree", type=int)
     p.add_argument("--outputs", type=int)
+    p.add_argument("--l2", nargs=4, action="append", default=[], metavar=("F", "EXPR", "KEY", "TOL"))
     p.add_argument("--cell-fields", default="")
     p.add_argument("--point-fields", default="")
     p.add_argument("--exact", nargs=3, action="append", default=[], metavar=("F", "EXPR", "TOL"))
