@@ -1,0 +1,74 @@
+#ifndef AMRDLB_LBDECIDE_H
+#define AMRDLB_LBDECIDE_H
+
+/* When to rebalance: a ski-rental rule over the cycles a partition serves.
+ * Keeping an unbalanced partition costs the time lost to imbalance every
+ * cycle (the rent); rebalancing costs the balancer and the migration once
+ * (the purchase). Rebalance as soon as the loss measured since the last
+ * rebalance has reached the predicted cost of rebalancing now: the
+ * criterion of Menon et al. (Meta-Balancer, "Automated load balancing
+ * invocation based on application characteristics", IEEE Cluster 2012),
+ * which never pays more than twice what the best schedule known in
+ * hindsight pays when a rebalance removes the loss, and hits the optimal
+ * period when the imbalance grows linearly. A floor on the imbalance keeps
+ * measurement noise, which no rebalance removes, from triggering it. */
+
+#include <stdint.h>
+
+#include "balance.h"
+
+/** The inputs of one decision (every rank passes the same values). */
+typedef struct {
+  double lost_rank_s;   /**< measured time lost to imbalance since the last rebalance, this cycle's included:
+                             the sum over those cycles of (t_max - t_avg) P, rank-seconds */
+  double cost_rank_s;   /**< predicted cost of rebalancing now, (balancer + migration time) P, rank-seconds */
+  double imbalance_pct; /**< the imbalance I% the floor is compared with */
+  double floor_pct;     /**< no rebalance while imbalance_pct <= floor_pct (0 <= floor_pct < 100) */
+} lb_decide_input;
+
+/** The outcome, with its reason. */
+typedef enum {
+  LB_DECIDE_REBALANCE,   /**< above the floor, and the loss since the last rebalance reached the cost */
+  LB_DECIDE_BELOW_FLOOR, /**< imbalance at or below the floor: keep the partition */
+  LB_DECIDE_BELOW_COST   /**< the loss so far is less than the cost: keep the partition, the loss goes on accumulating */
+} lb_decision;
+
+/**
+ * Decide whether to rebalance now: LB_DECIDE_REBALANCE when imbalance_pct >
+ * floor_pct and lost_rank_s >= cost_rank_s. With a constant loss L per cycle
+ * and cost C that is ceil(C / L) cycles after the last rebalance. Inputs
+ * that are negative or not finite, and a floor outside [0, 100), are
+ * LB_ERR_ARG.
+ */
+lb_err lb_decide(const lb_decide_input *in, lb_decision *d);
+
+/** "rebalance", "below_floor" or "below_cost". */
+const char *lb_decision_name(lb_decision d);
+
+/** Migrations the prediction of the next one looks back on (odd: one median). */
+#define LB_MIGRATION_HISTORY 9
+
+/** The migrations measured in a run: seconds per cell moved of the last
+ *  LB_MIGRATION_HISTORY ones. A single migration measured while the
+ *  process was descheduled can take a thousand times the usual time per
+ *  cell; predicted from it, every later rebalance would look too dear to
+ *  pay off and the partition would be kept for the rest of the run, so the
+ *  prediction takes the median, which one such outlier cannot move far. */
+typedef struct {
+  double per_cell[LB_MIGRATION_HISTORY];
+  int n, head;
+} lb_migration_model;
+
+/** An empty model: it predicts 0 s until a migration was measured. */
+void lb_migration_model_init(lb_migration_model *m);
+
+/** Record a migration that moved cells (> 0; the busiest rank's cells sent
+ *  and received) in seconds (finite, >= 0); other values are LB_ERR_ARG. */
+lb_err lb_migration_model_add(lb_migration_model *m, int64_t cells, double seconds);
+
+/** Predicted seconds to move cells (>= 0): the median seconds per cell of
+ *  the recorded migrations (the mean of the middle two of an even count)
+ *  times cells. */
+double lb_migration_model_predict(const lb_migration_model *m, int64_t cells);
+
+#endif
