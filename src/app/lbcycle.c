@@ -34,7 +34,7 @@ struct AmrLb {
   int64_t counts[AMR_LB_MAX_TYPES];
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   double t_start, lost, lb_total, migrate_total;
-  double lost_since; /* rank-seconds lost to imbalance since the last rebalance */
+  lb_decide_state decide; /* -lb_threshold: the loss since the last rebalance */
 };
 
 /* A failure inside the balancer library after the options were accepted
@@ -177,6 +177,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   PetscCall(PetscMalloc1(o->window, &lb->win));
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
+  lb_decide_init(&lb->decide);
   if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
@@ -441,8 +442,9 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, cur, before));
   lb_metrics_loads(P, before, &mt);
   r->kept_imbalance_pct = mt.imbalance_pct;
-  lb->lost_since += (r->t_rank_max - r->t_rank_avg) * P;
-  r->lost_since_balance_rank_s = lb->lost_since;
+  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, (r->t_rank_max - r->t_rank_avg) * P));
+  r->excess_loss_rank_s = lb->decide.excess;
+  r->residual_loss_rank_s = lb->decide.residual;
   r->balance_cost_rank_s = NAN;
   r->decision = "no_chance";
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
@@ -468,9 +470,10 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     r->predicted_migration_s = lb_migration_model_predict(&lb->migration, mmax);
     /* -lb_threshold: one cycle's gain against the migration would keep a
      * partition that loses a little every cycle forever; the ski-rental
-     * rule weighs the loss of every cycle since the last rebalance against
-     * the cost of this one (balancing as this cycle measured it, plus the
-     * predicted migration), both in rank-seconds. Adaptation since the
+     * rule weighs the loss of every cycle since the last rebalance (beyond
+     * the residual one the last rebalance left) against the cost of this
+     * one (balancing as this cycle measured it, plus the predicted
+     * migration), both in rank-seconds. Adaptation since the
      * measurement can have unbalanced the partition that measured well:
      * the floor looks at both. */
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &tb, 1, MPI_DOUBLE, MPI_MAX, lb->comm));
@@ -479,7 +482,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
       r->rebalanced = 1;
       r->decision = "always";
     } else {
-      const lb_decide_input in = {.lost_rank_s = r->lost_since_balance_rank_s,
+      const lb_decide_input in = {.lost_rank_s = r->excess_loss_rank_s,
                                   .cost_rank_s = r->balance_cost_rank_s,
                                   .imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct),
                                   .floor_pct = lb->o.threshold};
@@ -499,7 +502,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     r->migrated_cells_max = st.max_moved;
     r->migrate_time_s = st.wall_s;
     if (st.max_moved > 0) LB_CHECK(lb->comm, lb_migration_model_add(&lb->migration, st.max_moved, st.wall_s));
-    lb->lost_since = 0;
+    lb_decide_rebalanced(&lb->decide);
     PetscCall(AmrCommGraphFree(&g0));
     g0 = g1;
   } else {
@@ -582,7 +585,8 @@ void AmrLbRecordJSON(FILE *f, const AmrLb lb, const AmrLbRecord *r)
   json_num(f, "lb_time_s", r->lb_time_s);
   json_num(f, "predicted_gain_s", r->predicted_gain_s);
   json_num(f, "predicted_migration_s", r->predicted_migration_s);
-  json_num(f, "lost_since_balance_rank_s", r->lost_since_balance_rank_s);
+  json_num(f, "excess_loss_rank_s", r->excess_loss_rank_s);
+  json_num(f, "residual_loss_rank_s", r->residual_loss_rank_s);
   json_num(f, "balance_cost_rank_s", r->balance_cost_rank_s);
   fprintf(f, ",\"lb_decision\":\"%s\"", r->decision);
   fprintf(f, ",\"migrated_cells_tot\":%lld,\"migrated_cells_max\":%lld", r->migrated_cells_tot, r->migrated_cells_max);
@@ -611,9 +615,9 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
   /* why -lb_threshold's rule did or did not rebalance */
   if (!strcmp(r->decision, "rebalance"))
-    PetscCall(PetscSNPrintf(why, sizeof why, ", lost since balance %.4f >= cost %.4f rank-s", r->lost_since_balance_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.4f >= cost %.4f rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
-    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: lost since balance %.4f < cost %.4f rank-s)", r->lost_since_balance_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.4f < cost %.4f rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_floor"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
   else if (!r->rebalanced)

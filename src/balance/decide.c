@@ -5,6 +5,31 @@
 #include <math.h>
 #include <stdlib.h>
 
+void lb_decide_init(lb_decide_state *s)
+{
+  s->excess = 0;
+  s->residual = 0;
+  s->fresh = 0;
+}
+
+lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s)
+{
+  if (!(isfinite(loss_rank_s) && loss_rank_s >= 0))
+    return lb_error(LB_ERR_ARG, "decide: a cycle's loss %g must be finite and non-negative", loss_rank_s);
+  if (s->fresh) {
+    s->residual = loss_rank_s;
+    s->fresh = 0;
+  }
+  s->excess = fmax(0, s->excess + loss_rank_s - s->residual);
+  return LB_OK;
+}
+
+void lb_decide_rebalanced(lb_decide_state *s)
+{
+  s->excess = 0;
+  s->fresh = 1;
+}
+
 lb_err lb_decide(const lb_decide_input *in, lb_decision *d)
 {
   if (!(isfinite(in->lost_rank_s) && in->lost_rank_s >= 0))

@@ -4,23 +4,51 @@
 /* When to rebalance: a ski-rental rule over the cycles a partition serves.
  * Keeping an unbalanced partition costs the time lost to imbalance every
  * cycle (the rent); rebalancing costs the balancer and the migration once
- * (the purchase). Rebalance as soon as the loss measured since the last
+ * (the purchase). Rebalance as soon as the loss accumulated since the last
  * rebalance has reached the predicted cost of rebalancing now: the
  * criterion of Menon et al. (Meta-Balancer, "Automated load balancing
- * invocation based on application characteristics", IEEE Cluster 2012),
- * which never pays more than twice what the best schedule known in
- * hindsight pays when a rebalance removes the loss, and hits the optimal
- * period when the imbalance grows linearly. A floor on the imbalance keeps
- * measurement noise, which no rebalance removes, from triggering it. */
+ * invocation based on application characteristics", IEEE Cluster 2012).
+ * Where a rebalance removes the loss it never pays more than twice the
+ * best schedule known in hindsight, and on an imbalance that grows
+ * linearly it picks the period of least average cost per cycle.
+ *
+ * Two guards make it hold with weights that are wrong: the loss counted is
+ * the excess over the residual, the loss measured in the first cycle after
+ * the last rebalance (what the balancer leaves with these weights, which
+ * rebalancing again with them cannot remove: counting it would rebalance
+ * every few cycles for nothing), accumulated as a one-sided cumulative sum
+ * (Page's CUSUM: max(0, S + loss - residual)) so that cycles below the
+ * residual bank no credit against a later rise; and a floor on the
+ * imbalance below which measurement noise never triggers a rebalance. */
 
 #include <stdint.h>
 
 #include "balance.h"
 
+/** The loss since the last rebalance, carried from cycle to cycle
+ *  (identical on every rank when every rank accounts the same losses). */
+typedef struct {
+  double excess;   /**< max(0, S + loss - residual) over the cycles since the last rebalance, rank-seconds */
+  double residual; /**< loss of the first cycle after the last rebalance (0 before the first rebalance) */
+  int fresh;       /**< the next cycle accounted is the first after a rebalance */
+} lb_decide_state;
+
+/** Start a run: no loss, no residual (the initial partition was not made
+ *  by a rebalance, so all its loss counts). */
+void lb_decide_init(lb_decide_state *s);
+
+/** Account one cycle's measured loss (t_max - t_avg) N, rank-seconds
+ *  (finite, >= 0, else LB_ERR_ARG). */
+lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s);
+
+/** The partition was just rebalanced: the excess restarts at 0 and the
+ *  next cycle accounted becomes the residual. */
+void lb_decide_rebalanced(lb_decide_state *s);
+
 /** The inputs of one decision (every rank passes the same values). */
 typedef struct {
-  double lost_rank_s;   /**< measured time lost to imbalance since the last rebalance, this cycle's included:
-                             the sum over those cycles of (t_max - t_avg) P, rank-seconds */
+  double lost_rank_s;   /**< measured time lost to imbalance since the last rebalance, this cycle's included
+                             (lb_decide_state.excess), rank-seconds */
   double cost_rank_s;   /**< predicted cost of rebalancing now, (balancer + migration time) P, rank-seconds */
   double imbalance_pct; /**< the imbalance I% the floor is compared with */
   double floor_pct;     /**< no rebalance while imbalance_pct <= floor_pct (0 <= floor_pct < 100) */
