@@ -6,7 +6,7 @@ check_report.py fields REPORT
     each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
     accumulate the per-cycle numbers.
-check_report.py decide MAX_MEAN_PCT REPORT [REPORT ...]
+check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
     last rebalance is recomputed from rank_time ((t_max - t_avg) N per
     cycle, beyond the residual of the first cycle after a rebalance, as
@@ -145,8 +145,9 @@ def check_timing(timing, count, k):
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
-    elif len(argv) >= 4 and argv[1] == "decide":
-        bad = [b for p in argv[3:] for b in check_decide(p, load(p), float(argv[2]))]
+    elif len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "decide":
+        pairs = list(zip(argv[2::2], argv[3::2]))
+        bad = [b for m, p in pairs for b in check_decide(p, load(p), float(m))]
     elif len(argv) >= 4 and argv[1] == "timing":
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     else:
