@@ -14,8 +14,8 @@ cycle).  Writes into DIR (default: the current directory):
                  (sum of (t_max - t_avg) N over cycles, divided by N),
                  balancing and migrating
   decision.png   the -lb_threshold rule per run: the time lost to imbalance
-                 since the last rebalance (beyond the residual the last
-                 rebalance left) against the predicted cost of rebalancing,
+                 since the last rebalance (beyond the least loss of a cycle
+                 since then) against the predicted cost of rebalancing,
                  per cycle, with the cycles that rebalanced
   methods.md     one row per run comparing the methods (also printed)
 

@@ -9,25 +9,23 @@ void lb_decide_init(lb_decide_state *s)
 {
   s->excess = 0;
   s->residual = 0;
-  s->fresh = 0;
+  s->rebalanced = 0;
 }
 
 lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s)
 {
   if (!(isfinite(loss_rank_s) && loss_rank_s >= 0))
     return lb_error(LB_ERR_ARG, "decide: a cycle's loss %g must be finite and non-negative", loss_rank_s);
-  if (s->fresh) {
-    s->residual = loss_rank_s;
-    s->fresh = 0;
-  }
-  s->excess = fmax(0, s->excess + loss_rank_s - s->residual);
+  if (s->rebalanced) s->residual = fmin(s->residual, loss_rank_s);
+  s->excess += loss_rank_s - s->residual;
   return LB_OK;
 }
 
 void lb_decide_rebalanced(lb_decide_state *s)
 {
   s->excess = 0;
-  s->fresh = 1;
+  s->residual = INFINITY;
+  s->rebalanced = 1;
 }
 
 lb_err lb_decide(const lb_decide_input *in, lb_decision *d)

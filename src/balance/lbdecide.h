@@ -12,14 +12,14 @@
  * best schedule known in hindsight, and on an imbalance that grows
  * linearly it picks the period of least average cost per cycle.
  *
- * Two guards make it hold with weights that are wrong: the loss counted is
- * the excess over the residual, the loss measured in the first cycle after
- * the last rebalance (what the balancer leaves with these weights, which
- * rebalancing again with them cannot remove: counting it would rebalance
- * every few cycles for nothing), accumulated as a one-sided cumulative sum
- * (Page's CUSUM: max(0, S + loss - residual)) so that cycles below the
- * residual bank no credit against a later rise; and a floor on the
- * imbalance below which measurement noise never triggers a rebalance. */
+ * Two guards make it hold with weights that are wrong. The loss counted in
+ * a cycle is its excess over the residual, the least loss measured since
+ * the last rebalance: what the balancer leaves with the weights it has,
+ * which rebalancing again with them would not remove (counting it would
+ * rebalance every few cycles for nothing). The least, not the first cycle
+ * after the rebalance, so that one cycle disturbed by another process
+ * cannot hold off rebalancing for long. And a floor on the imbalance below
+ * which measurement noise never triggers a rebalance. */
 
 #include <stdint.h>
 
@@ -28,21 +28,23 @@
 /** The loss since the last rebalance, carried from cycle to cycle
  *  (identical on every rank when every rank accounts the same losses). */
 typedef struct {
-  double excess;   /**< max(0, S + loss - residual) over the cycles since the last rebalance, rank-seconds */
-  double residual; /**< loss of the first cycle after the last rebalance (0 before the first rebalance) */
-  int fresh;       /**< the next cycle accounted is the first after a rebalance */
+  double excess;   /**< sum of (loss - residual) over the cycles since the last rebalance, rank-seconds */
+  double residual; /**< least loss of a cycle since the last rebalance (0 before the first; infinite until a cycle is accounted) */
+  int rebalanced;  /**< there was a rebalance: the residual is measured, not 0 */
 } lb_decide_state;
 
-/** Start a run: no loss, no residual (the initial partition was not made
+/** Start a run: no loss, residual 0 (the initial partition was not made
  *  by a rebalance, so all its loss counts). */
 void lb_decide_init(lb_decide_state *s);
 
 /** Account one cycle's measured loss (t_max - t_avg) N, rank-seconds
- *  (finite, >= 0, else LB_ERR_ARG). */
+ *  (finite, >= 0, else LB_ERR_ARG): the residual becomes the least loss
+ *  since the last rebalance, this cycle's included, and the excess grows
+ *  by this cycle's loss beyond it. */
 lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s);
 
 /** The partition was just rebalanced: the excess restarts at 0 and the
- *  next cycle accounted becomes the residual. */
+ *  residual is measured afresh. */
 void lb_decide_rebalanced(lb_decide_state *s);
 
 /** The inputs of one decision (every rank passes the same values). */

@@ -9,8 +9,8 @@ check_report.py fields REPORT
 check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
     last rebalance is recomputed from rank_time ((t_max - t_avg) N per
-    cycle, beyond the residual of the first cycle after a rebalance, as
-    max(0, S + loss - residual)), the cost is (lb_time_s +
+    cycle beyond the residual, the least loss of a cycle since the last
+    rebalance; 0 before the first), the cost is (lb_time_s +
     predicted_migration_s) N, and lb_decision follows from them (rebalance
     exactly when above the floor and the loss reached the cost); over each
     run the mean measured I% is below MAX_MEAN_PCT and at most half of the
@@ -79,14 +79,12 @@ def check_fields(recs):
 def check_decide(path, recs, max_mean):
     bad = []
     excess = residual = 0.0
-    fresh = False
     for i, r in enumerate(recs):
         n = r["ranks"]
         t = r["rank_time"]
         loss = (max(t) - sum(t) / n) * n
-        if fresh:
-            residual, fresh = loss, False
-        excess = max(0.0, excess + loss - residual)
+        residual = min(residual, loss)
+        excess += loss - residual
         if not (close(excess, r["excess_loss_rank_s"], 1e-5, 1e-9) and close(residual, r["residual_loss_rank_s"], 1e-5, 1e-9)):
             bad.append("%s cycle %d: loss since balance %g (residual %g), the cycles since the last rebalance give %g (%g)" % (
                 path, i, r["excess_loss_rank_s"], r["residual_loss_rank_s"], excess, residual))
@@ -107,7 +105,7 @@ def check_decide(path, recs, max_mean):
             if d == "below_cost" and r["excess_loss_rank_s"] >= cost:
                 bad.append("%s cycle %d: kept with a loss %g at or above the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
         if r["rebalanced"]:
-            excess, fresh = 0.0, True
+            excess, residual = 0.0, math.inf
     cycles = len(recs)
     rebalances = sum(1 for r in recs if r["rebalanced"])
     mean_i = sum(r["imbalance_pct"] for r in recs) / cycles
