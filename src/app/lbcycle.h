@@ -58,11 +58,11 @@ typedef struct {
   long long lb_rounds;
   double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
   double predicted_gain_s;   /**< saved per -lb_interval by the proposed partition, by the weights (reported only) */
-  double predicted_migration_s; /**< migration time of the proposed partition, from the last measured migration */
+  double predicted_migration_s; /**< migration time of the proposed partition: median time per cell of the last migrations x cells */
   /* -lb_threshold's ski-rental rule (src/balance/lbdecide.h): its inputs and outcome */
   double excess_loss_rank_s;  /**< measured (t_rank_max - t_rank_avg) P since the last rebalance beyond the residual, this cycle's included */
   double residual_loss_rank_s; /**< the loss of the first cycle after the last rebalance (0 before the first) */
-  double balance_cost_rank_s;       /**< (lb_time_s + predicted_migration_s) P; NaN when the cycle had no chance to balance */
+  double balance_cost_rank_s; /**< predicted_migration_s P; NaN when the cycle had no chance to balance */
   const char *decision;      /**< "rebalance", "below_floor", "below_cost" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
   double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */

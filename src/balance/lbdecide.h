@@ -3,8 +3,8 @@
 
 /* When to rebalance: a ski-rental rule over the cycles a partition serves.
  * Keeping an unbalanced partition costs the time lost to imbalance every
- * cycle (the rent); rebalancing costs the balancer and the migration once
- * (the purchase). Rebalance as soon as the loss accumulated since the last
+ * cycle (the rent); rebalancing costs the migration once (the purchase;
+ * the balancer's time counts too where it is spent only to rebalance). Rebalance as soon as the loss accumulated since the last
  * rebalance has reached the predicted cost of rebalancing now: the
  * criterion of Menon et al. (Meta-Balancer, "Automated load balancing
  * invocation based on application characteristics", IEEE Cluster 2012).
@@ -51,7 +51,7 @@ void lb_decide_rebalanced(lb_decide_state *s);
 typedef struct {
   double lost_rank_s;   /**< measured time lost to imbalance since the last rebalance, this cycle's included
                              (lb_decide_state.excess), rank-seconds */
-  double cost_rank_s;   /**< predicted cost of rebalancing now, (balancer + migration time) P, rank-seconds */
+  double cost_rank_s;   /**< predicted cost of rebalancing now (what declining would save: the migration time) x P, rank-seconds */
   double imbalance_pct; /**< the imbalance I% the floor is compared with */
   double floor_pct;     /**< no rebalance while imbalance_pct <= floor_pct (0 <= floor_pct < 100) */
 } lb_decide_input;
