@@ -615,9 +615,9 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
   /* why -lb_threshold's rule did or did not rebalance */
   if (!strcmp(r->decision, "rebalance"))
-    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.4f >= cost %.4f rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
-    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.4f < cost %.4f rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_floor"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
   else if (!r->rebalanced)
