@@ -4,8 +4,9 @@
 /* When to rebalance: a ski-rental rule over the cycles a partition serves.
  * Keeping an unbalanced partition costs the time lost to imbalance every
  * cycle (the rent); rebalancing costs the migration once (the purchase;
- * the balancer's time counts too where it is spent only to rebalance). Rebalance as soon as the loss accumulated since the last
- * rebalance has reached the predicted cost of rebalancing now: the
+ * the balancer's time counts too where it is spent only to rebalance).
+ * Rebalance as soon as the loss accumulated since the last rebalance has
+ * reached the predicted cost of rebalancing now: the
  * criterion of Menon et al. (Meta-Balancer, "Automated load balancing
  * invocation based on application characteristics", IEEE Cluster 2012).
  * Where a rebalance removes the loss it never pays more than twice the
@@ -28,7 +29,7 @@
 /** The loss since the last rebalance, carried from cycle to cycle
  *  (identical on every rank when every rank accounts the same losses). */
 typedef struct {
-  double excess;   /**< sum of (loss - residual) over the cycles since the last rebalance, rank-seconds */
+  double excess;   /**< sum over the cycles since the last rebalance of each one's loss beyond the residual then, rank-seconds */
   double residual; /**< least loss of a cycle since the last rebalance (0 before the first; infinite until a cycle is accounted) */
   int rebalanced;  /**< there was a rebalance: the residual is measured, not 0 */
 } lb_decide_state;
