@@ -77,6 +77,9 @@ def check_fields(recs):
 
 
 def check_decide(path, recs, max_mean):
+    missing = sorted({k for r in recs for k in FIELDS if k not in r})
+    if missing or not recs:
+        return ["%s: no records, or missing %s" % (path, ", ".join(missing))]
     bad = []
     excess = residual = 0.0
     for i, r in enumerate(recs):
