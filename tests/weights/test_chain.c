@@ -84,10 +84,7 @@ static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
   e2 = lb_chain_balance_on(g, m, &p, n, w, counts, &virt);
   if (e1 == LB_ERR_UNSUPPORTED && e2 == LB_ERR_UNSUPPORTED) {
     if (rank == 0) printf("%-20s %s: not supported (%s)\n", m->name, g->spec, lb_errmsg());
-  } else if (e1 || e2) {
-    fprintf(stderr, "method %s on %s: %s\n", m->name, g->spec, lb_errmsg());
-    check_failures++;
-  } else {
+  } else if (CHECK_MSG(!e1 && !e2, "method %s on %s: %s", m->name, g->spec, lb_errmsg())) {
     int same = 1;
     for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
     CHECK(same);
@@ -184,8 +181,8 @@ int main(int argc, char **argv)
     }
     lb_graph_destroy(&g);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int status = check_finish(MPI_COMM_WORLD);
   if (rank == 0) printf("test_chain: %d ranks, %d checks failed\n", size, check_failures);
   MPI_Finalize();
-  return check_failures != 0;
+  return status;
 }
