@@ -19,6 +19,7 @@
  */
 
 #include "fem/reaction.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static double exact_a(double k, double a0, double b0, double t)
   return exact_a(k, b0, a0, t) - d; /* B is the limiting one: A = B - d */
 }
 
-static PetscErrorCode check_tolerance(double max_ratio, double min_drop, int *fail)
+static PetscErrorCode check_tolerance(double max_ratio, double min_drop)
 {
   ReactionParams p;
   const double a0 = 0.3, b0 = 0.5, c0 = 0.1, T = 0.01;
@@ -47,7 +48,6 @@ static PetscErrorCode check_tolerance(double max_ratio, double min_drop, int *fa
   p.k = 1e3; /* k (B - A) T = 2 and k B T = 5: a stiff transient */
   const double a = exact_a(p.k, a0, b0, T);
   const double exact[3] = {a, b0 - (a0 - a), c0 + (a0 - a)};
-  *fail = 0;
   for (int e = 2; e <= 8; e++) {
     ReactionWork w = {0};
     double y[3] = {a0, b0, c0}, err = 0;
@@ -57,16 +57,16 @@ static PetscErrorCode check_tolerance(double max_ratio, double min_drop, int *fa
     for (int i = 0; i < 3; i++) err = fmax(err, fabs(y[i] - exact[i]));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "rtol %.0e steps %5d rejected %3d error %.3e error/rtol %.3f\n", p.rtol, w.steps, w.rejected, err,
                           err / p.rtol));
-    if (!(err <= max_ratio * p.rtol)) *fail = 1;
+    CHECK(err <= max_ratio * p.rtol);
     if (e == 2) first = err;
     last = err;
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "error drop over six decades of rtol: %.3e\n", first / last));
-  if (!(first / last >= min_drop)) *fail = 1;
+  CHECK(first / last >= min_drop);
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_order(double min_rate, int *fail)
+static PetscErrorCode check_order(double min_rate)
 {
   ReactionParams p;
   const double a0 = 0.3, b0 = 0.5, T = 1;
@@ -83,7 +83,7 @@ static PetscErrorCode check_order(double min_rate, int *fail)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps %4d error %.3e rate %.3f\n", n, err, prev > 0 ? rate : 0));
     prev = err;
   }
-  *fail = !(rate >= min_rate);
+  CHECK(rate >= min_rate);
   PetscFunctionReturn(0);
 }
 
@@ -103,7 +103,7 @@ static double invariant_change(const double *y0, const double *y)
   return fmax(d1, d2) / scale;
 }
 
-static PetscErrorCode check_conservation(double tol, int *fail)
+static PetscErrorCode check_conservation(double tol)
 {
   ReactionParams p;
   double worst_step = 0, worst_chain = 0, worst_cell = 0;
@@ -149,11 +149,11 @@ static PetscErrorCode check_conservation(double tol, int *fail)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "largest relative change of A + C, B + C: one step %.3e, 1000 integrations %.3e (%ld steps), DG cells %.3e\n", worst_step,
                         worst_chain, steps, worst_cell));
-  *fail = !(worst_step <= tol && worst_chain <= tol && worst_cell <= tol);
+  CHECK(worst_step <= tol && worst_chain <= tol && worst_cell <= tol);
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double min_contrast, int *fail)
+static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double min_contrast)
 {
   const ReactionParams p = *pp;
   int front_min = 1 << 30, other_max = 0;
@@ -184,7 +184,7 @@ static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n", cells[i].what, (int)st, w.steps,
                           w.rejected, a[0], b[0], c[0]));
     const int front = !strncmp(cells[i].what, "front", 5);
-    if (front != (st == REACTION_REACTING)) *fail = 1; /* the load type must tell the front from the rest */
+    CHECK(front == (st == REACTION_REACTING)); /* the load type must tell the front from the rest */
     if (front)
       front_min = w.steps < front_min ? w.steps : front_min;
     else
@@ -192,7 +192,7 @@ static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "fewest front steps %d, most other steps %d, contrast %.1f\n", front_min, other_max,
                         (double)front_min / other_max));
-  if (!((double)front_min >= min_contrast * other_max)) *fail = 1;
+  CHECK((double)front_min >= min_contrast * other_max);
   PetscFunctionReturn(0);
 }
 
@@ -202,7 +202,6 @@ int main(int argc, char **argv)
   PetscReal max_ratio = 10, min_drop = 1e4, min_rate = 1.9, tol = 1e-14, dt = 1e-3, min_contrast = 10;
   char msg[256] = "";
   ReactionParams p;
-  int fail = 0;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-check", check, sizeof check, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_ratio", &max_ratio, NULL));
@@ -215,13 +214,13 @@ int main(int argc, char **argv)
   if (ReactionOptionsGet(PETSC_COMM_WORLD, &p, msg, sizeof msg))
     ;
   else if (!strcmp(check, "tolerance"))
-    PetscCall(check_tolerance(max_ratio, min_drop, &fail));
+    PetscCall(check_tolerance(max_ratio, min_drop));
   else if (!strcmp(check, "order"))
-    PetscCall(check_order(min_rate, &fail));
+    PetscCall(check_order(min_rate));
   else if (!strcmp(check, "conservation"))
-    PetscCall(check_conservation(tol, &fail));
+    PetscCall(check_conservation(tol));
   else if (!strcmp(check, "contrast"))
-    PetscCall(check_contrast(&p, dt, min_contrast, &fail));
+    PetscCall(check_contrast(&p, dt, min_contrast));
   else
     snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation or contrast", check);
   if (msg[0]) {
@@ -229,6 +228,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFinalize());
     return 1;
   }
+  const int fail = check_finish(PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", check, fail ? "FAILED" : "passed"));
   PetscCall(PetscFinalize());
   return fail;

@@ -20,6 +20,7 @@
 #include "fem/reaction.h"
 #include "mesh/geom.h"
 #include "mesh/mesh.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -229,7 +230,7 @@ static void pack(const run_t *r, double *buf)
 }
 
 /** Rank 0 runs alone and compares with the packed cells of all ranks. */
-static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *conn, const run_t *r, int *fail)
+static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *conn, const run_t *r)
 {
   PetscMPIInt rank, size;
   int *counts = NULL, *displs = NULL, nmine = (int)r->p4est->local_num_quadrants * PACK;
@@ -248,8 +249,8 @@ static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *co
     for (int i = 0; i < size; i++) displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
   PetscCallMPI(MPI_Gatherv(mine, nmine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PETSC_COMM_WORLD));
   PetscCall(PetscFree(mine));
-  int bad = 0;
   if (rank == 0) {
+    int bad = 0;
     run_t one;
     double *ref;
     long long differ = 0;
@@ -261,19 +262,18 @@ static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *co
     /* the integrals are sums in another order: equal to round-off */
     double dmass = 0;
     for (int s = 0; s < REACTION_NS; s++) dmass = fmax(dmass, fabs(one.mass[s] - r->mass[s]) / fabs(one.mass[s]));
-    bad |= !(dmass <= c->tol);
+    CHECK(!bad);
+    CHECK(dmass <= c->tol);
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
                           "ranks %d against 1: cells %lld / %lld, cells differing in A, B, C or steps %lld, "
                           "integrals differing by %.1e (relative)\n",
                           size, r->cells, one.cells, differ, dmass));
-    bad |= differ != 0;
+    CHECK(differ == 0);
     PetscCall(PetscFree(ref));
     PetscCall(finish(&one));
     PetscCall(PetscFree2(counts, displs));
     PetscCall(PetscFree(all));
   }
-  PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  *fail |= bad;
   PetscFunctionReturn(0);
 }
 
@@ -301,7 +301,6 @@ int main(int argc, char **argv)
 {
   config_t c;
   char msg[256] = "";
-  int fail = 0;
   amr_mesh_t mesh;
   run_t r;
   const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
@@ -326,7 +325,7 @@ int main(int argc, char **argv)
                         "cells %lld steps %d t %.4f: A %.12e B %.12e C %.12e inflow of A %.12e\n"
                         "relative change of B + C %.3e, of A + C - inflow %.3e\n",
                         r.cells, r.nsteps, AdvectTime(r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow, err_bc, err_ac));
-  fail = !(err_bc <= c.tol && err_ac <= c.tol);
+  CHECK(err_bc <= c.tol && err_ac <= c.tol);
   double mean[REACTION_NTYPES];
   for (int s = 0; s < REACTION_NTYPES; s++) {
     mean[s] = r.cell_steps[s] > 0 ? r.steps[s] / r.cell_steps[s] : 0;
@@ -337,11 +336,11 @@ int main(int argc, char **argv)
   const double other = fmax(mean[REACTION_INERT], mean[REACTION_REACTED]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps per cell, reacting against the dearer of the others: %.1f\n", mean[REACTION_REACTING] / other));
   /* every type must occur, or the contrast says nothing */
-  for (int s = 0; s < REACTION_NTYPES; s++)
-    if (!(r.cell_steps[s] > 0)) fail = 1;
-  if (!(mean[REACTION_REACTING] >= c.min_contrast * other)) fail = 1;
-  if (c.compare_serial) PetscCall(compare_serial(&c, mesh.conn, &r, &fail));
+  for (int s = 0; s < REACTION_NTYPES; s++) CHECK(r.cell_steps[s] > 0);
+  CHECK(mean[REACTION_REACTING] >= c.min_contrast * other);
+  if (c.compare_serial) PetscCall(compare_serial(&c, mesh.conn, &r));
   PetscCall(finish(&r));
+  const int fail = check_finish(PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction-transport %s\n", fail ? "FAILED" : "passed"));
   PetscCall(amr_mesh_destroy(&mesh));
   sc_finalize();
