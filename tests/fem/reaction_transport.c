@@ -268,7 +268,7 @@ static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *co
                           "ranks %d against 1: cells %lld / %lld, cells differing in A, B, C or steps %lld, "
                           "integrals differing by %.1e (relative)\n",
                           size, r->cells, one.cells, differ, dmass));
-    CHECK(differ == 0);
+    CHECK_EQ(differ, 0);
     PetscCall(PetscFree(ref));
     PetscCall(finish(&one));
     PetscCall(PetscFree2(counts, displs));

@@ -65,15 +65,15 @@ int main(int argc, char **argv)
     CHECK(b || !covered[i]);
   }
   printf("boundary faces %ld, named once %ld\n", boundary, once);
-  CHECK(once == boundary);
+  CHECK_EQ(once, boundary);
   PetscCall(amr_mesh_boundary_types(PETSC_COMM_WORLD, &mesh, dirichlet, neumann, &bc));
   long types[2] = {0, 0};
   for (size_t i = 0; i < nf; i++)
     if (bc[i] >= 0) types[bc[i]]++;
   printf("-bc_dirichlet %s -bc_neumann %s: %ld Dirichlet, %ld Neumann faces\n", dirichlet, neumann, types[0], types[1]);
-  CHECK(types[0] + types[1] == boundary);
+  CHECK_EQ(types[0] + types[1], boundary);
   for (int i = 0; i < mesh.nparts; i++)
-    if (!strcmp(mesh.part[i].name, dirichlet)) CHECK(types[0] == mesh.part[i].nfaces);
+    if (!strcmp(mesh.part[i].name, dirichlet)) CHECK_EQ(types[0], mesh.part[i].nfaces);
   PetscCall(PetscFree(bc));
   free(covered);
   PetscCall(amr_mesh_destroy(&mesh));

@@ -157,7 +157,7 @@ static void test_shift_same_code(void)
   CHECK(lb_chain_balance(m, &p, N, w, P, counts, &chain) == LB_OK);
   CHECK(lb_curve_part_loads(MPI_COMM_SELF, N, w, P, counts, pw) == LB_OK);
   CHECK(lb_curve_shift(MPI_COMM_SELF, N, w, P, counts, pw, 1.5, &walk) == LB_OK);
-  for (int q = 0; q <= P; q++) CHECK(chain.cut.cuts[q] == walk.cuts[q]);
+  for (int q = 0; q <= P; q++) CHECK_EQ(chain.cut.cuts[q], walk.cuts[q]);
   CHECK(chain.migrated_cells > 0);
   lb_chain_result_free(&chain);
   lb_curve_result_free(&walk);

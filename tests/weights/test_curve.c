@@ -59,7 +59,7 @@ static void check_loads(const lb_curve_result *r, const double *w, const double 
     cells += r->counts[q];
   }
   CHECK_NEAR(sum, r->total, 1e-9 * r->total);
-  CHECK(cells == r->ncells);
+  CHECK_EQ(cells, r->ncells);
 }
 
 /* sfc and target cuts of one curve: every distribution agrees with the
