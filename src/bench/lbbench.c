@@ -399,7 +399,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
                                NULL, o->capacity, o->capacity, sizeof o->capacity, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
-  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
+  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
