@@ -147,10 +147,7 @@ int main(int argc, char **argv)
   const char *specs[] = {"line:16", "ring:9", "ring:10", "mesh2d:5x4", "mesh3d:4x3x3", "torus3d:3x4x5", "hypercube:4"};
   for (int s = 0; s < 7; s++) check_graph(specs[s]);
   for (int s = 0; s < 7; s++) check_capacity(specs[s]);
-  printf("%s\n",
-         check_failures ? "FAILED"
-                        : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve; chemotaxis "
-                          "reaches capacity shares");
+  printf("%s\n", check_failures ? "FAILED" : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve; chemotaxis reaches capacity shares");
   MPI_Finalize();
   return check_failures != 0;
 }
