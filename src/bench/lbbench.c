@@ -21,7 +21,7 @@
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
   "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-repeat N] [-capacity file:PATH] [-json FILE]\n"
-  "  lbbench -chain CELLS -graph line:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
+  "  lbbench -chain CELLS -graph line:P|ring:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
   "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n\n";
 
 #define MAX_INJECT 64
@@ -220,7 +220,8 @@ out:
 
 /* Chain mode: the scenario gives one weight per cell of a curve of
  * o->chain cells, first split into P pieces of equal cell count; the method
- * runs on line:P and its loads are realised as cuts on the curve. */
+ * runs on the line or the ring of the P parts (-graph line:P or ring:P, as
+ * the app's -lb_graph) and its loads are realised as cuts on the curve. */
 static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
 {
   lb_graph *g = NULL, curve;
@@ -231,12 +232,13 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   lb_err err = lb_graph_create(o->graph, &g);
   if (err) return err;
   int P = g->n;
-  if (g->kind != LB_GRAPH_LINE) err = lb_error(LB_ERR_ARG, "-chain runs on the chain of ranks: give -graph line:P, not '%s'", g->spec);
-  lb_graph_destroy(&g);
-  if (err) return err;
-  if (MPI_Comm_size(o->p.comm, &size) != MPI_SUCCESS) return lb_error(LB_ERR_MPI, "MPI_Comm_size failed");
-  if (o->p.backend == LB_BACKEND_MPI && size != P)
-    return lb_error(LB_ERR_SIZE, "graph 'line:%d' has %d ranks but the MPI backend runs on %d processes (use as many processes or -virtual)", P, P, size);
+  if (g->kind != LB_GRAPH_LINE && g->kind != LB_GRAPH_RING)
+    err = lb_error(LB_ERR_ARG, "-chain runs on the chain of ranks: give -graph line:P or ring:P, not '%s'", g->spec);
+  else if (MPI_Comm_size(o->p.comm, &size) != MPI_SUCCESS)
+    err = lb_error(LB_ERR_MPI, "MPI_Comm_size failed");
+  else if (o->p.backend == LB_BACKEND_MPI && size != P)
+    err = lb_error(LB_ERR_SIZE, "graph '%s' has %d ranks but the MPI backend runs on %d processes (use as many processes or -virtual)", g->spec, P, size);
+  if (err) goto out;
   /* A scenario reads only the size and shape of its graph: the curve is a
    * line of cells, described without building its edges. */
   memset(&curve, 0, sizeof curve);
@@ -250,9 +252,9 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   for (int q = 0; q < P; q++) counts[q] = n * (q + 1) / P - n * q / P;
   if (o->p.backend == LB_BACKEND_MPI) {
     first = n * me / P;
-    err = lb_chain_balance(m, &o->p, counts[me], w + first, P, NULL, &res);
+    err = lb_chain_balance_on(g, m, &o->p, counts[me], w + first, NULL, &res);
   } else {
-    err = lb_chain_balance(m, &o->p, n, w, P, counts, &res);
+    err = lb_chain_balance_on(g, m, &o->p, n, w, counts, &res);
   }
   if (err) goto out;
   have_res = 1;
@@ -261,7 +263,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   lb_metrics_loads(P, res.cut.part_load, &cm);
   if (me == 0) {
     const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
-    printf("lbbench: %s in chain mode on line:%d (%s backend), %lld cells, scenario %s\n", m->name, P, backend, (long long)n, o->scenario);
+    printf("lbbench: %s in chain mode on %s (%s backend), %lld cells, scenario %s\n", m->name, g->spec, backend, (long long)n, o->scenario);
     printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
            res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
@@ -273,9 +275,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      char line[32];
-      snprintf(line, sizeof line, "line:%d", P);
-      json_run_header(f, m->name, line, P, backend, o->scenario);
+      json_run_header(f, m->name, g->spec, P, backend, o->scenario);
       fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,",
               res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
       json_string(f, "stop_reason", lb_stop_name(res.run.stop));
@@ -293,6 +293,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   }
 out:
   if (have_res) lb_chain_result_free(&res);
+  lb_graph_destroy(&g);
   free(w);
   free(counts);
   return err;
@@ -398,7 +399,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
                                NULL, o->capacity, o->capacity, sizeof o->capacity, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
-  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
+  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {

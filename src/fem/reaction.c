@@ -21,8 +21,7 @@ static const double safety = 0.9, grow_max = 5, shrink_max = 0.2;
 /* Steps one point may take in one call before it counts as a failure. */
 static const int max_steps = 100000;
 
-void
-ReactionDefaults (ReactionParams *p)
+void ReactionDefaults(ReactionParams *p)
 {
   p->k = 1e5;
   p->rtol = 1e-2;
@@ -35,11 +34,9 @@ ReactionDefaults (ReactionParams *p)
 static const double stoich[REACTION_NS] = {-1, -1, 1};
 
 /** Rate r and its gradient g = dr/dy. */
-static double
-rate (const ReactionParams *p, const double y[REACTION_NS],
-      double g[REACTION_NS])
+static double rate(const ReactionParams *p, const double y[REACTION_NS], double g[REACTION_NS])
 {
-  const double a = fmax (y[0], 0), b = fmax (y[1], 0);
+  const double a = fmax(y[0], 0), b = fmax(y[1], 0);
   if (g) {
     g[0] = y[0] > 0 ? p->k * b : 0;
     g[1] = y[1] > 0 ? p->k * a : 0;
@@ -53,8 +50,7 @@ rate (const ReactionParams *p, const double y[REACTION_NS],
  *  1 + gamma h k (A+ + B+) >= 1: the matrix is never singular.  The
  *  correction is along s, which keeps w.x = w.v for every invariant w
  *  (w.s = 0). */
-static void
-solve_w (double gh, const double g[REACTION_NS], double v[REACTION_NS])
+static void solve_w(double gh, const double g[REACTION_NS], double v[REACTION_NS])
 {
   double gv = 0, gs = 0;
   for (int i = 0; i < REACTION_NS; i++) {
@@ -62,27 +58,22 @@ solve_w (double gh, const double g[REACTION_NS], double v[REACTION_NS])
     gs += g[i] * stoich[i];
   }
   const double f = gh * gv / (1 - gh * gs);
-  for (int i = 0; i < REACTION_NS; i++)
-    v[i] += f * stoich[i];
+  for (int i = 0; i < REACTION_NS; i++) v[i] += f * stoich[i];
 }
 
-double
-ReactionStep (const ReactionParams *p, double y[REACTION_NS], double h)
+double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h)
 {
   double g[REACTION_NS], k1[REACTION_NS], k2[REACTION_NS], y1[REACTION_NS];
   const double gh = ros2_gamma * h;
   /* W = I - gamma h J(y); W k1 = f(y); W k2 = f(y + h k1) - 2 k1;
    * y+ = y + 3/2 h k1 + 1/2 h k2 */
-  const double r0 = rate (p, y, g);
-  for (int i = 0; i < REACTION_NS; i++)
-    k1[i] = r0 * stoich[i];
-  solve_w (gh, g, k1);
-  for (int i = 0; i < REACTION_NS; i++)
-    y1[i] = y[i] + h * k1[i];
-  const double r1 = rate (p, y1, NULL);
-  for (int i = 0; i < REACTION_NS; i++)
-    k2[i] = r1 * stoich[i] - 2 * k1[i];
-  solve_w (gh, g, k2);
+  const double r0 = rate(p, y, g);
+  for (int i = 0; i < REACTION_NS; i++) k1[i] = r0 * stoich[i];
+  solve_w(gh, g, k1);
+  for (int i = 0; i < REACTION_NS; i++) y1[i] = y[i] + h * k1[i];
+  const double r1 = rate(p, y1, NULL);
+  for (int i = 0; i < REACTION_NS; i++) k2[i] = r1 * stoich[i] - 2 * k1[i];
+  solve_w(gh, g, k2);
   /* error: y+ minus the embedded first-order solution y + h k1.  Not
    * filtered by W^{-1} (Shampine): on this nonlinear rate the filtered
    * estimate accepts a single step across the whole stiff transient with
@@ -91,16 +82,14 @@ ReactionStep (const ReactionParams *p, double y[REACTION_NS], double h)
   for (int i = 0; i < REACTION_NS; i++) {
     const double yn = y[i] + 1.5 * h * k1[i] + 0.5 * h * k2[i];
     const double e = 0.5 * h * (k1[i] + k2[i]);
-    const double sc = p->atol + p->rtol * fmax (fabs (y[i]), fabs (yn));
+    const double sc = p->atol + p->rtol * fmax(fabs(y[i]), fabs(yn));
     err += (e / sc) * (e / sc);
     y[i] = yn;
   }
-  return sqrt (err / REACTION_NS);
+  return sqrt(err / REACTION_NS);
 }
 
-PetscErrorCode
-ReactionIntegrate (const ReactionParams *p, double y[REACTION_NS],
-                   double t, ReactionWork *w)
+PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS], double t, ReactionWork *w)
 {
   double done = 0, h = t;
   int n = 0;
@@ -109,47 +98,41 @@ ReactionIntegrate (const ReactionParams *p, double y[REACTION_NS],
     double trial[REACTION_NS];
     /* the last step ends exactly at t */
     const int last = done + h >= t * (1 - 1e-12);
-    if (last)
-      h = t - done;
-    memcpy (trial, y, sizeof trial);
-    const double err = ReactionStep (p, trial, h);
-    PetscCheck (++n <= max_steps, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED,
-                "reaction: no solution within %d steps (state %g %g %g, k %g, rtol %g, atol %g)",
-                max_steps, y[0], y[1], y[2], p->k, p->rtol, p->atol);
+    if (last) h = t - done;
+    memcpy(trial, y, sizeof trial);
+    const double err = ReactionStep(p, trial, h);
+    PetscCheck(++n <= max_steps, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED,
+               "reaction: no solution within %d steps (state %g %g %g, k %g, rtol %g, atol %g)", max_steps, y[0], y[1], y[2], p->k, p->rtol, p->atol);
     w->steps++;
     if (err <= 1) {
-      memcpy (y, trial, sizeof trial);
+      memcpy(y, trial, sizeof trial);
       done = last ? t : done + h;
     } else
       w->rejected++;
     /* the embedded solution is first order: its error grows like h^2 */
-    const double fac = err > 0 ? safety / sqrt (err) : grow_max;
-    h *= fmin (err <= 1 ? grow_max : 1, fmax (shrink_max, fac));
+    const double fac = err > 0 ? safety / sqrt(err) : grow_max;
+    h *= fmin(err <= 1 ? grow_max : 1, fmax(shrink_max, fac));
   }
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
 /* 1/sqrt(3): the two-point Gauss rule on [-1, 1]. */
 static const double gauss2 = 0.57735026918962576451;
 
 /** Cell coordinate k of tensor Gauss point q. */
-static double
-point_xi (int q, int k)
+static double point_xi(int q, int k)
 {
   return (q >> k) & 1 ? gauss2 : -gauss2;
 }
 
-double
-ReactionClock (void)
+double ReactionClock(void)
 {
   struct timespec ts;
-  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-PetscErrorCode
-ReactionCell (const ReactionParams *p, int nb, double *a, double *b,
-              double *c, double dt, double *clock, ReactionWork *w)
+PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w)
 {
   double *coef[REACTION_NS] = {a, b, c};
   /* values at the points: 2^d for degree 1 in d dimensions, else the mean */
@@ -157,43 +140,38 @@ ReactionCell (const ReactionParams *p, int nb, double *a, double *b,
   const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
   int changed = 0;
   PetscFunctionBeginUser;
-  PetscCheck (nb == 1 || nb == 3 || nb == 4, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-              "reaction: %d coefficients per species (1, 3 or 4)", nb);
+  PetscCheck(nb == 1 || nb == 3 || nb == 4, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "reaction: %d coefficients per species (1, 3 or 4)", nb);
   w->steps = w->rejected = 0;
   for (int q = 0; q < np; q++) {
     double y0[REACTION_NS];
     for (int s = 0; s < REACTION_NS; s++) {
       double v = coef[s][0];
-      for (int k = 0; k < dim; k++)
-        v += coef[s][1 + k] * point_xi (q, k);
+      for (int k = 0; k < dim; k++) v += coef[s][1 + k] * point_xi(q, k);
       y[q][s] = y0[s] = v;
     }
-    PetscCall (ReactionIntegrate (p, y[q], dt, w));
-    changed |= memcmp (y0, y[q], sizeof y0) != 0;
+    PetscCall(ReactionIntegrate(p, y[q], dt, w));
+    changed |= memcmp(y0, y[q], sizeof y0) != 0;
   }
   /* least squares at the points: the mean, and 3 mean(v xi_k) for slope k
    * (sum_q xi_k xi_j = np/3 delta_kj) */
   for (int s = 0; s < REACTION_NS && changed; s++)
     for (int j = 0; j < nb; j++) {
       double sum = 0;
-      for (int q = 0; q < np; q++)
-        sum += y[q][s] * (j ? point_xi (q, j - 1) : 1);
+      for (int q = 0; q < np; q++) sum += y[q][s] * (j ? point_xi(q, j - 1) : 1);
       coef[s][j] = (j ? 3.0 : 1.0) * sum / np;
     }
   /* one clock read per cell: a read costs about as much as a cell where
    * nothing reacts, so the cells of a sweep share them */
   if (clock) {
-    const double now = ReactionClock ();
+    const double now = ReactionClock();
     w->cpu = now - *clock;
     *clock = now;
   } else
     w->cpu = 0;
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
-ReactionState
-ReactionCellState (const ReactionParams *p, int nb, const double *a,
-                   const double *b, const double *c)
+ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a, const double *b, const double *c)
 {
   const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
   /* at the points the reaction integrates at: a cell whose mean holds
@@ -201,11 +179,10 @@ ReactionCellState (const ReactionParams *p, int nb, const double *a,
   for (int q = 0; q < np; q++) {
     double va = a[0], vb = b[0];
     for (int k = 0; k < dim; k++) {
-      va += a[1 + k] * point_xi (q, k);
-      vb += b[1 + k] * point_xi (q, k);
+      va += a[1 + k] * point_xi(q, k);
+      vb += b[1 + k] * point_xi(q, k);
     }
-    if (va > p->threshold && vb > p->threshold)
-      return REACTION_REACTING;
+    if (va > p->threshold && vb > p->threshold) return REACTION_REACTING;
   }
   return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
 }
@@ -213,50 +190,42 @@ ReactionCellState (const ReactionParams *p, int nb, const double *a,
 /* Options are read as strings and parsed here, as the -adv_* options are,
  * because PETSc's parser answers a malformed number without naming the
  * option. */
-static int
-parse_positive (const char *s, double *v, int zero_ok)
+static int parse_positive(const char *s, double *v, int zero_ok)
 {
   char *end;
   errno = 0;
-  *v = strtod (s, &end);
-  return errno == 0 && end != s && *end == 0 && isfinite (*v)
-         && (*v > 0 || (zero_ok && *v == 0));
+  *v = strtod(s, &end);
+  return errno == 0 && end != s && *end == 0 && isfinite(*v) && (*v > 0 || (zero_ok && *v == 0));
 }
 
-PetscErrorCode
-ReactionOptionsGet (MPI_Comm comm, ReactionParams *p, char *msg,
-                    size_t msglen)
+PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen)
 {
-  struct
-  {
+  struct {
     const char *name, *help;
     double *value;
     int zero_ok;
     char text[64];
   } opt[] = {
-    {"-react_k", "rate constant k of A + B -> C, rate k A B", &p->k, 0, ""},
-    {"-react_rtol", "relative tolerance of the reaction integrator (ROS2)", &p->rtol, 0, ""},
-    {"-react_atol", "absolute tolerance of the reaction integrator", &p->atol, 0, ""},
-    {"-react_b0", "initial concentration of the resident species B", &p->b0, 1, ""},
-    {"-react_threshold", "concentration above which a species counts as present (load types)",
-     &p->threshold, 0, ""},
+      {"-react_k", "rate constant k of A + B -> C, rate k A B", &p->k, 0, ""},
+      {"-react_rtol", "relative tolerance of the reaction integrator (ROS2)", &p->rtol, 0, ""},
+      {"-react_atol", "absolute tolerance of the reaction integrator", &p->atol, 0, ""},
+      {"-react_b0", "initial concentration of the resident species B", &p->b0, 1, ""},
+      {"-react_threshold", "concentration above which a species counts as present (load types)", &p->threshold, 0, ""},
   };
-  const int n = (int) (sizeof opt / sizeof opt[0]);
+  const int n = (int)(sizeof opt / sizeof opt[0]);
   PetscFunctionBeginUser;
-  ReactionDefaults (p);
+  ReactionDefaults(p);
   msg[0] = 0;
-  PetscOptionsBegin (comm, NULL, "Reaction (reactive-transport) options", NULL);
+  PetscOptionsBegin(comm, NULL, "Reaction (reactive-transport) options", NULL);
   for (int i = 0; i < n; i++) {
-    snprintf (opt[i].text, sizeof opt[i].text, "%g", *opt[i].value);
-    PetscCall (PetscOptionsString (opt[i].name, opt[i].help, NULL, opt[i].text,
-                                   opt[i].text, sizeof opt[i].text, NULL));
+    snprintf(opt[i].text, sizeof opt[i].text, "%g", *opt[i].value);
+    PetscCall(PetscOptionsString(opt[i].name, opt[i].help, NULL, opt[i].text, opt[i].text, sizeof opt[i].text, NULL));
   }
-  PetscOptionsEnd ();
+  PetscOptionsEnd();
   for (int i = 0; i < n; i++)
-    if (!parse_positive (opt[i].text, opt[i].value, opt[i].zero_ok)) {
-      snprintf (msg, msglen, "option %s: '%s' is not a %s number", opt[i].name,
-                opt[i].text, opt[i].zero_ok ? "non-negative" : "positive");
-      PetscFunctionReturn (PETSC_ERR_USER_INPUT);
+    if (!parse_positive(opt[i].text, opt[i].value, opt[i].zero_ok)) {
+      snprintf(msg, msglen, "option %s: '%s' is not a %s number", opt[i].name, opt[i].text, opt[i].zero_ok ? "non-negative" : "positive");
+      PetscFunctionReturn(PETSC_ERR_USER_INPUT);
     }
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }

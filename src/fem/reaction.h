@@ -42,35 +42,32 @@
 #define REACTION_MAX_NB 4
 
 /** Parameters of the kinetics and of the integrator (the -react_* options). */
-typedef struct
-{
-  double k;         /**< rate constant of A + B -> C */
-  double rtol;      /**< relative tolerance of the step-size control */
-  double atol;      /**< absolute tolerance (concentration units) */
-  double b0;        /**< initial concentration of B (the problem's data) */
+typedef struct {
+  double k; /**< rate constant of A + B -> C */
+  double rtol; /**< relative tolerance of the step-size control */
+  double atol; /**< absolute tolerance (concentration units) */
+  double b0; /**< initial concentration of B (the problem's data) */
   double threshold; /**< concentration that counts as present (load types) */
 } ReactionParams;
 
 /** Load types by reaction state; the values are the problem's load types. */
-typedef enum
-{
-  REACTION_INERT = 0,    /**< nothing to react: no A, or no B and no C */
+typedef enum {
+  REACTION_INERT = 0, /**< nothing to react: no A, or no B and no C */
   REACTION_REACTING = 1, /**< A and B both present: the front */
-  REACTION_REACTED = 2,  /**< C formed, A or B used up: behind the front */
+  REACTION_REACTED = 2, /**< C formed, A or B used up: behind the front */
   REACTION_NTYPES = 3
 } ReactionState;
 
 /** The work of one cell's integration. */
-typedef struct
-{
-  int steps;    /**< ROS2 steps tried, summed over the cell's points */
+typedef struct {
+  int steps; /**< ROS2 steps tried, summed over the cell's points */
   int rejected; /**< of them, rejected by the error control */
-  double cpu;   /**< thread CPU seconds of the cell (0 when not timed) */
+  double cpu; /**< thread CPU seconds of the cell (0 when not timed) */
 } ReactionWork;
 
 /** The defaults: k 1e5, rtol 1e-2, atol 1e-5, b0 0.5, threshold 1e-5 (a
  *  concentration below atol reacts in one step, see README). */
-void ReactionDefaults (ReactionParams *p);
+void ReactionDefaults(ReactionParams *p);
 
 /**
  * Reads -react_k, -react_rtol, -react_atol, -react_b0 and
@@ -78,16 +75,14 @@ void ReactionDefaults (ReactionParams *p);
  * returns PETSC_ERR_USER_INPUT without a PETSc error trace and puts one
  * sentence naming the option into msg, as the -adv_* options do.
  */
-PetscErrorCode ReactionOptionsGet (MPI_Comm comm, ReactionParams *p,
-                                   char *msg, size_t msglen);
+PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen);
 
 /**
  * One ROS2 step of size h from y (A, B, C), in place.  Returns the error
  * estimate (difference to the embedded first-order solution) in the
  * weighted RMS norm of rtol and atol: at most 1 means within tolerance.
  */
-double ReactionStep (const ReactionParams *p, double y[REACTION_NS],
-                     double h);
+double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h);
 
 /**
  * Integrates the reaction at one point from y over time t in place with
@@ -95,13 +90,11 @@ double ReactionStep (const ReactionParams *p, double y[REACTION_NS],
  * the caller zeroes).  Fails with PETSC_ERR_NOT_CONVERGED after 100000
  * steps (a tolerance far below round-off).
  */
-PetscErrorCode ReactionIntegrate (const ReactionParams *p,
-                                  double y[REACTION_NS], double t,
-                                  ReactionWork *w);
+PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS], double t, ReactionWork *w);
 
 /** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
  *  ranks than cores, the time the rank really computed. */
-double ReactionClock (void);
+double ReactionClock(void);
 
 /**
  * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
@@ -114,9 +107,7 @@ double ReactionClock (void);
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not
  * two).  clock NULL: not timed, w->cpu = 0.
  */
-PetscErrorCode ReactionCell (const ReactionParams *p, int nb, double *a,
-                             double *b, double *c, double dt, double *clock,
-                             ReactionWork *w);
+PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w);
 
 /**
  * The load type of a cell from its coefficients (as ReactionCell takes
@@ -124,8 +115,6 @@ PetscErrorCode ReactionCell (const ReactionParams *p, int nb, double *a,
  * points the reaction integrates at, else reacted when the mean of C does,
  * else inert.
  */
-ReactionState ReactionCellState (const ReactionParams *p, int nb,
-                                 const double *a, const double *b,
-                                 const double *c);
+ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a, const double *b, const double *c);
 
 #endif

@@ -18,6 +18,7 @@
 #include "app/cycle.h"
 #include "problems/advection.h"
 #include "mesh/mesh.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -184,7 +185,7 @@ static PetscErrorCode finish(solver_t *sv)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_conservation(const config_t *c, const amr_mesh_t *mesh, int *fail)
+static PetscErrorCode check_conservation(const config_t *c, const amr_mesh_t *mesh)
 {
   solver_t sv;
   result_t r;
@@ -196,18 +197,18 @@ static PetscErrorCode check_conservation(const config_t *c, const amr_mesh_t *me
                         "mass_balance_error %.3e min %.3e max %.15e l2 %.6e%s\n",
                         r.steps, r.cells, r.shipped, r.mass0, r.mass, r.inflow, rel, r.umin, r.umax, r.l2,
                         r.load_types_lost ? " load types changed by partitioning" : ""));
-  *fail = !(rel <= c->tol) || r.load_types_lost;
-  if (c->monotone && (r.umin < -c->tol || r.umax > 1 + c->tol)) *fail = 1;
+  CHECK(rel <= c->tol);
+  CHECK(!r.load_types_lost);
+  if (c->monotone) CHECK(!(r.umin < -c->tol || r.umax > 1 + c->tol));
   PetscCall(finish(&sv));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_rate(config_t *c, const amr_mesh_t *mesh, int *fail)
+static PetscErrorCode check_rate(config_t *c, const amr_mesh_t *mesh)
 {
   double err[3];
   PetscFunctionBeginUser;
   c->adaptive = PETSC_FALSE;
-  *fail = 0;
   for (int i = 0; i < 3; i++) {
     solver_t sv;
     result_t r;
@@ -222,7 +223,7 @@ static PetscErrorCode check_rate(config_t *c, const amr_mesh_t *mesh, int *fail)
       double rate = log2(err[i - 1] / err[i]);
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "level %d cells %lld steps %d l2 %.6e rate %.3f\n", (int)cl.level, r.cells, r.steps, r.l2, rate));
       /* the asymptotic rate: the one between the two finest levels */
-      if (i == 2 && !(rate >= c->min_rate)) *fail = 1;
+      if (i == 2) CHECK(rate >= c->min_rate);
     }
     PetscCall(finish(&sv));
   }
@@ -255,7 +256,7 @@ static void pack(p4est_t *p4est, double *buf)
   }
 }
 
-static PetscErrorCode check_ranks(const config_t *c, const amr_mesh_t *mesh, int *fail)
+static PetscErrorCode check_ranks(const config_t *c, const amr_mesh_t *mesh)
 {
   solver_t sv;
   result_t r;
@@ -279,8 +280,8 @@ static PetscErrorCode check_ranks(const config_t *c, const amr_mesh_t *mesh, int
   PetscCallMPI(MPI_Gatherv(mine, nmine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PETSC_COMM_WORLD));
   PetscCall(finish(&sv));
   PetscCall(PetscFree(mine));
-  int bad = 0;
   if (rank == 0) {
+    int bad = 0;
     solver_t s1;
     result_t r1;
     double *one, diff = 0;
@@ -300,13 +301,12 @@ static PetscErrorCode check_ranks(const config_t *c, const amr_mesh_t *mesh, int
     }
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "ranks %d cells %lld (1 rank: %lld) steps %d max coefficient difference %.3e%s\n", size, r.cells, r1.cells,
                           r.steps, diff, bad ? " meshes differ" : ""));
-    if (!(diff <= c->tol)) bad = 1;
+    CHECK(!bad);
+    CHECK(diff <= c->tol);
     PetscCall(finish(&s1));
     PetscCall(PetscFree2(counts, displs));
     PetscCall(PetscFree(all));
   }
-  PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  *fail = bad;
   PetscFunctionReturn(0);
 }
 
@@ -314,7 +314,6 @@ int main(int argc, char **argv)
 {
   config_t c;
   char msg[256] = "";
-  int fail = 0;
   amr_mesh_t mesh;
   const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
@@ -333,11 +332,12 @@ int main(int argc, char **argv)
   }
   PetscCall(amr_mesh_create(PETSC_COMM_WORLD, c.mesh, &mesh));
   if (!strcmp(c.check, "conservation"))
-    PetscCall(check_conservation(&c, &mesh, &fail));
+    PetscCall(check_conservation(&c, &mesh));
   else if (!strcmp(c.check, "rate"))
-    PetscCall(check_rate(&c, &mesh, &fail));
+    PetscCall(check_rate(&c, &mesh));
   else
-    PetscCall(check_ranks(&c, &mesh, &fail));
+    PetscCall(check_ranks(&c, &mesh));
+  const int fail = check_finish(PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", c.check, fail ? "FAILED" : "passed"));
   PetscCall(amr_mesh_destroy(&mesh));
   sc_finalize();

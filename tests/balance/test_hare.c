@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 
 #define MAXF 2
 
@@ -44,7 +45,6 @@ typedef struct {
   double *held, *prevflow, *prevsent, *sent;
   double worst_load, worst_flow; /* largest share of the bound used */
   int last_send;         /* last superstep in which a link carried load */
-  int bad;
 } watch;
 
 /* Parent and depth of every rank in the Ripple tree S_src. */
@@ -105,16 +105,10 @@ static lb_err observe(lb_run *run, void *ctx)
   for (int r = 0; r < g->n; r++) {
     double extra = w->held[r] - w->base;
     if (bl > 0 && extra / bl > w->worst_load) w->worst_load = extra / bl;
-    if (extra > bl + tol) {
-      printf("  step %d: rank %d holds %.17g above its share, more than %.17g\n", s, r, extra, bl);
-      w->bad = 1;
-    }
+    CHECK_MSG(!(extra > bl + tol), "step %d: rank %d holds %.17g above its share, more than %.17g", s, r, extra, bl);
     if (active == 1 && w->nf == 1) {
       int tau = s - w->fork[last].step + 1, d = w->depth[last][r];
-      if ((d > tau && extra != 0) || extra < -tol) {
-        printf("  step %d: rank %d at distance %d holds %.17g above its share\n", s, r, d, extra);
-        w->bad = 1;
-      }
+      CHECK_MSG(!((d > tau && extra != 0) || extra < -tol), "step %d: rank %d at distance %d holds %.17g above its share", s, r, d, extra);
     }
   }
   for (int e = 0; e < 2 * g->m; e++) {
@@ -123,24 +117,19 @@ static lb_err observe(lb_run *run, void *ctx)
     /* Sends are rebuilt from flow differences, exact up to rounding. */
     if (fabs(x) > tol) w->last_send = s;
     if (bf > 0 && fabs(x) / bf > w->worst_flow) w->worst_flow = fabs(x) / bf;
-    if (fabs(x) > bf + tol) {
-      printf("  step %d: link %d->%d carries %.17g, more than %.17g\n", s, from, to, x, bf);
-      w->bad = 1;
-    }
-    if (active == 1 && w->nf == 1 && fabs(x) > tol && (x < 0 || w->parent[last][to] != from)) {
-      printf("  step %d: link %d->%d carries %.17g against the tree of rank %d\n", s, from, to, x, w->fork[last].rank);
-      w->bad = 1;
-    }
+    CHECK_MSG(!(fabs(x) > bf + tol), "step %d: link %d->%d carries %.17g, more than %.17g", s, from, to, x, bf);
+    CHECK_MSG(!(active == 1 && w->nf == 1 && fabs(x) > tol && (x < 0 || w->parent[last][to] != from)),
+              "step %d: link %d->%d carries %.17g against the tree of rank %d", s, from, to, x, w->fork[last].rank);
   }
   return LB_OK;
 }
 
 /* Runs ripple-hare on spec with forks given as injections on a balanced
- * load; returns 1 on a failed check. */
-static int check_forks(const char *spec, int nf, const lb_inject *forks)
+ * load. */
+static void check_forks(const char *spec, int nf, const lb_inject *forks)
 {
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return;
   const lb_method *m = lb_method_find("ripple-hare");
   watch w;
   memset(&w, 0, sizeof w);
@@ -170,30 +159,27 @@ static int check_forks(const char *spec, int nf, const lb_inject *forks)
   p.ninject = nf;
   p.observer = observe;
   p.observer_ctx = &w;
-  int bad = 0;
-  if (lb_balance(g, m, &p, load, &res)) { printf("%s: %s\n", spec, lb_errmsg()); bad = 1; goto out; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, load, &res), "%s: %s", spec, lb_errmsg())) goto out;
   double want = w.base + total / g->n, dev = 0;
   for (int r = 0; r < g->n; r++) if (fabs(res.load[r] - want) > dev) dev = fabs(res.load[r] - want);
   printf("%-14s forks", spec);
   for (int k = 0; k < nf; k++) printf(" %g@%d(step %d)", forks[k].amount, forks[k].rank, forks[k].step);
   printf(": load <= %.3f of bound, link <= %.3f of bound, level to %.1e, last migration in step %d (expected %d)\n",
          w.worst_load, w.worst_flow, dev / want, w.last_send, end);
-  bad = w.bad;
-  if (dev > 1e-12 * want) { printf("  not level: deviation %.3g\n", dev); bad = 1; }
-  if (w.last_send != end) { printf("  last migration in step %d, not %d\n", w.last_send, end); bad = 1; }
+  CHECK_MSG(!(dev > 1e-12 * want), "not level: deviation %.3g", dev);
+  CHECK_MSG(w.last_send == end, "last migration in step %d, not %d", w.last_send, end);
   lb_result_free(&res);
 out:
   for (int k = 0; k < nf; k++) { free(w.parent[k]); free(w.depth[k]); }
   free(w.held); free(w.prevflow); free(w.prevsent); free(w.sent); free(load);
   lb_graph_destroy(&g);
-  return bad;
 }
 
 typedef struct {
   const lb_graph *g;
   const int *parent;
   double f, *prevflow, *prevsent, *sent, peak; /* peak: largest transfer seen */
-  int last_send, bad;
+  int last_send;
 } tortoise_watch;
 
 static lb_err tortoise_observe(lb_run *run, void *ctx)
@@ -208,23 +194,17 @@ static lb_err tortoise_observe(lb_run *run, void *ctx)
     if (fabs(x) <= tol) continue;
     w->last_send = s;
     if (x > w->peak) w->peak = x;
-    if (x < 0 || w->parent[g->adj[e]] != g->owner[e]) {
-      printf("  step %d: link %d->%d carries %.17g against the tree\n", s, g->owner[e], g->adj[e], x);
-      w->bad = 1;
-    }
-    if (x > cap + tol) {
-      printf("  step %d: link %d->%d carries %.17g, more than f/2^t = %.17g\n", s, g->owner[e], g->adj[e], x, cap);
-      w->bad = 1;
-    }
+    CHECK_MSG(!(x < 0 || w->parent[g->adj[e]] != g->owner[e]), "step %d: link %d->%d carries %.17g against the tree", s, g->owner[e], g->adj[e], x);
+    CHECK_MSG(!(x > cap + tol), "step %d: link %d->%d carries %.17g, more than f/2^t = %.17g", s, g->owner[e], g->adj[e], x, cap);
   }
   return LB_OK;
 }
 
-/* ripple-tortoise with one fork f at src on spec; returns 1 on a failed check. */
-static int check_tortoise(const char *spec, int src)
+/* ripple-tortoise with one fork f at src on spec. */
+static void check_tortoise(const char *spec, int src)
 {
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return;
   const double f = 1000, base = 3;
   int *parent = malloc((size_t)g->n * sizeof(int)), *depth = malloc((size_t)g->n * sizeof(int));
   ripple_tree(g, src, parent, depth);
@@ -245,7 +225,7 @@ static int check_tortoise(const char *spec, int src)
     if (mx > 0 && 2 * mx + my - 1 > last) last = 2 * mx + my - 1;
   }
   size_t nd = 2 * (size_t)g->m + 1;
-  tortoise_watch w = {g, parent, f, calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), 0, -1, 0};
+  tortoise_watch w = {g, parent, f, calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), calloc(nd, sizeof(double)), 0, -1};
   double *load = malloc((size_t)g->n * sizeof *load);
   for (int r = 0; r < g->n; r++) load[r] = base;
   const lb_method *m = lb_method_find("ripple-tortoise");
@@ -257,28 +237,25 @@ static int check_tortoise(const char *spec, int src)
   p.ninject = 1;
   p.observer = tortoise_observe;
   p.observer_ctx = &w;
-  int bad = 0;
-  if (lb_balance(g, m, &p, load, &res)) { printf("%s: %s\n", spec, lb_errmsg()); bad = 1; goto out; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, load, &res), "%s: %s", spec, lb_errmsg())) goto out;
   double want = base + f / g->n, dev = 0, peak = omega * f / g->n;
   for (int r = 0; r < g->n; r++) if (fabs(res.load[r] - want) > dev) dev = fabs(res.load[r] - want);
   printf("%-14s tortoise fork %g@%d: largest transfer %.6g (omega f/n = %.6g), last send in step %d (expected %d), %d iterations, level to %.1e\n",
          spec, f, src, w.peak, peak, w.last_send, last, res.iterations, dev / want);
-  bad = w.bad;
-  if (fabs(w.peak - peak) > 1e-12 * f) { printf("  largest transfer is not omega f/n\n"); bad = 1; }
-  if (w.last_send != last || res.iterations != last) { printf("  time to stability is not %d\n", last); bad = 1; }
-  if (dev > 1e-12 * want) { printf("  not level: deviation %.3g\n", dev); bad = 1; }
+  CHECK_MSG(!(fabs(w.peak - peak) > 1e-12 * f), "largest transfer is not omega f/n");
+  CHECK_MSG(!(w.last_send != last || res.iterations != last), "time to stability is not %d", last);
+  CHECK_MSG(!(dev > 1e-12 * want), "not level: deviation %.3g", dev);
   lb_result_free(&res);
 out:
   free(parent); free(depth); free(load); free(w.prevflow); free(w.prevsent); free(w.sent);
   lb_graph_destroy(&g);
-  return bad;
 }
 
 /* Seed 004 costs of one fork of f = n at rank 0. */
 static int costs(const char *method, const char *spec, double *mig, double *imb, int *n)
 {
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return 1;
   const lb_method *m = lb_method_find(method);
   double *load = malloc((size_t)g->n * sizeof *load);
   for (int r = 0; r < g->n; r++) load[r] = 1;
@@ -293,7 +270,7 @@ static int costs(const char *method, const char *spec, double *mig, double *imb,
   *n = g->n;
   free(load);
   lb_graph_destroy(&g);
-  if (err) { printf("%s on %s: %s\n", method, spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!err, "%s on %s: %s", method, spec, lb_errmsg())) return 1;
   *mig = res.migration_cost;
   *imb = res.imbalance_cost;
   lb_result_free(&res);
@@ -311,26 +288,24 @@ static double slope(int k, const double *x, const double *y)
   return (k * sxy - sx * sy) / (k * sxx - sx * sx);
 }
 
-static int check_line_costs(void)
+static void check_line_costs(void)
 {
   double ns[8], hare[8], tort[8];
   double lo = HUGE_VAL, hi = 0;
-  int k = 0, bad = 0;
+  int k = 0;
   printf("line, one fork f = n at rank 0:\n       n  hare migration  hare imbalance  imbalance/(n ln n)  tortoise migration  tortoise imbalance\n");
   for (int N = 16; N <= 1024; N *= 2, k++) {
     char spec[32];
     double hm, hi_, tm, ti;
     int n;
     snprintf(spec, sizeof spec, "line:%d", N);
-    if (costs("ripple-hare", spec, &hm, &hi_, &n) || costs("ripple-tortoise", spec, &tm, &ti, &n)) return 1;
+    if (costs("ripple-hare", spec, &hm, &hi_, &n) || costs("ripple-tortoise", spec, &tm, &ti, &n)) return;
     double Hn = 0;
     for (int i = 1; i <= n; i++) Hn += 1.0 / i;
     double wm = n * (Hn - 1), wi = wm - (n - 1), ratio = hi_ / (n * log(n));
     printf("%8d  %14.6f  %14.6f  %18.4f  %18.6f  %18.6f\n", n, hm, hi_, ratio, tm, ti);
-    if (fabs(hm - wm) > 1e-9 * wm || fabs(hi_ - wi) > 1e-9 * wi) {
-      printf("  hare on %s: costs %.17g %.17g, expected n(H_n - 1) = %.17g and n(H_n - 1) - (n - 1) = %.17g\n", spec, hm, hi_, wm, wi);
-      bad = 1;
-    }
+    CHECK_MSG(!(fabs(hm - wm) > 1e-9 * wm || fabs(hi_ - wi) > 1e-9 * wi),
+              "hare on %s: costs %.17g %.17g, expected n(H_n - 1) = %.17g and n(H_n - 1) - (n - 1) = %.17g", spec, hm, hi_, wm, wi);
     if (ratio < lo) lo = ratio;
     if (ratio > hi) hi = ratio;
     ns[k] = n;
@@ -339,73 +314,65 @@ static int check_line_costs(void)
   }
   double ph = slope(k, ns, hare), pt = slope(k, ns, tort);
   printf("imbalance cost / n ~ n^p: hare p = %.4f, tortoise p = %.4f; hare imbalance/(n ln n) in [%.4f, %.4f]\n", ph, pt, lo, hi);
-  if (!(ph < 0.4 && lo > 0.5 && hi < 1 && pt > 0.95)) {
-    printf("  not seed 004 Table 1: hare must grow like n log n (p < 0.4, imbalance/(n ln n) in (0.5, 1)), tortoise like n^2 (p > 0.95)\n");
-    bad = 1;
-  }
-  return bad;
+  CHECK_MSG(ph < 0.4 && lo > 0.5 && hi < 1 && pt > 0.95,
+            "not seed 004 Table 1: hare must grow like n log n (p < 0.4, imbalance/(n ln n) in (0.5, 1)), tortoise like n^2 (p > 0.95)");
 }
 
 /* Seed 004 Table 1 gives d^2 log d for the migration and d^2 for the
  * imbalance; the second is out of reach on the trees S_ij without moving
  * load back (ripple.c), and both come out as Theta(n log d). */
-static int check_mesh_costs(void)
+static void check_mesh_costs(void)
 {
-  int bad = 0;
   printf("mesh2d dxd, one fork f = n at rank 0:\n   d      n  hare migration/(n ln d)  hare imbalance/(n ln d)\n");
   for (int d = 4; d <= 32; d *= 2) {
     char spec[32];
     double hm, hi;
     int n;
     snprintf(spec, sizeof spec, "mesh2d:%dx%d", d, d);
-    if (costs("ripple-hare", spec, &hm, &hi, &n)) return 1;
+    if (costs("ripple-hare", spec, &hm, &hi, &n)) return;
     double a = hm / (n * log(d)), b = hi / (n * log(d));
     printf("%4d %6d  %23.4f  %23.4f\n", d, n, a, b);
-    if (!(a > 0.5 && a < 1.5 && b > 0.5 && b < 1.5)) { printf("  hare on %s: costs not Theta(n log d)\n", spec); bad = 1; }
+    CHECK_MSG(a > 0.5 && a < 1.5 && b > 0.5 && b < 1.5, "hare on %s: costs not Theta(n log d)", spec);
   }
-  return bad;
 }
 
-static int check_hypercube_costs(void)
+static void check_hypercube_costs(void)
 {
-  int bad = 0;
   printf("hypercube, one fork f = n at rank 0:\n   d      n  hare migration/n  hare imbalance/n\n");
   for (int D = 4; D <= 10; D += 2) {
     char spec[32];
     double hm, hi;
     int n;
     snprintf(spec, sizeof spec, "hypercube:%d", D);
-    if (costs("ripple-hare", spec, &hm, &hi, &n)) return 1;
+    if (costs("ripple-hare", spec, &hm, &hi, &n)) return;
     printf("%4d %6d  %16.6f  %16.6f\n", D, n, hm / n, hi / n);
-    if (hm >= n || hi >= n) { printf("  hare on %s: costs not below n = 2^d\n", spec); bad = 1; }
+    CHECK_MSG(!(hm >= n || hi >= n), "hare on %s: costs not below n = 2^d", spec);
   }
-  return bad;
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int bad = 0;
   const char *specs[3] = {"line:37", "mesh2d:7x5", "hypercube:5"};
   const int src[3][3] = {{0, 18, 36}, {0, 17, 34}, {0, 21, 31}};
   for (int s = 0; s < 3; s++) {
     for (int i = 0; i < 3; i++) {
       lb_inject point = {1, src[s][i], 111.0};
       lb_inject later = {5, src[s][i], 37.5};
-      bad |= check_forks(specs[s], 1, &point);
-      bad |= check_forks(specs[s], 1, &later);
+      check_forks(specs[s], 1, &point);
+      check_forks(specs[s], 1, &later);
     }
     const lb_inject two[2] = {{1, src[s][0], 111.0}, {4, src[s][1], 64.0}};
-    bad |= check_forks(specs[s], 2, two);
+    check_forks(specs[s], 2, two);
   }
   const char *tspecs[6] = {"line:37", "line:2", "mesh2d:7x5", "mesh2d:16x16", "mesh2d:1x9", "hypercube:6"};
   const int tsrc[6][2] = {{0, 11}, {0, 1}, {0, 17}, {0, 100}, {4, 8}, {0, 45}};
   for (int s = 0; s < 6; s++)
-    for (int i = 0; i < 2; i++) bad |= check_tortoise(tspecs[s], tsrc[s][i]);
-  bad |= check_line_costs();
-  bad |= check_mesh_costs();
-  bad |= check_hypercube_costs();
-  printf("%s\n", bad ? "FAILED" : "ripple-hare meets seed 004's Hare condition and Table 1, ripple-tortoise its schedule");
+    for (int i = 0; i < 2; i++) check_tortoise(tspecs[s], tsrc[s][i]);
+  check_line_costs();
+  check_mesh_costs();
+  check_hypercube_costs();
+  printf("%s\n", check_failures ? "FAILED" : "ripple-hare meets seed 004's Hare condition and Table 1, ripple-tortoise its schedule");
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 
 #define MAXPH 16
 
@@ -29,7 +30,7 @@ static int run(const char *method, int n, double extra, phases *ph, lb_result *r
   lb_graph *g;
   const lb_method *m = lb_method_find(method);
   lb_params p;
-  if (lb_graph_create(spec, &g) || lb_params_init(&p, m)) { fprintf(stderr, "setup: %s\n", lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g) && !lb_params_init(&p, m), "setup: %s", lb_errmsg())) return 1;
   double *load = calloc((size_t)n, sizeof *load);
   load[0] = extra;
   if (ph) {
@@ -42,8 +43,7 @@ static int run(const char *method, int n, double extra, phases *ph, lb_result *r
   lb_err err = lb_balance(g, m, &p, load, res);
   free(load);
   lb_graph_destroy(&g);
-  if (err) { fprintf(stderr, "%s: %s\n", method, lb_errmsg()); return 1; }
-  return 0;
+  return !CHECK_MSG(!err, "%s: %s", method, lb_errmsg());
 }
 
 static const double table3[10][16] = {
@@ -67,35 +67,28 @@ static const double table5[5][5] = {
   {8, 9, 4.9, 3, 0}, {16, 18, 9.6, 4, 0}, {32, 36, 18.4, 5, 0}, {64, 76, 32.4, 6, 0}, {128, 148, 57.4, 7, 0},
 };
 
-static int compare_rows(const char *what, const phases *ph, int nrows, const double (*t)[16])
+static void compare_rows(const char *what, const phases *ph, int nrows, const double (*t)[16])
 {
-  int bad = 0;
+  int same = 1;
   for (int k = 0; k < nrows; k++)
     for (int i = 0; i < 16; i++)
-      if (ph->rows[k][i] != t[k][i]) {
-        printf("%s phase %d rank %d: got %g, paper %g\n", what, k, i, ph->rows[k][i], t[k][i]);
-        bad = 1;
-      }
-  if (!bad) printf("%s: %d rows identical to the paper\n", what, nrows);
-  return bad;
+      same &= CHECK_MSG(ph->rows[k][i] == t[k][i], "%s phase %d rank %d: got %g, paper %g", what, k, i, ph->rows[k][i], t[k][i]);
+  if (same) printf("%s: %d rows identical to the paper\n", what, nrows);
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int bad = 0;
   phases ph;
   lb_result res;
-  if (run("diffusion-discrete", 16, 16, &ph, &res)) bad = 1;
-  else {
-    bad |= compare_rows("Table 3 (diffusion)", &ph, 10, table3);
-    if (res.iterations != 9) { printf("Table 3: %d phases, paper 9\n", res.iterations); bad = 1; }
+  if (!run("diffusion-discrete", 16, 16, &ph, &res)) {
+    compare_rows("Table 3 (diffusion)", &ph, 10, table3);
+    CHECK_MSG(res.iterations == 9, "Table 3: %d phases, paper 9", res.iterations);
     lb_result_free(&res);
   }
-  if (run("multilevel", 16, 16, &ph, &res)) bad = 1;
-  else {
-    bad |= compare_rows("Table 4 (multi-level)", &ph, 5, table4);
-    if (ph.nph != 5) { printf("Table 4: %d phases, paper 4\n", ph.nph - 1); bad = 1; }
+  if (!run("multilevel", 16, 16, &ph, &res)) {
+    compare_rows("Table 4 (multi-level)", &ph, 5, table4);
+    CHECK_MSG(ph.nph == 5, "Table 4: %d phases, paper 4", ph.nph - 1);
     lb_result_free(&res);
   }
   for (int i = 0; i < 5; i++) {
@@ -104,19 +97,16 @@ int main(int argc, char **argv)
     const char *names[2] = {"diffusion-discrete", "multilevel"};
     for (int k = 0; k < 2; k++) {
       lb_metrics mt;
-      if (run(names[k], n, 2.0 * n, NULL, &res) || lb_metrics_compute(&res, &mt)) { bad = 1; continue; }
+      if (run(names[k], n, 2.0 * n, NULL, &res) || !CHECK(lb_metrics_compute(&res, &mt) == LB_OK)) continue;
       got[2 * k] = res.iterations;
       got[2 * k + 1] = round(10 * mt.l2_imbalance) / 10; /* printed to one decimal */
       lb_result_free(&res);
     }
     printf("Table 5 n=%3d: diffusion %3g its, imbalance %5.1f; multi-level %g its, imbalance %g\n", n, got[0], got[1], got[2], got[3]);
     for (int k = 0; k < 4; k++)
-      if (fabs(got[k] - table5[i][k + 1]) > 1e-9) {
-        printf("  column %d: got %g, paper %g\n", k + 1, got[k], table5[i][k + 1]);
-        bad = 1;
-      }
+      CHECK_MSG(!(fabs(got[k] - table5[i][k + 1]) > 1e-9), "Table 5 n=%d column %d: got %g, paper %g", n, k + 1, got[k], table5[i][k + 1]);
   }
-  printf(bad ? "FAILED\n" : "seed 000 tables reproduced\n");
+  printf(check_failures ? "FAILED\n" : "seed 000 tables reproduced\n");
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

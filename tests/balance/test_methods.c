@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;
 static unsigned next(void)
@@ -18,40 +19,39 @@ static unsigned next(void)
   return (unsigned)(rng >> 11);
 }
 
-static int check_run(const lb_graph *g, const lb_method *m, const lb_params *p, const lb_result *res, double total)
+static void check_run(const lb_graph *g, const lb_method *m, const lb_params *p, const lb_result *res, double total)
 {
-  int integral = (m->flags & LB_INTEGRAL) != 0, bad = 0;
+  int integral = (m->flags & LB_INTEGRAL) != 0;
   double tol = integral ? 0 : 1e-12 * total;
   double *net = calloc((size_t)g->n, sizeof *net), sum = 0;
   for (int k = 0; k < g->m; k++) { net[g->eu[k]] -= res->flow[k]; net[g->ev[k]] += res->flow[k]; }
   for (int i = 0; i < p->ninject; i++) net[p->inject[i].rank] += p->inject[i].amount;
   for (int r = 0; r < g->n; r++) {
     sum += res->load[r];
-    if (fabs(res->load0[r] + net[r] - res->load[r]) > (integral ? 0 : 1e-12 * total + 1e-12)) {
-      printf("  %s on %s: rank %d: flows give %.17g, load is %.17g\n", m->name, g->spec, r, res->load0[r] + net[r], res->load[r]);
-      bad = 1;
+    if (!CHECK_MSG(!(fabs(res->load0[r] + net[r] - res->load[r]) > (integral ? 0 : 1e-12 * total + 1e-12)),
+                   "%s on %s: rank %d: flows give %.17g, load is %.17g", m->name, g->spec, r, res->load0[r] + net[r], res->load[r]))
       break;
-    }
-    if (integral && res->load[r] != floor(res->load[r])) { printf("  %s on %s: rank %d load %g not integral\n", m->name, g->spec, r, res->load[r]); bad = 1; }
+    if (integral) CHECK_MSG(res->load[r] == floor(res->load[r]), "%s on %s: rank %d load %g not integral", m->name, g->spec, r, res->load[r]);
   }
-  if (fabs(sum - total) > tol) { printf("  %s on %s: total %.17g, expected %.17g\n", m->name, g->spec, sum, total); bad = 1; }
+  CHECK_MSG(!(fabs(sum - total) > tol), "%s on %s: total %.17g, expected %.17g", m->name, g->spec, sum, total);
   if (strcmp(m->name, "tree") == 0 || (strcmp(m->name, "multilevel") == 0 && g->kind == LB_GRAPH_LINE)) {
     double q = floor(total / g->n);
     for (int r = 0; r < g->n; r++)
-      if (res->load[r] != q && res->load[r] != q + 1) { printf("  %s on %s: rank %d ends with %g, not floor/ceil of the average\n", m->name, g->spec, r, res->load[r]); bad = 1; break; }
+      if (!CHECK_MSG(res->load[r] == q || res->load[r] == q + 1, "%s on %s: rank %d ends with %g, not floor/ceil of the average", m->name, g->spec, r,
+                     res->load[r]))
+        break;
   }
   free(net);
-  return bad;
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   const char *specs[] = {"line:64", "line:37", "ring:33", "mesh2d:8x8", "mesh2d:5x3", "mesh3d:4x4x4", "torus3d:3x4x5", "hypercube:6", "tree:40:3"};
-  int bad = 0, runs = 0;
+  int runs = 0;
   for (int s = 0; s < 9; s++) {
     lb_graph *g;
-    if (lb_graph_create(specs[s], &g)) { printf("%s: %s\n", specs[s], lb_errmsg()); return 1; }
+    if (!CHECK_MSG(lb_graph_create(specs[s], &g) == LB_OK, "%s: %s", specs[s], lb_errmsg())) break;
     double *load = malloc((size_t)g->n * sizeof *load), total = 0;
     for (int r = 0; r < g->n; r++) total += load[r] = next() % 50;
     for (int i = 0; i < lb_method_count(); i++) {
@@ -64,22 +64,20 @@ int main(int argc, char **argv)
       if (m->flags & LB_INJECT) { p.inject = inj; p.ninject = 3; }
       lb_err err = lb_balance(g, m, &p, load, &res);
       if (err == LB_ERR_UNSUPPORTED) { printf("  %s on %s: not applicable (%s)\n", m->name, specs[s], lb_errmsg()); continue; }
-      if (err) { printf("  %s on %s: %s\n", m->name, specs[s], lb_errmsg()); bad = 1; continue; }
+      if (!CHECK_MSG(!err, "%s on %s: %s", m->name, specs[s], lb_errmsg())) continue;
       lb_metrics mt;
       lb_metrics_compute(&res, &mt);
       printf("%-20s %-14s its %5d rounds %5lld max/avg %.6f\n", m->name, specs[s], res.iterations, res.rounds, mt.max_over_avg);
-      bad |= check_run(g, m, &p, &res, total + res.injected);
-      if ((m->flags & LB_INJECT) && (m->flags & LB_TERMINATES) && mt.max_over_avg - 1 > 1e-12) {
-        printf("  %s on %s: not level after injections, max/avg - 1 = %g\n", m->name, specs[s], mt.max_over_avg - 1);
-        bad = 1;
-      }
+      check_run(g, m, &p, &res, total + res.injected);
+      if ((m->flags & LB_INJECT) && (m->flags & LB_TERMINATES))
+        CHECK_MSG(!(mt.max_over_avg - 1 > 1e-12), "%s on %s: not level after injections, max/avg - 1 = %g", m->name, specs[s], mt.max_over_avg - 1);
       lb_result_free(&res);
       runs++;
     }
     free(load);
     lb_graph_destroy(&g);
   }
-  printf("%s: %d runs\n", bad ? "FAILED" : "all methods conserve load", runs);
+  printf("%s: %d runs\n", check_failures ? "FAILED" : "all methods conserve load", runs);
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 
 /* Folds the loads after every iteration into one number: a weighted sum
  * per iteration, each iteration weighted differently. */
@@ -32,7 +33,7 @@ static lb_err follow(lb_run *run, void *ctx)
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int me, P, bad = 0, runs = 0;
+  int me, P, runs = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   char specs[6][32];
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
   const lb_inject inj[2] = {{3, 0, 7}, {5, P - 1, 2}};
   for (int s = 0; s < ns; s++) {
     lb_graph *g;
-    if (lb_graph_create(specs[s], &g)) { printf("%s: %s\n", specs[s], lb_errmsg()); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!CHECK_MSG(lb_graph_create(specs[s], &g) == LB_OK, "%s: %s", specs[s], lb_errmsg())) MPI_Abort(MPI_COMM_WORLD, 1);
     double *load = malloc((size_t)g->n * sizeof *load), *all = malloc((size_t)g->n * sizeof *all), total = 0;
     double *cap = malloc((size_t)g->n * sizeof *cap);
     for (int r = 0; r < g->n; r++) total += load[r] = (double)((r * 37 + 11) % 23) + (r == 0 ? 40 : 0);
@@ -73,9 +74,9 @@ int main(int argc, char **argv)
       p.comm = MPI_COMM_WORLD;
       p.observer_ctx = &tm;
       lb_err em = lb_balance(g, m, &p, load, &rm);
-      if (ev != em) { if (me == 0) printf("%s on %s: virtual says %d, MPI %d (%s)\n", m->name, specs[s], ev, em, lb_errmsg()); bad = 1; continue; }
+      if (!CHECK_MSG(ev == em, "%s on %s: virtual says %d, MPI %d (%s)", m->name, specs[s], ev, em, lb_errmsg())) continue;
       if (ev == LB_ERR_UNSUPPORTED) continue;
-      if (ev) { if (me == 0) printf("%s on %s: %s\n", m->name, specs[s], lb_errmsg()); bad = 1; continue; }
+      if (!CHECK_MSG(!ev, "%s on %s: %s", m->name, specs[s], lb_errmsg())) continue;
       int same = memcmp(rv.load, rm.load, (size_t)g->n * sizeof(double)) == 0 &&
                  memcmp(rv.flow, rm.flow, (size_t)g->m * sizeof(double)) == 0 && rv.ntransfers == rm.ntransfers &&
                  (rv.ntransfers == 0 || memcmp(rv.transfer, rm.transfer, (size_t)rv.ntransfers * sizeof *rv.transfer) == 0) &&
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
         printf("%-20s %-12s %-9s %s  iterations %d rounds %lld messages %lld bytes %lld collectives %lld  total %.17g%s\n", m->name, specs[s],
                variant == 0 ? "" : variant == 1 ? "target" : "capacity", same ? "identical" : "DIFFERENT", rm.iterations, rm.rounds,
                rm.messages, rm.bytes, rm.collectives, sum, conserved ? "" : " NOT CONSERVED");
-      if (!same || !conserved) bad = 1;
+      CHECK(same);
+      CHECK(conserved);
       runs++;
       lb_result_free(&rv);
       lb_result_free(&rm);
@@ -101,8 +103,8 @@ int main(int argc, char **argv)
     free(cap);
     lb_graph_destroy(&g);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (me == 0) printf("%s on %d processes: %d runs\n", bad ? "FAILED" : "backends agree bit for bit", P, runs);
+  const int status = check_finish(MPI_COMM_WORLD);
+  if (me == 0) printf("%s on %d processes: %d runs\n", status ? "FAILED" : "backends agree bit for bit", P, runs);
   MPI_Finalize();
-  return bad;
+  return status;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "balance.h"
+#include "check.h"
 
 static long startall, coll;
 
@@ -49,7 +50,7 @@ static int run(const lb_graph *g, const lb_method *m, double target, int max_ite
   p.max_iters = max_iters;
   p.check_interval = K;
   long s0 = startall, c0 = coll;
-  if (lb_balance(g, m, &p, load, &c->res)) { printf("%s on %s: %s\n", m->name, g->spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, load, &c->res), "%s on %s: %s", m->name, g->spec, lb_errmsg())) return 1;
   c->startall = startall - s0;
   c->coll = coll - c0;
   return 0;
@@ -58,44 +59,44 @@ static int run(const lb_graph *g, const lb_method *m, double target, int max_ite
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int me, P, bad = 0;
+  int me, P;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   char spec[32];
   snprintf(spec, sizeof spec, "ring:%d", P);
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s\n", lb_errmsg()); MPI_Abort(MPI_COMM_WORLD, 1); }
+  if (!CHECK_MSG(lb_graph_create(spec, &g) == LB_OK, "%s", lb_errmsg())) MPI_Abort(MPI_COMM_WORLD, 1);
   double load[64];
   for (int r = 0; r < P; r++) load[r] = 100 + 37 * ((r * 7 + 3) % 5) + (r == 0 ? 400 : 0);
   for (int i = 0; i < lb_method_count(); i++) {
     const lb_method *m = lb_method_get(i);
     if (!(m->flags & LB_LOCAL)) continue;
     counted a, b;
-    if (run(g, m, 0, 20, 1, load, &a) || run(g, m, 0, 60, 1, load, &b)) { bad = 1; continue; }
+    if (run(g, m, 0, 20, 1, load, &a) || run(g, m, 0, 60, 1, load, &b)) continue;
     int ok = a.coll == b.coll && a.res.collectives == b.res.collectives &&
              a.startall == (P > 1 ? a.res.rounds : 0) && b.startall == (P > 1 ? b.res.rounds : 0);
     if (me == 0)
       printf("%-20s %s: 20 and 60 iterations: %ld and %ld collective calls, %ld and %ld MPI_Startall for %lld and %lld supersteps%s\n", m->name,
              spec, a.coll, b.coll, a.startall, b.startall, a.res.rounds, b.res.rounds, ok ? "" : "  FAILED");
-    bad |= !ok;
+    CHECK(ok);
     for (int K = 1; K <= 7; K += 3) {
       counted t;
-      if (run(g, m, 0.9999, 60, K, load, &t)) { bad = 1; continue; }
+      if (run(g, m, 0.9999, 60, K, load, &t)) continue;
       long checks = t.res.iterations / K, extra = t.coll - b.coll;
       int okk = extra == checks && t.res.collectives - b.res.collectives == checks &&
                 (t.res.stop != LB_STOP_TARGET || t.res.iterations % K == 0);
       if (me == 0)
         printf("  target, check every %d: %d iterations (stop %s), %ld collective calls more, %lld in the result, %ld checks%s\n", K,
                t.res.iterations, lb_stop_name(t.res.stop), extra, t.res.collectives - b.res.collectives, checks, okk ? "" : "  FAILED");
-      bad |= !okk;
+      CHECK(okk);
       lb_result_free(&t.res);
     }
     lb_result_free(&a.res);
     lb_result_free(&b.res);
   }
   lb_graph_destroy(&g);
-  PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (me == 0) printf("%s on %d processes\n", bad ? "FAILED" : "supersteps are neighbour-only, collectives only at the checks", P);
+  const int status = check_finish(MPI_COMM_WORLD);
+  if (me == 0) printf("%s on %d processes\n", status ? "FAILED" : "supersteps are neighbour-only, collectives only at the checks", P);
   MPI_Finalize();
-  return bad;
+  return status;
 }

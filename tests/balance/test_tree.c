@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "balance.h"
+#include "check.h"
 
 static unsigned long long rng = 88172645463325252ull;
 static unsigned next(void)
@@ -35,9 +36,9 @@ static int find(int *up, int a)
 }
 
 /* The transfers: supplier to consumer, exactly each rank's loss or gain, a forest, within the message bound. */
-static int check_transfers(const lb_graph *g, const lb_result *res, const lb_metrics *mt, long long minimum, const char *what)
+static void check_transfers(const lb_graph *g, const lb_result *res, const lb_metrics *mt, long long minimum, const char *what)
 {
-  int n = g->n, bad = 0;
+  int n = g->n;
   double *net = calloc((size_t)n, sizeof *net), sum = 0;
   int *up = malloc((size_t)n * sizeof *up);
   long long S = 0, C = 0;
@@ -48,25 +49,22 @@ static int check_transfers(const lb_graph *g, const lb_result *res, const lb_met
   }
   for (int k = 0; k < res->ntransfers; k++) {
     const lb_transfer *t = &res->transfer[k];
-    if (t->amount <= 0 || !(res->load0[t->from] > res->load[t->from]) || !(res->load0[t->to] < res->load[t->to])) {
-      printf("%s: transfer %d -> %d of %g is not from a supplier to a consumer\n", what, t->from, t->to, t->amount);
-      bad = 1;
-    }
-    if (k > 0 && (t->from < t[-1].from || (t->from == t[-1].from && t->to <= t[-1].to))) { printf("%s: transfers not sorted\n", what); bad = 1; }
+    CHECK_MSG(!(t->amount <= 0 || !(res->load0[t->from] > res->load[t->from]) || !(res->load0[t->to] < res->load[t->to])),
+              "%s: transfer %d -> %d of %g is not from a supplier to a consumer", what, t->from, t->to, t->amount);
+    CHECK_MSG(!(k > 0 && (t->from < t[-1].from || (t->from == t[-1].from && t->to <= t[-1].to))), "%s: transfers not sorted", what);
     net[t->from] -= t->amount;
     net[t->to] += t->amount;
     sum += t->amount;
     int a = find(up, t->from), b = find(up, t->to);
-    if (a == b) { printf("%s: transfer %d -> %d closes a cycle\n", what, t->from, t->to); bad = 1; }
+    CHECK_MSG(a != b, "%s: transfer %d -> %d closes a cycle", what, t->from, t->to);
     up[a] = b;
   }
   for (int r = 0; r < n; r++)
-    if (net[r] != res->load[r] - res->load0[r]) { printf("%s: rank %d: transfers bring %g, load changed by %g\n", what, r, net[r], res->load[r] - res->load0[r]); bad = 1; }
-  if (sum != (double)minimum || mt->unit_hops != (double)minimum || mt->migrated_units != (double)minimum) {
-    printf("%s: transfers %g, unit_hops %g, migrated %g, minimum %lld\n", what, sum, mt->unit_hops, mt->migrated_units, minimum);
-    bad = 1;
-  }
-  if (res->ntransfers > (S + C > 0 ? S + C - 1 : 0)) { printf("%s: %d transfers for %lld suppliers and %lld consumers\n", what, res->ntransfers, S, C); bad = 1; }
+    CHECK_MSG(net[r] == res->load[r] - res->load0[r], "%s: rank %d: transfers bring %g, load changed by %g", what, r, net[r],
+              res->load[r] - res->load0[r]);
+  CHECK_MSG(!(sum != (double)minimum || mt->unit_hops != (double)minimum || mt->migrated_units != (double)minimum),
+            "%s: transfers %g, unit_hops %g, migrated %g, minimum %lld", what, sum, mt->unit_hops, mt->migrated_units, minimum);
+  CHECK_MSG(!(res->ntransfers > (S + C > 0 ? S + C - 1 : 0)), "%s: %d transfers for %lld suppliers and %lld consumers", what, res->ntransfers, S, C);
   /* On a line (the chain mode's graph) the tree is the line, and the flow on
    * the cut between k and k+1 is the net of the transfers that cross it. */
   for (int k = 0; g->kind == LB_GRAPH_LINE && k < g->m; k++) {
@@ -75,7 +73,7 @@ static int check_transfers(const lb_graph *g, const lb_result *res, const lb_met
       const lb_transfer *t = &res->transfer[i];
       cross += t->from <= g->eu[k] && t->to >= g->ev[k] ? t->amount : t->to <= g->eu[k] && t->from >= g->ev[k] ? -t->amount : 0;
     }
-    if (cross != res->flow[k]) { printf("%s: cut %d|%d: flow %g, transfers across %g\n", what, g->eu[k], g->ev[k], res->flow[k], cross); bad = 1; }
+    CHECK_MSG(cross == res->flow[k], "%s: cut %d|%d: flow %g, transfers across %g", what, g->eu[k], g->ev[k], res->flow[k], cross);
   }
   /* Messages and bytes: the sum (2 per rank, 16 bytes), count (48), place
    * (24) and done (16) per tree edge, transfers (16); the rest are lists of
@@ -83,16 +81,13 @@ static int check_transfers(const lb_graph *g, const lb_result *res, const lb_met
    * per tree edge and supplier or consumer, whichever are fewer. */
   long long lists = res->messages - 2LL * n - 3LL * (n - 1) - res->ntransfers;
   long long pieces = (res->bytes - 16LL * n - 88LL * (n - 1) - 16LL * res->ntransfers - 16 * lists) / 16, few = S < C ? S : C;
-  if (lists < 0 || pieces < lists || pieces > 16 * lists || pieces > few * (n - 1)) {
-    printf("%s: %lld list messages with %lld pieces, want lists <= pieces <= min(16 lists, %lld)\n", what, lists, pieces, few * (n - 1));
-    bad = 1;
-  }
+  CHECK_MSG(!(lists < 0 || pieces < lists || pieces > 16 * lists || pieces > few * (n - 1)),
+            "%s: %lld list messages with %lld pieces, want lists <= pieces <= min(16 lists, %lld)", what, lists, pieces, few * (n - 1));
   free(net);
   free(up);
-  return bad;
 }
 
-static int check(lb_graph *g, const char *what)
+static void check(lb_graph *g, const char *what)
 {
   int n = g->n;
   double *load = malloc((size_t)n * sizeof *load);
@@ -113,29 +108,26 @@ static int check(lb_graph *g, const char *what)
   lb_result res;
   lb_metrics mt;
   const lb_method *m = lb_method_find("tree");
-  int bad = 0;
-  if (lb_params_init(&p, m) || lb_balance(g, m, &p, load, &res) || lb_metrics_compute(&res, &mt)) {
-    printf("%s: %s\n", what, lb_errmsg());
+  if (!CHECK_MSG(!lb_params_init(&p, m) && !lb_balance(g, m, &p, load, &res) && !lb_metrics_compute(&res, &mt), "%s: %s", what, lb_errmsg())) {
     free(load);
-    return 1;
+    return;
   }
   long long sum = 0, nceil = 0;
   for (int r = 0; r < n; r++) {
-    if (res.load[r] != q && res.load[r] != q + 1) { printf("%s: rank %d ends with %g, not %lld or %lld\n", what, r, res.load[r], q, q + 1); bad = 1; }
+    CHECK_MSG(!(res.load[r] != q && res.load[r] != q + 1), "%s: rank %d ends with %g, not %lld or %lld", what, r, res.load[r], q, q + 1);
     nceil += res.load[r] == q + 1;
     sum += (long long)res.load[r];
   }
-  if (sum != W || nceil != rem) { printf("%s: total %lld (want %lld), %lld ranks at q+1 (want %lld)\n", what, sum, W, nceil, rem); bad = 1; }
-  bad |= check_transfers(g, &res, &mt, minimum, what);
+  CHECK_MSG(!(sum != W || nceil != rem), "%s: total %lld (want %lld), %lld ranks at q+1 (want %lld)", what, sum, W, nceil, rem);
+  check_transfers(g, &res, &mt, minimum, what);
   lb_result_free(&res);
   free(load);
-  return bad;
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int bad = 0, runs = 0;
+  int runs = 0;
   const int sizes[] = {1, 2, 3, 5, 17, 64, 200, 1000};
   for (int t = 0; t < 80; t++) {
     int n = sizes[t % 8];
@@ -144,19 +136,22 @@ int main(int argc, char **argv)
     lb_graph *g;
     char what[64];
     snprintf(what, sizeof what, "random tree %d (n=%d)", t, n);
-    if (lb_graph_create_edges(n, n - 1, eu, ev, &g)) { printf("%s: %s\n", what, lb_errmsg()); bad = 1; }
-    else { bad |= check(g, what); lb_graph_destroy(&g); runs++; }
+    if (CHECK_MSG(!lb_graph_create_edges(n, n - 1, eu, ev, &g), "%s: %s", what, lb_errmsg())) {
+      check(g, what);
+      lb_graph_destroy(&g);
+      runs++;
+    }
     free(eu);
     free(ev);
   }
   const char *specs[] = {"tree:100:3", "mesh2d:5x7", "hypercube:5", "torus3d:3x4x5", "ring:31", "line:300", "mesh3d:4x4x4"};
   for (int i = 0; i < 7; i++) {
     lb_graph *g;
-    if (lb_graph_create(specs[i], &g)) { printf("%s: %s\n", specs[i], lb_errmsg()); bad = 1; continue; }
-    for (int k = 0; k < 8; k++, runs++) bad |= check(g, specs[i]);
+    if (!CHECK_MSG(!lb_graph_create(specs[i], &g), "%s: %s", specs[i], lb_errmsg())) continue;
+    for (int k = 0; k < 8; k++, runs++) check(g, specs[i]);
     lb_graph_destroy(&g);
   }
-  printf("%s: %d runs\n", bad ? "FAILED" : "tree method balanced with minimum migration", runs);
+  printf("%s: %d runs\n", check_failures ? "FAILED" : "tree method balanced with minimum migration", runs);
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

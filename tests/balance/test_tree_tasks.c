@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 #include "taskmesh.h"
 
 typedef struct { int n, *first; } chain; /* rank r holds tasks first[r] .. first[r+1]-1 */
@@ -74,13 +75,12 @@ static int both(const lb_graph *g, const lb_task_graph *tg, int me, lb_task_metr
 {
   outcome v, q;
   lb_err ev = run(g, tg, LB_BACKEND_VIRTUAL, &v), em = run(g, tg, LB_BACKEND_MPI, &q);
-  int ok = !ev && !em;
-  if (!ok && me == 0) printf("%s: %s\n", what, lb_errmsg());
+  int ok = CHECK_MSG(!ev && !em, "%s: %s", what, lb_errmsg());
   if (ok) {
     const lb_task_list *a = lb_taskset_list(v.ts, me), *b = lb_taskset_list(q.ts, me);
     ok = memcmp(&v.mt, &q.mt, sizeof v.mt) == 0 && a->n == b->n && memcmp(a->id, b->id, (size_t)a->n * sizeof *a->id) == 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok && me == 0) printf("%s: the backends differ\n", what);
+    CHECK_MSG(ok, "%s: the backends differ", what);
     *mt = q.mt;
   }
   lb_taskset_destroy(&v.ts);
@@ -101,17 +101,16 @@ static int measure(const lb_graph *g, const lb_task_graph *tg, int me, int mpi, 
   if (mpi) return both(g, tg, me, mt, what);
   outcome v;
   lb_err err = run(g, tg, LB_BACKEND_VIRTUAL, &v);
-  if (err) printf("%s: %s\n", what, lb_errmsg());
-  else *mt = v.mt;
+  if (CHECK_MSG(!err, "%s: %s", what, lb_errmsg())) *mt = v.mt;
   lb_taskset_destroy(&v.ts);
   return err != LB_OK;
 }
 
-static int unit_tasks(const char *spec, int me, int mpi)
+static void unit_tasks(const char *spec, int me, int mpi)
 {
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
-  int bad = 0, n = g->n;
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return;
+  int n = g->n;
   for (int trial = 0; trial < 6; trial++) {
     chain c = {n, malloc(((size_t)n + 1) * sizeof(int))};
     c.first[0] = 0;
@@ -126,65 +125,61 @@ static int unit_tasks(const char *spec, int me, int mpi)
     lb_task_metrics mt;
     char what[96];
     snprintf(what, sizeof what, "%s, unit tasks, trial %d", spec, trial);
-    if (measure(g, &tg, me, mpi, &mt, what)) bad = 1;
-    else {
+    if (!measure(g, &tg, me, mpi, &mt, what)) {
       int ok = mt.valid && mt.migrated == minimum && mt.migrated_weight == (double)minimum && mt.load_max == (double)(q + (rem > 0)) &&
                (rem != 0 || mt.lower_bound == (double)minimum);
       if (me == 0)
         printf("%-44s migrated %lld tasks, weight %g, minimum %lld, lower bound %g, max load %g (q %lld, r %lld): %s\n", what,
                mt.migrated, mt.migrated_weight, minimum, mt.lower_bound, mt.load_max, q, rem, ok ? "ok" : "WRONG");
-      bad |= !ok;
+      CHECK(ok);
     }
     free(c.first);
   }
   lb_graph_destroy(&g);
-  return bad;
 }
 
 /* lbbench's task mesh, rank 0 loaded twice: its tasks weigh 2, the others 1. */
-static int task_mesh(const char *spec, int me, int mpi)
+static void task_mesh(const char *spec, int me, int mpi)
 {
   lb_graph *g;
   lb_taskmesh mesh = {0};
   lb_task_graph tg;
-  if (lb_graph_create(spec, &g) || lb_taskmesh_create(g, "", "point:0:512", 0, &mesh, &tg)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g) && !lb_taskmesh_create(g, "", "point:0:512", 0, &mesh, &tg), "%s: %s", spec, lb_errmsg())) return;
   lb_task_metrics mt;
   char what[96];
   snprintf(what, sizeof what, "%s, task mesh, point:0:512", spec);
-  int bad = measure(g, &tg, me, mpi, &mt, what);
-  if (!bad) {
+  if (!measure(g, &tg, me, mpi, &mt, what)) {
     double want = g->n > 1 ? 512.0 * (g->n - 1) / g->n : 0;
     int ok = mt.valid && mt.migrated_weight == mt.lower_bound && mt.lower_bound == want && mt.imbalance == 0;
     if (me == 0)
       printf("%-44s migrated weight %g, lower bound %g (want %g), %lld tasks, imbalance %g: %s\n", what, mt.migrated_weight,
              mt.lower_bound, want, mt.migrated, mt.imbalance, ok ? "ok" : "WRONG");
-    bad = !ok;
+    CHECK(ok);
   }
   lb_taskmesh_free(&mesh);
   lb_graph_destroy(&g);
-  return bad;
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int me, P, bad = 0;
+  int me, P;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   char spec[64];
   snprintf(spec, sizeof spec, "line:%d", P);
-  bad |= unit_tasks(spec, me, 1);
+  unit_tasks(spec, me, 1);
   snprintf(spec, sizeof spec, "tree:%d:2", P);
-  bad |= unit_tasks(spec, me, 1);
+  unit_tasks(spec, me, 1);
   if (P == 1) {
     const char *virt[] = {"line:64", "tree:100:3", "mesh3d:4x4x4", "hypercube:6"};
-    for (int i = 0; i < 4; i++) bad |= unit_tasks(virt[i], me, 0);
+    for (int i = 0; i < 4; i++) unit_tasks(virt[i], me, 0);
   }
   snprintf(spec, sizeof spec, "mesh3d:%dx%dx1", P > 1 ? 2 : 1, P > 2 ? P / 2 : 1);
-  bad |= task_mesh(spec, me, 1);
-  if (P == 1) bad |= task_mesh("mesh3d:4x4x4", me, 0);
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (me == 0) printf("%s on %d processes\n", bad ? "FAILED" : "tree moves the fewest homogeneous tasks on both backends", P);
+  task_mesh(spec, me, 1);
+  if (P == 1) task_mesh("mesh3d:4x4x4", me, 0);
+  const int status = check_finish(MPI_COMM_WORLD);
+  if (me == 0) printf("%s on %d processes\n", status ? "FAILED" : "tree moves the fewest homogeneous tasks on both backends", P);
   MPI_Finalize();
-  return bad;
+  return status;
 }

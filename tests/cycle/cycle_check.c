@@ -28,6 +28,7 @@
 #include "mesh/mesh.h"
 #include "problems/advection.h"
 #include "problems/poisson.h"
+#include "check.h"
 
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
@@ -234,7 +235,7 @@ static PetscErrorCode rebalance(setup_t *s, const lb_method *m, AmrLbRecord *rec
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_migration(setup_t *s, int *fail)
+static PetscErrorCode check_migration(setup_t *s)
 {
   MPI_Comm comm = s->p4est->mpicomm;
   const int size = s->p4est->mpisize;
@@ -266,11 +267,9 @@ static PetscErrorCode check_migration(setup_t *s, int *fail)
                           "%-18s cells %lld -> %lld, moved %lld (max %lld per rank), I%% %.2f -> %.2f, tracer mass %.15e -> %.15e, solution integral %.15e -> %.15e, cell data %s\n",
                           m ? m->name : "none", cells0, (long long)s->p4est->global_num_quadrants, rec.migrated_cells_tot, rec.migrated_cells_max,
                           before.imbalance_pct, rec.predicted_imbalance_pct, mass0, mass1, int0, int1, bad ? "DIFFER" : "identical"));
-    if (bad || cells0 != (long long)s->p4est->global_num_quadrants || fabs(mass1 - mass0) > 1e-13 * fabs(mass0) ||
-        fabs(int1 - int0) > 1e-13 * fabs(int0) || (size > 1 && m && rec.migrated_cells_tot == 0) || (!m && rec.migrated_cells_tot != 0)) {
+    if (!CHECK(!(bad || cells0 != (long long)s->p4est->global_num_quadrants || fabs(mass1 - mass0) > 1e-13 * fabs(mass0) ||
+                 fabs(int1 - int0) > 1e-13 * fabs(int0) || (size > 1 && m && rec.migrated_cells_tot == 0) || (!m && rec.migrated_cells_tot != 0))))
       PetscCall(PetscPrintf(comm, "  FAILED\n"));
-      (*fail)++;
-    }
     PetscCall(AmrLbRecordFree(&rec));
   }
   PetscFunctionReturn(0);
@@ -352,7 +351,7 @@ static int count_new(int na, const int *a, int nb, const int *b)
   return n;
 }
 
-static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pct, int *fail)
+static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pct)
 {
   MPI_Comm comm = s->p4est->mpicomm;
   char list[512], *name, *save = NULL;
@@ -380,11 +379,9 @@ static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pc
     PetscCall(PetscPrintf(comm, "%-18s I%% %.2f -> %.2f, moved %lld cells, pairs %d -> %d (recount %d -> %d), added %d removed %d (recount %d, %d), edge cut %lld\n",
                           name, before.imbalance_pct, rec.predicted_imbalance_pct, rec.migrated_cells_tot, g0.nedges, rec.comm_edges, n0, n1,
                           rec.comm_edges_added, rec.comm_edges_removed, added, removed, rec.edge_cut));
-    if (!ok0 || !ok1 || rec.comm_edges != n1 || rec.comm_edges_added != added || rec.comm_edges_removed != removed || added != 0 ||
-        !(before.imbalance_pct <= max_pct) || rec.edge_cut != g1.edge_cut) {
+    if (!CHECK(ok0 && ok1 && rec.comm_edges == n1 && rec.comm_edges_added == added && rec.comm_edges_removed == removed && added == 0 &&
+               before.imbalance_pct <= max_pct && rec.edge_cut == g1.edge_cut))
       PetscCall(PetscPrintf(comm, "  FAILED\n"));
-      (*fail)++;
-    }
     PetscCall(PetscFree(p0));
     PetscCall(PetscFree(p1));
     PetscCall(AmrCommGraphFree(&g0));
@@ -401,7 +398,6 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscReal max_pct = 5;
   amr_mesh_t mesh;
   setup_t s;
-  int fail = 0;
 
   PetscFunctionBeginUser;
   PetscCall(PetscOptionsGetString(NULL, NULL, "-check", check, sizeof check, NULL));
@@ -413,13 +409,13 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(amr_mesh_create(comm, "builtin:unit", &mesh));
   PetscCall(build(comm, &mesh, (int)level, (int)max_level, &s));
   if (!strcmp(check, "migration"))
-    PetscCall(check_migration(&s, &fail));
+    PetscCall(check_migration(&s));
   else
-    PetscCall(check_graph(&s, methods, max_pct, &fail));
+    PetscCall(check_graph(&s, methods, max_pct));
   PetscCall(destroy(&s));
   PetscCall(amr_mesh_destroy(&mesh));
-  if (fail)
-    PetscCall(PetscPrintf(comm, "%s FAILED (%d)\n", check, fail));
+  if (check_finish(comm))
+    PetscCall(PetscPrintf(comm, "%s FAILED (%d checks over the ranks)\n", check, check_failures));
   else
     PetscCall(PetscPrintf(comm, "%s passed\n", check));
   PetscFunctionReturn(0);
@@ -435,5 +431,5 @@ int main(int argc, char **argv)
   err = run(PETSC_COMM_WORLD);
   sc_finalize();
   PetscCall(PetscFinalize());
-  return err ? 1 : 0;
+  return err || check_failures ? 1 : 0;
 }

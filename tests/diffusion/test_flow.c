@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 
 #define TARGET (1 - 1e-13)
 
@@ -41,24 +42,25 @@ static int min_l2_flow(const lb_graph *g, const double *l0, double *flow)
   return info;
 }
 
-static int check_graph(const char *spec)
+static void check_graph(const char *spec)
 {
   lb_graph *g, *gu;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
-  int bad = 0;
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return;
   double *l0 = malloc((size_t)g->n * sizeof *l0), *ref = malloc(((size_t)g->m + 1) * sizeof *ref), total = 0;
   for (int r = 0; r < g->n; r++) total += l0[r] = 10 + (double)((r * 7919 + 13) % 101) + (r == g->n / 2 ? 500 : 0);
-  if (min_l2_flow(g, l0, ref)) { printf("%s: reference solve failed\n", spec); return 1; }
+  if (!CHECK_MSG(!min_l2_flow(g, l0, ref), "%s: reference solve failed", spec)) return;
   double refnorm = 0;
   for (int k = 0; k < g->m; k++) refnorm += ref[k] * ref[k];
   refnorm = sqrt(refnorm);
 
   double a0, b0, a1, b1;
-  if (lb_graph_create_edges(g->n, g->m, g->eu, g->ev, &gu) || lb_graph_laplacian_bounds(g, &a0, &b0) ||
-      lb_graph_laplacian_bounds(gu, &a1, &b1)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!(lb_graph_create_edges(g->n, g->m, g->eu, g->ev, &gu) || lb_graph_laplacian_bounds(g, &a0, &b0) ||
+                   lb_graph_laplacian_bounds(gu, &a1, &b1)),
+                 "%s: %s", spec, lb_errmsg()))
+    return;
   int eig_ok = fabs(a0 - a1) <= 1e-9 * b0 && fabs(b0 - b1) <= 1e-9 * b0;
   printf("%-16s Laplacian bounds closed form [%.12g, %.12g], Lanczos [%.12g, %.12g]%s\n", spec, a0, b0, a1, b1, eig_ok ? "" : "  MISMATCH");
-  bad |= !eig_ok;
+  CHECK(eig_ok);
   lb_graph_destroy(&gu);
 
   const char *methods[] = {"diffusion", "second-order", "chebyshev", "chemotaxis", "dimension-exchange"};
@@ -71,7 +73,7 @@ static int check_graph(const char *spec)
     p.max_iters = 200000;
     lb_err err = lb_balance(g, m, &p, l0, &res);
     if (err == LB_ERR_UNSUPPORTED) { printf("  %-18s not applicable: %s\n", methods[i], lb_errmsg()); continue; }
-    if (err) { printf("  %-18s %s\n", methods[i], lb_errmsg()); bad = 1; continue; }
+    if (!CHECK_MSG(!err, "%-18s %s", methods[i], lb_errmsg())) continue;
     double sum = 0, dist = 0;
     for (int r = 0; r < g->n; r++) sum += res.load[r];
     for (int k = 0; k < g->m; k++) dist += (res.flow[k] - ref[k]) * (res.flow[k] - ref[k]);
@@ -79,20 +81,19 @@ static int check_graph(const char *spec)
     int gradient = i < 4, ok = res.stop == LB_STOP_TARGET && fabs(sum - total) <= 1e-12 * total && (!gradient || dist <= 1e-8);
     printf("  %-18s its %6d  stop %-9s  |sum - total|/total %.2e  |flow - minL2|/|minL2| %.2e%s\n", methods[i], res.iterations,
            lb_stop_name(res.stop), fabs(sum - total) / total, dist, ok ? "" : "  FAILED");
-    bad |= !ok;
+    CHECK(ok);
     lb_result_free(&res);
   }
   free(l0); free(ref);
   lb_graph_destroy(&g);
-  return bad;
 }
 
-static int check_capacity(const char *spec)
+static void check_capacity(const char *spec)
 {
   lb_graph *g;
-  if (lb_graph_create(spec, &g)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_graph_create(spec, &g), "%s: %s", spec, lb_errmsg())) return;
   const lb_method *m = lb_method_find("chemotaxis");
-  int n = g->n, bad = 0;
+  int n = g->n;
   double *l0 = malloc((size_t)n * sizeof *l0), *cap = malloc((size_t)n * sizeof *cap), *d = malloc((size_t)n * sizeof *d);
   double *ref = malloc(((size_t)g->m + 1) * sizeof *ref), total = 0, capsum = 0, refnorm = 0;
   for (int r = 0; r < n; r++) {
@@ -101,7 +102,7 @@ static int check_capacity(const char *spec)
   }
   /* The flow from l0 to the shares t solves L x = l0 - t. */
   for (int r = 0; r < n; r++) d[r] = l0[r] - total * cap[r] / capsum;
-  if (min_l2_flow(g, d, ref)) { printf("%s: reference solve failed\n", spec); return 1; }
+  if (!CHECK_MSG(!min_l2_flow(g, d, ref), "%s: reference solve failed", spec)) return;
   for (int k = 0; k < g->m; k++) refnorm += ref[k] * ref[k];
   refnorm = sqrt(refnorm);
   lb_params p;
@@ -110,7 +111,7 @@ static int check_capacity(const char *spec)
   p.target = TARGET;
   p.max_iters = 200000;
   p.capacity = cap;
-  if (lb_balance(g, m, &p, l0, &res)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, l0, &res), "%s: %s", spec, lb_errmsg())) return;
   double sum = 0, dev = 0, dist = 0, top = 0;
   for (int r = 0; r < n; r++) {
     double t = total * cap[r] / capsum;
@@ -123,32 +124,30 @@ static int check_capacity(const char *spec)
   int ok = res.stop == LB_STOP_TARGET && fabs(sum - total) <= 1e-12 * total && dev <= 1e-9 * top && dist <= 1e-8;
   printf("%-16s chemotaxis, capacities 1..4: its %5d  max |load - share|/max share %.2e  |flow - minL2|/|minL2| %.2e%s\n", spec,
          res.iterations, dev / top, dist, ok ? "" : "  FAILED");
-  bad |= !ok;
+  CHECK(ok);
   for (int r = 0; r < n; r++) cap[r] = 2.5;
   p.max_iters = 300;
   p.target = 0;
-  if (lb_balance(g, m, &p, l0, &eq)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, l0, &eq), "%s: %s", spec, lb_errmsg())) return;
   p.capacity = NULL;
-  if (lb_balance(g, m, &p, l0, &none)) { printf("%s: %s\n", spec, lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!lb_balance(g, m, &p, l0, &none), "%s: %s", spec, lb_errmsg())) return;
   ok = memcmp(eq.load, none.load, (size_t)n * sizeof *eq.load) == 0;
   printf("%-16s chemotaxis, equal capacities: loads %s those without capacities%s\n", spec, ok ? "identical to" : "differ from", ok ? "" : "  FAILED");
-  bad |= !ok;
+  CHECK(ok);
   lb_result_free(&res);
   lb_result_free(&eq);
   lb_result_free(&none);
   free(l0); free(cap); free(d); free(ref);
   lb_graph_destroy(&g);
-  return bad;
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
   const char *specs[] = {"line:16", "ring:9", "ring:10", "mesh2d:5x4", "mesh3d:4x3x3", "torus3d:3x4x5", "hypercube:4"};
-  int bad = 0;
-  for (int s = 0; s < 7; s++) bad |= check_graph(specs[s]);
-  for (int s = 0; s < 7; s++) bad |= check_capacity(specs[s]);
-  printf("%s\n", bad ? "FAILED" : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve; chemotaxis reaches capacity shares");
+  for (int s = 0; s < 7; s++) check_graph(specs[s]);
+  for (int s = 0; s < 7; s++) check_capacity(specs[s]);
+  printf("%s\n", check_failures ? "FAILED" : "first-order, second-order, Chebyshev and chemotaxis reach the minimum-L2 flow; all balance and conserve; chemotaxis reaches capacity shares");
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 #include "taskmesh.h"
 
 static int chain_nbr(const void *ctx, int id, int *nbr)
@@ -45,7 +46,7 @@ static lb_err chain_initial(const void *ctx, int r, lb_task_list *l)
   return err;
 }
 
-static int chain_case(void)
+static void chain_case(void)
 {
   lb_task_graph tg = {8, 2, 2, chain_nbr, chain_home, chain_initial, NULL};
   lb_taskset *ts;
@@ -56,15 +57,14 @@ static int chain_case(void)
   double load[2];
   const lb_method *m = lb_method_find("tree");
   lb_params_init(&p, m);
-  if (lb_graph_create("line:2", &g) || lb_taskset_create(&tg, LB_BACKEND_VIRTUAL, MPI_COMM_WORLD, &ts) ||
-      lb_taskset_loads(ts, load) || lb_balance(g, m, &p, load, &res) || lb_taskset_select(ts, g, res.flow, LB_SELECT_GAIN)) {
-    printf("chain: %s\n", lb_errmsg());
-    return 1;
-  }
+  if (!CHECK_MSG(!(lb_graph_create("line:2", &g) || lb_taskset_create(&tg, LB_BACKEND_VIRTUAL, MPI_COMM_WORLD, &ts) || lb_taskset_loads(ts, load) ||
+                   lb_balance(g, m, &p, load, &res) || lb_taskset_select(ts, g, res.flow, LB_SELECT_GAIN)),
+                 "chain: %s", lb_errmsg()))
+    return;
   int dest[4];
   memcpy(dest, lb_taskset_dest(ts, 0), sizeof dest);
   int ok = res.flow[0] == 4 && dest[0] == -1 && dest[1] == -1 && dest[2] == -1 && dest[3] == 1;
-  if (lb_taskset_migrate(ts) || lb_taskset_metrics(ts, &mt)) { printf("chain: %s\n", lb_errmsg()); return 1; }
+  if (!CHECK_MSG(!(lb_taskset_migrate(ts) || lb_taskset_metrics(ts, &mt)), "chain: %s", lb_errmsg())) return;
   ok = ok && mt.load_max == 9 && mt.load_avg == 8 && mt.edges == 7 && mt.edgecut_max == 1 && mt.edgecut_tot == 1.0 / 7 &&
        mt.migrated == 1 && mt.migration_max == 1 && mt.migrated_weight == 3 && mt.lower_bound == 4 && mt.valid &&
        lb_taskset_list(ts, 1)->n == 5 && lb_taskset_list(ts, 1)->id[4] == 3;
@@ -74,7 +74,7 @@ static int chain_case(void)
   lb_result_free(&res);
   lb_taskset_destroy(&ts);
   lb_graph_destroy(&g);
-  return !ok;
+  CHECK(ok);
 }
 
 /* One run with the given selection; fills mt and the total weight and count after migration. */
@@ -113,13 +113,14 @@ static lb_err mesh_run(const lb_graph *g, const lb_method *m, const char *scenar
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int bad = chain_case(), runs = 0;
+  int runs = 0;
+  chain_case();
   const char *specs[] = {"mesh3d:4x2x2", "mesh3d:3x3x2"};
   const char *scenarios[] = {"box", "point", "random:11"};
   const char *methods[] = {"diffusion", "second-order", "chebyshev", "chemotaxis", "dimension-exchange"};
   for (int s = 0; s < 2; s++) {
     lb_graph *g;
-    if (lb_graph_create(specs[s], &g)) { printf("%s\n", lb_errmsg()); return 1; }
+    if (!CHECK_MSG(!lb_graph_create(specs[s], &g), "%s", lb_errmsg())) break;
     for (int c = 0; c < 3; c++)
       for (int i = 0; i < 5; i++) {
         const lb_method *m = lb_method_find(methods[i]);
@@ -128,19 +129,19 @@ int main(int argc, char **argv)
         long long n1, n2;
         lb_err err = mesh_run(g, m, scenarios[c], LB_SELECT_GAIN, &a, &w0, &w1, &n1);
         if (!err) err = mesh_run(g, m, scenarios[c], LB_SELECT_INDEX, &b, &v0, &v1, &n2);
-        if (err) { printf("%s on %s: %s\n", methods[i], specs[s], lb_errmsg()); bad = 1; continue; }
+        if (!CHECK_MSG(!err, "%s on %s: %s", methods[i], specs[s], lb_errmsg())) continue;
         long long nt = (long long)g->n * 512;
         int ok = a.edgecut_tot <= b.edgecut_tot && a.valid && b.valid && n1 == nt && n2 == nt &&
                  fabs(w1 - w0) <= 1e-12 * w0 && fabs(v1 - v0) <= 1e-12 * v0 &&
                  a.migrated_weight >= a.lower_bound * (1 - 1e-12) && b.migrated_weight >= b.lower_bound * (1 - 1e-12);
         printf("%-18s %-13s %-9s edgecut_tot gain %.6f index %.6f  imbalance %.5f  migrated weight %.1f (bound %.1f)%s\n", methods[i],
                specs[s], scenarios[c], a.edgecut_tot, b.edgecut_tot, a.imbalance, a.migrated_weight, a.lower_bound, ok ? "" : "  FAILED");
-        bad |= !ok;
+        CHECK(ok);
         runs++;
       }
     lb_graph_destroy(&g);
   }
-  printf("%s: %d mesh runs\n", bad ? "FAILED" : "gain selection never cuts more than index order; tasks and weight conserved", runs);
+  printf("%s: %d mesh runs\n", check_failures ? "FAILED" : "gain selection never cuts more than index order; tasks and weight conserved", runs);
   MPI_Finalize();
-  return bad;
+  return check_failures != 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "balance.h"
+#include "check.h"
 #include "taskmesh.h"
 
 typedef struct {
@@ -64,7 +65,7 @@ static int same_list(const lb_task_list *a, const lb_task_list *b)
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int me, P, bad = 0, runs = 0;
+  int me, P, runs = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   char specs[3][32];
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
   const char *scenarios[] = {"random:5", "point", "box"};
   for (int s = 0; s < ns; s++) {
     lb_graph *g;
-    if (lb_graph_create(specs[s], &g)) { printf("%s: %s\n", specs[s], lb_errmsg()); MPI_Abort(MPI_COMM_WORLD, 1); }
+    if (!CHECK_MSG(!lb_graph_create(specs[s], &g), "%s: %s", specs[s], lb_errmsg())) MPI_Abort(MPI_COMM_WORLD, 1);
     for (int c = 0; c < 3; c++) {
       if (P == 1 && c > 0) continue; /* point and box need two ranks */
       for (int i = 0; i < lb_method_count(); i++)
@@ -84,19 +85,14 @@ int main(int argc, char **argv)
           outcome v, q;
           lb_err ev = run(g, m, scenarios[c], (lb_select)how, LB_BACKEND_VIRTUAL, &v);
           lb_err em = run(g, m, scenarios[c], (lb_select)how, LB_BACKEND_MPI, &q);
-          if (ev != em) {
-            if (me == 0) printf("%s on %s: virtual says %d, MPI %d (%s)\n", m->name, specs[s], ev, em, lb_errmsg());
-            bad = 1;
-          } else if (ev && ev != LB_ERR_UNSUPPORTED) {
-            if (me == 0) printf("%s on %s: %s\n", m->name, specs[s], lb_errmsg());
-            bad = 1;
-          } else if (!ev) {
+          if (CHECK_MSG(ev == em, "%s on %s: virtual says %d, MPI %d (%s)", m->name, specs[s], ev, em, lb_errmsg()) &&
+              CHECK_MSG(!ev || ev == LB_ERR_UNSUPPORTED, "%s on %s: %s", m->name, specs[s], lb_errmsg()) && !ev) {
             int ok = same_metrics(&v.mt, &q.mt) && same_list(lb_taskset_list(v.ts, me), lb_taskset_list(q.ts, me)) && v.mt.valid;
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             if (me == 0)
               printf("%-20s %-13s %-8s %-5s %s  moved %lld  imbalance %.6g  edgecut_tot %.6g\n", m->name, specs[s], scenarios[c],
                      how == LB_SELECT_GAIN ? "gain" : "index", ok ? "identical" : "DIFFERENT", q.mt.migrated, q.mt.imbalance, q.mt.edgecut_tot);
-            bad |= !ok;
+            CHECK(ok);
             runs++;
           }
           outcome_free(&v);
@@ -105,8 +101,8 @@ int main(int argc, char **argv)
     }
     lb_graph_destroy(&g);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (me == 0) printf("%s on %d processes: %d runs\n", bad ? "FAILED" : "task moves and metrics agree on both backends", P, runs);
+  const int status = check_finish(MPI_COMM_WORLD);
+  if (me == 0) printf("%s on %d processes: %d runs\n", status ? "FAILED" : "task moves and metrics agree on both backends", P, runs);
   MPI_Finalize();
-  return bad;
+  return status;
 }

@@ -20,6 +20,7 @@
 #include "mesh/mark.h"
 #include "mesh/shapes.h"
 #include "problems/poisson.h"
+#include "check.h"
 
 #define MAXCYC 32
 
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
   setup_t s = {NULL, "lshape", "fraction", 1, 10, 1, {0.3, 0.03, 0.5, 0, 30}};
   char pname[64] = "lshape";
   PetscReal min_rate = 0, rel_tol = 1e-8;
-  PetscBool compare = PETSC_FALSE, ok = PETSC_TRUE;
+  PetscBool compare = PETSC_FALSE;
   PetscInt maxl = 30;
   history_t par, ser;
   int rank;
@@ -127,11 +128,9 @@ int main(int argc, char **argv)
   if (compare)
     for (PetscInt c = 0; c < s.cycles; c++) {
       const double d1 = fabs(par.h1[c] - ser.h1[c]) / ser.h1[c], d2 = fabs(par.l2[c] - ser.l2[c]) / ser.l2[c];
-      if (par.dofs[c] != ser.dofs[c] || d1 > rel_tol || d2 > rel_tol) {
+      if (!CHECK(!(par.dofs[c] != ser.dofs[c] || d1 > rel_tol || d2 > rel_tol)))
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cycle %d differs: dofs %g vs %g, H1 rel. diff %.2e, L2 %.2e\n",
                               (int)c, par.dofs[c], ser.dofs[c], d1, d2));
-        ok = PETSC_FALSE;
-      }
     }
   if (min_rate > 0) {
     /* Least-squares slope of log(H1) against log(dofs), second half. */
@@ -144,10 +143,11 @@ int main(int argc, char **argv)
     const double rate = -(m * sxy - sx * sy) / (m * sxx - sx * sx);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "H1 error rate against dofs over cycles %d..%d: %.3f (required %.3f)\n",
                           (int)c0, (int)s.cycles - 1, rate, (double)min_rate));
-    if (!(rate >= min_rate)) ok = PETSC_FALSE;
+    CHECK(rate >= min_rate);
   }
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", ok ? "ok" : "FAILED"));
+  const int fail = check_finish(PETSC_COMM_WORLD);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fail ? "FAILED" : "ok"));
   sc_finalize();
   PetscCall(PetscFinalize());
-  return ok ? 0 : 1;
+  return fail;
 }

@@ -12,13 +12,13 @@
 #include "fem/poisson.h"
 #include "mesh/shapes.h"
 #include "problems/poisson.h"
+#include "check.h"
 
 int main(int argc, char **argv)
 {
   char pname[64] = "sine", shape[64] = "unit";
   PetscInt degree = 1, levels[8] = {2, 3, 4}, nlev = 8;
   PetscReal min_l2 = 0, min_h1 = 0, l2[8], h1[8];
-  PetscBool ok = PETSC_TRUE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   sc_init(PETSC_COMM_WORLD, 1, 1, NULL, SC_LP_ERROR);
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
       const double r2 = log2(l2[k - 1] / l2[k]) / (levels[k] - levels[k - 1]);
       const double r1 = log2(h1[k - 1] / h1[k]) / (levels[k] - levels[k - 1]);
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, " rate L2 %.3f H1 %.3f", r2, r1));
-      if (r2 < min_l2 || r1 < min_h1) ok = PETSC_FALSE;
+      CHECK(!(r2 < min_l2 || r1 < min_h1));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     PetscCall(FemPoissonDestroy(&fp));
@@ -62,8 +62,9 @@ int main(int argc, char **argv)
   }
   PetscCall(FemPoissonDestroy(&fp));
   p4est_connectivity_destroy(conn);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", ok ? "rates ok" : "rates too low"));
+  const int fail = check_finish(PETSC_COMM_WORLD);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fail ? "rates too low" : "rates ok"));
   sc_finalize();
   PetscCall(PetscFinalize());
-  return ok ? 0 : 1;
+  return fail;
 }

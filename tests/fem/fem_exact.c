@@ -20,6 +20,7 @@
 #include "mesh/geom.h"
 #include "mesh/shapes.h"
 #include "problems/poisson.h"
+#include "check.h"
 
 /* Refine towards a point off every grid line, so that levels grade across
  * trees. */
@@ -35,7 +36,7 @@ static int refine_near_point(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t 
   return q->level < *maxlevel && sqrt(d) < 0.6 * pow(0.5, q->level);
 }
 
-static PetscErrorCode check(FemPoisson fp, const char *what, double tol, PetscBool *ok)
+static PetscErrorCode check(FemPoisson fp, const char *what, double tol)
 {
   double l2, h1;
   long hanging = 0;
@@ -43,23 +44,23 @@ static PetscErrorCode check(FemPoisson fp, const char *what, double tol, PetscBo
   PetscFunctionBeginUser;
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) hanging += ln->face_code[e] != 0;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &hanging, 1, MPI_LONG, MPI_SUM, PETSC_COMM_WORLD));
-  if (!hanging) *ok = PETSC_FALSE;
+  CHECK(hanging);
   PetscCall(FemPoissonExactError(fp, NULL, NULL, &l2, &h1));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: dofs %d cells with hanging nodes %ld L2 error %.3e H1 error %.3e\n",
                         what, (int)FemPoissonGlobalSize(fp), hanging, l2, h1));
-  if (!(l2 <= tol && h1 <= tol)) *ok = PETSC_FALSE;
+  CHECK(l2 <= tol && h1 <= tol);
   PetscFunctionReturn(0);
 }
 
 /* Exact preallocation: no mallocs during assembly, no unused entries. */
-static PetscErrorCode check_preallocation(FemPoisson fp, PetscBool *ok)
+static PetscErrorCode check_preallocation(FemPoisson fp)
 {
   MatInfo info;
   PetscFunctionBeginUser;
   PetscCall(MatGetInfo(FemPoissonMatrix(fp), MAT_GLOBAL_SUM, &info));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matrix: nonzeros %.0f allocated %.0f unneeded %.0f mallocs %.0f\n",
                         info.nz_used, info.nz_allocated, info.nz_unneeded, info.mallocs));
-  if (info.mallocs != 0 || info.nz_unneeded != 0 || info.nz_allocated != info.nz_used) *ok = PETSC_FALSE;
+  CHECK(info.mallocs == 0 && info.nz_unneeded == 0 && info.nz_allocated == info.nz_used);
   PetscFunctionReturn(0);
 }
 
@@ -68,7 +69,6 @@ int main(int argc, char **argv)
   char shape[64] = "brick", pname[64] = "";
   PetscInt degree = 1, maxlevel = 5;
   PetscReal tol = 1e-10;
-  PetscBool ok = PETSC_TRUE;
   PetscInt its;
   PetscReal rnorm;
 
@@ -100,9 +100,9 @@ int main(int argc, char **argv)
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonAssemble(fp));
-  PetscCall(check_preallocation(fp, &ok));
+  PetscCall(check_preallocation(fp));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
-  PetscCall(check(fp, "solve on graded forest", tol, &ok));
+  PetscCall(check(fp, "solve on graded forest", tol));
 
   /* Refine every third cell, mark every other cell for coarsening, carry
    * the solution along and look at it on the new mesh before any solve. */
@@ -121,19 +121,20 @@ int main(int argc, char **argv)
   PetscCall(AmrLbPartitionEven(p4est, 1, &(AmrField){(void **)&coef, sizeof(double) * vn}));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonSetInitialGuess(fp, coef));
-  PetscCall(check(fp, "transferred to adapted forest", tol, &ok));
+  PetscCall(check(fp, "transferred to adapted forest", tol));
   PetscCall(FemPoissonAssemble(fp));
-  PetscCall(check_preallocation(fp, &ok));
+  PetscCall(check_preallocation(fp));
   PetscCall(FemPoissonSolve(fp, &its, &rnorm));
-  PetscCall(check(fp, "solve on adapted forest", tol, &ok));
+  PetscCall(check(fp, "solve on adapted forest", tol));
 
   PetscCall(PetscFree(coef));
   PetscCall(PetscFree(marks));
   PetscCall(FemPoissonDestroy(&fp));
   p4est_destroy(p4est);
   p4est_connectivity_destroy(conn);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", ok ? "exact" : "NOT exact"));
+  const int fail = check_finish(PETSC_COMM_WORLD);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fail ? "NOT exact" : "exact"));
   sc_finalize();
   PetscCall(PetscFinalize());
-  return ok ? 0 : 1;
+  return fail;
 }

@@ -20,6 +20,7 @@
 #include "fem/reaction.h"
 #include "mesh/geom.h"
 #include "mesh/mesh.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,31 +35,26 @@
 
 #define DIM P4EST_DIM
 
-static void
-velocity (void *ctx, const AdvectPoint *pt, double b[3])
+static void velocity(void *ctx, const AdvectPoint *pt, double b[3])
 {
-  (void) ctx;
-  (void) pt;
+  (void)ctx;
+  (void)pt;
   b[0] = 1;
   b[1] = 0.5;
   b[2] = DIM == 3 ? 0.25 : 0;
 }
 
 /** No A at the start; A = 1 flows in through every inflow face. */
-static double
-inflow (void *ctx, const double x[3], double t)
+static double inflow(void *ctx, const double x[3], double t)
 {
-  (void) ctx;
-  (void) x;
+  (void)ctx;
+  (void)x;
   return t > 0 ? 1 : 0;
 }
 
-static const AdvectProblem injection = {
-  .name = "injection", .velocity = velocity, .exact = inflow, .has_exact = 0, .t_final = 0.3
-};
+static const AdvectProblem injection = {.name = "injection", .velocity = velocity, .exact = inflow, .has_exact = 0, .t_final = 0.3};
 
-typedef struct
-{
+typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
   PetscInt level;
   PetscReal t_final, tol, min_contrast;
@@ -69,8 +65,7 @@ typedef struct
 
 /** What one run leaves: the integrals, the work per load type, and the
  *  forest with its species for the comparison between rank counts. */
-typedef struct
-{
+typedef struct {
   double mass0[REACTION_NS], mass[REACTION_NS], inflow;
   double transport_cpu; /* of the DG steps, all ranks */
   double cell_steps[REACTION_NTYPES], steps[REACTION_NTYPES], cpu[REACTION_NTYPES];
@@ -80,27 +75,25 @@ typedef struct
   Advect adv;
   int nb;
   double *spec[REACTION_NS]; /* B and C per cell; A's entry points into the cells */
-  double *work;              /* ROS2 steps per cell over the run */
+  double *work; /* ROS2 steps per cell over the run */
   AdvectCell **cell;
 } run_t;
 
 /** Integrals of the basis functions 1, xi_k over every local cell, nb per
  *  cell: the tensor 3-point Gauss rule is exact for them on (multi)linear
  *  trees. */
-static void
-basis_integrals (p4est_t *p4est, int nb, double *m0)
+static void basis_integrals(p4est_t *p4est, int nb, double *m0)
 {
   static const double gx[3] = {-0.77459666924148337704, 0, 0.77459666924148337704};
   static const double gw[3] = {0.55555555555555555556, 0.88888888888888888889, 0.55555555555555555556};
   const int np = DIM == 2 ? 9 : 27;
   size_t K = 0;
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++, K++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
       double *m = m0 + K * nb;
-      for (int j = 0; j < nb; j++)
-        m[j] = 0;
+      for (int j = 0; j < nb; j++) m[j] = 0;
       for (int p = 0; p < np; p++) {
         double xi[3] = {0}, eta[3] = {0}, x[3], J[3][3], Ji[3][3], w = 1;
         for (int k = 0, idx = p; k < DIM; k++, idx /= 3) {
@@ -108,125 +101,117 @@ basis_integrals (p4est_t *p4est, int nb, double *m0)
           w *= gw[idx % 3] / 2; /* d eta = d xi / 2 */
           eta[k] = 0.5 * (xi[k] + 1);
         }
-        amr_geom_quad_map (p4est->connectivity, t, q, eta, x, J);
-        w *= fabs (amr_geom_invert (J, Ji));
+        amr_geom_quad_map(p4est->connectivity, t, q, eta, x, J);
+        w *= fabs(amr_geom_invert(J, Ji));
         m[0] += w;
-        for (int k = 0; k + 1 < nb; k++)
-          m[1 + k] += w * xi[k];
+        for (int k = 0; k + 1 < nb; k++) m[1 + k] += w * xi[k];
       }
     }
   }
 }
 
 /** Global integrals of the three species. */
-static PetscErrorCode
-integrals (run_t *r, const double *m0, double mass[REACTION_NS])
+static PetscErrorCode integrals(run_t *r, const double *m0, double mass[REACTION_NS])
 {
   double loc[REACTION_NS] = {0};
   const p4est_locidx_t n = r->p4est->local_num_quadrants;
   PetscFunctionBeginUser;
   for (p4est_locidx_t K = 0; K < n; K++)
     for (int j = 0; j < r->nb; j++) {
-      loc[0] += m0[(size_t) K * r->nb + j] * r->cell[K]->c[j];
-      for (int s = 1; s < REACTION_NS; s++)
-        loc[s] += m0[(size_t) K * r->nb + j] * r->spec[s][(size_t) K * r->nb + j];
+      loc[0] += m0[(size_t)K * r->nb + j] * r->cell[K]->c[j];
+      for (int s = 1; s < REACTION_NS; s++) loc[s] += m0[(size_t)K * r->nb + j] * r->spec[s][(size_t)K * r->nb + j];
     }
-  PetscCallMPI (MPI_Allreduce (loc, mass, REACTION_NS, MPI_DOUBLE, MPI_SUM, r->p4est->mpicomm));
-  PetscFunctionReturn (0);
+  PetscCallMPI(MPI_Allreduce(loc, mass, REACTION_NS, MPI_DOUBLE, MPI_SUM, r->p4est->mpicomm));
+  PetscFunctionReturn(0);
 }
 
-static PetscErrorCode
-run (const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
+static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t *conn, run_t *r)
 {
   double *m0;
   PetscFunctionBeginUser;
-  memset (r, 0, sizeof (*r));
-  r->p4est = p4est_new_ext (comm, conn, 0, (int) c->level, 1, 0, NULL, NULL);
-  PetscCall (AdvectCreate (r->p4est, &injection, NULL, &c->adv, &r->adv));
+  memset(r, 0, sizeof(*r));
+  r->p4est = p4est_new_ext(comm, conn, 0, (int)c->level, 1, 0, NULL, NULL);
+  PetscCall(AdvectCreate(r->p4est, &injection, NULL, &c->adv, &r->adv));
   r->nb = c->adv.degree ? ADVECT_NB : 1;
   const p4est_locidx_t n = r->p4est->local_num_quadrants;
-  const size_t len = (size_t) n * r->nb + 1;
-  PetscCall (PetscMalloc1 (n + 1, &r->cell));
+  const size_t len = (size_t)n * r->nb + 1;
+  PetscCall(PetscMalloc1(n + 1, &r->cell));
   for (p4est_topidx_t t = r->p4est->first_local_tree; t <= r->p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (r->p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(r->p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      r->cell[tr->quadrants_offset + i] = p4est_quadrant_array_index (&tr->quadrants, i)->p.user_data;
+      r->cell[tr->quadrants_offset + i] = p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data;
   }
-  PetscCall (PetscCalloc1 (len, &r->spec[1]));
-  PetscCall (PetscCalloc1 (len, &r->spec[2]));
-  PetscCall (PetscCalloc1 (n + 1, &r->work));
-  PetscCall (PetscMalloc1 (len, &m0));
-  for (p4est_locidx_t K = 0; K < n; K++)
-    r->spec[1][(size_t) K * r->nb] = c->react.b0;
-  basis_integrals (r->p4est, r->nb, m0);
-  PetscCall (integrals (r, m0, r->mass0));
-  while (AdvectTime (r->adv) < c->t_final) {
-    const double t0 = AdvectTime (r->adv);
+  PetscCall(PetscCalloc1(len, &r->spec[1]));
+  PetscCall(PetscCalloc1(len, &r->spec[2]));
+  PetscCall(PetscCalloc1(n + 1, &r->work));
+  PetscCall(PetscMalloc1(len, &m0));
+  for (p4est_locidx_t K = 0; K < n; K++) r->spec[1][(size_t)K * r->nb] = c->react.b0;
+  basis_integrals(r->p4est, r->nb, m0);
+  PetscCall(integrals(r, m0, r->mass0));
+  while (AdvectTime(r->adv) < c->t_final) {
+    const double t0 = AdvectTime(r->adv);
     int taken;
-    PetscCall (AdvectAdvance (r->adv, c->t_final, 1, &taken));
-    const double dt = AdvectTime (r->adv) - t0;
+    PetscCall(AdvectAdvance(r->adv, c->t_final, 1, &taken));
+    const double dt = AdvectTime(r->adv) - t0;
     r->nsteps += taken;
-    double clock = ReactionClock ();
+    double clock = ReactionClock();
     for (p4est_locidx_t K = 0; K < n; K++) {
-      double *a = r->cell[K]->c, *b = r->spec[1] + (size_t) K * r->nb,
-             *cc = r->spec[2] + (size_t) K * r->nb;
+      double *a = r->cell[K]->c, *b = r->spec[1] + (size_t)K * r->nb, *cc = r->spec[2] + (size_t)K * r->nb;
       ReactionWork w;
-      const ReactionState st = ReactionCellState (&c->react, r->nb, a, b, cc);
-      PetscCall (ReactionCell (&c->react, r->nb, a, b, cc, dt, &clock, &w));
+      const ReactionState st = ReactionCellState(&c->react, r->nb, a, b, cc);
+      PetscCall(ReactionCell(&c->react, r->nb, a, b, cc, dt, &clock, &w));
       r->cell_steps[st] += 1;
       r->steps[st] += w.steps;
       r->cpu[st] += w.cpu;
       r->work[K] += w.steps;
     }
   }
-  PetscCall (integrals (r, m0, r->mass));
-  PetscCall (AdvectMass (r->adv, &r->mass[0], &r->inflow));
+  PetscCall(integrals(r, m0, r->mass));
+  PetscCall(AdvectMass(r->adv, &r->mass[0], &r->inflow));
   double wall, cpu;
-  AdvectWorkTime (r->adv, &cpu, &wall);
-  PetscCallMPI (MPI_Allreduce (&cpu, &r->transport_cpu, 1, MPI_DOUBLE, MPI_SUM, comm));
+  AdvectWorkTime(r->adv, &cpu, &wall);
+  PetscCallMPI(MPI_Allreduce(&cpu, &r->transport_cpu, 1, MPI_DOUBLE, MPI_SUM, comm));
   double loc[3 * REACTION_NTYPES], glob[3 * REACTION_NTYPES];
   for (int s = 0; s < REACTION_NTYPES; s++) {
     loc[s] = r->cell_steps[s];
     loc[REACTION_NTYPES + s] = r->steps[s];
     loc[2 * REACTION_NTYPES + s] = r->cpu[s];
   }
-  PetscCallMPI (MPI_Allreduce (loc, glob, 3 * REACTION_NTYPES, MPI_DOUBLE, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(loc, glob, 3 * REACTION_NTYPES, MPI_DOUBLE, MPI_SUM, comm));
   for (int s = 0; s < REACTION_NTYPES; s++) {
     r->cell_steps[s] = glob[s];
     r->steps[s] = glob[REACTION_NTYPES + s];
     r->cpu[s] = glob[2 * REACTION_NTYPES + s];
   }
-  r->cells = (long long) r->p4est->global_num_quadrants;
-  PetscCall (PetscFree (m0));
-  PetscFunctionReturn (0);
+  r->cells = (long long)r->p4est->global_num_quadrants;
+  PetscCall(PetscFree(m0));
+  PetscFunctionReturn(0);
 }
 
-static PetscErrorCode
-finish (run_t *r)
+static PetscErrorCode finish(run_t *r)
 {
   PetscFunctionBeginUser;
-  PetscCall (AdvectDestroy (&r->adv));
-  p4est_destroy (r->p4est);
-  PetscCall (PetscFree (r->spec[1]));
-  PetscCall (PetscFree (r->spec[2]));
-  PetscCall (PetscFree (r->work));
-  PetscCall (PetscFree (r->cell));
-  PetscFunctionReturn (0);
+  PetscCall(AdvectDestroy(&r->adv));
+  p4est_destroy(r->p4est);
+  PetscCall(PetscFree(r->spec[1]));
+  PetscCall(PetscFree(r->spec[2]));
+  PetscCall(PetscFree(r->work));
+  PetscCall(PetscFree(r->cell));
+  PetscFunctionReturn(0);
 }
 
 /* Per cell: tree, coordinates, level, the three species, the steps. */
 #define PACK (6 + REACTION_NS * ADVECT_NB)
 
-static void
-pack (const run_t *r, double *buf)
+static void pack(const run_t *r, double *buf)
 {
   size_t K = 0;
   for (p4est_topidx_t t = r->p4est->first_local_tree; t <= r->p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index (r->p4est->trees, t);
+    p4est_tree_t *tr = p4est_tree_array_index(r->p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++, K++) {
-      const p4est_quadrant_t *q = p4est_quadrant_array_index (&tr->quadrants, i);
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
       double *b = buf + K * PACK;
-      memset (b, 0, sizeof (double) * PACK);
+      memset(b, 0, sizeof(double) * PACK);
       b[0] = t;
       b[1] = q->x;
       b[2] = q->y;
@@ -245,138 +230,120 @@ pack (const run_t *r, double *buf)
 }
 
 /** Rank 0 runs alone and compares with the packed cells of all ranks. */
-static PetscErrorCode
-compare_serial (const config_t *c, p4est_connectivity_t *conn, const run_t *r, int *fail)
+static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *conn, const run_t *r)
 {
   PetscMPIInt rank, size;
-  int *counts = NULL, *displs = NULL, nmine = (int) r->p4est->local_num_quadrants * PACK;
+  int *counts = NULL, *displs = NULL, nmine = (int)r->p4est->local_num_quadrants * PACK;
   double *all = NULL, *mine;
   PetscFunctionBeginUser;
-  PetscCallMPI (MPI_Comm_rank (PETSC_COMM_WORLD, &rank));
-  PetscCallMPI (MPI_Comm_size (PETSC_COMM_WORLD, &size));
-  PetscCall (PetscMalloc1 (nmine + 1, &mine));
-  pack (r, mine);
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscMalloc1(nmine + 1, &mine));
+  pack(r, mine);
   if (rank == 0) {
-    PetscCall (PetscMalloc2 (size, &counts, size, &displs));
-    PetscCall (PetscMalloc1 (r->cells * PACK + 1, &all));
+    PetscCall(PetscMalloc2(size, &counts, size, &displs));
+    PetscCall(PetscMalloc1(r->cells * PACK + 1, &all));
   }
-  PetscCallMPI (MPI_Gather (&nmine, 1, MPI_INT, counts, 1, MPI_INT, 0, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Gather(&nmine, 1, MPI_INT, counts, 1, MPI_INT, 0, PETSC_COMM_WORLD));
   if (rank == 0)
-    for (int i = 0; i < size; i++)
-      displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
-  PetscCallMPI (MPI_Gatherv (mine, nmine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PETSC_COMM_WORLD));
-  PetscCall (PetscFree (mine));
-  int bad = 0;
+    for (int i = 0; i < size; i++) displs[i] = i ? displs[i - 1] + counts[i - 1] : 0;
+  PetscCallMPI(MPI_Gatherv(mine, nmine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, PETSC_COMM_WORLD));
+  PetscCall(PetscFree(mine));
   if (rank == 0) {
+    int bad = 0;
     run_t one;
     double *ref;
     long long differ = 0;
-    PetscCall (run (c, PETSC_COMM_SELF, conn, &one));
-    PetscCall (PetscMalloc1 (one.cells * PACK + 1, &ref));
-    pack (&one, ref);
-    if (one.cells != r->cells)
-      bad = 1;
-    for (long long i = 0; !bad && i < r->cells; i++)
-      differ += memcmp (ref + i * PACK, all + i * PACK, sizeof (double) * PACK) != 0;
+    PetscCall(run(c, PETSC_COMM_SELF, conn, &one));
+    PetscCall(PetscMalloc1(one.cells * PACK + 1, &ref));
+    pack(&one, ref);
+    if (one.cells != r->cells) bad = 1;
+    for (long long i = 0; !bad && i < r->cells; i++) differ += memcmp(ref + i * PACK, all + i * PACK, sizeof(double) * PACK) != 0;
     /* the integrals are sums in another order: equal to round-off */
     double dmass = 0;
-    for (int s = 0; s < REACTION_NS; s++)
-      dmass = fmax (dmass, fabs (one.mass[s] - r->mass[s]) / fabs (one.mass[s]));
-    bad |= !(dmass <= c->tol);
-    PetscCall (PetscPrintf (PETSC_COMM_SELF,
-                            "ranks %d against 1: cells %lld / %lld, cells differing in A, B, C or steps %lld, "
-                            "integrals differing by %.1e (relative)\n", size, r->cells, one.cells, differ, dmass));
-    bad |= differ != 0;
-    PetscCall (PetscFree (ref));
-    PetscCall (finish (&one));
-    PetscCall (PetscFree2 (counts, displs));
-    PetscCall (PetscFree (all));
+    for (int s = 0; s < REACTION_NS; s++) dmass = fmax(dmass, fabs(one.mass[s] - r->mass[s]) / fabs(one.mass[s]));
+    CHECK(!bad);
+    CHECK(dmass <= c->tol);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF,
+                          "ranks %d against 1: cells %lld / %lld, cells differing in A, B, C or steps %lld, "
+                          "integrals differing by %.1e (relative)\n",
+                          size, r->cells, one.cells, differ, dmass));
+    CHECK_EQ(differ, 0);
+    PetscCall(PetscFree(ref));
+    PetscCall(finish(&one));
+    PetscCall(PetscFree2(counts, displs));
+    PetscCall(PetscFree(all));
   }
-  PetscCallMPI (MPI_Bcast (&bad, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-  *fail |= bad;
-  PetscFunctionReturn (0);
+  PetscFunctionReturn(0);
 }
 
-static PetscErrorCode
-read_config (config_t *c, char *msg, size_t len)
+static PetscErrorCode read_config(config_t *c, char *msg, size_t len)
 {
   PetscFunctionBeginUser;
-  memset (c, 0, sizeof (*c));
-  strcpy (c->mesh, "builtin:unit");
+  memset(c, 0, sizeof(*c));
+  strcpy(c->mesh, "builtin:unit");
   c->level = 4;
   c->t_final = injection.t_final;
   c->tol = 1e-13;
   c->min_contrast = 10;
-  PetscCall (PetscOptionsGetString (NULL, NULL, "-mesh", c->mesh, sizeof c->mesh, NULL));
-  PetscCall (PetscOptionsGetInt (NULL, NULL, "-level", &c->level, NULL));
-  PetscCall (PetscOptionsGetReal (NULL, NULL, "-t_final", &c->t_final, NULL));
-  PetscCall (PetscOptionsGetReal (NULL, NULL, "-tol", &c->tol, NULL));
-  PetscCall (PetscOptionsGetReal (NULL, NULL, "-min_contrast", &c->min_contrast, NULL));
-  PetscCall (PetscOptionsGetBool (NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
-  if (AdvectOptionsGet (PETSC_COMM_WORLD, &c->adv, msg, len))
-    PetscFunctionReturn (0);
-  if (ReactionOptionsGet (PETSC_COMM_WORLD, &c->react, msg, len))
-    PetscFunctionReturn (0);
-  PetscFunctionReturn (0);
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mesh", c->mesh, sizeof c->mesh, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-level", &c->level, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-t_final", &c->t_final, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &c->tol, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-min_contrast", &c->min_contrast, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
+  if (AdvectOptionsGet(PETSC_COMM_WORLD, &c->adv, msg, len)) PetscFunctionReturn(0);
+  if (ReactionOptionsGet(PETSC_COMM_WORLD, &c->react, msg, len)) PetscFunctionReturn(0);
+  PetscFunctionReturn(0);
 }
 
-int
-main (int argc, char **argv)
+int main(int argc, char **argv)
 {
   config_t c;
   char msg[256] = "";
-  int fail = 0;
   amr_mesh_t mesh;
   run_t r;
-  const char *prog = strrchr (argv[0], '/') ? strrchr (argv[0], '/') + 1 : argv[0];
+  const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
   static const char *type_name[REACTION_NTYPES] = {"inert", "reacting", "reacted"};
 
-  PetscCall (PetscInitialize (&argc, &argv, NULL, NULL));
-  sc_init (PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
-  p4est_init (NULL, SC_LP_ERROR);
-  PetscCall (read_config (&c, msg, sizeof msg));
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
+  p4est_init(NULL, SC_LP_ERROR);
+  PetscCall(read_config(&c, msg, sizeof msg));
   if (msg[0]) {
-    PetscCall (PetscPrintf (PETSC_COMM_WORLD, "%s: error: %s\n", prog, msg));
-    sc_finalize ();
-    PetscCall (PetscFinalize ());
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: error: %s\n", prog, msg));
+    sc_finalize();
+    PetscCall(PetscFinalize());
     return 1;
   }
-  PetscCall (amr_mesh_create (PETSC_COMM_WORLD, c.mesh, &mesh));
-  PetscCall (run (&c, PETSC_COMM_WORLD, mesh.conn, &r));
+  PetscCall(amr_mesh_create(PETSC_COMM_WORLD, c.mesh, &mesh));
+  PetscCall(run(&c, PETSC_COMM_WORLD, mesh.conn, &r));
   /* B + C stays; A + C changes by the inflow of A only */
-  const double err_bc = fabs ((r.mass[1] + r.mass[2]) - (r.mass0[1] + r.mass0[2])) / (r.mass0[1] + r.mass0[2]);
-  const double err_ac = fabs ((r.mass[0] + r.mass[2]) - (r.mass0[0] + r.mass0[2]) - r.inflow) / r.inflow;
-  PetscCall (PetscPrintf (PETSC_COMM_WORLD,
-                          "cells %lld steps %d t %.4f: A %.12e B %.12e C %.12e inflow of A %.12e\n"
-                          "relative change of B + C %.3e, of A + C - inflow %.3e\n",
-                          r.cells, r.nsteps, AdvectTime (r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow,
-                          err_bc, err_ac));
-  fail = !(err_bc <= c.tol && err_ac <= c.tol);
+  const double err_bc = fabs((r.mass[1] + r.mass[2]) - (r.mass0[1] + r.mass0[2])) / (r.mass0[1] + r.mass0[2]);
+  const double err_ac = fabs((r.mass[0] + r.mass[2]) - (r.mass0[0] + r.mass0[2]) - r.inflow) / r.inflow;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "cells %lld steps %d t %.4f: A %.12e B %.12e C %.12e inflow of A %.12e\n"
+                        "relative change of B + C %.3e, of A + C - inflow %.3e\n",
+                        r.cells, r.nsteps, AdvectTime(r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow, err_bc, err_ac));
+  CHECK(err_bc <= c.tol && err_ac <= c.tol);
   double mean[REACTION_NTYPES];
   for (int s = 0; s < REACTION_NTYPES; s++) {
     mean[s] = r.cell_steps[s] > 0 ? r.steps[s] / r.cell_steps[s] : 0;
-    PetscCall (PetscPrintf (PETSC_COMM_WORLD,
-                            "type %d %-8s: %9.0f cell reactions, %7.2f ROS2 steps and %8.3f us CPU per cell\n",
-                            s, type_name[s], r.cell_steps[s], mean[s],
-                            r.cell_steps[s] > 0 ? 1e6 * r.cpu[s] / r.cell_steps[s] : 0));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "type %d %-8s: %9.0f cell reactions, %7.2f ROS2 steps and %8.3f us CPU per cell\n", s, type_name[s],
+                          r.cell_steps[s], mean[s], r.cell_steps[s] > 0 ? 1e6 * r.cpu[s] / r.cell_steps[s] : 0));
   }
-  PetscCall (PetscPrintf (PETSC_COMM_WORLD, "transport (DG step): %.3f us CPU per cell\n",
-                          1e6 * r.transport_cpu / ((double) r.cells * r.nsteps)));
-  const double other = fmax (mean[REACTION_INERT], mean[REACTION_REACTED]);
-  PetscCall (PetscPrintf (PETSC_COMM_WORLD, "steps per cell, reacting against the dearer of the others: %.1f\n",
-                          mean[REACTION_REACTING] / other));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transport (DG step): %.3f us CPU per cell\n", 1e6 * r.transport_cpu / ((double)r.cells * r.nsteps)));
+  const double other = fmax(mean[REACTION_INERT], mean[REACTION_REACTED]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps per cell, reacting against the dearer of the others: %.1f\n", mean[REACTION_REACTING] / other));
   /* every type must occur, or the contrast says nothing */
-  for (int s = 0; s < REACTION_NTYPES; s++)
-    if (!(r.cell_steps[s] > 0))
-      fail = 1;
-  if (!(mean[REACTION_REACTING] >= c.min_contrast * other))
-    fail = 1;
-  if (c.compare_serial)
-    PetscCall (compare_serial (&c, mesh.conn, &r, &fail));
-  PetscCall (finish (&r));
-  PetscCall (PetscPrintf (PETSC_COMM_WORLD, "reaction-transport %s\n", fail ? "FAILED" : "passed"));
-  PetscCall (amr_mesh_destroy (&mesh));
-  sc_finalize ();
-  PetscCall (PetscFinalize ());
+  for (int s = 0; s < REACTION_NTYPES; s++) CHECK(r.cell_steps[s] > 0);
+  CHECK(mean[REACTION_REACTING] >= c.min_contrast * other);
+  if (c.compare_serial) PetscCall(compare_serial(&c, mesh.conn, &r));
+  PetscCall(finish(&r));
+  const int fail = check_finish(PETSC_COMM_WORLD);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction-transport %s\n", fail ? "FAILED" : "passed"));
+  PetscCall(amr_mesh_destroy(&mesh));
+  sc_finalize();
+  PetscCall(PetscFinalize());
   return fail;
 }

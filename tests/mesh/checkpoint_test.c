@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L /* truncate */
 #include "mesh/checkpoint.h"
 #include "mesh/mesh.h"
+#include "check.h"
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
 #include <p4est_extended.h>
@@ -44,15 +45,6 @@ typedef struct {
   int32_t level, child;
   double centre[3];
 } cell_t;
-
-static int failures;
-#define CHECK(cond) \
-  do { \
-    if (!(cond)) { \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++; \
-    } \
-  } while (0)
 
 static void centre(p4est_topidx_t t, const p4est_quadrant_t *q, double c[3])
 {
@@ -235,7 +227,7 @@ static PetscErrorCode read_set(MPI_Comm comm, p4est_connectivity_t *conn, const 
   PetscCall(AmrCkpStateGetBytes(st, "empty", &blob, &blen));
   CHECK(blen == 0);
   PetscCall(PetscPrintf(comm, "%s: read cycle %lld: %lld cells, %lld with data differing from the writer's, %d checks failed\n", PROGRAM, (long long)c,
-                        (long long)p4est->global_num_quadrants, bad, failures));
+                        (long long)p4est->global_num_quadrants, bad, check_failures));
   p4est_destroy(ref);
   p4est_destroy(p4est);
   PetscCall(AmrCkpStateDestroy(&st));
@@ -433,8 +425,8 @@ int main(int argc, char **argv)
     if (err != PETSC_ERR_USER_INPUT || !rank) fprintf(stderr, "%s: error: %s\n", PROGRAM, why ? why : "internal error");
     if (err != PETSC_ERR_USER_INPUT) MPI_Abort(PETSC_COMM_WORLD, 2);
     status = 1;
-  } else if (failures) {
-    fprintf(stderr, "%s: [rank %d] %d checks failed\n", PROGRAM, rank, failures);
+  } else if (check_failures) {
+    fprintf(stderr, "%s: [rank %d] %d checks failed\n", PROGRAM, rank, check_failures);
     status = 1;
   }
   /* aborts on p4est memory a successful run left behind */

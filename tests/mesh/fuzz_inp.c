@@ -7,6 +7,7 @@
  * CTest time limit) or any other error fails the test.
  * Usage: fuzz_inp SEED MUTATIONS FILE.inp... */
 #include "mesh/mesh.h"
+#include "check.h"
 
 #ifndef P4_TO_P8
 #include <p4est_extended.h>
@@ -153,7 +154,7 @@ static char *read_file(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
   PetscErrorCode err;
-  int rank, failures = 0;
+  int rank;
 
   err = PetscInitialize(&argc, &argv, NULL, NULL);
   if (err) return 1;
@@ -194,26 +195,21 @@ int main(int argc, char **argv)
         read++;
       } else refused++;
       const int bad = codes[0] != -codes[1] || (err && (err != PETSC_ERR_USER_INPUT || !why || strncmp(why, "mesh file 'fuzz.inp'", 20) || strchr(why, '\n')));
-      if (bad) {
-        failures++;
-        fprintf(stderr, "fuzz: %s mutation %ld: error %d on rank %d (%d..%d over ranks): %s\n", argv[fi], k, (int)err, rank, -codes[1], codes[0],
-                why ? why : "");
-        if (!rank) fwrite(t.s, 1, t.len, stderr);
-      }
+      if (!CHECK_MSG(!bad, "%s mutation %ld: error %d on rank %d (%d..%d over ranks): %s", argv[fi], k, (int)err, rank, -codes[1], codes[0],
+                     why ? why : "") &&
+          !rank)
+        fwrite(t.s, 1, t.len, stderr);
       free(t.s);
     }
     if (!rank) printf("fuzz: %s: %ld mutations, %ld read, %ld refused with one line\n", argv[fi], count, read, refused);
     /* mutations that never succeed or never fail test nothing */
-    if (!rank && (read == 0 || refused == 0)) {
-      fprintf(stderr, "fuzz: %s: every mutation %s\n", argv[fi], read ? "read" : "refused");
-      failures++;
-    }
+    if (!rank) CHECK_MSG(read > 0 && refused > 0, "%s: every mutation %s", argv[fi], read ? "read" : "refused");
     free(orig.s);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD);
-  if (!rank) printf("fuzz: %d failures\n", failures);
+  const int status = check_finish(PETSC_COMM_WORLD);
+  if (!rank) printf("fuzz: %d failures\n", check_failures);
   sc_finalize();
   PetscPopErrorHandler();
   PetscFinalize();
-  return failures ? 1 : 0;
+  return status;
 }

@@ -7,6 +7,7 @@
  * Usage: parts_check FILE.inp NAME:FACES:WHERE...   (WHERE: x=V, y=V, z=V,
  * or r=V for the distance from (0.5, 0.5) in the xy plane) */
 #include "mesh/mesh.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +25,6 @@ int main(int argc, char **argv)
 {
   amr_mesh_t mesh;
   signed char *bc;
-  int fail = 0;
   char dirichlet[256] = "", neumann[256] = "";
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
@@ -43,11 +43,7 @@ int main(int argc, char **argv)
     int p = -1;
     for (int i = 0; i < mesh.nparts; i++)
       if (!strcmp(mesh.part[i].name, name)) p = i;
-    if (p < 0 || mesh.part[p].why[0]) {
-      printf("part %s: missing or not on the boundary (%s)\n", name, p < 0 ? "" : mesh.part[p].why);
-      fail = 1;
-      continue;
-    }
+    if (!CHECK_MSG(p >= 0 && !mesh.part[p].why[0], "part %s: missing or not on the boundary (%s)", name, p < 0 ? "" : mesh.part[p].why)) continue;
     const amr_inp_set_t *part = &mesh.part[p];
     int off = 0;
     for (long j = 0; j < part->nfaces; j++) {
@@ -59,28 +55,29 @@ int main(int argc, char **argv)
       }
     }
     printf("part %s: %ld faces (expected %ld), %d corners off %s\n", name, part->nfaces, want, off, where[0] ? where : "(anywhere)");
-    fail |= part->nfaces != want || off;
+    CHECK(part->nfaces == want && !off);
   }
   long boundary = 0, once = 0;
   for (size_t i = 0; i < nf; i++) {
     const int b = conn->tree_to_tree[i] == (p4est_topidx_t)(i / P4EST_FACES) && conn->tree_to_face[i] == (int8_t)(i % P4EST_FACES);
     boundary += b;
     once += b && covered[i] == 1;
-    if (!b && covered[i]) fail = 1;
+    CHECK(b || !covered[i]);
   }
   printf("boundary faces %ld, named once %ld\n", boundary, once);
-  fail |= once != boundary;
+  CHECK_EQ(once, boundary);
   PetscCall(amr_mesh_boundary_types(PETSC_COMM_WORLD, &mesh, dirichlet, neumann, &bc));
   long types[2] = {0, 0};
   for (size_t i = 0; i < nf; i++)
     if (bc[i] >= 0) types[bc[i]]++;
   printf("-bc_dirichlet %s -bc_neumann %s: %ld Dirichlet, %ld Neumann faces\n", dirichlet, neumann, types[0], types[1]);
-  fail |= types[0] + types[1] != boundary;
+  CHECK_EQ(types[0] + types[1], boundary);
   for (int i = 0; i < mesh.nparts; i++)
-    if (!strcmp(mesh.part[i].name, dirichlet)) fail |= types[0] != mesh.part[i].nfaces;
+    if (!strcmp(mesh.part[i].name, dirichlet)) CHECK_EQ(types[0], mesh.part[i].nfaces);
   PetscCall(PetscFree(bc));
   free(covered);
   PetscCall(amr_mesh_destroy(&mesh));
+  const int fail = check_finish(PETSC_COMM_WORLD);
   printf("%s\n", fail ? "FAILED" : "ok");
   sc_finalize();
   PetscFinalize();

@@ -3,13 +3,12 @@
  * files both accept: the shipped meshes give the forests they gave before.
  * Usage: same_conn FILE.inp... */
 #include "mesh/mesh.h"
+#include "check.h"
 
 #include <stdio.h>
 
 int main(int argc, char **argv)
 {
-  int differ = 0;
-
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
   p4est_init(NULL, SC_LP_ERROR);
@@ -20,10 +19,11 @@ int main(int argc, char **argv)
     const int same = ref && p4est_connectivity_is_equal(ref, mesh.conn);
     printf("%s: %ld trees, %ld vertices, %ld corners: %s p4est's reader\n", argv[i], (long)mesh.conn->num_trees, (long)mesh.conn->num_vertices,
            (long)mesh.conn->num_corners, same ? "same as" : "DIFFERENT from");
-    differ |= !same;
+    CHECK(same);
     if (ref) p4est_connectivity_destroy(ref);
     PetscCall(amr_mesh_destroy(&mesh));
   }
+  const int differ = check_finish(PETSC_COMM_WORLD);
   sc_finalize();
   PetscFinalize();
   return differ;

@@ -2,7 +2,8 @@
  * parts (one part empty, uneven pieces), the MPI backend with P processes
  * and the virtual backend with the whole curve give the same cuts; the
  * total weight is conserved, every part's weight is within one cell of the
- * method's final load, and the method reaches its target.  A curve with
+ * method's final load, and the method reaches its target, on the line and
+ * on the ring of the parts.  A curve with
  * fewer cells than parts is cut as well.  Chain mode's sfc-shift and the
  * app's cell walk (lb_curve_shift) cut the same places when the measured
  * loads are the pieces' weights: one implementation. */
@@ -65,7 +66,10 @@ static void check_chain(const lb_method *m, const lb_chain_result *r, const doub
   if (check_failures) fprintf(stderr, "  (method %s, %d parts)\n", m->name, P);
 }
 
-static void test_method(const lb_method *m, int64_t n)
+/* On g, the line or the ring of the size parts (lb_chain_balance_on, as
+ * the app's -lb_graph); a method that does not run on g must refuse it on
+ * both backends alike. */
+static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
 {
   double *w = make_curve(n);
   int64_t *counts = malloc((size_t)size * sizeof *counts), first = 0;
@@ -75,13 +79,12 @@ static void test_method(const lb_method *m, int64_t n)
   initial_counts(n, size, counts);
   for (int q = 0; q < rank; q++) first += counts[q];
   set_params(m, &p, LB_BACKEND_MPI);
-  e1 = lb_chain_balance(m, &p, counts[rank], w + first, size, NULL, &mpi);
+  e1 = lb_chain_balance_on(g, m, &p, counts[rank], w + first, NULL, &mpi);
   set_params(m, &p, LB_BACKEND_VIRTUAL);
-  e2 = lb_chain_balance(m, &p, n, w, size, counts, &virt);
-  if (e1 || e2) {
-    fprintf(stderr, "method %s on %d parts: %s\n", m->name, size, lb_errmsg());
-    check_failures++;
-  } else {
+  e2 = lb_chain_balance_on(g, m, &p, n, w, counts, &virt);
+  if (e1 == LB_ERR_UNSUPPORTED && e2 == LB_ERR_UNSUPPORTED) {
+    if (rank == 0) printf("%-20s %s: not supported (%s)\n", m->name, g->spec, lb_errmsg());
+  } else if (CHECK_MSG(!e1 && !e2, "method %s on %s: %s", m->name, g->spec, lb_errmsg())) {
     int same = 1;
     for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
     CHECK(same);
@@ -89,8 +92,8 @@ static void test_method(const lb_method *m, int64_t n)
     double mx0 = 0.0;
     for (int q = 0; q < size; q++) mx0 = virt.run.load0[q] > mx0 ? virt.run.load0[q] : mx0;
     if (rank == 0)
-      printf("%-20s %d parts %5lld cells: max/avg %.4f -> %.4f, migrated %lld cells, %d iterations, %lld from sfc's cuts\n",
-             m->name, size, (long long)n, mx0 * size / virt.cut.total, virt.max_over_avg,
+      printf("%-20s %s %5lld cells: max/avg %.4f -> %.4f, migrated %lld cells, %d iterations, %lld from sfc's cuts\n",
+             m->name, g->spec, (long long)n, mx0 * size / virt.cut.total, virt.max_over_avg,
              (long long)virt.migrated_cells, virt.run.iterations, (long long)virt.sfc_cut_distance);
     lb_chain_result_free(&mpi);
     lb_chain_result_free(&virt);
@@ -154,7 +157,7 @@ static void test_shift_same_code(void)
   CHECK(lb_chain_balance(m, &p, N, w, P, counts, &chain) == LB_OK);
   CHECK(lb_curve_part_loads(MPI_COMM_SELF, N, w, P, counts, pw) == LB_OK);
   CHECK(lb_curve_shift(MPI_COMM_SELF, N, w, P, counts, pw, 1.5, &walk) == LB_OK);
-  for (int q = 0; q <= P; q++) CHECK(chain.cut.cuts[q] == walk.cuts[q]);
+  for (int q = 0; q <= P; q++) CHECK_EQ(chain.cut.cuts[q], walk.cuts[q]);
   CHECK(chain.migrated_cells > 0);
   lb_chain_result_free(&chain);
   lb_curve_result_free(&walk);
@@ -167,12 +170,19 @@ int main(int argc, char **argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_shift_flows();
   test_shift_same_code();
-  for (int i = 0; i < lb_method_count(); i++) {
-    test_method(lb_method_get(i), 3000);
-    test_method(lb_method_get(i), 3); /* fewer cells than parts at 4 ranks */
+  for (int kind = 0; kind < 2; kind++) {
+    char spec[32];
+    lb_graph *g = NULL;
+    snprintf(spec, sizeof spec, "%s:%d", kind ? "ring" : "line", size);
+    CHECK(lb_graph_create(spec, &g) == LB_OK);
+    for (int i = 0; g && i < lb_method_count(); i++) {
+      test_method(g, lb_method_get(i), 3000);
+      test_method(g, lb_method_get(i), 3); /* fewer cells than parts at 4 ranks */
+    }
+    lb_graph_destroy(&g);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int status = check_finish(MPI_COMM_WORLD);
   if (rank == 0) printf("test_chain: %d ranks, %d checks failed\n", size, check_failures);
   MPI_Finalize();
-  return check_failures != 0;
+  return status;
 }

@@ -59,7 +59,7 @@ static void check_loads(const lb_curve_result *r, const double *w, const double 
     cells += r->counts[q];
   }
   CHECK_NEAR(sum, r->total, 1e-9 * r->total);
-  CHECK(cells == r->ncells);
+  CHECK_EQ(cells, r->ncells);
 }
 
 /* sfc and target cuts of one curve: every distribution agrees with the
@@ -303,8 +303,8 @@ int main(int argc, char **argv)
   test_shifter();
   test_counting();
   test_overflow();
-  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int status = check_finish(MPI_COMM_WORLD);
   if (rank == 0) printf("test_curve: %d ranks, %d checks failed\n", size, check_failures);
   MPI_Finalize();
-  return check_failures != 0;
+  return status;
 }

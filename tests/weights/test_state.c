@@ -196,7 +196,7 @@ static void test_shifter(void)
     memcpy(counts, r1.counts, sizeof counts);
     lb_curve_result_free(&r1);
   }
-  CHECK(restored == 2);
+  CHECK_EQ(restored, 2);
   CHECK(ref.settled && copy.settled);
 
   /* restored on another number of parts: steps kept, the search restarts */

@@ -283,7 +283,7 @@ static void test_stacked_exact(void)
     CHECK_NEAR(res.coef[1] / c[1], 1.0, 1e-9);
     if (k == 0) CHECK(isnan(res.cost_stderr[0]) && isnan(res.cost_stderr[1]));
     if (k >= 3) {
-      CHECK(res.flags == 0);
+      CHECK_EQ(res.flags, 0);
       CHECK(res.cost_stderr[0] < 1e-9 && res.cost_stderr[1] < 1e-9);
       CHECK(res.residual < 1e-15);
     }

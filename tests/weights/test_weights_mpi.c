@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     lb_weights_history_destroy(&href);
     free(all), free(win), free(ptr), free(nsteps);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &check_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int status = check_finish(MPI_COMM_WORLD);
   MPI_Finalize();
-  return check_failures != 0;
+  return status;
 }
