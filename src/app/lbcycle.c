@@ -6,6 +6,7 @@
 #include "app/options.h"
 #include "lbchain.h"
 #include "lbcurve.h"
+#include "lbstate.h"
 #include "lbweights.h"
 
 #include <math.h>
@@ -593,5 +594,68 @@ PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
                         "migrating %.4f s (%.2f%%)\n",
                         program, AmrLbMethodName(lb), weight_names[lb->o.weights], total, lb->lost, 100 * lb->lost / (P * total), lb->size, lb->lb_total,
                         100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
+  PetscFunctionReturn(0);
+}
+
+/* ---- checkpoint and restart --------------------------------------------- */
+
+PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
+{
+  void *buf = NULL;
+  size_t len = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateSetString(st, "lb.weights", weight_names[lb->o.weights]));
+  PetscCall(AmrCkpStateSetBytes(st, "lb.cost", lb->cost, sizeof(double) * lb->o.ntypes));
+  PetscCall(AmrCkpStateSetReal(st, "lb.sec_per_cell", lb->sec_per_cell));
+  PetscCall(AmrCkpStateSetReal(st, "lb.elapsed_s", MPI_Wtime() - lb->t_start));
+  PetscCall(AmrCkpStateSetReal(st, "lb.lost_rank_s", lb->lost));
+  PetscCall(AmrCkpStateSetReal(st, "lb.lb_total_s", lb->lb_total));
+  PetscCall(AmrCkpStateSetReal(st, "lb.migrate_total_s", lb->migrate_total));
+  if (lb->hist) {
+    LB_CHECK(lb->comm, lb_weights_history_pack(lb->hist, &buf, &len));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.weights_history", buf, len));
+    free(buf);
+  }
+  if (lb->shifting) {
+    LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
+    free(buf);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
+{
+  const char *weights;
+  const void *buf;
+  size_t len;
+  double elapsed;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  /* the run totals go on, whatever the restart changed */
+  PetscCall(AmrCkpStateGetReal(st, "lb.sec_per_cell", &lb->sec_per_cell));
+  PetscCall(AmrCkpStateGetReal(st, "lb.elapsed_s", &elapsed));
+  PetscCall(AmrCkpStateGetReal(st, "lb.lost_rank_s", &lb->lost));
+  PetscCall(AmrCkpStateGetReal(st, "lb.lb_total_s", &lb->lb_total));
+  PetscCall(AmrCkpStateGetReal(st, "lb.migrate_total_s", &lb->migrate_total));
+  lb->t_start = MPI_Wtime() - elapsed;
+  /* fitted costs and stacked windows only feed timing weights; count and
+   * model weights take the restart's options */
+  PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
+  PetscCall(AmrCkpStateGetBytes(st, "lb.cost", &buf, &len));
+  if (lb->o.weights == AMR_LB_TIMING && !strcmp(weights, weight_names[AMR_LB_TIMING]) && len == sizeof(double) * lb->o.ntypes) memcpy(lb->cost, buf, len);
+  PetscCall(AmrCkpStateHas(st, "lb.weights_history", &has));
+  if (lb->hist && has) {
+    int kept;
+    PetscCall(AmrCkpStateGetBytes(st, "lb.weights_history", &buf, &len));
+    LB_CHECK(lb->comm, lb_weights_history_restore(lb->hist, buf, len, lb->size, &kept));
+  }
+  PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
+  if (lb->shifting && has) {
+    PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
+    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
+  }
   PetscFunctionReturn(0);
 }

@@ -211,4 +211,6 @@ const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
                                                    AmrAdvectionMonitor,
                                                    AmrAdvectionReport,
                                                    AmrAdvectionVTK,
-                                                   darcy_destroy};
+                                                   darcy_destroy,
+                                                   AmrAdvectionSave,
+                                                   AmrAdvectionLoad};
