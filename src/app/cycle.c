@@ -282,9 +282,9 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCallMPI(MPI_Comm_size(cyc->comm, &size));
   /* what a restart may not change, checked before the forest is read */
   PetscCall(AmrCheckpointReadState(cyc->comm, prefix, &st));
-  PetscCall(AmrCkpStateCheckString(st, "app.problem", p->ops->name));
-  PetscCall(AmrCkpStateCheckInt(st, "app.degree", p->degree));
-  PetscCall(AmrCkpStateCheckString(st, "app.mesh", p->mesh->name));
+  PetscCall(AmrCkpStateCheckString(st, "problem", p->ops->name));
+  PetscCall(AmrCkpStateCheckInt(st, "degree", p->degree));
+  PetscCall(AmrCkpStateCheckString(st, "mesh", p->mesh->name));
   PetscCall(AmrCkpStateGetInt(st, "layout.quadrant_data", &v));
   qsize = (size_t)v;
   PetscCall(AmrCkpStateGetBytes(st, "layout.fields", &buf, &len));
@@ -402,12 +402,12 @@ static PetscErrorCode write_checkpoint(AmrCycle cyc, int cycle)
   PetscFunctionBeginUser;
   cycle_fields(cyc, &nf, fields);
   PetscCall(AmrCkpStateCreate(cyc->comm, &st));
-  PetscCall(AmrCkpStateSetString(st, "app.program", AMR_PROGRAM));
-  PetscCall(AmrCkpStateSetString(st, "app.problem", p->ops->name));
-  PetscCall(AmrCkpStateSetInt(st, "app.degree", p->degree));
-  PetscCall(AmrCkpStateSetString(st, "app.mesh", p->mesh->name));
+  PetscCall(AmrCkpStateSetString(st, "program", AMR_PROGRAM));
+  PetscCall(AmrCkpStateSetString(st, "problem", p->ops->name));
+  PetscCall(AmrCkpStateSetInt(st, "degree", p->degree));
+  PetscCall(AmrCkpStateSetString(st, "mesh", p->mesh->name));
   PetscCall(PetscOptionsGetAll(NULL, &options));
-  PetscCall(AmrCkpStateSetString(st, "app.options", options));
+  PetscCall(AmrCkpStateSetString(st, "options", options));
   PetscCall(PetscFree(options));
   /* the layout, which the restart needs before the problem is set up */
   PetscCall(AmrCkpStateSetInt(st, "layout.quadrant_data", (int64_t)p4est->data_size));
@@ -447,8 +447,8 @@ PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-restart", prefix, sizeof prefix, &set));
   if (help || !set || !prefix[0]) PetscFunctionReturn(0);
   PetscCall(AmrCheckpointReadState(comm, prefix, &st));
-  PetscCall(AmrCkpStateCheckString(st, "app.program", AMR_PROGRAM));
-  PetscCall(AmrCkpStateGetString(st, "app.options", &stored));
+  PetscCall(AmrCkpStateCheckString(st, "program", AMR_PROGRAM));
+  PetscCall(AmrCkpStateGetString(st, "options", &stored));
   PetscCall(PetscOptionsCreate(&old));
   PetscCall(PetscOptionsInsertString(old, stored));
   PetscCall(PetscOptionsLeftGet(old, &n, &names, &values));
@@ -541,6 +541,8 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   AmrLbRecordJSON(&j, cyc->lb, lr);
   PetscCall(p->ops->report(p, &j));
   json_end(&j);
+  /* on disk before the cycle's checkpoint: a killed run loses no record */
+  if (cyc->report) fflush(cyc->report);
   PetscFunctionReturn(0);
 }
 
@@ -595,8 +597,11 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
 
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, t, NPHASES, MPI_DOUBLE, MPI_MAX, cyc->comm));
     for (int ph = 0; ph < NPHASES; ph++) cyc->total[ph] += t[ph];
-    /* not after the last cycle, which does not adapt: a checkpoint always
-     * holds the forest the next cycle of the run solves on */
+    PetscCall(write_report(cyc, cycle, cells, t, &lr));
+    /* after the cycle's record is in the report (a killed run's report has
+     * every cycle its checkpoint covers), and not after the last cycle,
+     * which does not adapt: a checkpoint holds the forest the next cycle
+     * of the run solves on.  Its time counts in the run's output total. */
     if (cyc->checkpoint[0] && cyc->checkpoint_interval > 0 && (cycle + 1) % cyc->checkpoint_interval == 0 && !last) {
       double tc = MPI_Wtime();
       PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
@@ -604,10 +609,8 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
       PetscCall(PetscLogStagePop());
       tc = MPI_Wtime() - tc;
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &tc, 1, MPI_DOUBLE, MPI_MAX, cyc->comm));
-      t[PH_OUTPUT] += tc;
       cyc->total[PH_OUTPUT] += tc;
     }
-    PetscCall(write_report(cyc, cycle, cells, t, &lr));
     PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs, t[PH_SOLVE]));
     PetscCall(AmrLbRecordFree(&lr));
     if (last) {
