@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/options.h"
 #include "mesh/mark.h"
@@ -235,6 +236,28 @@ static PetscErrorCode open_report(AmrCycle cyc)
   PetscFunctionReturn(0);
 }
 
+/* A -checkpoint directory that cannot take the files is refused before
+ * the first cycle, not after it. */
+static PetscErrorCode check_checkpoint_dir(AmrCycle cyc)
+{
+  char dir[PETSC_MAX_PATH_LEN];
+  char *slash;
+  int fail = 0;
+  PetscMPIInt rank;
+
+  PetscFunctionBeginUser;
+  if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
+  PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
+  slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir ? 1 : 0] = '\0';
+  else PetscCall(PetscStrncpy(dir, ".", sizeof dir));
+  if (rank == 0 && access(dir, W_OK | X_OK)) fail = errno;
+  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
+  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -checkpoint %s: cannot write into directory '%s': %s", cyc->checkpoint, dir, strerror(fail));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
 {
   const AmrProblem p = cyc->problem;
@@ -242,6 +265,7 @@ PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
   int nf;
 
   PetscFunctionBeginUser;
+  PetscCall(check_checkpoint_dir(cyc));
   PetscCall(open_report(cyc));
   cyc->p4est = p4est;
   PetscCall(p->ops->setup(p, p4est));
@@ -330,6 +354,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     for (size_t i = 0; i < tr->quadrants.elem_count && qsize; i++)
       memcpy(qdata + qsize * (tr->quadrants_offset + i), p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data, qsize);
   }
+  PetscCall(check_checkpoint_dir(cyc));
   PetscCall(open_report(cyc));
   cyc->p4est = p4est;
   *out = p4est;
