@@ -13,6 +13,10 @@ cycle).  Writes into DIR (default: the current directory):
   time.png       time breakdown per run: solve time (t_solve), time lost to imbalance
                  (sum of (t_max - t_avg) N over cycles, divided by N),
                  balancing and migrating
+  decision.png   the -lb_threshold rule per run: the time lost to imbalance
+                 since the last rebalance (beyond the least loss of a cycle
+                 since then) against the predicted cost of rebalancing,
+                 per cycle, with the cycles that rebalanced
   methods.md     one row per run comparing the methods (also printed)
 
 A run is labelled "method/weights"; runs with the same label get their file
@@ -34,7 +38,7 @@ def load(path):
         recs = [json.loads(line) for line in f if line.strip()]
     if not recs:
         raise SystemExit("cycle_plots.py: error: %s has no records" % path)
-    for key in ("lb_method", "imbalance_pct", "rank_time", "lost_rank_s"):
+    for key in ("lb_method", "imbalance_pct", "rank_time", "lost_rank_s", "excess_loss_rank_s"):
         if key not in recs[0]:
             raise SystemExit("cycle_plots.py: error: %s has no field '%s' (not a report of the balancing cycle)" % (path, key))
     return recs
@@ -129,6 +133,27 @@ def time_plot(sums, names, path):
     plt.close(fig)
 
 
+def decision_plot(runs, names, path):
+    fig, axes = plt.subplots(len(runs), 1, figsize=(7, 2.6 * len(runs)), squeeze=False, sharex=True)
+    for ax, recs, name in zip(axes[:, 0], runs, names):
+        cyc = [r["cycle"] for r in recs]
+        ax.plot(cyc, [r["excess_loss_rank_s"] for r in recs], lw=1, label="loss since last rebalance, beyond the residual")
+        # no cost on cycles that had no chance to balance (null in the report)
+        ax.plot(cyc, [r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else float("nan") for r in recs],
+                lw=1, label="predicted cost of rebalancing")
+        reb = [r for r in recs if r["rebalanced"]]
+        ax.plot([r["cycle"] for r in reb], [r["excess_loss_rank_s"] for r in reb], "k|", markersize=8, label="rebalanced")
+        ax.set_yscale("symlog", linthresh=1e-4)
+        ax.set_ylabel("rank-seconds")
+        ax.set_title("%s: %d rebalances in %d cycles" % (name, len(reb), len(recs)), fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("cycle")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def table(sums, names):
     head = ("| run | ranks | cycles | cells | total s | lost to imbalance rank-s (% of run) | mean I% measured | "
             "mean I% predicted | fit sMAPE % | rebalances | migrated cells | new rank pairs | balancing s | migrating s | balancing + migrating % |")
@@ -159,6 +184,7 @@ def main(argv):
     per_cycle_plot(runs, names, "migrated_cells_tot", "cells migrated", os.path.join(a.out, "migrated.png"), "migration per cycle")
     loads_plot(runs, names, os.path.join(a.out, "loads.png"))
     time_plot(sums, names, os.path.join(a.out, "time.png"))
+    decision_plot(runs, names, os.path.join(a.out, "decision.png"))
     md = table(sums, names)
     with open(os.path.join(a.out, "methods.md"), "w") as f:
         f.write(md)

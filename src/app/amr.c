@@ -27,6 +27,7 @@ typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
   PetscInt min_level;
   char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
+  PetscBool vtk_binary;
 } AmrDriverOptions;
 
 static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
@@ -38,11 +39,13 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
   PetscCall(PetscStrncpy(o->mesh, "builtin:unit", sizeof o->mesh));
   o->min_level = 3;
   o->vtk[0] = '\0';
+  o->vtk_binary = PETSC_TRUE;
   PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", amr_mesh_builtin_names()));
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
-  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per cycle", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
+  AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
   PetscOptionsEnd();
   PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
   PetscFunctionReturn(0);
@@ -82,7 +85,7 @@ static PetscErrorCode amr_reread(void *ctx)
 
   PetscFunctionBeginUser;
   PetscCall(amr_options(r->comm, &opt));
-  PetscCall(AmrCycleCreate(r->comm, r->mesh, opt.min_level, opt.vtk, &cyc));
+  PetscCall(AmrCycleCreate(r->comm, r->mesh, opt.min_level, opt.vtk, opt.vtk_binary, &cyc));
   PetscCall(AmrCycleDestroy(&cyc));
   PetscFunctionReturn(0);
 }
@@ -104,7 +107,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   /* the problem reads the mesh only at setup */
   memset(&mesh, 0, sizeof mesh);
-  PetscCall(AmrCycleCreate(comm, &mesh, opt.min_level, opt.vtk, &cyc));
+  PetscCall(AmrCycleCreate(comm, &mesh, opt.min_level, opt.vtk, opt.vtk_binary, &cyc));
   if (help) {
     PetscCall(AmrCycleDestroy(&cyc));
     PetscFunctionReturn(0);
@@ -129,10 +132,12 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
   if (opt.vtk[0] && !cyc) {
-    const char *name = "boundary_part";
+    amr_vtk_data_t d;
     sc_array_t *part = sc_array_new(sizeof(double));
     amr_mesh_boundary_field(&mesh, p4est, part);
-    PetscCall(amr_vtk_write(p4est, mesh.geom, opt.vtk, mesh.nparts ? 1 : 0, &name, &part));
+    amr_vtk_data_init(&d, mesh.geom, 1);
+    if (mesh.nparts) PetscCall(amr_vtk_add_cell_field(&d, "boundary_part", (const double *)part->array));
+    PetscCall(amr_vtk_write(p4est, opt.vtk, opt.vtk_binary, &d));
     sc_array_destroy(part);
   }
   local = (long long)p4est->local_num_quadrants;

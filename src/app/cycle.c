@@ -29,7 +29,7 @@ struct _p_AmrCycle {
   PetscBool fixed;       /* -amr_strategy uniform on a problem with time: the mesh stays */
   AmrLbOptions lbo;
   AmrLb lb;
-  char vtk[PETSC_MAX_PATH_LEN];
+  amr_vtk_series_t *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
   p4est_t *p4est;
   FILE *report;          /* rank 0 */
   PetscLogStage stage[NPHASES];
@@ -73,7 +73,7 @@ static PetscErrorCode checkpoint_options(MPI_Comm comm, AmrCycle cyc)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, AmrCycle *out)
+PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *out)
 {
   char name[64] = "", names[512], phelp[640];
   const AmrProblemOps *ops = NULL;
@@ -96,7 +96,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
 
   PetscCall(PetscCalloc1(1, &cyc));
   cyc->comm = comm;
-  PetscCall(PetscStrncpy(cyc->vtk, vtk, sizeof cyc->vtk));
+  if (vtk[0]) PetscCall(amr_vtk_series_create(comm, vtk, vtk_binary, &cyc->vtk));
   if (ops) {
     PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
     cyc->problem->log = work_log;
@@ -505,30 +505,31 @@ PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm)
 
 /* The cycle's VTK file: the problem's cell fields, the indicator and the
  * load type, besides the tree, level and rank the writer adds. */
+/* The cycle's VTK output at the problem's time (the cycle without one):
+ * the problem's point and cell fields, the indicator and the load type,
+ * besides the tree, level and rank the writer adds. */
 static PetscErrorCode write_vtk(AmrCycle cyc, int cycle)
 {
   const AmrProblem p = cyc->problem;
   const p4est_locidx_t n = cyc->p4est->local_num_quadrants;
-  const char *names[AMR_PROBLEM_MAX_FIELDS + 2];
-  sc_array_t *values[AMR_PROBLEM_MAX_FIELDS + 2];
-  char prefix[PETSC_MAX_PATH_LEN + 16];
-  int nv = 0;
+  amr_vtk_data_t d;
+  double *eta, *type = NULL;
 
   PetscFunctionBeginUser;
-  if (p->ops->vtk) PetscCall(p->ops->vtk(p, &nv, names, values));
-  names[nv] = "indicator";
-  values[nv] = sc_array_new_count(sizeof(double), (size_t)n);
-  for (p4est_locidx_t e = 0; e < n; e++) *(double *)sc_array_index(values[nv], (size_t)e) = sqrt(cyc->eta2[e]);
-  nv++;
+  amr_vtk_data_init(&d, p->mesh->geom, 1);
+  if (p->ops->vtk) PetscCall(p->ops->vtk(p, &d));
+  PetscCall(PetscMalloc1((size_t)n + 1, &eta));
+  for (p4est_locidx_t e = 0; e < n; e++) eta[e] = sqrt(cyc->eta2[e]);
+  PetscCall(amr_vtk_add_cell_field(&d, "indicator", eta));
   if (p->ops->load_types) {
-    names[nv] = "load_type";
-    values[nv] = sc_array_new_count(sizeof(double), (size_t)n);
-    for (p4est_locidx_t e = 0; e < n; e++) *(double *)sc_array_index(values[nv], (size_t)e) = cyc->types[e];
-    nv++;
+    PetscCall(PetscMalloc1((size_t)n + 1, &type));
+    for (p4est_locidx_t e = 0; e < n; e++) type[e] = cyc->types[e];
+    PetscCall(amr_vtk_add_cell_field(&d, "load_type", type));
   }
-  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", cyc->vtk, cycle));
-  PetscCall(amr_vtk_write(cyc->p4est, p->mesh->geom, prefix, nv, names, values));
-  for (int k = 0; k < nv; k++) sc_array_destroy(values[k]);
+  PetscCall(amr_vtk_series_write(cyc->vtk, cyc->p4est, cycle, p->state.sim_time >= 0 ? p->state.sim_time : cycle, &d));
+  /* the problem's arrays are the cycle's to free, as ours */
+  for (int k = 0; k < d.npoint; k++) PetscCall(PetscFree(d.point[k].values));
+  for (int k = 0; k < d.ncell; k++) PetscCall(PetscFree(d.cell[k].values));
   PetscFunctionReturn(0);
 }
 
@@ -602,7 +603,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
-    if (cyc->vtk[0] && cycle % cyc->adapt.vtk_interval == 0) PetscCall(write_vtk(cyc, cycle));
+    if (cyc->vtk && cycle % cyc->adapt.vtk_interval == 0) PetscCall(write_vtk(cyc, cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -660,6 +661,7 @@ PetscErrorCode AmrCycleDestroy(AmrCycle *cyc)
   if ((*cyc)->report) fclose((*cyc)->report);
   PetscCall(AmrProblemDestroy(&(*cyc)->problem));
   PetscCall(AmrLbDestroy(&(*cyc)->lb));
+  PetscCall(amr_vtk_series_destroy(&(*cyc)->vtk));
   PetscCall(PetscFree((*cyc)->types));
   PetscCall(PetscFree((*cyc)->eta2));
   PetscCall(PetscFree(*cyc));

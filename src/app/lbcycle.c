@@ -6,6 +6,7 @@
 #include "app/options.h"
 #include "lbchain.h"
 #include "lbcurve.h"
+#include "lbdecide.h"
 #include "lbstate.h"
 #include "lbweights.h"
 
@@ -29,8 +30,9 @@ struct AmrLb {
   int wn, whead;
   double cycle_cpu, cycle_wall; /* every step since the window started */
   int64_t counts[AMR_LB_MAX_TYPES];
-  double sec_per_cell; /* last measured migration time per cell of the busiest rank */
+  lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   double t_start, lost, lb_total, migrate_total;
+  lb_decide_state decide; /* -lb_threshold: the loss since the last rebalance */
 };
 
 /* A failure inside the balancer library after the options were accepted
@@ -86,7 +88,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
   AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
   AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
-  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the predicted gain the predicted migration time",
+  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the time lost to imbalance since the last rebalance reaches the predicted migration cost (rank-s)",
                                                NULL, threshold, &threshold, &threshold_set));
   AMR_OPTION("-lb_graph", PetscOptionsString("-lb_graph", "Processor graph of the method: line (the ranks along the curve) or ring (the line closed; cells still move along the curve)",
                                              NULL, graph, graph, sizeof graph, NULL));
@@ -175,6 +177,8 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   memcpy(lb->cost, o->cost, sizeof lb->cost);
   PetscCall(PetscMalloc1(o->window, &lb->win));
   lb->t_start = MPI_Wtime();
+  lb_migration_model_init(&lb->migration);
+  lb_decide_init(&lb->decide);
   if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
@@ -451,6 +455,11 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, cur, before));
   lb_metrics_loads(P, before, &mt);
   r->kept_imbalance_pct = mt.imbalance_pct;
+  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, (r->t_rank_max - r->t_rank_avg) * P));
+  r->excess_loss_rank_s = lb->decide.excess;
+  r->residual_loss_rank_s = lb->decide.residual;
+  r->balance_cost_rank_s = NAN;
+  r->decision = "no_chance";
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
   if (eligible) {
     PetscCall(targets(lb, n, w, cur, next, r));
@@ -464,17 +473,37 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   tl[0] = MPI_Wtime() - t0;
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, next, after));
   if (eligible) {
-    /* the decision: the work the new partition saves until the next chance
-     * to balance, against the time the move is predicted to take */
+    /* what the new partition saves by the weights until the next chance to
+     * balance (reported), and what the move is predicted to take */
     const double unit = r->t_rank_avg * P / vsum(P, before);
     long long mmax = 0;
     for (int q = 0; q < P; q++) mmax = PetscMax(mmax, moved_by(q, cur, next, P));
     r->predicted_gain_s = unit * (vmax(P, before) - vmax(P, after)) * lb->o.interval;
-    r->predicted_migration_s = lb->sec_per_cell * (double)mmax;
-    /* adaptation since the measurement can have unbalanced the partition
-     * that measured well: the threshold looks at both */
-    r->rebalanced = lb->o.threshold < 0 || (fmax(r->imbalance_pct, r->kept_imbalance_pct) > lb->o.threshold &&
-                                            r->predicted_gain_s > r->predicted_migration_s);
+    r->predicted_migration_s = lb_migration_model_predict(&lb->migration, mmax);
+    /* -lb_threshold: one cycle's gain against the migration would keep a
+     * partition that loses a little every cycle forever; the ski-rental
+     * rule weighs the loss of every cycle since the last rebalance (beyond
+     * the least one since then) against the cost of this one, in
+     * rank-seconds. That cost is the migration: the balancer has run
+     * already, on every cycle that may balance, so declining would not
+     * save its time (on 4 oversubscribed ranks it takes 0.2-0.8 s wall a
+     * cycle, and counting it there vetoed every rebalance). Adaptation
+     * since the measurement can have unbalanced the partition that
+     * measured well: the floor looks at both. */
+    r->balance_cost_rank_s = r->predicted_migration_s * P;
+    if (lb->o.threshold < 0) {
+      r->rebalanced = 1;
+      r->decision = "always";
+    } else {
+      const lb_decide_input in = {.lost_rank_s = r->excess_loss_rank_s,
+                                  .cost_rank_s = r->balance_cost_rank_s,
+                                  .imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct),
+                                  .floor_pct = lb->o.threshold};
+      lb_decision d;
+      LB_CHECK(lb->comm, lb_decide(&in, &d));
+      r->rebalanced = d == LB_DECIDE_REBALANCE;
+      r->decision = lb_decision_name(d);
+    }
   }
   PetscCall(AmrCommGraphMeasure(p4est, &g0));
   if (r->rebalanced) {
@@ -485,7 +514,8 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     r->migrated_cells_tot = st.shipped;
     r->migrated_cells_max = st.max_moved;
     r->migrate_time_s = st.wall_s;
-    if (st.max_moved > 0) lb->sec_per_cell = st.wall_s / (double)st.max_moved;
+    if (st.max_moved > 0) LB_CHECK(lb->comm, lb_migration_model_add(&lb->migration, st.max_moved, st.wall_s));
+    lb_decide_rebalanced(&lb->decide);
     PetscCall(AmrCommGraphFree(&g0));
     g0 = g1;
   } else {
@@ -550,6 +580,10 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "lb_time_s", r->lb_time_s);
   json_real(j, "predicted_gain_s", r->predicted_gain_s);
   json_real(j, "predicted_migration_s", r->predicted_migration_s);
+  json_real(j, "excess_loss_rank_s", r->excess_loss_rank_s);
+  json_real(j, "residual_loss_rank_s", r->residual_loss_rank_s);
+  json_real(j, "balance_cost_rank_s", r->balance_cost_rank_s);
+  json_str(j, "lb_decision", r->decision);
   json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
   json_int(j, "migrated_cells_max", r->migrated_cells_max);
   json_real(j, "migrate_time_s", r->migrate_time_s);
@@ -571,14 +605,23 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)
 {
-  char t[32] = "";
+  char t[32] = "", why[128] = "";
 
   PetscFunctionBeginUser;
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
+  /* why -lb_threshold's rule did or did not rebalance */
+  if (!strcmp(r->decision, "rebalance"))
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "below_cost"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "below_floor"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
+  else if (!r->rebalanced)
+    PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
   PetscCall(PetscPrintf(comm,
                         "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
                         program, r->cycle, t, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
-                        r->lb_iterations, solve_s, r->rebalanced ? "" : " (not rebalanced)"));
+                        r->lb_iterations, solve_s, why));
   PetscFunctionReturn(0);
 }
 
@@ -607,7 +650,12 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateSetString(st, "lb.weights", weight_names[lb->o.weights]));
   PetscCall(AmrCkpStateSetBytes(st, "lb.cost", lb->cost, sizeof(double) * lb->o.ntypes));
-  PetscCall(AmrCkpStateSetReal(st, "lb.sec_per_cell", lb->sec_per_cell));
+  PetscCall(AmrCkpStateSetBytes(st, "lb.migration_per_cell", lb->migration.per_cell, sizeof lb->migration.per_cell));
+  PetscCall(AmrCkpStateSetInt(st, "lb.migration_n", lb->migration.n));
+  PetscCall(AmrCkpStateSetInt(st, "lb.migration_head", lb->migration.head));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_excess", lb->decide.excess));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_residual", lb->decide.residual));
+  PetscCall(AmrCkpStateSetInt(st, "lb.decide_rebalanced", lb->decide.rebalanced));
   PetscCall(AmrCkpStateSetReal(st, "lb.elapsed_s", MPI_Wtime() - lb->t_start));
   PetscCall(AmrCkpStateSetReal(st, "lb.lost_rank_s", lb->lost));
   PetscCall(AmrCkpStateSetReal(st, "lb.lb_total_s", lb->lb_total));
@@ -631,11 +679,23 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
   const void *buf;
   size_t len;
   double elapsed;
+  int64_t n, head;
   PetscBool has;
 
   PetscFunctionBeginUser;
   /* the run totals go on, whatever the restart changed */
-  PetscCall(AmrCkpStateGetReal(st, "lb.sec_per_cell", &lb->sec_per_cell));
+  PetscCall(AmrCkpStateGetBytes(st, "lb.migration_per_cell", &buf, &len));
+  PetscCall(AmrCkpStateGetInt(st, "lb.migration_n", &n));
+  PetscCall(AmrCkpStateGetInt(st, "lb.migration_head", &head));
+  PetscCheck(len == sizeof lb->migration.per_cell && n >= 0 && n <= LB_MIGRATION_HISTORY && head >= 0 && head < LB_MIGRATION_HISTORY, lb->comm,
+             PETSC_ERR_USER_INPUT, "checkpoint: the balancer's migration times are malformed");
+  memcpy(lb->migration.per_cell, buf, len);
+  lb->migration.n = (int)n;
+  lb->migration.head = (int)head;
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_excess", &lb->decide.excess));
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_residual", &lb->decide.residual));
+  PetscCall(AmrCkpStateGetInt(st, "lb.decide_rebalanced", &n));
+  lb->decide.rebalanced = n != 0;
   PetscCall(AmrCkpStateGetReal(st, "lb.elapsed_s", &elapsed));
   PetscCall(AmrCkpStateGetReal(st, "lb.lost_rank_s", &lb->lost));
   PetscCall(AmrCkpStateGetReal(st, "lb.lb_total_s", &lb->lb_total));

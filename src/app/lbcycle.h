@@ -59,7 +59,13 @@ typedef struct {
   int lb_iterations;
   long long lb_rounds;
   double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
-  double predicted_gain_s, predicted_migration_s; /**< the -lb_threshold decision */
+  double predicted_gain_s;   /**< saved per -lb_interval by the proposed partition, by the weights (reported only) */
+  double predicted_migration_s; /**< migration time of the proposed partition: median time per cell of the last migrations x cells */
+  /* -lb_threshold's ski-rental rule (src/balance/lbdecide.h): its inputs and outcome */
+  double excess_loss_rank_s;  /**< measured (t_rank_max - t_rank_avg) P since the last rebalance beyond the residual, this cycle's included */
+  double residual_loss_rank_s; /**< the loss of the first cycle after the last rebalance (0 before the first) */
+  double balance_cost_rank_s; /**< predicted_migration_s P; NaN when the cycle had no chance to balance */
+  const char *decision;      /**< "rebalance", "below_floor", "below_cost" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
   double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */
   long long edge_cut;        /**< cell faces between ranks after the cycle */
@@ -107,13 +113,13 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
 /**
  * The weigh and balance steps of one cycle, after adaptation: measure the
  * window's local work, weigh the cells of the adapted forest (types of its
- * local cells, NULL: all type 0), and when allowed (not the last cycle, the
- * -lb_interval cycle, and -lb_threshold met by the measured imbalance or
- * by the one the weights predict for the adapted forest if the partition
- * were kept, with a predicted gain above the predicted migration time) run
- * the method in chain mode,
- * keep families together and repartition with the quadrant data and the
- * nfields outside arrays.  Fills rec (free with AmrLbRecordFree).
+ * local cells, NULL: all type 0), and when allowed (not the last cycle,
+ * the -lb_interval cycle) run the method in chain mode and keep families
+ * together; repartition with the quadrant data and the nfields outside
+ * arrays unless -lb_threshold's rule declines (the imbalance, measured or
+ * predicted for the adapted forest if the partition were kept, at or below
+ * the floor, or the time lost since the last rebalance short of the
+ * predicted cost of this one).  Fills rec (free with AmrLbRecordFree).
  */
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
@@ -134,12 +140,13 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r);
 
 /** Put the balancer's state into a checkpoint record: the weights' mode
  *  and costs, the timing fit's stacked windows, sfc-shift's sequence, the
- *  migration time per cell, the elapsed time and the run totals. */
+ *  measured migration times per cell, the -lb_threshold rule's loss since
+ *  the last rebalance, the elapsed time and the run totals. */
 PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st);
 
 /** Continue from a saved state (a restart, possibly on another number of
- *  ranks and with other -lb_* options): the run totals and the elapsed
- *  time always; the fitted costs and the windows with timing weights (the
+ *  ranks and with other -lb_* options): the run totals, the elapsed time,
+ *  the migration times and the -lb_threshold rule's state always; the fitted costs and the windows with timing weights (the
  *  windows of another rank count are dropped); sfc-shift's sequence with
  *  sfc-shift (restarted from the current partition on another rank
  *  count). */

@@ -978,6 +978,24 @@ PetscErrorCode AdvectCellMeans(Advect adv, double *values)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AdvectCornerValues(Advect adv, double **values)
+{
+  const int nb = adv->nb;
+  PetscFunctionBeginUser;
+  PetscCall(sync_mesh(adv));
+  PetscCall(PetscMalloc1((size_t)adv->nlocal * P4EST_CHILDREN + 1, values));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
+    const double *c = adv->cells[K]->c;
+    for (int v = 0; v < P4EST_CHILDREN; v++) {
+      /* corner v sits at xi_k = -1 or +1 by bit k of v */
+      double u = c[0];
+      for (int k = 0; k + 1 < nb; k++) u += (v >> k & 1) ? c[1 + k] : -c[1 + k];
+      (*values)[(size_t)K * P4EST_CHILDREN + v] = u;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax)
 {
   double loc[2] = {INFINITY, INFINITY}, glob[2];

@@ -186,6 +186,12 @@ PetscErrorCode AdvectCellCounts(Advect adv, p4est_locidx_t *nlocal, p4est_locidx
  */
 PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper);
 
+/** The DG solution at the corners of every local cell, for output as
+ *  discontinuous point data: local quadrants x P4EST_CHILDREN values,
+ *  corners in p4est's order (x fastest), in a fresh array the caller
+ *  frees with PetscFree. */
+PetscErrorCode AdvectCornerValues(Advect adv, double **values);
+
 /** Fills values with each local cell's mean (length = local quadrants). */
 PetscErrorCode AdvectCellMeans(Advect adv, double *values);
 

@@ -773,6 +773,15 @@ PetscErrorCode FemPoissonElementCoefficients(FemPoisson fp, double *coef)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values)
+{
+  PetscFunctionBeginUser;
+  /* Lagrange coefficients are the values at the nodes */
+  PetscCall(PetscMalloc1((size_t)fp->lnodes->num_local_elements * fp->qe.vnodes + 1, values));
+  PetscCall(FemPoissonElementCoefficients(fp, *values));
+  PetscFunctionReturn(0);
+}
+
 double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3])
 {
   double phi[FEM_MAX_VNODES], v = 0.0;

@@ -68,6 +68,13 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
  *  Neumann faces; returns the global sqrt(sum eta_K^2) in total. */
 PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
 
+/** The continuous solution at the nodes of every local element, for
+ *  output as point data: num_local_elements x vnodes values in the
+ *  element's node order (equispaced, lexicographic with x fastest), in a
+ *  fresh array the caller frees with PetscFree.  Hanging nodes carry their
+ *  constrained values, so the field is continuous across hanging faces. */
+PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
+
 /** This rank's own work since FemPoissonCreate, thread CPU and wall
  *  seconds: the element loop of the assembly and the face loop of the
  *  Kelly estimate, without the exchanges that wait on other ranks. */

@@ -1,5 +1,8 @@
 /** \file vtk.h
- * ParaView output of the forest: one .pvtu plus one .vtu per rank. */
+ * ParaView output of the forest: VTK XML unstructured grids, one .vtu piece
+ * per rank and a .pvtu naming them, with cell data and point data, in raw
+ * appended binary or ASCII; and a .pvd collection of the outputs of a run
+ * with their times. */
 #ifndef AMR_VTK_H
 #define AMR_VTK_H
 
@@ -13,13 +16,65 @@
 #include <p8est_geometry.h>
 #endif
 
-/** Largest number of extra cell fields amr_vtk_write() takes. */
+/** Largest number of cell fields, and of point fields, in one output. */
 #define AMR_VTK_MAX_FIELDS 8
 
-/** Write \a prefix.pvtu and \a prefix_RANK.vtu with the tree, level and MPI
- * rank of every cell plus \a nfields cell scalars (\a values[i] holds one
- * double per local cell).  Creates the directory of \a prefix when missing.
- * \a geom may be NULL (vertex map).  Collective. */
-PetscErrorCode amr_vtk_write(p4est_t *p4est, p4est_geometry_t *geom, const char *prefix, int nfields, const char *const names[], sc_array_t *const values[]);
+/** A named scalar field of the local cells. */
+typedef struct {
+  const char *name;
+  const double *values; /**< cell field: one per local cell; point field: (degree+1)^dim per local cell */
+} amr_vtk_field_t;
+
+/** What one output holds besides the tree, level and MPI rank of every
+ *  cell (cell fields treeid, level, mpirank, always written).
+ *
+ *  Every cell has its own points (none shared with its neighbours, so a
+ *  field may jump between cells, as a DG solution does): the
+ *  (degree+1)^dim equispaced nodes of the cell, numbered lexicographically
+ *  with x fastest, as fem/qelem.h and p4est_lnodes number them.  A point
+ *  field gives one value per such node, cell after cell.  Degree 1 writes
+ *  linear quadrilaterals/hexahedra, degree 2 VTK's quadratic Lagrange
+ *  cells (VTK_LAGRANGE_QUADRILATERAL, VTK_LAGRANGE_HEXAHEDRON), which
+ *  ParaView interpolates quadratically. */
+typedef struct {
+  p4est_geometry_t *geom; /**< NULL: the multilinear tree maps of the coarse mesh */
+  int degree;             /**< 1 or 2 */
+  int ncell, npoint;      /**< fields in use */
+  amr_vtk_field_t cell[AMR_VTK_MAX_FIELDS], point[AMR_VTK_MAX_FIELDS];
+} amr_vtk_data_t;
+
+/** An empty output of the given point degree (1 or 2). */
+void amr_vtk_data_init(amr_vtk_data_t *d, p4est_geometry_t *geom, int degree);
+
+/** Add a cell field (one value per local cell).  The values must live
+ *  until the output is written. */
+PetscErrorCode amr_vtk_add_cell_field(amr_vtk_data_t *d, const char *name, const double *values);
+
+/** Add a point field ((degree+1)^dim values per local cell, in the node
+ *  order of amr_vtk_data_t).  The values must live until the output is
+ *  written. */
+PetscErrorCode amr_vtk_add_point_field(amr_vtk_data_t *d, const char *name, const double *values);
+
+/** Write \a prefix.pvtu and \a prefix_RANK.vtu (RANK with 4 digits), the
+ *  data arrays as raw appended binary (\a binary) or as ASCII.  Creates the directory of \a prefix when missing.  A file that cannot
+ *  be written is a collective PETSC_ERR_USER_INPUT error naming it.
+ *  Collective. */
+PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binary, const amr_vtk_data_t *d);
+
+/** The outputs of one run, listed with their times in a .pvd file. */
+typedef struct amr_vtk_series amr_vtk_series_t;
+
+/** A series writing \a prefix_CYCLE.pvtu (CYCLE with 4 digits), binary or
+ *  ASCII as amr_vtk_write(), and the collection \a prefix.pvd. */
+PetscErrorCode amr_vtk_series_create(MPI_Comm comm, const char *prefix, PetscBool binary, amr_vtk_series_t **s);
+
+/** Write the output of \a cycle at simulation time \a time (the cycle
+ *  number for a run without time), then rewrite \a prefix.pvd with every
+ *  output so far (written beside it and renamed, so a run killed at any
+ *  moment leaves a valid collection).  Times must increase.  Collective. */
+PetscErrorCode amr_vtk_series_write(amr_vtk_series_t *s, p4est_t *p4est, int cycle, double time, const amr_vtk_data_t *d);
+
+/** Free the series (its files stay). */
+PetscErrorCode amr_vtk_series_destroy(amr_vtk_series_t **s);
 
 #endif

@@ -265,15 +265,17 @@ PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrAdvectionVTK(AmrProblem p, int *n, const char *names[], sc_array_t *values[])
+PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d)
 {
   AmrAdvection *s = p->impl;
+  double *corners, *mean;
 
   PetscFunctionBeginUser;
-  *n = 1;
-  names[0] = "tracer";
-  values[0] = sc_array_new_count(sizeof(double), (size_t)s->p4est->local_num_quadrants);
-  PetscCall(AdvectCellMeans(s->adv, (double *)values[0]->array));
+  PetscCall(AdvectCornerValues(s->adv, &corners));
+  PetscCall(amr_vtk_add_point_field(d, "tracer", corners));
+  PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &mean));
+  PetscCall(AdvectCellMeans(s->adv, mean));
+  PetscCall(amr_vtk_add_cell_field(d, "tracer", mean));
   PetscFunctionReturn(0);
 }
 

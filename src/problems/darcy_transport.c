@@ -28,6 +28,7 @@ typedef struct {
   double *coef; /* Q1 pressure coefficients per cell, local then ghost */
   size_t ncoef;
   int *zone;    /* seed of the transport zone: the type-1 cells */
+  long revision; /* of the forest the pressure was solved on */
 } Darcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
@@ -153,6 +154,7 @@ static PetscErrorCode pressure(AmrAdvection *s, Darcy *d)
   PetscCall(FemPoissonElementCoefficients(d->fp, d->coef));
   PetscCall(AdvectGhostExchange(s->adv, d->coef, (size_t)vn));
   PetscCall(AdvectMeshChanged(s->adv));
+  d->revision = d->p4est->revision;
   PetscFunctionReturn(0);
 }
 
@@ -178,6 +180,22 @@ static PetscErrorCode darcy_solve(AmrProblem p)
   PetscCall(AdvectCellTypes(s->p4est, d->zone));
   PetscCall(AdvectSetActive(s->adv, d->zone));
   PetscCall(AmrAdvectionSteps(p));
+  PetscFunctionReturn(0);
+}
+
+/* The tracer's fields and the pressure at the corners of every cell (Q1,
+ * hanging nodes constrained), solved on this forest at this cycle's start. */
+static PetscErrorCode darcy_vtk(AmrProblem p, amr_vtk_data_t *vd)
+{
+  AmrAdvection *s = p->impl;
+  Darcy *d = s->extra;
+  double *pressure;
+
+  PetscFunctionBeginUser;
+  PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
+  PetscCall(AmrAdvectionVTK(p, vd));
+  PetscCall(FemPoissonPointValues(d->fp, &pressure));
+  PetscCall(amr_vtk_add_point_field(vd, "pressure", pressure));
   PetscFunctionReturn(0);
 }
 
@@ -210,7 +228,7 @@ const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
                                                    AmrAdvectionLoadTypes,
                                                    AmrAdvectionMonitor,
                                                    AmrAdvectionReport,
-                                                   AmrAdvectionVTK,
+                                                   darcy_vtk,
                                                    darcy_destroy,
                                                    AmrAdvectionSave,
                                                    AmrAdvectionLoad};

@@ -372,28 +372,35 @@ PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrPoissonVTK(AmrProblem p, int *n, const char *names[], sc_array_t *values[])
+PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d)
 {
   PoissonState *s = p->impl;
   const p4est_locidx_t nl = s->p4est->local_num_quadrants;
   const double centre[3] = {0.5, 0.5, 0.5};
+  double *u, *uc, *err, *part;
 
   PetscFunctionBeginUser;
-  *n = s->pde->u ? 2 : 1;
-  names[0] = "solution";
-  names[1] = "error";
-  for (int k = 0; k < *n; k++) values[k] = sc_array_new_count(sizeof(double), (size_t)nl);
-  for (p4est_locidx_t e = 0; e < nl; e++) {
-    *(double *)sc_array_index(values[0], (size_t)e) = FemPoissonEvalRef(s->fp, s->coef + (size_t)e * s->vn, centre);
-    if (s->pde->u) *(double *)sc_array_index(values[1], (size_t)e) = sqrt(s->err2[e]);
+  /* the nodes of Q2 make VTK's quadratic Lagrange cells */
+  d->degree = s->vn == P4EST_CHILDREN ? 1 : 2;
+  PetscCall(FemPoissonPointValues(s->fp, &u));
+  PetscCall(amr_vtk_add_point_field(d, "solution", u));
+  PetscCall(PetscMalloc1((size_t)nl + 1, &uc));
+  for (p4est_locidx_t e = 0; e < nl; e++) uc[e] = FemPoissonEvalRef(s->fp, u + (size_t)e * s->vn, centre);
+  PetscCall(amr_vtk_add_cell_field(d, "solution", uc));
+  if (s->pde->u) {
+    PetscCall(PetscMalloc1((size_t)nl + 1, &err));
+    for (p4est_locidx_t e = 0; e < nl; e++) err[e] = sqrt(s->err2[e]);
+    PetscCall(amr_vtk_add_cell_field(d, "error", err));
   }
   if (p->mesh->nparts) {
     /* which named boundary part each boundary cell touches, so the parts
      * the -bc_* options name can be checked in ParaView */
-    names[*n] = "boundary_part";
-    values[*n] = sc_array_new(sizeof(double));
-    amr_mesh_boundary_field(p->mesh, s->p4est, values[*n]);
-    ++*n;
+    sc_array_t *field = sc_array_new(sizeof(double));
+    amr_mesh_boundary_field(p->mesh, s->p4est, field);
+    PetscCall(PetscMalloc1((size_t)nl + 1, &part));
+    PetscCall(PetscArraycpy(part, (const double *)field->array, (size_t)nl));
+    sc_array_destroy(field);
+    PetscCall(amr_vtk_add_cell_field(d, "boundary_part", part));
   }
   PetscFunctionReturn(0);
 }

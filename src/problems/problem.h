@@ -33,6 +33,7 @@
 #include "bench/json.h"
 #include "mesh/checkpoint.h"
 #include "mesh/mesh.h"
+#include "mesh/vtk.h"
 
 /** Most per-cell fields and VTK fields one problem has. */
 #define AMR_PROBLEM_MAX_FIELDS 4
@@ -95,9 +96,11 @@ struct AmrProblemOps {
   /** Write the problem's own report fields (collective; j writes on one
    *  rank only). */
   PetscErrorCode (*report)(AmrProblem p, json_line *j);
-  /** Optional: cell fields for VTK, one double per local cell each, in
-   *  fresh arrays the cycle destroys; at most AMR_PROBLEM_MAX_FIELDS. */
-  PetscErrorCode (*vtk)(AmrProblem p, int *n, const char *names[], sc_array_t *values[]);
+  /** Optional: the problem's VTK fields, added to d (mesh/vtk.h; d comes
+   *  initialised with point degree 1, which the op may raise to 2): point
+   *  fields (the solution at every cell's nodes) and cell fields, in
+   *  PetscMalloc'd arrays the cycle frees after writing. */
+  PetscErrorCode (*vtk)(AmrProblem p, amr_vtk_data_t *d);
   /** Free the implementation's state. */
   PetscErrorCode (*destroy)(AmrProblem p);
   /** Optional: put the global state the next cycle needs besides the

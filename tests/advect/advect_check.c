@@ -142,7 +142,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const amr_mesh_t *me
   memset(res, 0, sizeof(*res));
   memset(sv, 0, sizeof(*sv));
   PetscCall(set_options(c));
-  PetscCall(AmrCycleCreate(comm, mesh, c->level, "", &sv->cyc));
+  PetscCall(AmrCycleCreate(comm, mesh, c->level, "", PETSC_TRUE, &sv->cyc));
   p = AmrCycleGetProblem(sv->cyc);
   sv->p4est = p4est_new_ext(comm, mesh->conn, 0, (int)c->level, 1, 0, NULL, NULL);
   PetscCall(AmrCycleSetup(sv->cyc, sv->p4est));

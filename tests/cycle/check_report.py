@@ -6,6 +6,15 @@ check_report.py fields REPORT
     each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
     accumulate the per-cycle numbers.
+check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
+    -lb_threshold's ski-rental rule: in every record the loss since the
+    last rebalance is recomputed from rank_time ((t_max - t_avg) N per
+    cycle beyond the residual, the least loss of a cycle since the last
+    rebalance; 0 before the first), the cost is predicted_migration_s N,
+    and lb_decision follows from them (rebalance
+    exactly when above the floor and the loss reached the cost); over each
+    run the mean measured I% is below MAX_MEAN_PCT and at most half of the
+    cycles rebalanced (with no -lb_threshold every cycle but the last does).
 check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     seed 003 against real time: after CYCLE (default 3) rebalanced cycles
     from a skewed start, timing weights bring the measured imbalance of the
@@ -34,7 +43,7 @@ FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg imbalan
           "predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
           "migrated_cells_tot migrated_cells_max edge_cut comm_edges comm_edges_added comm_edges_removed "
           "rank_cells rank_predicted rank_time predicted_gain_s predicted_migration_s rebalanced "
-          "total_s lost_rank_s lb_total_s migrate_total_s").split()
+          "total_s lost_rank_s lb_total_s migrate_total_s excess_loss_rank_s residual_loss_rank_s balance_cost_rank_s lb_decision").split()
 
 
 def load(path):
@@ -76,6 +85,52 @@ def check_fields(recs):
             bad.append("cycle %d: cells migrated without a rebalance" % i)
         if n <= 2 and r["comm_edges"] > n - 1:
             bad.append("cycle %d: %d communicating pairs on %d ranks" % (i, r["comm_edges"], n))
+    return bad
+
+
+def check_decide(path, recs, max_mean):
+    missing = sorted({k for r in recs for k in FIELDS if k not in r})
+    if missing or not recs:
+        return ["%s: no records, or missing %s" % (path, ", ".join(missing))]
+    bad = []
+    excess = residual = 0.0
+    for i, r in enumerate(recs):
+        n = r["ranks"]
+        t = r["rank_time"]
+        loss = (max(t) - sum(t) / n) * n
+        residual = min(residual, loss)
+        excess += loss - residual
+        if not (close(excess, r["excess_loss_rank_s"], 1e-5, 1e-9) and close(residual, r["residual_loss_rank_s"], 1e-5, 1e-9)):
+            bad.append("%s cycle %d: loss since balance %g (residual %g), the cycles since the last rebalance give %g (%g)" % (
+                path, i, r["excess_loss_rank_s"], r["residual_loss_rank_s"], excess, residual))
+        d = r["lb_decision"]
+        if d == "no_chance":
+            if r["rebalanced"] or r["balance_cost_rank_s"] is not None:
+                bad.append("%s cycle %d: no chance to balance, but rebalanced or a cost" % (path, i))
+        elif d not in ("rebalance", "below_cost", "below_floor"):
+            bad.append("%s cycle %d: decision '%s' is not the rule's (is -lb_threshold given?)" % (path, i, d))
+        else:
+            cost = r["balance_cost_rank_s"]
+            if not close(cost, r["predicted_migration_s"] * n, 1e-5, 1e-12):
+                bad.append("%s cycle %d: cost %g is not predicted_migration_s N" % (path, i, cost))
+            if (d == "rebalance") != bool(r["rebalanced"]):
+                bad.append("%s cycle %d: decision %s but rebalanced %s" % (path, i, d, r["rebalanced"]))
+            if d == "rebalance" and r["excess_loss_rank_s"] < cost:
+                bad.append("%s cycle %d: rebalanced with a loss %g below the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
+            if d == "below_cost" and r["excess_loss_rank_s"] >= cost:
+                bad.append("%s cycle %d: kept with a loss %g at or above the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
+        if r["rebalanced"]:
+            excess, residual = 0.0, math.inf
+    cycles = len(recs)
+    rebalances = sum(1 for r in recs if r["rebalanced"])
+    mean_i = sum(r["imbalance_pct"] for r in recs) / cycles
+    work = sum(sum(r["rank_time"]) for r in recs)
+    print("%s: %s/%s, %d cycles, %d rebalances, mean measured I%% %.1f, %.1f%% of the local work lost to imbalance" % (
+        path, recs[0]["lb_method"], recs[0]["lb_weights"], cycles, rebalances, mean_i, 100 * recs[-1]["lost_rank_s"] / work if work > 0 else 0))
+    if not mean_i < max_mean:
+        bad.append("%s: mean measured I%% %.1f is not below %g" % (path, mean_i, max_mean))
+    if not 2 * rebalances <= cycles:
+        bad.append("%s: %d rebalances in %d cycles, more than half" % (path, rebalances, cycles))
     return bad
 
 
@@ -160,6 +215,9 @@ def main(argv):
         bad = check_fields(load(argv[2]))
     elif len(argv) >= 3 and argv[1] == "schema":
         bad = check_schema(argv[2:])
+    elif len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "decide":
+        pairs = list(zip(argv[2::2], argv[3::2]))
+        bad = [b for m, p in pairs for b in check_decide(p, load(p), float(m))]
     elif len(argv) >= 4 and argv[1] == "timing":
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     elif len(argv) >= 4 and argv[1] == "shift":

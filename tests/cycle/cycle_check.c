@@ -77,7 +77,7 @@ static PetscErrorCode build(MPI_Comm comm, const amr_mesh_t *mesh, int level, in
   PetscCall(PetscOptionsSetValue(NULL, "-amr_interval", "10"));
   PetscCall(PetscSNPrintf(v, sizeof v, "%d", max_level));
   PetscCall(PetscOptionsSetValue(NULL, "-amr_max_level", v));
-  PetscCall(AmrCycleCreate(comm, mesh, level, "", &s->cyc));
+  PetscCall(AmrCycleCreate(comm, mesh, level, "", PETSC_TRUE, &s->cyc));
   p = AmrCycleGetProblem(s->cyc);
   s->p4est = p4est_new_ext(comm, mesh->conn, 0, level, 1, 0, NULL, NULL);
   PetscCall(AmrCycleSetup(s->cyc, s->p4est));

@@ -1,0 +1,88 @@
+/* The ski-rental rebalancing rule of lbdecide.h and the prediction of a
+ * migration's time from the ones measured. */
+#include "lbdecide.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void lb_decide_init(lb_decide_state *s)
+{
+  s->excess = 0;
+  s->residual = 0;
+  s->rebalanced = 0;
+}
+
+lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s)
+{
+  if (!(isfinite(loss_rank_s) && loss_rank_s >= 0))
+    return lb_error(LB_ERR_ARG, "decide: a cycle's loss %g must be finite and non-negative", loss_rank_s);
+  if (s->rebalanced) s->residual = fmin(s->residual, loss_rank_s);
+  s->excess += loss_rank_s - s->residual;
+  return LB_OK;
+}
+
+void lb_decide_rebalanced(lb_decide_state *s)
+{
+  s->excess = 0;
+  s->residual = INFINITY;
+  s->rebalanced = 1;
+}
+
+lb_err lb_decide(const lb_decide_input *in, lb_decision *d)
+{
+  if (!(isfinite(in->lost_rank_s) && in->lost_rank_s >= 0))
+    return lb_error(LB_ERR_ARG, "decide: time lost to imbalance %g must be finite and non-negative", in->lost_rank_s);
+  if (!(isfinite(in->cost_rank_s) && in->cost_rank_s >= 0))
+    return lb_error(LB_ERR_ARG, "decide: predicted cost %g must be finite and non-negative", in->cost_rank_s);
+  if (!(isfinite(in->imbalance_pct) && in->imbalance_pct >= 0))
+    return lb_error(LB_ERR_ARG, "decide: imbalance %g%% must be finite and non-negative", in->imbalance_pct);
+  if (!(in->floor_pct >= 0 && in->floor_pct < 100))
+    return lb_error(LB_ERR_ARG, "decide: imbalance floor %g%% must be in [0, 100)", in->floor_pct);
+  if (in->imbalance_pct <= in->floor_pct)
+    *d = LB_DECIDE_BELOW_FLOOR;
+  else
+    *d = in->lost_rank_s >= in->cost_rank_s ? LB_DECIDE_REBALANCE : LB_DECIDE_BELOW_COST;
+  return LB_OK;
+}
+
+const char *lb_decision_name(lb_decision d)
+{
+  switch (d) {
+  case LB_DECIDE_REBALANCE: return "rebalance";
+  case LB_DECIDE_BELOW_FLOOR: return "below_floor";
+  case LB_DECIDE_BELOW_COST: return "below_cost";
+  }
+  return "unknown";
+}
+
+void lb_migration_model_init(lb_migration_model *m)
+{
+  m->n = 0;
+  m->head = 0;
+}
+
+lb_err lb_migration_model_add(lb_migration_model *m, int64_t cells, double seconds)
+{
+  if (cells <= 0) return lb_error(LB_ERR_ARG, "migration model: %lld cells moved must be positive", (long long)cells);
+  if (!(isfinite(seconds) && seconds >= 0))
+    return lb_error(LB_ERR_ARG, "migration model: time %g s must be finite and non-negative", seconds);
+  m->per_cell[m->head] = seconds / (double)cells;
+  m->head = (m->head + 1) % LB_MIGRATION_HISTORY;
+  if (m->n < LB_MIGRATION_HISTORY) m->n++;
+  return LB_OK;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double lb_migration_model_predict(const lb_migration_model *m, int64_t cells)
+{
+  double v[LB_MIGRATION_HISTORY];
+  if (m->n == 0) return 0;
+  for (int i = 0; i < m->n; i++) v[i] = m->per_cell[i];
+  qsort(v, (size_t)m->n, sizeof v[0], compare_double);
+  return (m->n % 2 ? v[m->n / 2] : (v[m->n / 2 - 1] + v[m->n / 2]) / 2) * (double)cells;
+}
