@@ -101,6 +101,8 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   long long local, minmax[2];
 
   PetscFunctionBeginUser;
+  /* a restart's stored options first, so that everything reads them */
+  PetscCall(AmrCycleRestartOptions(comm));
   PetscCall(amr_options(comm, &opt));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   /* the problem reads the mesh only at setup */
@@ -119,6 +121,14 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
   PetscCall(amr_mesh_view_parts(comm, &mesh, AMR_PROGRAM));
+  if (AmrCycleRestarts(cyc)) {
+    PetscCall(AmrCycleRestart(cyc, mesh.conn, &p4est));
+    PetscCall(AmrCycleRun(cyc));
+    PetscCall(AmrCycleDestroy(&cyc));
+    p4est_destroy(p4est);
+    PetscCall(amr_mesh_destroy(&mesh));
+    PetscFunctionReturn(0);
+  }
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
   if (opt.vtk[0] && !cyc) {

@@ -7,7 +7,9 @@
  *
  * with one report schema (common fields, the balancer's, the problem's),
  * one human line per cycle from the problem and one from the balancer, VTK
- * output every -vtk_interval cycles, and a PETSc log stage per phase. */
+ * output every -vtk_interval cycles, a checkpoint every
+ * -checkpoint_interval cycles (-restart continues from it), and a PETSc log
+ * stage per phase. */
 #ifndef AMR_APP_CYCLE_H
 #define AMR_APP_CYCLE_H
 
@@ -32,6 +34,24 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
  *  user data): its fields and initial data, refinement towards the initial data when the
  *  problem has it, and the -lb_initial split. */
 PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est);
+
+/** Before any option is read: with -restart PREFIX, add the options the
+ *  checkpoint's run was started with that are not given again (given ones
+ *  override them).  Reads and checks only the checkpoint's manifest and
+ *  state record; a bad checkpoint is a collective user error naming it. */
+PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm);
+
+/** Whether the run continues from a checkpoint (-restart). */
+PetscBool AmrCycleRestarts(AmrCycle cyc);
+
+/** Instead of AmrCycleSetup with -restart: check that the checkpoint is of
+ *  this problem, degree and mesh, load its forest with the fields on this
+ *  run's ranks (the checkpoint's partition on as many ranks, else even),
+ *  attach the problem and restore its state, the balancer's and the run
+ *  totals, and open the report (keeping its lines of the cycles before the
+ *  restart).  *p4est is the loaded forest on coarse mesh conn; the caller
+ *  destroys it after the cycle. */
+PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t **p4est);
 
 /** Run the cycles until -amr_cycles or the problem's end and print the
  *  run's summary. */

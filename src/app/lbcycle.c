@@ -7,6 +7,7 @@
 #include "lbchain.h"
 #include "lbcurve.h"
 #include "lbdecide.h"
+#include "lbstate.h"
 #include "lbweights.h"
 
 #include <math.h>
@@ -636,5 +637,85 @@ PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
                         "migrating %.4f s (%.2f%%)\n",
                         program, AmrLbMethodName(lb), weight_names[lb->o.weights], total, lb->lost, 100 * lb->lost / (P * total), lb->size, lb->lb_total,
                         100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
+  PetscFunctionReturn(0);
+}
+
+/* ---- checkpoint and restart --------------------------------------------- */
+
+PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
+{
+  void *buf = NULL;
+  size_t len = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateSetString(st, "lb.weights", weight_names[lb->o.weights]));
+  PetscCall(AmrCkpStateSetBytes(st, "lb.cost", lb->cost, sizeof(double) * lb->o.ntypes));
+  PetscCall(AmrCkpStateSetBytes(st, "lb.migration_per_cell", lb->migration.per_cell, sizeof lb->migration.per_cell));
+  PetscCall(AmrCkpStateSetInt(st, "lb.migration_n", lb->migration.n));
+  PetscCall(AmrCkpStateSetInt(st, "lb.migration_head", lb->migration.head));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_excess", lb->decide.excess));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_residual", lb->decide.residual));
+  PetscCall(AmrCkpStateSetInt(st, "lb.decide_rebalanced", lb->decide.rebalanced));
+  PetscCall(AmrCkpStateSetReal(st, "lb.elapsed_s", MPI_Wtime() - lb->t_start));
+  PetscCall(AmrCkpStateSetReal(st, "lb.lost_rank_s", lb->lost));
+  PetscCall(AmrCkpStateSetReal(st, "lb.lb_total_s", lb->lb_total));
+  PetscCall(AmrCkpStateSetReal(st, "lb.migrate_total_s", lb->migrate_total));
+  if (lb->hist) {
+    LB_CHECK(lb->comm, lb_weights_history_pack(lb->hist, &buf, &len));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.weights_history", buf, len));
+    free(buf);
+  }
+  if (lb->shifting) {
+    LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
+    free(buf);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
+{
+  const char *weights;
+  const void *buf;
+  size_t len;
+  double elapsed;
+  int64_t n, head;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  /* the run totals go on, whatever the restart changed */
+  PetscCall(AmrCkpStateGetBytes(st, "lb.migration_per_cell", &buf, &len));
+  PetscCall(AmrCkpStateGetInt(st, "lb.migration_n", &n));
+  PetscCall(AmrCkpStateGetInt(st, "lb.migration_head", &head));
+  PetscCheck(len == sizeof lb->migration.per_cell && n >= 0 && n <= LB_MIGRATION_HISTORY && head >= 0 && head < LB_MIGRATION_HISTORY, lb->comm,
+             PETSC_ERR_USER_INPUT, "checkpoint: the balancer's migration times are malformed");
+  memcpy(lb->migration.per_cell, buf, len);
+  lb->migration.n = (int)n;
+  lb->migration.head = (int)head;
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_excess", &lb->decide.excess));
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_residual", &lb->decide.residual));
+  PetscCall(AmrCkpStateGetInt(st, "lb.decide_rebalanced", &n));
+  lb->decide.rebalanced = n != 0;
+  PetscCall(AmrCkpStateGetReal(st, "lb.elapsed_s", &elapsed));
+  PetscCall(AmrCkpStateGetReal(st, "lb.lost_rank_s", &lb->lost));
+  PetscCall(AmrCkpStateGetReal(st, "lb.lb_total_s", &lb->lb_total));
+  PetscCall(AmrCkpStateGetReal(st, "lb.migrate_total_s", &lb->migrate_total));
+  lb->t_start = MPI_Wtime() - elapsed;
+  /* fitted costs and stacked windows only feed timing weights; count and
+   * model weights take the restart's options */
+  PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
+  PetscCall(AmrCkpStateGetBytes(st, "lb.cost", &buf, &len));
+  if (lb->o.weights == AMR_LB_TIMING && !strcmp(weights, weight_names[AMR_LB_TIMING]) && len == sizeof(double) * lb->o.ntypes) memcpy(lb->cost, buf, len);
+  PetscCall(AmrCkpStateHas(st, "lb.weights_history", &has));
+  if (lb->hist && has) {
+    int kept;
+    PetscCall(AmrCkpStateGetBytes(st, "lb.weights_history", &buf, &len));
+    LB_CHECK(lb->comm, lb_weights_history_restore(lb->hist, buf, len, lb->size, &kept));
+  }
+  PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
+  if (lb->shifting && has) {
+    PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
+    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
+  }
   PetscFunctionReturn(0);
 }

@@ -12,6 +12,7 @@
 #include <petscsys.h>
 #include "balance.h"
 #include "bench/json.h"
+#include "mesh/checkpoint.h"
 #include "mesh/migrate.h"
 
 /** Most load types a problem may have. */
@@ -136,6 +137,20 @@ PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program);
 
 /** Free the arrays of a record. */
 PetscErrorCode AmrLbRecordFree(AmrLbRecord *r);
+
+/** Put the balancer's state into a checkpoint record: the weights' mode
+ *  and costs, the timing fit's stacked windows, sfc-shift's sequence, the
+ *  measured migration times per cell, the -lb_threshold rule's loss since
+ *  the last rebalance, the elapsed time and the run totals. */
+PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st);
+
+/** Continue from a saved state (a restart, possibly on another number of
+ *  ranks and with other -lb_* options): the run totals, the elapsed time,
+ *  the migration times and the -lb_threshold rule's state always; the fitted costs and the windows with timing weights (the
+ *  windows of another rank count are dropped); sfc-shift's sequence with
+ *  sfc-shift (restarted from the current partition on another rank
+ *  count). */
+PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st);
 
 /** Name of the method ("none" for NULL) and of a weight mode. */
 const char *AmrLbMethodName(const AmrLb lb);

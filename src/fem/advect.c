@@ -906,6 +906,18 @@ PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken)
 
 double AdvectTime(Advect adv) { return adv->time; }
 
+void AdvectGetHistory(Advect adv, double *time, double *inflow_local)
+{
+  *time = adv->time;
+  *inflow_local = adv->inflow_local;
+}
+
+void AdvectSetHistory(Advect adv, double time, double inflow_local)
+{
+  adv->time = time;
+  adv->inflow_local = inflow_local;
+}
+
 void AdvectWorkTime(Advect adv, double *cpu, double *wall)
 {
   *cpu = adv->work_cpu;

@@ -114,6 +114,14 @@ PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken);
 /** Current simulation time. */
 double AdvectTime(Advect adv);
 
+/** What the solver accumulates over its steps: the time and this rank's
+ *  share of the net boundary inflow (AdvectMass sums the shares). */
+void AdvectGetHistory(Advect adv, double *time, double *inflow_local);
+
+/** Continue from a saved history (a restart): the time and this rank's
+ *  share of the inflow, so that AdvectMass's sum goes on from the total. */
+void AdvectSetHistory(Advect adv, double time, double inflow_local);
+
 /** The load type of every local cell of \a p4est, whose user data are
  *  AdvectCell, into types (local_num_quadrants values). */
 PetscErrorCode AdvectCellTypes(p4est_t *p4est, int *types);

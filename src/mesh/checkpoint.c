@@ -847,14 +847,72 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
 
 /* ------------------------------------------------------------ reading */
 
+/* The manifest of prefix, parsed and checked for this program's dimension
+ * and version; the path in mpath. */
+static PetscErrorCode manifest_read(MPI_Comm comm, const char *prefix, char *mpath, CkpManifest *m)
+{
+  char msg[256], *text;
+  size_t len;
+  int err;
+
+  PetscFunctionBeginUser;
+  PetscCall(ckp_path(prefix, 0, "manifest", mpath));
+  PetscCall(read_bcast(comm, mpath, &text, &len, &err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' cannot be read: %s", mpath, strerror(err));
+  PetscCheck(strlen(text) == len, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': not an amrdlb checkpoint manifest", mpath);
+  PetscCall(manifest_parse(text, m, msg, sizeof msg));
+  PetscCall(PetscFree(text));
+  if (msg[0]) {
+    PetscCall(manifest_free(m));
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': %s", mpath, msg);
+  }
+  if (m->dim != P4EST_DIM) {
+    PetscCall(manifest_free(m));
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds a %dD forest, this program runs in %dD", mpath, m->dim, P4EST_DIM);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The state file of the verified manifest m into a new record *st. */
+static PetscErrorCode state_read(MPI_Comm comm, const char *prefix, const char *mpath, const CkpManifest *m, AmrCkpState *st)
+{
+  char path[PETSC_MAX_PATH_LEN], *sbuf;
+  size_t len;
+  int err;
+
+  PetscFunctionBeginUser;
+  PetscCall(ckp_path(prefix, m->seq, file_kinds[1], path));
+  PetscCall(verify_file(comm, path, mpath, &m->file[1]));
+  PetscCall(read_bcast(comm, path, &sbuf, &len, &err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", path, strerror(err));
+  PetscCall(AmrCkpStateCreate(comm, st));
+  PetscCall(PetscStrncpy((*st)->source, mpath, sizeof (*st)->source));
+  PetscCall(state_parse(comm, path, (const unsigned char *)sbuf, len, *st));
+  PetscCall(PetscFree(sbuf));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCheckpointReadState(MPI_Comm comm, const char *prefix, AmrCkpState *st)
+{
+  char mpath[PETSC_MAX_PATH_LEN];
+  CkpManifest m;
+  PetscErrorCode ierr;
+
+  PetscFunctionBeginUser;
+  *st = NULL;
+  PetscCall(manifest_read(comm, prefix, mpath, &m));
+  ierr = state_read(comm, prefix, mpath, &m, st);
+  PetscCall(manifest_free(&m));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
                                  p4est_t **out, p4est_connectivity_t **conn_out, AmrCkpState *st)
 {
-  char mpath[PETSC_MAX_PATH_LEN], path[2][PETSC_MAX_PATH_LEN], msg[256], *text, *sbuf;
+  char mpath[PETSC_MAX_PATH_LEN], path[PETSC_MAX_PATH_LEN];
   CkpManifest m;
   CellLayout L;
-  size_t len;
-  int err;
   p4est_t *p4est;
   p4est_connectivity_t *lconn;
 
@@ -862,19 +920,9 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
   *out = NULL;
   if (conn_out) *conn_out = NULL;
   *st = NULL;
-  PetscCall(ckp_path(prefix, 0, "manifest", mpath));
-  PetscCall(read_bcast(comm, mpath, &text, &len, &err));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' cannot be read: %s", mpath, strerror(err));
-  PetscCheck(strlen(text) == len, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': not an amrdlb checkpoint manifest", mpath);
-  PetscCall(manifest_parse(text, &m, msg, sizeof msg));
-  PetscCall(PetscFree(text));
-  if (msg[0]) {
+  PetscCall(manifest_read(comm, prefix, mpath, &m));
+  if (m.qsize != (long long)data_size || m.nfields != nfields) {
     PetscCall(manifest_free(&m));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': %s", mpath, msg);
-  }
-  if (m.dim != P4EST_DIM || m.qsize != (long long)data_size || m.nfields != nfields) {
-    PetscCall(manifest_free(&m));
-    PetscCheck(m.dim == P4EST_DIM, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds a %dD forest, this program runs in %dD", mpath, m.dim, P4EST_DIM);
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds %lld bytes of quadrant data and %d cell arrays per cell, this run expects %zu bytes and %d", mpath,
             m.qsize, m.nfields, data_size, nfields);
   }
@@ -888,22 +936,16 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
       SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': cell array %d has %lld bytes per cell, this run expects %zu", mpath, f, have, fields[f].size);
     }
   }
-  for (int k = 0; k < 2; k++) {
+  {
     PetscErrorCode ierr;
-    PetscCall(ckp_path(prefix, m.seq, file_kinds[k], path[k]));
-    ierr = verify_file(comm, path[k], mpath, &m.file[k]);
+    PetscCall(ckp_path(prefix, m.seq, file_kinds[0], path));
+    ierr = verify_file(comm, path, mpath, &m.file[0]);
+    /* verified: now the state and the forest can be trusted */
+    if (!ierr) ierr = state_read(comm, prefix, mpath, &m, st);
     if (ierr) PetscCall(manifest_free(&m));
     PetscCall(ierr);
   }
-
-  /* verified: now the state and the forest can be trusted */
-  PetscCall(read_bcast(comm, path[1], &sbuf, &len, &err));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", path[1], strerror(err));
-  PetscCall(AmrCkpStateCreate(comm, st));
-  PetscCall(PetscStrncpy((*st)->source, mpath, sizeof (*st)->source));
-  PetscCall(state_parse(comm, path[1], (const unsigned char *)sbuf, len, *st));
-  PetscCall(PetscFree(sbuf));
-  p4est = p4est_load_ext(path[0], comm, layout_total(&L), layout_total(&L) > 0, 1, 1, NULL, &lconn);
+  p4est = p4est_load_ext(path, comm, layout_total(&L), layout_total(&L) > 0, 1, 1, NULL, &lconn);
   PetscCall(manifest_free(&m));
   if (conn) {
     if (!p4est_connectivity_is_equal(conn, lconn)) {

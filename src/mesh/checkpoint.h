@@ -122,6 +122,13 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
 PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
                                  p4est_t **p4est, p4est_connectivity_t **conn_out, AmrCkpState *st);
 
+/** Read only the state record of the current checkpoint set of prefix on
+ *  comm, after verifying its manifest (dimension, version) and the state
+ *  file's size and checksums: what a restart needs to know (the options
+ *  and the per-cell layout of the run) before it can read the forest.
+ *  Errors as AmrCheckpointRead. */
+PetscErrorCode AmrCheckpointReadState(MPI_Comm comm, const char *prefix, AmrCkpState *st);
+
 /** CRC-32 (IEEE 802.3, as zlib's crc32) of n bytes continuing from crc
  *  (0 to start). */
 uint32_t AmrCrc32(uint32_t crc, const void *p, size_t n);

@@ -67,7 +67,7 @@ static const AdvectProblem front = {"moving-front", front_velocity, front_exact,
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \
     NAME, HELP, DATA, AmrAdvectionCreate, AmrAdvectionSetup, AmrAdvectionInitial, AmrAdvectionSolve, AmrAdvectionEstimate, AmrAdvectionAdapt, \
-      AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy \
+      AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy, AmrAdvectionSave, AmrAdvectionLoad \
   }
 const AmrProblemOps amr_problem_rotating_hill =
   AMR_ADVECTION_PROBLEM("rotating-hill", "Advection: a Gaussian hill in solid-body rotation, period 1 (exact solution known)", &hill);
@@ -276,6 +276,58 @@ PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d)
   PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &mean));
   PetscCall(AdvectCellMeans(s->adv, mean));
   PetscCall(amr_vtk_add_cell_field(d, "tracer", mean));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st)
+{
+  AmrAdvection *s = p->impl;
+  PetscMPIInt rank, size;
+  double t, inflow, *all = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
+  PetscCallMPI(MPI_Comm_size(p->comm, &size));
+  AdvectGetHistory(s->adv, &t, &inflow);
+  /* every rank's share of the inflow: on as many ranks the sum goes on in
+   * the same order, bit for bit */
+  if (rank == 0) PetscCall(PetscMalloc1(size, &all));
+  PetscCallMPI(MPI_Gather(&inflow, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, p->comm));
+  PetscCall(AmrCkpStateSetReal(st, "problem.time", t));
+  PetscCall(AmrCkpStateSetReal(st, "problem.mass_initial", s->mass0));
+  if (rank == 0) PetscCall(AmrCkpStateSetBytes(st, "problem.inflow_ranks", all, sizeof(double) * size));
+  PetscCall(PetscFree(all));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st)
+{
+  AmrAdvection *s = p->impl;
+  PetscMPIInt rank, size;
+  const void *buf;
+  size_t len;
+  double t, inflow = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
+  PetscCallMPI(MPI_Comm_size(p->comm, &size));
+  PetscCall(AmrCkpStateGetReal(st, "problem.time", &t));
+  PetscCall(AmrCkpStateGetReal(st, "problem.mass_initial", &s->mass0));
+  PetscCall(AmrCkpStateGetBytes(st, "problem.inflow_ranks", &buf, &len));
+  {
+    const size_t n = len / sizeof(double);
+    double v;
+    if (n == (size_t)size) {
+      memcpy(&inflow, (const char *)buf + sizeof(double) * rank, sizeof(double));
+    } else if (rank == 0) {
+      /* another number of ranks: the total, summed in rank order, on rank 0 */
+      for (size_t k = 0; k < n; k++) {
+        memcpy(&v, (const char *)buf + sizeof(double) * k, sizeof(double));
+        inflow += v;
+      }
+    }
+  }
+  AdvectSetHistory(s->adv, t, inflow);
   PetscFunctionReturn(0);
 }
 

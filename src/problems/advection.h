@@ -39,6 +39,8 @@ PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle);
 PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j);
 PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d);
 PetscErrorCode AmrAdvectionDestroy(AmrProblem p);
+PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st);
+PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st);
 
 /** The time steps of one cycle (the timed local work, one log entry per
  *  step), then the load types and the cycle's numbers; AmrAdvectionSolve

@@ -229,4 +229,6 @@ const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
                                                    AmrAdvectionMonitor,
                                                    AmrAdvectionReport,
                                                    darcy_vtk,
-                                                   darcy_destroy};
+                                                   darcy_destroy,
+                                                   AmrAdvectionSave,
+                                                   AmrAdvectionLoad};

@@ -405,6 +405,28 @@ PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d)
   PetscFunctionReturn(0);
 }
 
+/* The solution field is the next solve's initial guess once a cycle has
+ * solved: a restart must know whether it does. */
+PetscErrorCode AmrPoissonSave(AmrProblem p, AmrCkpState st)
+{
+  PoissonState *s = p->impl;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateSetInt(st, "problem.guess", s->guess));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st)
+{
+  PoissonState *s = p->impl;
+  int64_t guess;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateGetInt(st, "problem.guess", &guess));
+  s->guess = guess ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrPoissonDestroy(AmrProblem p)
 {
   PoissonState *s = p->impl;

@@ -19,13 +19,15 @@ PetscErrorCode AmrPoissonMonitor(AmrProblem p, int cycle);
 PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j);
 PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d);
 PetscErrorCode AmrPoissonDestroy(AmrProblem p);
+PetscErrorCode AmrPoissonSave(AmrProblem p, AmrCkpState st);
+PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
 
 /** The ops table of a Poisson problem called NAME with the FemProblem
  *  *DATA; HELP is one line for -help. */
 #define AMR_POISSON_PROBLEM(NAME, HELP, DATA) \
   { \
     NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
-      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy \
+      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, AmrPoissonSave, AmrPoissonLoad \
   }
 
 /** The data of the registered Poisson problem called name; NULL when name

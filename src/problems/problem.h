@@ -12,7 +12,9 @@
  * independent of the problem:
  *  - every piece of per-cell state the problem keeps is one of its fields
  *    (AmrProblemField): the cycle carries them through repartition and
- *    could save and load them; its global state is AmrProblemState;
+ *    saves and loads them with a checkpoint; its global state is
+ *    AmrProblemState, and what else it keeps between cycles goes through
+ *    the optional save and load ops;
  *  - the problem measures its own local work (thread CPU time of its
  *    element or cell loops, never its waits on other ranks) and hands it to
  *    the cycle with AmrProblemLogWork, one call per step.
@@ -29,6 +31,7 @@
 #include <p8est.h>
 #endif
 #include "bench/json.h"
+#include "mesh/checkpoint.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 
@@ -100,6 +103,15 @@ struct AmrProblemOps {
   PetscErrorCode (*vtk)(AmrProblem p, amr_vtk_data_t *d);
   /** Free the implementation's state. */
   PetscErrorCode (*destroy)(AmrProblem p);
+  /** Optional: put the global state the next cycle needs besides the
+   *  fields and AmrProblemState (a solver's own time, mass totals) into a
+   *  checkpoint's record, as values named "problem.*" (collective; rank
+   *  0's record is stored).  NULL: none. */
+  PetscErrorCode (*save)(AmrProblem p, AmrCkpState st);
+  /** Optional: take it back on a restart, after setup on the loaded forest
+   *  with the fields' data in place; the record may come from another
+   *  number of ranks (collective). */
+  PetscErrorCode (*load)(AmrProblem p, AmrCkpState st);
 };
 
 /** Receives the local work a problem measures. */

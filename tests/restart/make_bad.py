@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Damaged copies of the checkpoint set DIR/good (one checkpoint of
+sequence 1) for the bad-input tests of -restart:
+  DIR/truncated  the forest file cut in half
+  DIR/corrupted  one byte of the state file changed
+  DIR/noforest   the forest file missing
+  DIR/version    the manifest of another format version
+(DIR/none has no files at all).  With --clean first: an empty DIR for
+the run that writes DIR/good."""
+import os
+import shutil
+import sys
+
+d = sys.argv[-1]
+if sys.argv[1] == "--clean":
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    sys.exit(0)
+good = os.path.join(d, "good")
+files = {"manifest": good + ".manifest", "forest": good + ".1.forest", "state": good + ".1.state"}
+for f in files.values():
+    if not os.path.exists(f):
+        sys.exit("missing %s: the fixture run did not write checkpoint 1" % f)
+
+
+def copy(name):
+    p = os.path.join(d, name)
+    shutil.copy(files["manifest"], p + ".manifest")
+    shutil.copy(files["forest"], p + ".1.forest")
+    shutil.copy(files["state"], p + ".1.state")
+    return p
+
+
+p = copy("truncated")
+data = open(p + ".1.forest", "rb").read()
+open(p + ".1.forest", "wb").write(data[: len(data) // 2])
+p = copy("corrupted")
+data = bytearray(open(p + ".1.state", "rb").read())
+data[len(data) // 2] ^= 0x10
+open(p + ".1.state", "wb").write(bytes(data))
+p = copy("noforest")
+os.remove(p + ".1.forest")
+p = copy("version")
+text = open(p + ".manifest").read()
+open(p + ".manifest", "w").write(text.replace("amrdlb-checkpoint 1\n", "amrdlb-checkpoint 2\n", 1))
+print("damaged copies of %s written" % good)
