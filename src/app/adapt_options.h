@@ -11,7 +11,7 @@
 /** Shared adaptation and output options. */
 typedef struct {
   char strategy[32];               /**< -amr_strategy: a mark.h strategy, or threshold */
-  amr_mark_params_t mark;          /**< fractions, theta, -amr_min_level .. -amr_max_level */
+  AmrMarkParams mark;          /**< fractions, theta, -amr_min_level .. -amr_max_level */
   PetscReal refine_tol, coarsen_tol; /**< threshold: -amr_refine_tol, -amr_coarsen_tol */
   PetscInt vtk_interval;           /**< -vtk_interval: VTK every K-th cycle */
   char report[PETSC_MAX_PATH_LEN]; /**< -report FILE.jsonl, empty: none */

@@ -40,7 +40,7 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
   o->min_level = 3;
   o->vtk[0] = '\0';
   o->vtk_binary = PETSC_TRUE;
-  PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", amr_mesh_builtin_names()));
+  PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", AmrMeshBuiltinNames()));
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
@@ -53,7 +53,7 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
 
 /* A level the forest cannot reach, or a forest this machine cannot hold, is
  * refused before p4est tries (p4est would abort or run out of memory). */
-static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt level)
+static PetscErrorCode amr_check_level(MPI_Comm comm, const AmrMesh *mesh, PetscInt level)
 {
   PetscMPIInt size;
   double cells, bytes, memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
@@ -74,7 +74,7 @@ static PetscErrorCode amr_check_level(MPI_Comm comm, const amr_mesh_t *mesh, Pet
 /* Every option again, with -help on (unknown_options.h). */
 typedef struct {
   MPI_Comm comm;
-  const amr_mesh_t *mesh;
+  const AmrMesh *mesh;
 } AmrReread;
 
 static PetscErrorCode amr_reread(void *ctx)
@@ -94,7 +94,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
 {
   AmrDriverOptions opt;
   AmrCycle cyc;
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   p4est_t *p4est;
   PetscBool help;
   PetscMPIInt size;
@@ -118,26 +118,26 @@ static PetscErrorCode amr_run(MPI_Comm comm)
     AmrReread r = {comm, &mesh};
     PetscCall(AmrOptionsCheckUnused(comm, p ? p->nsolvers : 0, p ? p->solver_prefix : NULL, amr_reread, &r));
   }
-  PetscCall(amr_mesh_create(comm, opt.mesh, &mesh));
+  PetscCall(AmrMeshCreate(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
-  PetscCall(amr_mesh_view_parts(comm, &mesh, AMR_PROGRAM));
+  PetscCall(AmrMeshViewParts(comm, &mesh, AMR_PROGRAM));
   if (AmrCycleRestarts(cyc)) {
     PetscCall(AmrCycleRestart(cyc, mesh.conn, &p4est));
     PetscCall(AmrCycleRun(cyc));
     PetscCall(AmrCycleDestroy(&cyc));
     p4est_destroy(p4est);
-    PetscCall(amr_mesh_destroy(&mesh));
+    PetscCall(AmrMeshDestroy(&mesh));
     PetscFunctionReturn(0);
   }
   /* fill_uniform creates the refined forest already partitioned by cell count */
   p4est = p4est_new_ext(comm, mesh.conn, 0, (int)opt.min_level, 1, 0, NULL, NULL);
   if (opt.vtk[0] && !cyc) {
-    amr_vtk_data_t d;
+    AmrVtkData d;
     sc_array_t *part = sc_array_new(sizeof(double));
-    amr_mesh_boundary_field(&mesh, p4est, part);
-    amr_vtk_data_init(&d, mesh.geom, 1);
-    if (mesh.nparts) PetscCall(amr_vtk_add_cell_field(&d, "boundary_part", (const double *)part->array));
-    PetscCall(amr_vtk_write(p4est, opt.vtk, opt.vtk_binary, &d));
+    AmrMeshBoundaryField(&mesh, p4est, part);
+    AmrVtkDataInit(&d, mesh.geom, 1);
+    if (mesh.nparts) PetscCall(AmrVtkAddCellField(&d, "boundary_part", (const double *)part->array));
+    PetscCall(AmrVtkWrite(p4est, opt.vtk, opt.vtk_binary, &d));
     sc_array_destroy(part);
   }
   local = (long long)p4est->local_num_quadrants;
@@ -153,7 +153,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   }
   PetscCall(AmrCycleDestroy(&cyc));
   p4est_destroy(p4est);
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   PetscFunctionReturn(0);
 }
 

@@ -29,7 +29,7 @@ struct _p_AmrCycle {
   PetscBool fixed;       /* -amr_strategy uniform on a problem with time: the mesh stays */
   AmrLbOptions lbo;
   AmrLb lb;
-  amr_vtk_series_t *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
+  AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
   p4est_t *p4est;
   FILE *report;          /* rank 0 */
   PetscLogStage stage[NPHASES];
@@ -73,7 +73,7 @@ static PetscErrorCode checkpoint_options(MPI_Comm comm, AmrCycle cyc)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *out)
+PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *out)
 {
   char name[64] = "", names[512], phelp[640];
   const AmrProblemOps *ops = NULL;
@@ -96,7 +96,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt mi
 
   PetscCall(PetscCalloc1(1, &cyc));
   cyc->comm = comm;
-  if (vtk[0]) PetscCall(amr_vtk_series_create(comm, vtk, vtk_binary, &cyc->vtk));
+  if (vtk[0]) PetscCall(AmrVtkSeriesCreate(comm, vtk, vtk_binary, &cyc->vtk));
   if (ops) {
     PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
     cyc->problem->log = work_log;
@@ -512,21 +512,21 @@ static PetscErrorCode write_vtk(AmrCycle cyc, int cycle)
 {
   const AmrProblem p = cyc->problem;
   const p4est_locidx_t n = cyc->p4est->local_num_quadrants;
-  amr_vtk_data_t d;
+  AmrVtkData d;
   double *eta, *type = NULL;
 
   PetscFunctionBeginUser;
-  amr_vtk_data_init(&d, p->mesh->geom, 1);
+  AmrVtkDataInit(&d, p->mesh->geom, 1);
   if (p->ops->vtk) PetscCall(p->ops->vtk(p, &d));
   PetscCall(PetscMalloc1((size_t)n + 1, &eta));
   for (p4est_locidx_t e = 0; e < n; e++) eta[e] = sqrt(cyc->eta2[e]);
-  PetscCall(amr_vtk_add_cell_field(&d, "indicator", eta));
+  PetscCall(AmrVtkAddCellField(&d, "indicator", eta));
   if (p->ops->load_types) {
     PetscCall(PetscMalloc1((size_t)n + 1, &type));
     for (p4est_locidx_t e = 0; e < n; e++) type[e] = cyc->types[e];
-    PetscCall(amr_vtk_add_cell_field(&d, "load_type", type));
+    PetscCall(AmrVtkAddCellField(&d, "load_type", type));
   }
-  PetscCall(amr_vtk_series_write(cyc->vtk, cyc->p4est, cycle, p->state.sim_time >= 0 ? p->state.sim_time : cycle, &d));
+  PetscCall(AmrVtkSeriesWrite(cyc->vtk, cyc->p4est, cycle, p->state.sim_time >= 0 ? p->state.sim_time : cycle, &d));
   /* the problem's arrays are the cycle's to free, as ours */
   for (int k = 0; k < d.npoint; k++) PetscCall(PetscFree(d.point[k].values));
   for (int k = 0; k < d.ncell; k++) PetscCall(PetscFree(d.cell[k].values));
@@ -661,7 +661,7 @@ PetscErrorCode AmrCycleDestroy(AmrCycle *cyc)
   if ((*cyc)->report) fclose((*cyc)->report);
   PetscCall(AmrProblemDestroy(&(*cyc)->problem));
   PetscCall(AmrLbDestroy(&(*cyc)->lb));
-  PetscCall(amr_vtk_series_destroy(&(*cyc)->vtk));
+  PetscCall(AmrVtkSeriesDestroy(&(*cyc)->vtk));
   PetscCall(PetscFree((*cyc)->types));
   PetscCall(PetscFree((*cyc)->eta2));
   PetscCall(PetscFree(*cyc));

@@ -28,7 +28,7 @@ typedef struct _p_AmrCycle *AmrCycle;
  *  collective PETSC_ERR_USER_INPUT errors naming the option.  min_level,
  *  vtk (the -vtk prefix, empty: none) and vtk_binary (-vtk_binary) come
  *  from the driver. */
-PetscErrorCode AmrCycleCreate(MPI_Comm comm, const amr_mesh_t *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *cyc);
+PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *cyc);
 
 /** Open the report, attach the problem to the uniform forest p4est (no
  *  user data): its fields and initial data, refinement towards the initial data when the

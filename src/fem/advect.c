@@ -162,10 +162,10 @@ static double cell_map(const p4est_connectivity_t *conn, p4est_topidx_t t, const
   double lo[DIM], h, r[3] = {0}, jac[3][3];
   quad_box(q, lo, &h);
   for (int k = 0; k < DIM; k++) r[k] = lo[k] + 0.5 * (xi[k] + 1) * h;
-  amr_geom_tree_map(conn, t, r, x, jac);
+  AmrGeomTreeMap(conn, t, r, x, jac);
   for (int i = 0; i < DIM; i++)
     for (int k = 0; k < DIM; k++) jac[i][k] *= 0.5 * h;
-  return fabs(amr_geom_invert(jac, jinv));
+  return fabs(AmrGeomInvert(jac, jinv));
 }
 
 /** Mass matrix of quadrant q (nb x nb, row major). */
@@ -421,8 +421,8 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
       r[k] = lo[k] + 0.5 * (gauss_x[n][i] + 1) * h;
       w *= gauss_w[n][i] * 0.5 * h;
     }
-    amr_geom_tree_map(conn, a->tree, r, pt.x, jac);
-    double det = fabs(amr_geom_invert(jac, jinv));
+    AmrGeomTreeMap(conn, a->tree, r, pt.x, jac);
+    double det = fabs(AmrGeomInvert(jac, jinv));
     for (int k = 0; k < DIM; k++) pt.eta[k] = (r[k] - lo[k]) / h;
     adv->prob->velocity(adv->ctx, &pt, vel);
     /* Nanson: n dS = |det J| J^{-T} N dS_ref, N = +-e_ax */

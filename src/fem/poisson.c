@@ -196,7 +196,7 @@ static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
                         double J[3][3])
 {
   if (!fp->taffine[t]) {
-    amr_geom_quad_map(fp->p4est->connectivity, t, q, eta, x, J);
+    AmrGeomQuadMap(fp->p4est->connectivity, t, q, eta, x, J);
     return;
   }
   const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
@@ -225,7 +225,7 @@ static double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quad
 {
   double J[3][3];
   element_map(fp, t, q, eta, x, J);
-  return fabs(amr_geom_invert(J, Ji));
+  return fabs(AmrGeomInvert(J, Ji));
 }
 
 /* Outward unit normal of reference face f under inverse Jacobian Ji, and
@@ -452,7 +452,7 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     const p4est_topidx_t nt = p4est->connectivity->num_trees;
     PetscCall(PetscMalloc3(nt, &fp->taffine, 3 * (size_t)nt, &fp->tx0, 9 * (size_t)nt, &fp->tJ));
     for (p4est_topidx_t t = 0; t < nt; t++)
-      fp->taffine[t] = (char)amr_geom_tree_affine(p4est->connectivity, t, fp->tx0 + 3 * (size_t)t,
+      fp->taffine[t] = (char)AmrGeomTreeAffine(p4est->connectivity, t, fp->tx0 + 3 * (size_t)t,
                                                   (double(*)[3])(fp->tJ + 9 * (size_t)t));
   }
   for (p4est_topidx_t t = p4est->first_local_tree, e = 0; t <= p4est->last_local_tree; t++) {
@@ -545,7 +545,7 @@ static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, do
   double J[3][3], Ji[3][3], x0[3], M[P4EST_DIM][P4EST_DIM];
 
   element_map(fp, t, q, origin, x0, J);
-  const double adet = fabs(amr_geom_invert(J, Ji)), kd = adet * fp->prob->k(P4EST_DIM, x0, (long)t);
+  const double adet = fabs(AmrGeomInvert(J, Ji)), kd = adet * fp->prob->k(P4EST_DIM, x0, (long)t);
   for (int a = 0; a < P4EST_DIM; a++)
     for (int b = 0; b < P4EST_DIM; b++) {
       M[a][b] = 0.0;
@@ -907,7 +907,7 @@ static int locate(const p4est_t *p4est, const KellySide *a, const double eta[3],
     for (int d = 0; d < P4EST_DIM; d++) xi[d] = qa[d] + eta[d] * ha;
   } else {
     for (int d = 0; d < P4EST_DIM; d++) xi[d] = (qb[d] + 0.5 * hb) / P4EST_ROOT_LEN;
-    if (amr_geom_tree_inverse(p4est->connectivity, b->t, x, xi)) return -1;
+    if (AmrGeomTreeInverse(p4est->connectivity, b->t, x, xi)) return -1;
     for (int d = 0; d < P4EST_DIM; d++) xi[d] *= P4EST_ROOT_LEN;
   }
   etab[0] = etab[1] = etab[2] = 0.0;

@@ -28,7 +28,7 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
 
 /** Boundary types per coarse tree face (num_trees * P4EST_FACES entries:
  *  FEM_BC_DIRICHLET, FEM_BC_NEUMANN, or -1 to let the problem decide), as
- *  amr_mesh_boundary_types() makes them from named boundary parts; NULL
+ *  AmrMeshBoundaryTypes() makes them from named boundary parts; NULL
  *  (the default) lets the problem decide everywhere.  The table is not
  *  copied: it must outlive fp.  Call before FemPoissonSetup(). */
 PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc);

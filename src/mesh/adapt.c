@@ -10,7 +10,7 @@
 /* Each cell's user data during adaptation: its mark, then its values. */
 typedef struct {
   int nvals, min_level, max_level;
-  amr_transfer_t transfer;
+  AmrTransfer transfer;
   void *ctx;
 } adapt_ctx_t;
 
@@ -52,7 +52,7 @@ static void replace_fn(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quadran
 }
 
 PetscErrorCode AmrAdapt(p4est_t *p4est, const signed char *marks, int min_level, int max_level, int nvals,
-                        double **vals, amr_transfer_t transfer, void *ctx)
+                        double **vals, AmrTransfer transfer, void *ctx)
 {
   adapt_ctx_t ac = {nvals, min_level, max_level, transfer, ctx};
   void *saved = p4est->user_pointer;

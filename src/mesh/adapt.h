@@ -16,7 +16,7 @@
 /** Fill the values of the incoming cells from the outgoing ones; all are
  *  quadrants of one tree: one parent and its descendants when refining,
  *  a family and its parent when coarsening. */
-typedef void (*amr_transfer_t)(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outv[],
+typedef void (*AmrTransfer)(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outv[],
                                int nin, const p4est_quadrant_t *in[], double *inv[]);
 
 /** Refine the local cells with marks[i] > 0 (below max_level), coarsen the
@@ -26,6 +26,6 @@ typedef void (*amr_transfer_t)(void *ctx, int nout, const p4est_quadrant_t *out[
  *  filled through transfer.  The forest must carry no user data
  *  (data_size 0); it carries none on return. */
 PetscErrorCode AmrAdapt(p4est_t *p4est, const signed char *marks, int min_level, int max_level, int nvals,
-                        double **vals, amr_transfer_t transfer, void *ctx);
+                        double **vals, AmrTransfer transfer, void *ctx);
 
 #endif

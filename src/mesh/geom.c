@@ -8,7 +8,7 @@
 #include <string.h>
 #include "mesh/geom.h"
 
-void amr_geom_tree_map(const p4est_connectivity_t *conn, p4est_topidx_t t,
+void AmrGeomTreeMap(const p4est_connectivity_t *conn, p4est_topidx_t t,
                        const double xi[3], double x[3], double J[3][3])
 {
   const p4est_topidx_t *ttv = conn->tree_to_vertex + (size_t)t * P4EST_CHILDREN;
@@ -36,7 +36,7 @@ void amr_geom_tree_map(const p4est_connectivity_t *conn, p4est_topidx_t t,
   }
 }
 
-void amr_geom_quad_map(const p4est_connectivity_t *conn, p4est_topidx_t t,
+void AmrGeomQuadMap(const p4est_connectivity_t *conn, p4est_topidx_t t,
                        const p4est_quadrant_t *q, const double eta[3],
                        double x[3], double J[3][3])
 {
@@ -47,13 +47,13 @@ void amr_geom_quad_map(const p4est_connectivity_t *conn, p4est_topidx_t t,
 #ifdef P4_TO_P8
   xi[2] = (double)q->z / P4EST_ROOT_LEN + h * eta[2];
 #endif
-  amr_geom_tree_map(conn, t, xi, x, J);
+  AmrGeomTreeMap(conn, t, xi, x, J);
   if (J)
     for (int a = 0; a < P4EST_DIM; a++)
       for (int b = 0; b < P4EST_DIM; b++) J[a][b] *= h;
 }
 
-double amr_geom_invert(const double J[3][3], double Ji[3][3])
+double AmrGeomInvert(const double J[3][3], double Ji[3][3])
 {
 #ifndef P4_TO_P8
   const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
@@ -75,7 +75,7 @@ double amr_geom_invert(const double J[3][3], double Ji[3][3])
   return det;
 }
 
-int amr_geom_tree_inverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
+int AmrGeomTreeInverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
                           const double x[3], double xi[3])
 {
   double scale = 0.0;
@@ -85,8 +85,8 @@ int amr_geom_tree_inverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
   }
   for (int it = 0; it < 50; it++) {
     double y[3], J[3][3], Ji[3][3], r = 0.0;
-    amr_geom_tree_map(conn, t, xi, y, J);
-    amr_geom_invert(J, Ji);
+    AmrGeomTreeMap(conn, t, xi, y, J);
+    AmrGeomInvert(J, Ji);
     for (int a = 0; a < P4EST_DIM; a++) r = fmax(r, fabs(y[a] - x[a]));
     if (r <= 1e-14 * (1.0 + scale)) return 0;
     for (int a = 0; a < P4EST_DIM; a++) {
@@ -98,11 +98,11 @@ int amr_geom_tree_inverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
   return -1;
 }
 
-int amr_geom_tree_affine(const p4est_connectivity_t *conn, p4est_topidx_t t, double x0[3], double J[3][3])
+int AmrGeomTreeAffine(const p4est_connectivity_t *conn, p4est_topidx_t t, double x0[3], double J[3][3])
 {
   const double origin[3] = {0, 0, 0};
   double scale = 0.0;
-  amr_geom_tree_map(conn, t, origin, x0, J);
+  AmrGeomTreeMap(conn, t, origin, x0, J);
   for (int a = 0; a < P4EST_DIM; a++)
     for (int b = 0; b < P4EST_DIM; b++) scale = fmax(scale, fabs(J[a][b]));
   /* The map is affine iff every corner is x0 plus the Jacobian applied to

@@ -654,7 +654,7 @@ static int inp_ids(inp_reader *r)
 }
 
 /* The dimension of the file's cells: the highest of its elements. */
-static int inp_cells(inp_reader *r, amr_inp_mesh_t *m)
+static int inp_cells(inp_reader *r, AmrInpMesh *m)
 {
   static const char *const cells2 = "quadrilaterals (CPS4, CPE4, C2D4, S4, S4R, ...)", *const cells3 = "hexahedra (C3D8, C3D8R, ...)";
   int fdim = 0, first[4] = {-1, -1, -1, -1};
@@ -732,7 +732,7 @@ static void vsub(const double *a, const double *b, double *d)
 /* Orientation: every corner's edge vectors must form a positive frame, which
  * for quads means convex and counter-clockwise, and for hexes a positive
  * trilinear Jacobian at the corners (Abaqus order, as in the file). */
-static int inp_orientation(inp_reader *r, const amr_inp_mesh_t *m)
+static int inp_orientation(inp_reader *r, const AmrInpMesh *m)
 {
   const int nv = 1 << r->dim;
   for (long k = 0; k < m->ncell; k++) {
@@ -803,7 +803,7 @@ static int cmp_cellkey(const void *a, const void *b)
 
 /* Two cells on the same nodes (an element given twice under two ids)
  * would be two trees on top of each other, glued face to face. */
-static int inp_twins(inp_reader *r, const amr_inp_mesh_t *m)
+static int inp_twins(inp_reader *r, const AmrInpMesh *m)
 {
   const int nv = 1 << r->dim;
   long (*key)[9] = malloc((size_t)(m->ncell + 1) * sizeof *key);
@@ -833,7 +833,7 @@ static int inp_twins(inp_reader *r, const amr_inp_mesh_t *m)
 /* Faces in more than two cells make p4est's connectivity builder go wrong;
  * the faces in one cell are the boundary, and the lower-dimensional
  * elements on them name them. */
-static int inp_faces(inp_reader *r, const amr_inp_mesh_t *m)
+static int inp_faces(inp_reader *r, const AmrInpMesh *m)
 {
   const int nf = 2 * r->dim, fv = 1 << (r->dim - 1), nv = 1 << r->dim;
   const long n = m->ncell * nf;
@@ -897,7 +897,7 @@ static int inp_faces(inp_reader *r, const amr_inp_mesh_t *m)
 
 typedef struct {
   inp_reader *r;
-  const amr_inp_mesh_t *m;
+  const AmrInpMesh *m;
   inp_set_t *s;
   char *fmark, *nmark;
 } inp_resolve_t;
@@ -962,12 +962,12 @@ static void resolve_entries(inp_resolve_t *z, const inp_set_t *from, int kind, i
   }
 }
 
-static int inp_sets(inp_reader *r, amr_inp_mesh_t *m)
+static int inp_sets(inp_reader *r, AmrInpMesh *m)
 {
   const int nf = 2 * r->dim, fv = 1 << (r->dim - 1), nv = 1 << r->dim;
   const long n = m->ncell * nf;
   inp_resolve_t z = {r, m, NULL, calloc((size_t)n + 1, 1), calloc((size_t)r->nnode + 1, 1)};
-  m->set = calloc((size_t)r->nset + 1, sizeof(amr_inp_set_t));
+  m->set = calloc((size_t)r->nset + 1, sizeof(AmrInpSet));
   if (!z.fmark || !z.nmark || !m->set) {
     free(z.fmark);
     free(z.nmark);
@@ -975,7 +975,7 @@ static int inp_sets(inp_reader *r, amr_inp_mesh_t *m)
   }
   int ok = 1;
   for (long s = 0; ok && s < r->nset; s++) {
-    amr_inp_set_t *out = &m->set[m->nsets++];
+    AmrInpSet *out = &m->set[m->nsets++];
     z.s = &r->set[s];
     memset(z.fmark, 0, (size_t)n);
     memset(z.nmark, 0, (size_t)r->nnode);
@@ -1013,7 +1013,7 @@ static int inp_sets(inp_reader *r, amr_inp_mesh_t *m)
   return ok;
 }
 
-void amr_inp_free(amr_inp_mesh_t *m)
+void AmrInpFree(AmrInpMesh *m)
 {
   free(m->xyz);
   free(m->cell);
@@ -1022,7 +1022,7 @@ void amr_inp_free(amr_inp_mesh_t *m)
   memset(m, 0, sizeof *m);
 }
 
-int amr_inp_parse(const char *path, const char *text, size_t len, int dim, amr_inp_mesh_t *m, char *msg, size_t msglen)
+int AmrInpParse(const char *path, const char *text, size_t len, int dim, AmrInpMesh *m, char *msg, size_t msglen)
 {
   inp_reader r = {.path = path, .dim = dim, .msg = msg, .msglen = msglen};
   memset(m, 0, sizeof *m);
@@ -1035,7 +1035,7 @@ int amr_inp_parse(const char *path, const char *text, size_t len, int dim, amr_i
   if (ok) ok = inp_twins(&r, m);
   if (ok) ok = inp_faces(&r, m);
   if (ok) ok = inp_sets(&r, m);
-  if (!ok) amr_inp_free(m);
+  if (!ok) AmrInpFree(m);
   free(r.node);
   free(r.sec);
   free(r.elem);

@@ -2,7 +2,7 @@
  * The Abaqus .inp reader: coarse meshes as gmsh, Cubit and Abaqus/CAE
  * write them, with their named boundary parts.
  *
- * Plain C, no MPI and no p4est: amr_mesh_create() (mesh.c) runs it on one
+ * Plain C, no MPI and no p4est: AmrMeshCreate() (mesh.c) runs it on one
  * rank and builds the p4est connectivity from its result.
  */
 #ifndef AMR_INP_H
@@ -22,7 +22,7 @@ typedef struct {
   char why[AMR_INP_WHY];   /**< empty: a boundary part; else why it is not one */
   long nfaces;             /**< boundary faces it names */
   long *face;              /**< cell * 2 dim + p4est face number, ascending */
-} amr_inp_set_t;
+} AmrInpSet;
 
 /** A coarse mesh read from an .inp file. */
 typedef struct {
@@ -32,8 +32,8 @@ typedef struct {
   long ncell;    /**< cells (trees), in file order */
   long *cell;    /**< 2^dim vertex indices per cell, in p4est's corner order */
   int nsets;     /**< named sets, in the order the file defines them */
-  amr_inp_set_t *set;
-} amr_inp_mesh_t;
+  AmrInpSet *set;
+} AmrInpMesh;
 
 /** Parse the \a len bytes of \a text, the contents of the .inp file \a path
  * (used in messages only), as a mesh of dimension \a dim (2 or 3).
@@ -47,9 +47,9 @@ typedef struct {
  * distinct, positive orientation of every cell, no face in more than two
  * cells.  Returns 1 and fills \a m, or 0 with \a msg one sentence naming
  * the file (and line) and \a m empty.  Not collective. */
-int amr_inp_parse(const char *path, const char *text, size_t len, int dim, amr_inp_mesh_t *m, char *msg, size_t msglen);
+int AmrInpParse(const char *path, const char *text, size_t len, int dim, AmrInpMesh *m, char *msg, size_t msglen);
 
-/** Free what amr_inp_parse() allocated; safe on a zeroed mesh. */
-void amr_inp_free(amr_inp_mesh_t *m);
+/** Free what AmrInpParse() allocated; safe on a zeroed mesh. */
+void AmrInpFree(AmrInpMesh *m);
 
 #endif

@@ -52,7 +52,7 @@ static PetscErrorCode bisect(const measure_t *m, double target, double *t)
 
 /* Coarsen the share par->coarsen_fraction of cells with the smallest
  * indicators: all cells below the threshold t_c. */
-static PetscErrorCode coarsen_threshold(const measure_t *m, double total_cells, const amr_mark_params_t *par,
+static PetscErrorCode coarsen_threshold(const measure_t *m, double total_cells, const AmrMarkParams *par,
                                         double *tc)
 {
   PetscFunctionBeginUser;
@@ -65,7 +65,7 @@ static PetscErrorCode coarsen_threshold(const measure_t *m, double total_cells, 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode thresholds_fraction(const measure_t *m, double ncells, const amr_mark_params_t *par,
+static PetscErrorCode thresholds_fraction(const measure_t *m, double ncells, const AmrMarkParams *par,
                                           double *tr, double *tc)
 {
   measure_t c = *m;
@@ -77,7 +77,7 @@ static PetscErrorCode thresholds_fraction(const measure_t *m, double ncells, con
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode thresholds_doerfler(const measure_t *m, double ncells, const amr_mark_params_t *par,
+static PetscErrorCode thresholds_doerfler(const measure_t *m, double ncells, const AmrMarkParams *par,
                                           double *tr, double *tc)
 {
   measure_t s = *m;
@@ -90,7 +90,7 @@ static PetscErrorCode thresholds_doerfler(const measure_t *m, double ncells, con
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode thresholds_uniform(const measure_t *m, double ncells, const amr_mark_params_t *par,
+static PetscErrorCode thresholds_uniform(const measure_t *m, double ncells, const AmrMarkParams *par,
                                          double *tr, double *tc)
 {
   (void)m; (void)ncells; (void)par;
@@ -102,7 +102,7 @@ static PetscErrorCode thresholds_uniform(const measure_t *m, double ncells, cons
 
 static const struct {
   const char *name;
-  PetscErrorCode (*thresholds)(const measure_t *, double, const amr_mark_params_t *, double *, double *);
+  PetscErrorCode (*thresholds)(const measure_t *, double, const AmrMarkParams *, double *, double *);
 } strategies[] = {
   {"fraction", thresholds_fraction},
   {"doerfler", thresholds_doerfler},
@@ -116,7 +116,7 @@ const char *AmrMarkStrategyName(int i)
 }
 
 PetscErrorCode AmrMark(MPI_Comm comm, const char *name, long n, const double *eta2, const signed char *level,
-                       const amr_mark_params_t *par, signed char *marks)
+                       const AmrMarkParams *par, signed char *marks)
 {
   measure_t m = {comm, n, eta2, 0};
   double ncells = (double)n, tr, tc;

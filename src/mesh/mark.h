@@ -13,14 +13,14 @@ typedef struct {
   double coarsen_fraction; /**< share of cells coarsened (0.03) */
   double theta;            /**< doerfler: share of the squared estimate refined (0.5) */
   int min_level, max_level;
-} amr_mark_params_t;
+} AmrMarkParams;
 
 /** Mark n local cells from their squared indicators eta2 and levels with
  *  the strategy called name; marks[i] becomes +1, 0 or -1.  Cells below
  *  min_level are always refined, none above max_level nor coarsened below
  *  min_level. */
 PetscErrorCode AmrMark(MPI_Comm comm, const char *name, long n, const double *eta2, const signed char *level,
-                       const amr_mark_params_t *par, signed char *marks);
+                       const AmrMarkParams *par, signed char *marks);
 
 /** The i-th strategy name, NULL past the end. */
 const char *AmrMarkStrategyName(int i);

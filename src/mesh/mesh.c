@@ -18,7 +18,7 @@ static const char *builtin_names = "unit,periodic,rotwrap,corner,pillow,moebius,
 static const char *builtin_names = "unit,periodic,rotwrap,twocubes,twowrap,rotcubes,shell,sphere,brick[:AxBxC]";
 #endif
 
-const char *amr_mesh_builtin_names(void) { return builtin_names; }
+const char *AmrMeshBuiltinNames(void) { return builtin_names; }
 
 /* "brick" or "brick:AxB[xC]": p4est's byname catalogue has only one fixed
  * brick, users want to choose the number of trees per direction. */
@@ -47,7 +47,7 @@ static PetscErrorCode mesh_brick(MPI_Comm comm, const char *spec, const char *si
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode mesh_builtin(MPI_Comm comm, const char *spec, amr_mesh_t *mesh)
+static PetscErrorCode mesh_builtin(MPI_Comm comm, const char *spec, AmrMesh *mesh)
 {
   char name[64];
   const char *arg = spec + strlen(AMR_BUILTIN_PREFIX), *colon = strchr(arg, ':');
@@ -77,7 +77,7 @@ static PetscErrorCode mesh_builtin(MPI_Comm comm, const char *spec, amr_mesh_t *
 /* The connectivity of the parsed cells: trees and vertices as the file
  * has them, every face first a boundary, then p4est finds the face, edge
  * and corner neighbours from the shared vertices. */
-static p4est_connectivity_t *mesh_connectivity(const amr_inp_mesh_t *m)
+static p4est_connectivity_t *mesh_connectivity(const AmrInpMesh *m)
 {
   const p4est_topidx_t nv = (p4est_topidx_t)m->nvert, nt = (p4est_topidx_t)m->ncell;
 #ifndef P4_TO_P8
@@ -97,7 +97,7 @@ static p4est_connectivity_t *mesh_connectivity(const amr_inp_mesh_t *m)
 }
 
 /* The named sets travel as fixed records plus one array of all faces. */
-static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, amr_mesh_t *mesh)
+static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, AmrMesh *mesh)
 {
   PetscMPIInt rank;
   long counts[2] = {mesh->nparts, 0}, *faces = NULL;
@@ -109,11 +109,11 @@ static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, amr_mesh_t *mesh)
   if (!counts[0]) PetscFunctionReturn(0);
   if (rank) {
     mesh->nparts = (int)counts[0];
-    /* calloc, as amr_inp_parse's sets on rank 0: one way to free them */
-    mesh->part = calloc((size_t)counts[0], sizeof(amr_inp_set_t));
+    /* calloc, as AmrInpParse's sets on rank 0: one way to free them */
+    mesh->part = calloc((size_t)counts[0], sizeof(AmrInpSet));
     PetscCheck(mesh->part, PETSC_COMM_SELF, PETSC_ERR_MEM, "out of memory");
   }
-  PetscCallMPI(MPI_Bcast(mesh->part, (int)(counts[0] * sizeof(amr_inp_set_t)), MPI_BYTE, 0, comm));
+  PetscCallMPI(MPI_Bcast(mesh->part, (int)(counts[0] * sizeof(AmrInpSet)), MPI_BYTE, 0, comm));
   PetscCall(PetscMalloc1(counts[1] + 1, &faces));
   if (!rank)
     for (long i = 0, k = 0; i < counts[0]; i++)
@@ -121,7 +121,7 @@ static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, amr_mesh_t *mesh)
   PetscCallMPI(MPI_Bcast(faces, (int)counts[1], MPI_LONG, 0, comm));
   if (rank)
     for (long i = 0, k = 0; i < counts[0]; i++) {
-      amr_inp_set_t *p = &mesh->part[i];
+      AmrInpSet *p = &mesh->part[i];
       p->face = NULL;
       if (!p->nfaces) continue;
       p->face = malloc((size_t)p->nfaces * sizeof(long));
@@ -135,7 +135,7 @@ static PetscErrorCode mesh_bcast_parts(MPI_Comm comm, amr_mesh_t *mesh)
 
 /* Rank 0 parses (or reports readerr), everyone learns the verdict before
  * anyone raises an error, so no rank waits in a broadcast forever. */
-static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char *text, size_t len, const char *readerr, amr_mesh_t *mesh)
+static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char *text, size_t len, const char *readerr, AmrMesh *mesh)
 {
   PetscMPIInt rank;
   char msg[PETSC_MAX_PATH_LEN + 512] = "";
@@ -144,18 +144,18 @@ static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
-    amr_inp_mesh_t m;
+    AmrInpMesh m;
     if (readerr) {
       PetscCall(PetscStrncpy(msg, readerr, sizeof msg));
       ok = 0;
-    } else ok = amr_inp_parse(name, text, len, P4EST_DIM, &m, msg, sizeof msg);
+    } else ok = AmrInpParse(name, text, len, P4EST_DIM, &m, msg, sizeof msg);
     if (ok) {
       mesh->conn = mesh_connectivity(&m);
       mesh->nparts = m.nsets;
       mesh->part = m.set;
       m.set = NULL;
       m.nsets = 0;
-      amr_inp_free(&m);
+      AmrInpFree(&m);
       if (!p4est_connectivity_is_valid(mesh->conn)) {
         snprintf(msg, sizeof msg, "mesh file '%s': p4est finds the connectivity of its cells invalid", name);
         ok = 0;
@@ -165,7 +165,7 @@ static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char 
   PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
   if (!ok) {
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
-    PetscCall(amr_mesh_destroy(mesh));
+    PetscCall(AmrMeshDestroy(mesh));
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s", msg);
   }
   mesh->conn = p4est_connectivity_bcast(mesh->conn, 0, comm);
@@ -173,7 +173,7 @@ static PetscErrorCode mesh_inp_text(MPI_Comm comm, const char *name, const char 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_mesh_create_inp(MPI_Comm comm, const char *name, const char *text, size_t len, amr_mesh_t *mesh)
+PetscErrorCode AmrMeshCreateInp(MPI_Comm comm, const char *name, const char *text, size_t len, AmrMesh *mesh)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(mesh, sizeof *mesh));
@@ -183,7 +183,7 @@ PetscErrorCode amr_mesh_create_inp(MPI_Comm comm, const char *name, const char *
 }
 
 /* Rank 0 reads the whole file: it is parsed once, from memory. */
-static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, amr_mesh_t *mesh)
+static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, AmrMesh *mesh)
 {
   PetscMPIInt rank;
   char err[PETSC_MAX_PATH_LEN + 128] = "", *text = NULL;
@@ -220,7 +220,7 @@ static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, amr_mesh_t *mesh
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_mesh_create(MPI_Comm comm, const char *spec, amr_mesh_t *mesh)
+PetscErrorCode AmrMeshCreate(MPI_Comm comm, const char *spec, AmrMesh *mesh)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(mesh, sizeof *mesh));
@@ -231,7 +231,7 @@ PetscErrorCode amr_mesh_create(MPI_Comm comm, const char *spec, amr_mesh_t *mesh
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh)
+PetscErrorCode AmrMeshDestroy(AmrMesh *mesh)
 {
   PetscFunctionBeginUser;
   if (mesh->geom) p4est_geometry_destroy(mesh->geom);
@@ -245,7 +245,7 @@ PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh)
   PetscFunctionReturn(0);
 }
 
-static int mesh_find_part(const amr_mesh_t *mesh, const char *name)
+static int mesh_find_part(const AmrMesh *mesh, const char *name)
 {
   for (int i = 0; i < mesh->nparts; i++)
     if (!strcasecmp(mesh->part[i].name, name)) return i;
@@ -253,12 +253,12 @@ static int mesh_find_part(const amr_mesh_t *mesh, const char *name)
 }
 
 /* "left, right (4 faces)": the boundary parts, for messages. */
-static void mesh_part_list(const amr_mesh_t *mesh, char *buf, size_t len, int counts)
+static void mesh_part_list(const AmrMesh *mesh, char *buf, size_t len, int counts)
 {
   size_t n = 0;
   buf[0] = '\0';
   for (int i = 0; i < mesh->nparts && n + 1 < len; i++) {
-    const amr_inp_set_t *p = &mesh->part[i];
+    const AmrInpSet *p = &mesh->part[i];
     if (p->why[0]) continue;
     int m = counts ? snprintf(buf + n, len - n, "%s%d %s (%ld face%s)", n ? ", " : "", i + 1, p->name, p->nfaces, p->nfaces == 1 ? "" : "s")
                    : snprintf(buf + n, len - n, "%s%s", n ? ", " : "", p->name);
@@ -268,7 +268,7 @@ static void mesh_part_list(const amr_mesh_t *mesh, char *buf, size_t len, int co
   if (n >= len && len > 4) strcpy(buf + len - 4, "...");
 }
 
-PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, const char *dirichlet, const char *neumann, signed char **bc)
+PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const char *dirichlet, const char *neumann, signed char **bc)
 {
   const char *opt[2] = {"-bc_dirichlet", "-bc_neumann"}, *list[2] = {dirichlet, neumann};
   const size_t nf = (size_t)mesh->conn->num_trees * P4EST_FACES;
@@ -297,7 +297,7 @@ PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, co
                  opt[type], list[type], mesh->name);
       PetscCheck(p >= 0, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh file '%s' has no set '%s' (its boundary parts: %s)", opt[type], list[type], mesh->name,
                  tok, parts[0] ? parts : "none");
-      const amr_inp_set_t *part = &mesh->part[p];
+      const AmrInpSet *part = &mesh->part[p];
       PetscCheck(!part->why[0], comm, PETSC_ERR_USER_INPUT, "option %s %s: set '%s' of mesh file '%s' is not on the domain boundary: it %s", opt[type],
                  list[type], part->name, mesh->name, part->why);
       for (long j = 0; j < part->nfaces; j++) {
@@ -325,7 +325,7 @@ PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, co
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_mesh_view_parts(MPI_Comm comm, const amr_mesh_t *mesh, const char *program)
+PetscErrorCode AmrMeshViewParts(MPI_Comm comm, const AmrMesh *mesh, const char *program)
 {
   char parts[2048];
 
@@ -335,7 +335,7 @@ PetscErrorCode amr_mesh_view_parts(MPI_Comm comm, const amr_mesh_t *mesh, const 
   PetscFunctionReturn(0);
 }
 
-void amr_mesh_boundary_field(const amr_mesh_t *mesh, p4est_t *p4est, sc_array_t *field)
+void AmrMeshBoundaryField(const AmrMesh *mesh, p4est_t *p4est, sc_array_t *field)
 {
   const size_t nf = (size_t)p4est->connectivity->num_trees * P4EST_FACES;
   int *tag = calloc(nf + 1, sizeof(int));

@@ -30,32 +30,32 @@ typedef struct {
                                    vertices; else a curved map (shell, sphere) */
   char name[PETSC_MAX_PATH_LEN]; /**< the -mesh value it was made from */
   int nparts;                 /**< named sets of the .inp file (0 for builtins) */
-  amr_inp_set_t *part;        /**< each with its boundary faces as
+  AmrInpSet *part;        /**< each with its boundary faces as
                                    tree * P4EST_FACES + face, or why it is no
                                    boundary part */
-} amr_mesh_t;
+} AmrMesh;
 
 /** Make the coarse mesh named by \a spec on every rank of \a comm.
  *
  * \a spec is either the path of an Abaqus .inp file, read and checked on
- * rank 0 (amr_inp_parse()) and broadcast, or "builtin:NAME[:AxB[xC]]" for
- * one of p4est's built-in connectivities (amr_mesh_builtin_names() lists
+ * rank 0 (AmrInpParse()) and broadcast, or "builtin:NAME[:AxB[xC]]" for
+ * one of p4est's built-in connectivities (AmrMeshBuiltinNames() lists
  * them).  Collective; a bad file is a PETSC_ERR_USER_INPUT error with one
  * line naming the file and line on every rank.
  */
-PetscErrorCode amr_mesh_create(MPI_Comm comm, const char *spec, amr_mesh_t *mesh);
+PetscErrorCode AmrMeshCreate(MPI_Comm comm, const char *spec, AmrMesh *mesh);
 
 /** Make the coarse mesh from the \a len bytes of .inp text \a text (only
  * rank 0's are read; \a name stands for the file in messages).  What
- * amr_mesh_create() does with a file's contents; collective. */
-PetscErrorCode amr_mesh_create_inp(MPI_Comm comm, const char *name, const char *text, size_t len, amr_mesh_t *mesh);
+ * AmrMeshCreate() does with a file's contents; collective. */
+PetscErrorCode AmrMeshCreateInp(MPI_Comm comm, const char *name, const char *text, size_t len, AmrMesh *mesh);
 
-/** Free what amr_mesh_create() made.  Safe on a zeroed mesh. */
-PetscErrorCode amr_mesh_destroy(amr_mesh_t *mesh);
+/** Free what AmrMeshCreate() made.  Safe on a zeroed mesh. */
+PetscErrorCode AmrMeshDestroy(AmrMesh *mesh);
 
 /** The built-in mesh names of this dimension, separated by commas, for -help
  *  and error messages. */
-const char *amr_mesh_builtin_names(void);
+const char *AmrMeshBuiltinNames(void);
 
 /** The boundary condition type of every tree face from the comma-separated
  * set names of the options -bc_dirichlet (\a dirichlet) and -bc_neumann
@@ -65,16 +65,16 @@ const char *amr_mesh_builtin_names(void);
  * not on the boundary, a face named by both options and a boundary that
  * would be Neumann everywhere are collective user errors.  Free *bc with
  * PetscFree(). */
-PetscErrorCode amr_mesh_boundary_types(MPI_Comm comm, const amr_mesh_t *mesh, const char *dirichlet, const char *neumann, signed char **bc);
+PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const char *dirichlet, const char *neumann, signed char **bc);
 
 /** Print one line listing the mesh's boundary parts with their face counts
  * (nothing for a mesh without named sets).  Collective. */
-PetscErrorCode amr_mesh_view_parts(MPI_Comm comm, const amr_mesh_t *mesh, const char *program);
+PetscErrorCode AmrMeshViewParts(MPI_Comm comm, const AmrMesh *mesh, const char *program);
 
 /** The cell field `boundary_part`: for every local cell of \a p4est the
- * number (1-based, in amr_mesh_view_parts()'s order) of the last boundary
+ * number (1-based, in AmrMeshViewParts()'s order) of the last boundary
  * part that names one of its faces, 0 for none.  \a field is resized to
  * the local cells (doubles). */
-void amr_mesh_boundary_field(const amr_mesh_t *mesh, p4est_t *p4est, sc_array_t *field);
+void AmrMeshBoundaryField(const AmrMesh *mesh, p4est_t *p4est, sc_array_t *field);
 
 #endif

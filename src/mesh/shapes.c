@@ -47,7 +47,7 @@ static void grid_cell(int a, int b, int c, int ttv[P4EST_CHILDREN])
     ttv[k] = (a + (k & 1)) + 3 * (b + ((k >> 1) & 1)) + 9 * (c + ((k >> 2) & 1));
 }
 
-p4est_connectivity_t *amr_shape_new(const char *name)
+p4est_connectivity_t *AmrShapeNew(const char *name)
 {
   double v[27][3];
   int ttv[8][P4EST_CHILDREN], nt = 0;

@@ -15,6 +15,6 @@
 
 /** The coarse mesh called name ("unit", "brick", "lshape" in 2D,
  *  "fichera" in 3D), or NULL if unknown. */
-p4est_connectivity_t *amr_shape_new(const char *name);
+p4est_connectivity_t *AmrShapeNew(const char *name);
 
 #endif

@@ -35,14 +35,14 @@ typedef struct {
 
 #define MAX_ARRAYS (2 * AMR_VTK_MAX_FIELDS + 7)
 
-void amr_vtk_data_init(amr_vtk_data_t *d, p4est_geometry_t *geom, int degree)
+void AmrVtkDataInit(AmrVtkData *d, p4est_geometry_t *geom, int degree)
 {
   memset(d, 0, sizeof *d);
   d->geom = geom;
   d->degree = degree;
 }
 
-PetscErrorCode amr_vtk_add_cell_field(amr_vtk_data_t *d, const char *name, const double *values)
+PetscErrorCode AmrVtkAddCellField(AmrVtkData *d, const char *name, const double *values)
 {
   PetscFunctionBeginUser;
   PetscCheck(d->ncell < AMR_VTK_MAX_FIELDS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: more than %d cell fields", AMR_VTK_MAX_FIELDS);
@@ -51,7 +51,7 @@ PetscErrorCode amr_vtk_add_cell_field(amr_vtk_data_t *d, const char *name, const
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_vtk_add_point_field(amr_vtk_data_t *d, const char *name, const double *values)
+PetscErrorCode AmrVtkAddPointField(AmrVtkData *d, const char *name, const double *values)
 {
   PetscFunctionBeginUser;
   PetscCheck(d->npoint < AMR_VTK_MAX_FIELDS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: more than %d point fields", AMR_VTK_MAX_FIELDS);
@@ -145,7 +145,7 @@ typedef struct {
   int32_t *tree, *level, *rank;
 } vgrid_t;
 
-static PetscErrorCode grid_build(p4est_t *p4est, const amr_vtk_data_t *d, vgrid_t *g)
+static PetscErrorCode grid_build(p4est_t *p4est, const AmrVtkData *d, vgrid_t *g)
 {
   const int p = d->degree, n1 = p + 1;
   const int npc = P4EST_DIM == 2 ? n1 * n1 : n1 * n1 * n1;
@@ -176,7 +176,7 @@ static PetscErrorCode grid_build(p4est_t *p4est, const amr_vtk_data_t *d, vgrid_
           double abc[3] = {0, 0, 0};
           for (int a = 0; a < P4EST_DIM; a++) abc[a] = x0[a] + h * eta[a];
           d->geom->X(d->geom, t, abc, x);
-        } else amr_geom_quad_map(p4est->connectivity, t, quad, eta, x, NULL);
+        } else AmrGeomQuadMap(p4est->connectivity, t, quad, eta, x, NULL);
         g->conn[c * npc + n] = (int64_t)(c * npc + perm[n]);
       }
       g->offsets[c] = (int64_t)((c + 1) * npc);
@@ -199,7 +199,7 @@ static PetscErrorCode grid_free(vgrid_t *g)
 
 /* The arrays of a piece, section by section (g may hold no cells, as on
  * a rank without any: the list of names and types is the same). */
-static int arrays_list(const amr_vtk_data_t *d, const vgrid_t *g, varray_t *a)
+static int arrays_list(const AmrVtkData *d, const vgrid_t *g, varray_t *a)
 {
   int n = 0;
   for (int f = 0; f < d->npoint; f++) a[n++] = (varray_t){S_POINTDATA, d->point[f].name, T_F64, 1, g->npoints, d->point[f].values};
@@ -228,7 +228,7 @@ static void write_ascii(FILE *f, const varray_t *a)
 }
 
 /* Write one piece; returns 0 or an errno value. */
-static int write_piece(const char *path, PetscBool binary, const amr_vtk_data_t *d, const vgrid_t *g)
+static int write_piece(const char *path, PetscBool binary, const AmrVtkData *d, const vgrid_t *g)
 {
   varray_t a[MAX_ARRAYS];
   const int na = arrays_list(d, g, a);
@@ -276,7 +276,7 @@ static int write_piece(const char *path, PetscBool binary, const amr_vtk_data_t 
 
 /* The parallel header naming every rank's piece; returns 0 or an errno
  * value. */
-static int write_pvtu(const char *path, const char *prefix, int nranks, const amr_vtk_data_t *d)
+static int write_pvtu(const char *path, const char *prefix, int nranks, const AmrVtkData *d)
 {
   vgrid_t none;
   varray_t a[MAX_ARRAYS];
@@ -323,8 +323,8 @@ static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, 
   SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", option, file, strerror(err));
 }
 
-/* amr_vtk_write(), with option (the -vtk value) for the messages. */
-static PetscErrorCode write_output(p4est_t *p4est, const char *option, const char *prefix, PetscBool binary, const amr_vtk_data_t *d)
+/* AmrVtkWrite(), with option (the -vtk value) for the messages. */
+static PetscErrorCode write_output(p4est_t *p4est, const char *option, const char *prefix, PetscBool binary, const AmrVtkData *d)
 {
   char path[PETSC_MAX_PATH_LEN + 32];
   vgrid_t g;
@@ -344,14 +344,14 @@ static PetscErrorCode write_output(p4est_t *p4est, const char *option, const cha
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binary, const amr_vtk_data_t *d)
+PetscErrorCode AmrVtkWrite(p4est_t *p4est, const char *prefix, PetscBool binary, const AmrVtkData *d)
 {
   PetscFunctionBeginUser;
   PetscCall(write_output(p4est, prefix, prefix, binary, d));
   PetscFunctionReturn(0);
 }
 
-struct amr_vtk_series {
+struct _p_AmrVtkSeries {
   MPI_Comm comm;
   char prefix[PETSC_MAX_PATH_LEN];
   PetscBool binary;
@@ -360,7 +360,7 @@ struct amr_vtk_series {
   double *time;
 };
 
-PetscErrorCode amr_vtk_series_create(MPI_Comm comm, const char *prefix, PetscBool binary, amr_vtk_series_t **s)
+PetscErrorCode AmrVtkSeriesCreate(MPI_Comm comm, const char *prefix, PetscBool binary, AmrVtkSeries **s)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, s));
@@ -370,7 +370,7 @@ PetscErrorCode amr_vtk_series_create(MPI_Comm comm, const char *prefix, PetscBoo
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode amr_vtk_series_destroy(amr_vtk_series_t **s)
+PetscErrorCode AmrVtkSeriesDestroy(AmrVtkSeries **s)
 {
   PetscFunctionBeginUser;
   if (!*s) PetscFunctionReturn(0);
@@ -381,7 +381,7 @@ PetscErrorCode amr_vtk_series_destroy(amr_vtk_series_t **s)
 
 /* The collection of every output so far, written under a temporary name
  * and renamed over the old one; returns 0 or an errno value. */
-static int write_pvd(const amr_vtk_series_t *s)
+static int write_pvd(const AmrVtkSeries *s)
 {
   char path[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 16];
   FILE *f;
@@ -400,7 +400,7 @@ static int write_pvd(const amr_vtk_series_t *s)
   return err;
 }
 
-PetscErrorCode amr_vtk_series_write(amr_vtk_series_t *s, p4est_t *p4est, int cycle, double time, const amr_vtk_data_t *d)
+PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d)
 {
   char prefix[PETSC_MAX_PATH_LEN + 16];
   int err;

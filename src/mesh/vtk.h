@@ -23,7 +23,7 @@
 typedef struct {
   const char *name;
   const double *values; /**< cell field: one per local cell; point field: (degree+1)^dim per local cell */
-} amr_vtk_field_t;
+} AmrVtkField;
 
 /** What one output holds besides the tree, level and MPI rank of every
  *  cell (cell fields treeid, level, mpirank, always written).
@@ -40,41 +40,41 @@ typedef struct {
   p4est_geometry_t *geom; /**< NULL: the multilinear tree maps of the coarse mesh */
   int degree;             /**< 1 or 2 */
   int ncell, npoint;      /**< fields in use */
-  amr_vtk_field_t cell[AMR_VTK_MAX_FIELDS], point[AMR_VTK_MAX_FIELDS];
-} amr_vtk_data_t;
+  AmrVtkField cell[AMR_VTK_MAX_FIELDS], point[AMR_VTK_MAX_FIELDS];
+} AmrVtkData;
 
 /** An empty output of the given point degree (1 or 2). */
-void amr_vtk_data_init(amr_vtk_data_t *d, p4est_geometry_t *geom, int degree);
+void AmrVtkDataInit(AmrVtkData *d, p4est_geometry_t *geom, int degree);
 
 /** Add a cell field (one value per local cell).  The values must live
  *  until the output is written. */
-PetscErrorCode amr_vtk_add_cell_field(amr_vtk_data_t *d, const char *name, const double *values);
+PetscErrorCode AmrVtkAddCellField(AmrVtkData *d, const char *name, const double *values);
 
 /** Add a point field ((degree+1)^dim values per local cell, in the node
- *  order of amr_vtk_data_t).  The values must live until the output is
+ *  order of AmrVtkData).  The values must live until the output is
  *  written. */
-PetscErrorCode amr_vtk_add_point_field(amr_vtk_data_t *d, const char *name, const double *values);
+PetscErrorCode AmrVtkAddPointField(AmrVtkData *d, const char *name, const double *values);
 
 /** Write \a prefix.pvtu and \a prefix_RANK.vtu (RANK with 4 digits), the
  *  data arrays as raw appended binary (\a binary) or as ASCII.  Creates the directory of \a prefix when missing.  A file that cannot
  *  be written is a collective PETSC_ERR_USER_INPUT error naming it.
  *  Collective. */
-PetscErrorCode amr_vtk_write(p4est_t *p4est, const char *prefix, PetscBool binary, const amr_vtk_data_t *d);
+PetscErrorCode AmrVtkWrite(p4est_t *p4est, const char *prefix, PetscBool binary, const AmrVtkData *d);
 
 /** The outputs of one run, listed with their times in a .pvd file. */
-typedef struct amr_vtk_series amr_vtk_series_t;
+typedef struct _p_AmrVtkSeries AmrVtkSeries;
 
 /** A series writing \a prefix_CYCLE.pvtu (CYCLE with 4 digits), binary or
- *  ASCII as amr_vtk_write(), and the collection \a prefix.pvd. */
-PetscErrorCode amr_vtk_series_create(MPI_Comm comm, const char *prefix, PetscBool binary, amr_vtk_series_t **s);
+ *  ASCII as AmrVtkWrite(), and the collection \a prefix.pvd. */
+PetscErrorCode AmrVtkSeriesCreate(MPI_Comm comm, const char *prefix, PetscBool binary, AmrVtkSeries **s);
 
 /** Write the output of \a cycle at simulation time \a time (the cycle
  *  number for a run without time), then rewrite \a prefix.pvd with every
  *  output so far (written beside it and renamed, so a run killed at any
  *  moment leaves a valid collection).  Times must increase.  Collective. */
-PetscErrorCode amr_vtk_series_write(amr_vtk_series_t *s, p4est_t *p4est, int cycle, double time, const amr_vtk_data_t *d);
+PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d);
 
 /** Free the series (its files stay). */
-PetscErrorCode amr_vtk_series_destroy(amr_vtk_series_t **s);
+PetscErrorCode AmrVtkSeriesDestroy(AmrVtkSeries **s);
 
 #endif

@@ -265,17 +265,17 @@ PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d)
+PetscErrorCode AmrAdvectionVTK(AmrProblem p, AmrVtkData *d)
 {
   AmrAdvection *s = p->impl;
   double *corners, *mean;
 
   PetscFunctionBeginUser;
   PetscCall(AdvectCornerValues(s->adv, &corners));
-  PetscCall(amr_vtk_add_point_field(d, "tracer", corners));
+  PetscCall(AmrVtkAddPointField(d, "tracer", corners));
   PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &mean));
   PetscCall(AdvectCellMeans(s->adv, mean));
-  PetscCall(amr_vtk_add_cell_field(d, "tracer", mean));
+  PetscCall(AmrVtkAddCellField(d, "tracer", mean));
   PetscFunctionReturn(0);
 }
 

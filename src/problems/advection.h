@@ -37,7 +37,7 @@ PetscErrorCode AmrAdvectionAdapt(AmrProblem p, const signed char *marks, int min
 PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types);
 PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle);
 PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j);
-PetscErrorCode AmrAdvectionVTK(AmrProblem p, amr_vtk_data_t *d);
+PetscErrorCode AmrAdvectionVTK(AmrProblem p, AmrVtkData *d);
 PetscErrorCode AmrAdvectionDestroy(AmrProblem p);
 PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st);
 PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st);

@@ -83,8 +83,8 @@ static void darcy_velocity(void *ctx, const AdvectPoint *pt, double b[3])
   const int vn = d->qe.vnodes;
   const double *c = d->coef + (size_t)pt->cell * vn;
   FemQElemEval(&d->qe, pt->eta, NULL, dphi);
-  amr_geom_quad_map(d->p4est->connectivity, pt->tree, pt->quad, pt->eta, x, J);
-  amr_geom_invert(J, Ji);
+  AmrGeomQuadMap(d->p4est->connectivity, pt->tree, pt->quad, pt->eta, x, J);
+  AmrGeomInvert(J, Ji);
   for (int i = 0; i < vn; i++)
     for (int a = 0; a < DIM; a++)
       for (int e = 0; e < DIM; e++) g[a] += c[i] * dphi[i * DIM + e] * Ji[e][a];
@@ -185,7 +185,7 @@ static PetscErrorCode darcy_solve(AmrProblem p)
 
 /* The tracer's fields and the pressure at the corners of every cell (Q1,
  * hanging nodes constrained), solved on this forest at this cycle's start. */
-static PetscErrorCode darcy_vtk(AmrProblem p, amr_vtk_data_t *vd)
+static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s->extra;
@@ -195,7 +195,7 @@ static PetscErrorCode darcy_vtk(AmrProblem p, amr_vtk_data_t *vd)
   PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
   PetscCall(AmrAdvectionVTK(p, vd));
   PetscCall(FemPoissonPointValues(d->fp, &pressure));
-  PetscCall(amr_vtk_add_point_field(vd, "pressure", pressure));
+  PetscCall(AmrVtkAddPointField(vd, "pressure", pressure));
   PetscFunctionReturn(0);
 }
 

@@ -216,7 +216,7 @@ typedef struct {
   double t[3];     /* setup, assembly, KSP solve of the cycle (wall, max over ranks) */
   double logged_cpu, logged_wall; /* FemPoissonWorkTime already handed to the cycle */
   char bc_dirichlet[PETSC_MAX_PATH_LEN], bc_neumann[PETSC_MAX_PATH_LEN]; /* -bc_*: boundary parts of the mesh file */
-  signed char *tree_bc; /* per tree face from -bc_* (amr_mesh_boundary_types), NULL: the problem's own */
+  signed char *tree_bc; /* per tree face from -bc_* (AmrMeshBoundaryTypes), NULL: the problem's own */
 } PoissonState;
 
 PetscErrorCode AmrPoissonCreate(AmrProblem p)
@@ -252,7 +252,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
 
 /* The solver needs straight-sided cells, a planar mesh in 2D and a
  * boundary that pins the solution. */
-static PetscErrorCode check_mesh(MPI_Comm comm, const amr_mesh_t *mesh)
+static PetscErrorCode check_mesh(MPI_Comm comm, const AmrMesh *mesh)
 {
   const p4est_connectivity_t *conn = mesh->conn;
   PetscBool boundary = PETSC_FALSE;
@@ -279,7 +279,7 @@ PetscErrorCode AmrPoissonSetup(AmrProblem p, p4est_t *p4est)
 
   PetscFunctionBeginUser;
   PetscCall(check_mesh(p->comm, p->mesh));
-  PetscCall(amr_mesh_boundary_types(p->comm, p->mesh, s->bc_dirichlet, s->bc_neumann, &s->tree_bc));
+  PetscCall(AmrMeshBoundaryTypes(p->comm, p->mesh, s->bc_dirichlet, s->bc_neumann, &s->tree_bc));
   PetscCall(FemPoissonSetBoundaryTypes(s->fp, s->tree_bc));
   s->p4est = p4est;
   PetscCall(PetscCalloc1((size_t)p4est->local_num_quadrants * s->vn + 1, &s->coef));
@@ -372,7 +372,7 @@ PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d)
+PetscErrorCode AmrPoissonVTK(AmrProblem p, AmrVtkData *d)
 {
   PoissonState *s = p->impl;
   const p4est_locidx_t nl = s->p4est->local_num_quadrants;
@@ -383,24 +383,24 @@ PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d)
   /* the nodes of Q2 make VTK's quadratic Lagrange cells */
   d->degree = s->vn == P4EST_CHILDREN ? 1 : 2;
   PetscCall(FemPoissonPointValues(s->fp, &u));
-  PetscCall(amr_vtk_add_point_field(d, "solution", u));
+  PetscCall(AmrVtkAddPointField(d, "solution", u));
   PetscCall(PetscMalloc1((size_t)nl + 1, &uc));
   for (p4est_locidx_t e = 0; e < nl; e++) uc[e] = FemPoissonEvalRef(s->fp, u + (size_t)e * s->vn, centre);
-  PetscCall(amr_vtk_add_cell_field(d, "solution", uc));
+  PetscCall(AmrVtkAddCellField(d, "solution", uc));
   if (s->pde->u) {
     PetscCall(PetscMalloc1((size_t)nl + 1, &err));
     for (p4est_locidx_t e = 0; e < nl; e++) err[e] = sqrt(s->err2[e]);
-    PetscCall(amr_vtk_add_cell_field(d, "error", err));
+    PetscCall(AmrVtkAddCellField(d, "error", err));
   }
   if (p->mesh->nparts) {
     /* which named boundary part each boundary cell touches, so the parts
      * the -bc_* options name can be checked in ParaView */
     sc_array_t *field = sc_array_new(sizeof(double));
-    amr_mesh_boundary_field(p->mesh, s->p4est, field);
+    AmrMeshBoundaryField(p->mesh, s->p4est, field);
     PetscCall(PetscMalloc1((size_t)nl + 1, &part));
     PetscCall(PetscArraycpy(part, (const double *)field->array, (size_t)nl));
     sc_array_destroy(field);
-    PetscCall(amr_vtk_add_cell_field(d, "boundary_part", part));
+    PetscCall(AmrVtkAddCellField(d, "boundary_part", part));
   }
   PetscFunctionReturn(0);
 }

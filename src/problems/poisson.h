@@ -17,7 +17,7 @@ PetscErrorCode AmrPoissonEstimate(AmrProblem p, double *eta2);
 PetscErrorCode AmrPoissonAdapt(AmrProblem p, const signed char *marks, int min_level, int max_level);
 PetscErrorCode AmrPoissonMonitor(AmrProblem p, int cycle);
 PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j);
-PetscErrorCode AmrPoissonVTK(AmrProblem p, amr_vtk_data_t *d);
+PetscErrorCode AmrPoissonVTK(AmrProblem p, AmrVtkData *d);
 PetscErrorCode AmrPoissonDestroy(AmrProblem p);
 PetscErrorCode AmrPoissonSave(AmrProblem p, AmrCkpState st);
 PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);

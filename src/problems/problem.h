@@ -100,7 +100,7 @@ struct AmrProblemOps {
    *  initialised with point degree 1, which the op may raise to 2): point
    *  fields (the solution at every cell's nodes) and cell fields, in
    *  PetscMalloc'd arrays the cycle frees after writing. */
-  PetscErrorCode (*vtk)(AmrProblem p, amr_vtk_data_t *d);
+  PetscErrorCode (*vtk)(AmrProblem p, AmrVtkData *d);
   /** Free the implementation's state. */
   PetscErrorCode (*destroy)(AmrProblem p);
   /** Optional: put the global state the next cycle needs besides the
@@ -122,7 +122,7 @@ typedef PetscErrorCode (*AmrWorkLogger)(void *ctx, double cpu, double wall);
 struct _p_AmrProblem {
   const AmrProblemOps *ops;
   MPI_Comm comm;
-  const amr_mesh_t *mesh; /**< the coarse mesh (set before create) */
+  const AmrMesh *mesh; /**< the coarse mesh (set before create) */
   PetscInt min_level;     /**< -amr_min_level (set before create) */
   void *impl;             /**< the implementation's state */
   /* set by create */
@@ -153,7 +153,7 @@ const AmrProblemOps *AmrProblemGet(int i);
 PetscErrorCode AmrProblemNames(const char *sep, char *buf, size_t len);
 
 /** Make a problem of ops on comm: runs its create op (its options). */
-PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const amr_mesh_t *mesh, PetscInt min_level, AmrProblem *p);
+PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const AmrMesh *mesh, PetscInt min_level, AmrProblem *p);
 
 /** Destroy it. */
 PetscErrorCode AmrProblemDestroy(AmrProblem *p);

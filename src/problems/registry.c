@@ -50,7 +50,7 @@ PetscErrorCode AmrProblemNames(const char *sep, char *buf, size_t len)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const amr_mesh_t *mesh, PetscInt min_level, AmrProblem *out)
+PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const AmrMesh *mesh, PetscInt min_level, AmrProblem *out)
 {
   AmrProblem p;
 

@@ -64,7 +64,7 @@ static PetscErrorCode cell_types(setup_t *s)
 /* darcy-transport through the cycle: refined towards the initial data, a
  * pressure solve and ten steps, adapted once more after them; a Poisson
  * solution on that mesh. */
-static PetscErrorCode build(MPI_Comm comm, const amr_mesh_t *mesh, int level, int max_level, setup_t *s)
+static PetscErrorCode build(MPI_Comm comm, const AmrMesh *mesh, int level, int max_level, setup_t *s)
 {
   char v[32];
   AmrProblem p;
@@ -396,7 +396,7 @@ static PetscErrorCode run(MPI_Comm comm)
   char check[32] = "migration", methods[512] = "diffusion,diffusion-discrete,second-order,chebyshev,chemotaxis,dimension-exchange";
   PetscInt level = 4, max_level = 6;
   PetscReal max_pct = 5;
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   setup_t s;
 
   PetscFunctionBeginUser;
@@ -406,14 +406,14 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_level", &max_level, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_pct", &max_pct, NULL));
   PetscCheck(!strcmp(check, "migration") || !strcmp(check, "graph"), comm, PETSC_ERR_USER_INPUT, "option -check %s: migration or graph", check);
-  PetscCall(amr_mesh_create(comm, "builtin:unit", &mesh));
+  PetscCall(AmrMeshCreate(comm, "builtin:unit", &mesh));
   PetscCall(build(comm, &mesh, (int)level, (int)max_level, &s));
   if (!strcmp(check, "migration"))
     PetscCall(check_migration(&s));
   else
     PetscCall(check_graph(&s, methods, max_pct));
   PetscCall(destroy(&s));
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   if (check_finish(comm))
     PetscCall(PetscPrintf(comm, "%s FAILED (%d checks over the ranks)\n", check, check_failures));
   else

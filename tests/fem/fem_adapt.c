@@ -28,7 +28,7 @@ typedef struct {
   const FemProblem *prob;
   char shape[64], strategy[32];
   PetscInt degree, cycles, level0;
-  amr_mark_params_t mark;
+  AmrMarkParams mark;
 } setup_t;
 
 typedef struct {
@@ -37,7 +37,7 @@ typedef struct {
 
 static PetscErrorCode run(MPI_Comm comm, const setup_t *s, history_t *h)
 {
-  p4est_connectivity_t *conn = amr_shape_new(s->shape);
+  p4est_connectivity_t *conn = AmrShapeNew(s->shape);
   p4est_t *p4est;
   FemPoisson fp;
   double *coef = NULL, *eta2;

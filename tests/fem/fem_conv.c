@@ -34,7 +34,7 @@ int main(int argc, char **argv)
   if (nlev == 8) nlev = 3;
   const FemProblem *prob = AmrPoissonData(pname);
   PetscCheck(prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
-  p4est_connectivity_t *conn = amr_shape_new(shape);
+  p4est_connectivity_t *conn = AmrShapeNew(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
 
   FemPoisson fp;

@@ -31,7 +31,7 @@ static int refine_near_point(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t 
   const double centre[3] = {0.5, 0.5, 0.5};
   const int *maxlevel = p4est->user_pointer;
   double x[3], d = 0.0;
-  amr_geom_quad_map(p4est->connectivity, t, q, centre, x, NULL);
+  AmrGeomQuadMap(p4est->connectivity, t, q, centre, x, NULL);
   for (int a = 0; a < P4EST_DIM; a++) d += (x[a] - target[a]) * (x[a] - target[a]);
   return q->level < *maxlevel && sqrt(d) < 0.6 * pow(0.5, q->level);
 }
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
   PetscOptionsEnd();
   const FemProblem *prob = AmrPoissonData(pname[0] ? pname : degree == 1 ? "linear" : "quadratic");
   PetscCheck(prob, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
-  p4est_connectivity_t *conn = amr_shape_new(shape);
+  p4est_connectivity_t *conn = AmrShapeNew(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
 
   int ml = (int)maxlevel;

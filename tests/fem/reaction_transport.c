@@ -101,8 +101,8 @@ static void basis_integrals(p4est_t *p4est, int nb, double *m0)
           w *= gw[idx % 3] / 2; /* d eta = d xi / 2 */
           eta[k] = 0.5 * (xi[k] + 1);
         }
-        amr_geom_quad_map(p4est->connectivity, t, q, eta, x, J);
-        w *= fabs(amr_geom_invert(J, Ji));
+        AmrGeomQuadMap(p4est->connectivity, t, q, eta, x, J);
+        w *= fabs(AmrGeomInvert(J, Ji));
         m[0] += w;
         for (int k = 0; k + 1 < nb; k++) m[1 + k] += w * xi[k];
       }
@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 {
   config_t c;
   char msg[256] = "";
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   run_t r;
   const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
   static const char *type_name[REACTION_NTYPES] = {"inert", "reacting", "reacted"};
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFinalize());
     return 1;
   }
-  PetscCall(amr_mesh_create(PETSC_COMM_WORLD, c.mesh, &mesh));
+  PetscCall(AmrMeshCreate(PETSC_COMM_WORLD, c.mesh, &mesh));
   PetscCall(run(&c, PETSC_COMM_WORLD, mesh.conn, &r));
   /* B + C stays; A + C changes by the inflow of A only */
   const double err_bc = fabs((r.mass[1] + r.mass[2]) - (r.mass0[1] + r.mass0[2])) / (r.mass0[1] + r.mass0[2]);
@@ -342,7 +342,7 @@ int main(int argc, char **argv)
   PetscCall(finish(&r));
   const int fail = check_finish(PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction-transport %s\n", fail ? "FAILED" : "passed"));
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   sc_finalize();
   PetscCall(PetscFinalize());
   return fail;

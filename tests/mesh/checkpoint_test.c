@@ -313,7 +313,7 @@ static PetscErrorCode run(MPI_Comm comm)
   char prefix[PETSC_MAX_PATH_LEN] = "", mesh_spec[64] = "builtin:brick:2x1", dmg[32] = "", path[PETSC_MAX_PATH_LEN];
   PetscBool do_write, do_read, do_seq, do_kill, do_loop, do_damage;
   PetscInt cycle = 7, level = P4EST_DIM == 2 ? 7 : 5;
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   int rank, size;
 
   PetscFunctionBeginUser;
@@ -335,7 +335,7 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCheck(prefix[0], comm, PETSC_ERR_USER_INPUT, "option -prefix: give the checkpoint's path prefix");
   max_level = (int)level;
   CHECK(AmrCrc32(0, "123456789", 9) == 0xCBF43926u); /* the standard check value */
-  PetscCall(amr_mesh_create(comm, mesh_spec, &mesh));
+  PetscCall(AmrMeshCreate(comm, mesh_spec, &mesh));
 
   if (do_write) PetscCall(write_set(comm, mesh.conn, prefix, cycle, PETSC_TRUE));
   if (do_read) PetscCall(read_set(comm, mesh.conn, prefix, cycle, 3 * sizeof(int32_t)));
@@ -396,15 +396,15 @@ static PetscErrorCode run(MPI_Comm comm)
       PetscCall(AmrCheckpointRead(comm, p, mesh.conn, sizeof(cell_t), 2, fields, &p4est, NULL, &st));
       PetscCall(AmrCkpStateCheckInt(st, "degree", 3));
     } else if (!strcmp(dmg, "mesh")) {
-      amr_mesh_t other;
-      PetscCall(amr_mesh_create(comm, P4EST_DIM == 2 ? "builtin:brick:1x2" : "builtin:brick:1x2x1", &other));
+      AmrMesh other;
+      PetscCall(AmrMeshCreate(comm, P4EST_DIM == 2 ? "builtin:brick:1x2" : "builtin:brick:1x2x1", &other));
       PetscCall(read_set(comm, other.conn, p, 1, 3 * sizeof(int32_t)));
     } else {
       PetscCall(read_set(comm, mesh.conn, p, 1, !strcmp(dmg, "layout") ? 4 * sizeof(int32_t) : 3 * sizeof(int32_t)));
     }
     SETERRQ(comm, PETSC_ERR_PLIB, "the damaged checkpoint '%s' (%s) was read without an error", p, dmg);
   }
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   PetscFunctionReturn(0);
 }
 

@@ -1,7 +1,7 @@
 /* Fuzzer of the .inp reader: random mutations of real mesh files (cut
  * lines and files, deleted, repeated and swapped lines, garbage bytes, huge,
  * negative and zero numbers, stray keywords), each read collectively by
- * amr_mesh_create_inp() in this one process group.  Every mutation must
+ * AmrMeshCreateInp() in this one process group.  Every mutation must
  * end in a mesh p4est can refine, or in PETSC_ERR_USER_INPUT with one line
  * naming the file, the same verdict on every rank.  A crash, a hang (the
  * CTest time limit) or any other error fails the test.
@@ -177,13 +177,13 @@ int main(int argc, char **argv)
     }
     for (long k = 0; k < count; k++) {
       text_t t = {NULL, 0, 0};
-      amr_mesh_t mesh;
+      AmrMesh mesh;
       char *why = NULL;
       if (!rank) {
         text_splice(&t, 0, 0, orig.s, orig.len);
         for (unsigned long j = 1 + rng(2); j > 0; j--) mutate(&t);
       }
-      err = amr_mesh_create_inp(PETSC_COMM_WORLD, "fuzz.inp", t.s, t.len, &mesh);
+      err = AmrMeshCreateInp(PETSC_COMM_WORLD, "fuzz.inp", t.s, t.len, &mesh);
       int codes[2] = {(int)err, -(int)err};
       MPI_Allreduce(MPI_IN_PLACE, codes, 2, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
       if (err) PetscErrorMessage(err, NULL, &why);
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
         /* the connectivity must carry a forest */
         p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, mesh.conn, 0, 1, 1, 0, NULL, NULL);
         p4est_destroy(p4est);
-        amr_mesh_destroy(&mesh);
+        AmrMeshDestroy(&mesh);
         read++;
       } else refused++;
       const int bad = codes[0] != -codes[1] || (err && (err != PETSC_ERR_USER_INPUT || !why || strncmp(why, "mesh file 'fuzz.inp'", 20) || strchr(why, '\n')));

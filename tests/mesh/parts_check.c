@@ -2,7 +2,7 @@
  * every face of a part has its corners where the geometry says (x = 0 for
  * the left side, on the circle for the hole), each part has the expected
  * number of faces, the parts cover every boundary face of the domain once,
- * and amr_mesh_boundary_types() marks the first part's faces Dirichlet and
+ * and AmrMeshBoundaryTypes() marks the first part's faces Dirichlet and
  * the others' Neumann.
  * Usage: parts_check FILE.inp NAME:FACES:WHERE...   (WHERE: x=V, y=V, z=V,
  * or r=V for the distance from (0.5, 0.5) in the xy plane) */
@@ -23,14 +23,14 @@ static int on(const double *x, const char *where)
 
 int main(int argc, char **argv)
 {
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   signed char *bc;
   char dirichlet[256] = "", neumann[256] = "";
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
   p4est_init(NULL, SC_LP_ERROR);
-  PetscCall(amr_mesh_create(PETSC_COMM_WORLD, argv[1], &mesh));
+  PetscCall(AmrMeshCreate(PETSC_COMM_WORLD, argv[1], &mesh));
   const p4est_connectivity_t *conn = mesh.conn;
   const size_t nf = (size_t)conn->num_trees * P4EST_FACES;
   int *covered = calloc(nf, sizeof(int));
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < mesh.nparts; i++)
       if (!strcmp(mesh.part[i].name, name)) p = i;
     if (!CHECK_MSG(p >= 0 && !mesh.part[p].why[0], "part %s: missing or not on the boundary (%s)", name, p < 0 ? "" : mesh.part[p].why)) continue;
-    const amr_inp_set_t *part = &mesh.part[p];
+    const AmrInpSet *part = &mesh.part[p];
     int off = 0;
     for (long j = 0; j < part->nfaces; j++) {
       const long t = part->face[j] / P4EST_FACES, f = part->face[j] % P4EST_FACES;
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
   }
   printf("boundary faces %ld, named once %ld\n", boundary, once);
   CHECK_EQ(once, boundary);
-  PetscCall(amr_mesh_boundary_types(PETSC_COMM_WORLD, &mesh, dirichlet, neumann, &bc));
+  PetscCall(AmrMeshBoundaryTypes(PETSC_COMM_WORLD, &mesh, dirichlet, neumann, &bc));
   long types[2] = {0, 0};
   for (size_t i = 0; i < nf; i++)
     if (bc[i] >= 0) types[bc[i]]++;
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     if (!strcmp(mesh.part[i].name, dirichlet)) CHECK_EQ(types[0], mesh.part[i].nfaces);
   PetscCall(PetscFree(bc));
   free(covered);
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   const int fail = check_finish(PETSC_COMM_WORLD);
   printf("%s\n", fail ? "FAILED" : "ok");
   sc_finalize();

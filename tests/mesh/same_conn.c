@@ -13,15 +13,15 @@ int main(int argc, char **argv)
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
   p4est_init(NULL, SC_LP_ERROR);
   for (int i = 1; i < argc; i++) {
-    amr_mesh_t mesh;
-    PetscCall(amr_mesh_create(PETSC_COMM_WORLD, argv[i], &mesh));
+    AmrMesh mesh;
+    PetscCall(AmrMeshCreate(PETSC_COMM_WORLD, argv[i], &mesh));
     p4est_connectivity_t *ref = p4est_connectivity_read_inp(argv[i]);
     const int same = ref && p4est_connectivity_is_equal(ref, mesh.conn);
     printf("%s: %ld trees, %ld vertices, %ld corners: %s p4est's reader\n", argv[i], (long)mesh.conn->num_trees, (long)mesh.conn->num_vertices,
            (long)mesh.conn->num_corners, same ? "same as" : "DIFFERENT from");
     CHECK(same);
     if (ref) p4est_connectivity_destroy(ref);
-    PetscCall(amr_mesh_destroy(&mesh));
+    PetscCall(AmrMeshDestroy(&mesh));
   }
   const int differ = check_finish(PETSC_COMM_WORLD);
   sc_finalize();

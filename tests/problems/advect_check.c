@@ -134,7 +134,7 @@ static PetscErrorCode set_options(const config_t *c)
 
 /** Runs the problem to t_final on a forest of comm through the cycle's
  *  pieces: solve, estimate, adapt, balance. */
-static PetscErrorCode run(const config_t *c, MPI_Comm comm, const amr_mesh_t *mesh, solver_t *sv, result_t *res)
+static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh, solver_t *sv, result_t *res)
 {
   AmrProblem p;
   double lo, hi, *eta2;
@@ -185,7 +185,7 @@ static PetscErrorCode finish(solver_t *sv)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_conservation(const config_t *c, const amr_mesh_t *mesh)
+static PetscErrorCode check_conservation(const config_t *c, const AmrMesh *mesh)
 {
   solver_t sv;
   result_t r;
@@ -204,7 +204,7 @@ static PetscErrorCode check_conservation(const config_t *c, const amr_mesh_t *me
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_rate(config_t *c, const amr_mesh_t *mesh)
+static PetscErrorCode check_rate(config_t *c, const AmrMesh *mesh)
 {
   double err[3];
   PetscFunctionBeginUser;
@@ -256,7 +256,7 @@ static void pack(p4est_t *p4est, double *buf)
   }
 }
 
-static PetscErrorCode check_ranks(const config_t *c, const amr_mesh_t *mesh)
+static PetscErrorCode check_ranks(const config_t *c, const AmrMesh *mesh)
 {
   solver_t sv;
   result_t r;
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 {
   config_t c;
   char msg[256] = "";
-  amr_mesh_t mesh;
+  AmrMesh mesh;
   const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -330,7 +330,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFinalize());
     return 1;
   }
-  PetscCall(amr_mesh_create(PETSC_COMM_WORLD, c.mesh, &mesh));
+  PetscCall(AmrMeshCreate(PETSC_COMM_WORLD, c.mesh, &mesh));
   if (!strcmp(c.check, "conservation"))
     PetscCall(check_conservation(&c, &mesh));
   else if (!strcmp(c.check, "rate"))
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
     PetscCall(check_ranks(&c, &mesh));
   const int fail = check_finish(PETSC_COMM_WORLD);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", c.check, fail ? "FAILED" : "passed"));
-  PetscCall(amr_mesh_destroy(&mesh));
+  PetscCall(AmrMeshDestroy(&mesh));
   sc_finalize();
   PetscCall(PetscFinalize());
   return fail;
