@@ -25,7 +25,7 @@ PetscErrorCode AmrPoissonDestroy(AmrProblem p);
 #define AMR_POISSON_PROBLEM(NAME, HELP, DATA) \
   { \
     NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
-      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy \
+      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, NULL \
   }
 
 /** The data of the registered Poisson problem called name; NULL when name

@@ -97,6 +97,13 @@ struct AmrProblemOps {
   PetscErrorCode (*vtk)(AmrProblem p, int *n, const char *names[], sc_array_t *values[]);
   /** Free the implementation's state. */
   PetscErrorCode (*destroy)(AmrProblem p);
+  /** Optional: the measured cost of every local cell in the last solve
+   *  (its own work, thread CPU seconds, timed per cell), on the forest as
+   *  it is now: a cell adapt made since has its parent's cost or its
+   *  children's mean.  -lb_weights measured weighs each cell by it; the
+   *  report's weights_measured are its means per load type.  NULL: the
+   *  problem cannot time its cells. */
+  PetscErrorCode (*cell_costs)(AmrProblem p, double *cost);
 };
 
 /** Receives the local work a problem measures. */
