@@ -15,7 +15,8 @@ printed) and weights-study.png.  Per run:
   fit within 15%   cycles after the first three whose fitted cost ratios
                    weights[t] / weights[0] are all within 15% of the measured
                    ones, weights_measured[t] / weights_measured[0] (runs
-                   with timing weights and measured per-cell costs)
+                   with timing weights and measured per-cell costs), and the
+                   medians of those ratios over the same cycles
 
 and per problem, pairing run k of each mode with run k of count weights:
 the share of count's lost time that the mode removes, and the run-time
@@ -57,6 +58,19 @@ def fit_agreement(recs, skip=3, tol=0.15):
     return ok, n
 
 
+def ratio_medians(recs, skip=3):
+    """Median over the cycles after the first three of weights[t]/weights[0]
+    and weights_measured[t]/weights_measured[0], for every type t > 0."""
+    out = []
+    for t in range(1, len(recs[0]["weights"])):
+        f = [r["weights"][t] / r["weights"][0] for r in recs[skip:] if r["weights"][0]]
+        m = [r["weights_measured"][t] / r["weights_measured"][0] for r in recs[skip:]
+             if r["weights_measured"][0] and r["weights_measured"][t]]
+        if f and m:
+            out.append("%d/0: %.3g vs %.3g" % (t, statistics.median(f), statistics.median(m)))
+    return "; ".join(out)
+
+
 def run_metrics(recs):
     last = recs[-1]
     P = last["ranks"]
@@ -71,6 +85,7 @@ def run_metrics(recs):
         "lost_run": 100 * last["lost_rank_s"] / (P * last["total_s"]) if last["total_s"] > 0 else 0.0,
         "mean_i": statistics.mean(r["imbalance_pct"] for r in recs),
         "fit_ok": ok, "fit_n": n,
+        "ratios": ratio_medians(recs) if last["lb_weights"] == "timing" else "",
     }
 
 
@@ -86,15 +101,16 @@ def tables(runs):
         mine = [r for r in runs if r["problem"] == prob]
         modes = [m for m in MODES if any(r["mode"] == m for r in mine)]
         out.append("### %s, %d ranks\n" % (prob, mine[0]["ranks"]))
-        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | fit within 15% (cycles > 3) |")
-        out.append("|---|---|---|---|---|---|---|---|")
+        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | fit within 15% (cycles > 3) | cost ratios fitted vs measured (medians, per run) |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         for m in modes:
             rs = [r for r in mine if r["mode"] == m]
             fit = ", ".join("%d/%d" % (r["fit_ok"], r["fit_n"]) for r in rs) if any(r["fit_n"] for r in rs) else "-"
-            out.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            ratios = " / ".join(r["ratios"] for r in rs if r["ratios"]) or "-"
+            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 m, len(rs), spread([r["cycles"] for r in rs], "%d"), spread([r["mean_i"] for r in rs]),
                 spread([r["lost_work"] for r in rs]), spread([r["lost_run"] for r in rs], "%.2f"),
-                spread([r["total"] for r in rs]), fit))
+                spread([r["total"] for r in rs]), fit, ratios))
         count = [r for r in mine if r["mode"] == "count"]
         for m in modes:
             if m == "count" or not count:
