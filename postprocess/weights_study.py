@@ -12,6 +12,9 @@ printed) and weights-study.png.  Per run:
                    (thread CPU: what the balancer sees, not the waits of a
                    loaded machine)
   lost % of run    lost_rank_s / (ranks x total_s), total_s the wall time
+  work s           sum over cycles of t_rank_max: the run's local work on
+                   its busiest rank, thread CPU (a loaded machine's waits
+                   left out, unlike total s)
   fit within 15%   cycles after the first three whose fitted cost ratios
                    weights[t] / weights[0] are all within 15% of the measured
                    ones, weights_measured[t] / weights_measured[0] (runs
@@ -80,7 +83,7 @@ def run_metrics(recs):
     ok, n = fit_agreement(recs) if last["lb_weights"] == "timing" else (0, 0)
     return {
         "problem": last["problem"], "mode": last["lb_weights"], "ranks": P, "cycles": len(recs),
-        "total": last["total_s"], "lost": last["lost_rank_s"],
+        "total": last["total_s"], "lost": last["lost_rank_s"], "work": work,
         "lost_work": 100 * last["lost_rank_s"] / (P * work) if work > 0 else 0.0,
         "lost_run": 100 * last["lost_rank_s"] / (P * last["total_s"]) if last["total_s"] > 0 else 0.0,
         "mean_i": statistics.mean(r["imbalance_pct"] for r in recs),
@@ -101,16 +104,16 @@ def tables(runs):
         mine = [r for r in runs if r["problem"] == prob]
         modes = [m for m in MODES if any(r["mode"] == m for r in mine)]
         out.append("### %s, %d ranks\n" % (prob, mine[0]["ranks"]))
-        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | fit within 15% (cycles > 3) | cost ratios fitted vs measured (medians, per run) |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
+        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | work s | fit within 15% (cycles > 3) | cost ratios fitted vs measured (medians, per run) |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         for m in modes:
             rs = [r for r in mine if r["mode"] == m]
             fit = ", ".join("%d/%d" % (r["fit_ok"], r["fit_n"]) for r in rs) if any(r["fit_n"] for r in rs) else "-"
             ratios = " / ".join(r["ratios"] for r in rs if r["ratios"]) or "-"
-            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 m, len(rs), spread([r["cycles"] for r in rs], "%d"), spread([r["mean_i"] for r in rs]),
                 spread([r["lost_work"] for r in rs]), spread([r["lost_run"] for r in rs], "%.2f"),
-                spread([r["total"] for r in rs]), fit, ratios))
+                spread([r["total"] for r in rs]), spread([r["work"] for r in rs], "%.2f"), fit, ratios))
         count = [r for r in mine if r["mode"] == "count"]
         for m in modes:
             if m == "count" or not count:
@@ -119,8 +122,9 @@ def tables(runs):
             k = min(len(rs), len(count))
             removed = ["%.0f%%" % (100 * (1 - rs[i]["lost"] / count[i]["lost"])) if count[i]["lost"] > 0 else "-" for i in range(k)]
             speed = ["%.2f" % (count[i]["total"] / rs[i]["total"]) for i in range(k)]
-            out.append("\n%s against count, run by run: share of count's lost rank-time removed %s; run time count/%s %s"
-                       % (m, ", ".join(removed), m, ", ".join(speed)))
+            wspeed = ["%.2f" % (count[i]["work"] / rs[i]["work"]) for i in range(k)]
+            out.append("\n%s against count, run by run: share of count's lost rank-time removed %s; run time count/%s %s (wall), %s (work)"
+                       % (m, ", ".join(removed), m, ", ".join(speed), ", ".join(wspeed)))
         out.append("")
     return "\n".join(out) + "\n"
 
