@@ -132,14 +132,17 @@ def tables(runs):
 def plot(runs, path):
     probs = sorted({r["problem"] for r in runs})
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    labelled = set()
     for pi, prob in enumerate(probs):
         for mi, m in enumerate(MODES):
             rs = [r for r in runs if r["problem"] == prob and r["mode"] == m]
             if not rs:
                 continue
             x = pi * (len(MODES) + 1) + mi
-            axes[0].scatter([x] * len(rs), [r["lost_work"] for r in rs], color="C%d" % mi, label=m if pi == 0 else None)
-            axes[1].scatter([x] * len(rs), [r["total"] for r in rs], color="C%d" % mi, label=m if pi == 0 else None)
+            label = None if m in labelled else m
+            labelled.add(m)
+            axes[0].scatter([x] * len(rs), [r["lost_work"] for r in rs], color="C%d" % mi, label=label)
+            axes[1].scatter([x] * len(rs), [r["total"] for r in rs], color="C%d" % mi, label=label)
     for ax, yl in zip(axes, ("lost to imbalance, % of ranks x local work", "run time, s (wall)")):
         ax.set_xticks([pi * (len(MODES) + 1) + 1 for pi in range(len(probs))])
         ax.set_xticklabels(probs)
