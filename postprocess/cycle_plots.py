@@ -17,6 +17,10 @@ cycle).  Writes into DIR (default: the current directory):
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing,
                  per cycle, with the cycles that rebalanced
+  weights.png    the weight per load type over the cycles (solid) against the
+                 measured per-cell costs' mean per type, weights_measured, scaled
+                 the same way (dashed), one panel per run that measured them
+                 (problems that time their cells, e.g. reactive-transport)
   methods.md     one row per run comparing the methods (also printed)
 
 A run is labelled "method/weights"; runs with the same label get their file
@@ -111,6 +115,38 @@ def loads_plot(runs, names, path):
     plt.close(fig)
 
 
+def weights_plot(runs, names, path):
+    """Fitted (or count/measured) weights against weights_measured per type;
+    False when no run measured per-cell costs."""
+    measured = [(recs, name) for recs, name in zip(runs, names)
+                if any(x is not None for r in recs for x in r.get("weights_measured", []))]
+    if not measured:
+        return False
+    cols = min(3, len(measured))
+    rows = (len(measured) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.2 * rows), squeeze=False)
+    for k, (recs, name) in enumerate(measured):
+        ax = axes[k // cols][k % cols]
+        cyc = [r["cycle"] for r in recs]
+        for t in range(len(recs[0]["weights"])):
+            nan = float("nan")
+            ax.plot(cyc, [r["weights"][t] for r in recs], color="C%d" % t, label="type %d: weights" % t)
+            ax.plot(cyc, [nan if r["weights_measured"][t] is None else r["weights_measured"][t] for r in recs], color="C%d" % t,
+                    ls="--", label="type %d: measured" % t)
+        ax.set_yscale("log")
+        ax.set_xlabel("cycle")
+        ax.set_ylabel("cost per cell (mean cell weight 1)")
+        ax.set_title(name, fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    for k in range(len(measured), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
 def time_plot(sums, names, path):
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(names) + 2), 4))
     x = range(len(names))
@@ -185,6 +221,7 @@ def main(argv):
     loads_plot(runs, names, os.path.join(a.out, "loads.png"))
     time_plot(sums, names, os.path.join(a.out, "time.png"))
     decision_plot(runs, names, os.path.join(a.out, "decision.png"))
+    weights_plot(runs, names, os.path.join(a.out, "weights.png"))
     md = table(sums, names)
     with open(os.path.join(a.out, "methods.md"), "w") as f:
         f.write(md)

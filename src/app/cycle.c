@@ -115,6 +115,8 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     cyc->cycles = cycles;
     cyc->fixed = !strcmp(cyc->adapt.strategy, "uniform") && p && p->state.sim_time >= 0;
     PetscCall(AmrLbOptionsRead(comm, p ? p->ntypes : 1, &cyc->lbo));
+    PetscCheck(cyc->lbo.weights != AMR_LB_MEASURED || !p || p->ops->cell_costs, comm, PETSC_ERR_USER_INPUT,
+               "option -lb_weights measured: problem %s does not time its cells (reactive-transport does)", p->ops->name);
     PetscCall(checkpoint_options(comm, cyc));
   }
   *out = cyc;
@@ -144,6 +146,15 @@ static void cycle_fields(AmrCycle cyc, int *n, AmrField fields[])
       fields[*n].size = p->field[k].size;
       (*n)++;
     }
+}
+
+/* The problem's measured cost of every local cell into a fresh array. */
+static PetscErrorCode cell_costs(AmrCycle cyc, double **cost)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(cyc->p4est->local_num_quadrants + 1, cost));
+  PetscCall(cyc->problem->ops->cell_costs(cyc->problem, *cost));
+  PetscFunctionReturn(0);
 }
 
 /* Fresh per-cell arrays for the current forest, and its load types. */
@@ -405,6 +416,12 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
   PetscFunctionBeginUser;
   PetscCall(cell_arrays(cyc));
   cycle_fields(cyc, &nf, fields);
+  if (cyc->lbo.weights == AMR_LB_MEASURED) {
+    double *cost;
+    PetscCall(cell_costs(cyc, &cost));
+    PetscCall(AmrLbCellCosts(cyc->lb, cyc->p4est->local_num_quadrants, cost));
+    PetscCall(PetscFree(cost));
+  }
   PetscCall(AmrLbBalance(cyc->lb, cyc->p4est, cyc->types, cycle, allow, nf, fields, lr));
   PetscFunctionReturn(0);
 }
@@ -591,6 +608,13 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
     PetscCall(p->ops->solve(p));
     t[PH_SOLVE] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
+    if (p->ops->cell_costs) {
+      /* on the window's forest with its types, before they change */
+      double *cost;
+      PetscCall(cell_costs(cyc, &cost));
+      PetscCall(AmrLbWindowCosts(cyc->lb, p4est->local_num_quadrants, cyc->types, cost));
+      PetscCall(PetscFree(cost));
+    }
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_ESTIMATE]));
     t0 = MPI_Wtime();

@@ -15,7 +15,7 @@
 #include <time.h>
 
 
-static const char *const weight_names[] = {"count", "timing", "model"};
+static const char *const weight_names[] = {"count", "timing", "model", "measured"};
 
 struct AmrLb {
   AmrLbOptions o;
@@ -33,6 +33,12 @@ struct AmrLb {
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   double t_start, lost, lb_total, migrate_total;
   lb_decide_state decide; /* -lb_threshold: the loss since the last rebalance */
+  /* measured per-cell costs: sums and counts per type of the window (this
+   * rank), and the adapted forest's costs for -lb_weights measured */
+  int have_measured;
+  double measured_sum[AMR_LB_MAX_TYPES], measured_n[AMR_LB_MAX_TYPES];
+  double *cell_cost;
+  p4est_locidx_t ncell_cost;
 };
 
 /* A failure inside the balancer library after the options were accepted
@@ -79,7 +85,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   }
   PetscOptionsBegin(comm, NULL, "Load balancing (the cycle's weigh and balance steps)", NULL);
   AMR_OPTION("-lb_method", PetscOptionsString("-lb_method", methods, NULL, method, method, sizeof method, NULL));
-  AMR_OPTION("-lb_weights", PetscOptionsString("-lb_weights", "Cell weights: count (every cell 1), timing (least squares on measured times, seed 003) or model (-lb_cost)",
+  AMR_OPTION("-lb_weights", PetscOptionsString("-lb_weights", "Cell weights: count (every cell 1), timing (least squares on measured times, seed 003), model (-lb_cost) or measured (each cell its own measured cost; problems that time their cells)",
                                                NULL, weights, weights, sizeof weights, NULL));
   AMR_OPTION("-lb_cost", PetscOptionsRealArray("-lb_cost", "Cost per load type, comma separated: the model weights, and timing's weights until a fit succeeds", NULL,
                                                cost, &ncost, &cost_set));
@@ -120,9 +126,9 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   PetscOptionsEnd();
 
   PetscCheck(o->method || !strcmp(method, "none"), comm, PETSC_ERR_USER_INPUT, "option -lb_method %s: unknown method (choose from %s)", method, methods);
-  for (w = 0; w < 3; w++)
+  for (w = 0; w < 4; w++)
     if (!strcmp(weights, weight_names[w])) break;
-  PetscCheck(w < 3, comm, PETSC_ERR_USER_INPUT, "option -lb_weights %s: unknown weight mode (count, timing or model)", weights);
+  PetscCheck(w < 4, comm, PETSC_ERR_USER_INPUT, "option -lb_weights %s: unknown weight mode (count, timing, model or measured)", weights);
   o->weights = (AmrLbWeights)w;
   PetscCheck(!cost_set || ncost == ntypes, comm, PETSC_ERR_USER_INPUT,
              "option -lb_cost: needs %d value%s, one cost per load type of this problem, got %d", ntypes, ntypes > 1 ? "s" : "", (int)ncost);
@@ -210,6 +216,7 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   lb_weights_history_destroy(&(*lb)->hist);
   if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
+  PetscCall(PetscFree((*lb)->cell_cost));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);
 }
@@ -225,6 +232,77 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
   }
   lb->wn = lb->whead = 0;
   lb->cycle_cpu = lb->cycle_wall = 0;
+  lb->have_measured = 0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWindowCosts(AmrLb lb, p4est_locidx_t n, const int *types, const double *cost)
+{
+  PetscFunctionBeginUser;
+  memset(lb->measured_sum, 0, sizeof lb->measured_sum);
+  memset(lb->measured_n, 0, sizeof lb->measured_n);
+  for (p4est_locidx_t i = 0; i < n; i++) {
+    const int t = types ? types[i] : 0;
+    lb->measured_sum[t] += cost[i];
+    lb->measured_n[t] += 1;
+  }
+  lb->have_measured = 1;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbCellCosts(AmrLb lb, p4est_locidx_t n, const double *cost)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(lb->cell_cost));
+  PetscCall(PetscMalloc1(n + 1, &lb->cell_cost));
+  PetscCall(PetscArraycpy(lb->cell_cost, cost, n));
+  lb->ncell_cost = n;
+  PetscFunctionReturn(0);
+}
+
+/* The per-type means of the window's measured cell costs, scaled like the
+ * fitted costs (mean cell weight 1 over the window's cells); NaN for a
+ * type without cells, or without measurement. */
+static PetscErrorCode measured_means(AmrLb lb, double *mean)
+{
+  const int T = lb->o.ntypes;
+  double g[2 * AMR_LB_MAX_TYPES], S = 0, N = 0;
+  int have;
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < T; t++) mean[t] = NAN;
+  PetscCallMPI(MPI_Allreduce(&lb->have_measured, &have, 1, MPI_INT, MPI_MIN, lb->comm));
+  if (!have) PetscFunctionReturn(0);
+  for (int t = 0; t < T; t++) {
+    g[t] = lb->measured_sum[t];
+    g[T + t] = lb->measured_n[t];
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2 * T, MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (int t = 0; t < T; t++) {
+    S += g[t];
+    N += g[T + t];
+  }
+  for (int t = 0; t < T && S > 0; t++)
+    if (g[T + t] > 0) mean[t] = g[t] / g[T + t] * N / S;
+  PetscFunctionReturn(0);
+}
+
+/* -lb_weights measured: every cell its own measured cost, mean cell weight
+ * 1; as with cell_weights, at least one work unit of the chain. */
+static PetscErrorCode measured_weights(AmrLb lb, const p4est_t *p4est, double **w)
+{
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+  double g[2];
+
+  PetscFunctionBeginUser;
+  PetscCheck(lb->cell_cost && lb->ncell_cost == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "measured weights: %d cell costs for %d cells", (int)lb->ncell_cost,
+             (int)n);
+  g[0] = 0;
+  g[1] = (double)n;
+  for (p4est_locidx_t i = 0; i < n; i++) g[0] += lb->cell_cost[i];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
+  PetscCall(PetscMalloc1(n + 1, w));
+  for (p4est_locidx_t i = 0; i < n; i++) (*w)[i] = fmax(1.0 / LB_CHAIN_UNITS, g[0] > 0 ? lb->cell_cost[i] * g[1] / g[0] : 1.0);
   PetscFunctionReturn(0);
 }
 
@@ -379,6 +457,11 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   } else if (lb->o.weights == AMR_LB_COUNT) {
     for (int t = 0; t < T; t++) lb->cost[t] = 1.0;
   }
+  PetscCall(measured_means(lb, r->cost_measured));
+  /* measured: the cells are weighed one by one; the costs per type that
+   * predict rank loads are the measured means */
+  for (int t = 0; t < T && lb->o.weights == AMR_LB_MEASURED; t++)
+    if (isfinite(r->cost_measured[t])) lb->cost[t] = r->cost_measured[t];
   memcpy(r->cost, lb->cost, sizeof(double) * T);
   /* the weights' prediction for the partition just measured, against the
    * measurement: both as loads of mean 1 */
@@ -449,7 +532,10 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   PetscCall(PetscMalloc5(P, &before, P, &after, P, &cur, P, &next, P, &counts));
   t0 = MPI_Wtime();
   PetscCall(measure(lb, r));
-  PetscCall(cell_weights(p4est, types, lb->o.ntypes, lb->cost, &w));
+  if (lb->o.weights == AMR_LB_MEASURED)
+    PetscCall(measured_weights(lb, p4est, &w));
+  else
+    PetscCall(cell_weights(p4est, types, lb->o.ntypes, lb->cost, &w));
   current_counts(p4est, cur);
   memcpy(next, cur, sizeof(int64_t) * P);
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, n, w, P, cur, before));
@@ -572,6 +658,7 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "kept_imbalance_pct", r->kept_imbalance_pct);
   json_reals(j, "weights", lb->o.ntypes, r->cost);
   json_reals(j, "weights_stderr", lb->o.ntypes, r->cost_stderr);
+  json_reals(j, "weights_measured", lb->o.ntypes, r->cost_measured);
   json_bool(j, "weights_fitted", r->fitted);
   json_str(j, "fit_flags", flags);
   json_real(j, "fit_smape", r->fit_smape);

@@ -19,7 +19,7 @@
 #define AMR_LB_MAX_TYPES 8
 
 /** How cells are weighed (-lb_weights). */
-typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL } AmrLbWeights;
+typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL, AMR_LB_MEASURED } AmrLbWeights;
 
 /** The -lb_* options. */
 typedef struct {
@@ -53,6 +53,7 @@ typedef struct {
   double kept_imbalance_pct; /**< of the weights, had the partition been kept on the adapted forest */
   double cost[AMR_LB_MAX_TYPES]; /**< weight per load type, mean cell weight 1 */
   double cost_stderr[AMR_LB_MAX_TYPES]; /**< timing: standard error of each fitted cost (NaN: unknown) */
+  double cost_measured[AMR_LB_MAX_TYPES]; /**< mean measured cost of a cell per load type, scaled like cost (NaN: not measured) */
   int fitted;                /**< timing: the costs come from this cycle's fit */
   unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
   double fit_smape;          /**< sMAPE of predicted against measured load per rank, percent */
@@ -99,6 +100,15 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 /** Record one step of this rank's own local work: thread CPU seconds (what
  *  the weights and the imbalance use) and wall seconds (reported). */
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall);
+
+/** The measured cost of every local cell of the window's forest (types as
+ *  given to AmrLbWindowStart): their means per load type become the
+ *  record's cost_measured.  Call once per window, after its steps. */
+PetscErrorCode AmrLbWindowCosts(AmrLb lb, p4est_locidx_t n, const int *types, const double *cost);
+
+/** -lb_weights measured: the measured cost of every local cell of the
+ *  adapted forest that the next AmrLbBalance weighs (copied). */
+PetscErrorCode AmrLbCellCosts(AmrLb lb, p4est_locidx_t n, const double *cost);
 
 /** Repartition by equal cell counts, families kept on one rank so they can
  *  be coarsened, carrying the quadrant data and the nfields outside arrays:

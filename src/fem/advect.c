@@ -236,10 +236,13 @@ static void project_exact(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *
 
 static void init_cell(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
 {
-  (void)p4est;
   (void)t;
-  memset(q->p.user_data, 0, sizeof(AdvectCell));
+  memset(q->p.user_data, 0, p4est->data_size);
 }
+
+double *AdvectCellExtra(AdvectCell *cell, int f) { return (double *)(cell + 1) + (size_t)f * ADVECT_NB; }
+
+size_t AdvectCellBytes(const AdvectProblem *prob) { return sizeof(AdvectCell) + (size_t)prob->nextra * ADVECT_NB * sizeof(double); }
 
 /** Cell coordinates in quadrant q of the point with cell coordinates xi in
  *  quadrant from (same tree). */
@@ -254,36 +257,49 @@ static void relative_xi(const p4est_quadrant_t *from, const double xi[DIM], cons
   }
 }
 
+/** The coefficient arrays of a cell: the tracer's, then the extra fields'. */
+static int cell_fields(Advect adv, AdvectCell *d, double *f[1 + ADVECT_MAX_EXTRA])
+{
+  f[0] = d->c;
+  for (int k = 0; k < adv->prob->nextra; k++) f[1 + k] = AdvectCellExtra(d, k);
+  return 1 + adv->prob->nextra;
+}
+
 static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quadrant_t *out[], int nin, p4est_quadrant_t *in[])
 {
   Advect adv = p4est->user_pointer;
   const int nb = adv->nb;
+  double *pf[1 + ADVECT_MAX_EXTRA], *cf[1 + ADVECT_MAX_EXTRA];
   if (nout == 1) {
-    /* refinement: the children restrict the parent's polynomial exactly */
-    const AdvectCell *pd = out[0]->p.user_data;
+    /* refinement: the children restrict the parent's polynomials exactly */
+    const int nf = cell_fields(adv, out[0]->p.user_data, pf);
     for (int i = 0; i < nin; i++) {
       AdvectCell *cd = in[i]->p.user_data;
-      *cd = *pd;
+      memcpy(cd, out[0]->p.user_data, p4est->data_size);
+      cell_fields(adv, cd, cf);
       double xi0[DIM] = {0}, xi[DIM], phi[ADVECT_NB];
       relative_xi(in[i], xi0, out[0], xi);
       basis(nb, xi, phi);
-      cd->c[0] = eval(nb, pd->c, phi);
-      for (int k = 1; k < nb; k++) cd->c[k] = 0.5 * pd->c[k];
+      for (int f = 0; f < nf; f++) {
+        cf[f][0] = eval(nb, pf[f], phi);
+        for (int k = 1; k < nb; k++) cf[f][k] = 0.5 * pf[f][k];
+      }
     }
     return;
   }
   /* coarsening: L2 projection of the children onto the parent, which keeps
-   * the integral because the constant is in the parent's space */
+   * each field's integral because the constant is in the parent's space */
   AdvectCell *pd = in[0]->p.user_data;
-  const int np = ipow(NQ_EXACT, DIM);
-  double rhs[ADVECT_NB] = {0}, m[ADVECT_NB * ADVECT_NB];
+  const int np = ipow(NQ_EXACT, DIM), nf = cell_fields(adv, pd, pf);
+  double rhs[1 + ADVECT_MAX_EXTRA][ADVECT_NB] = {{0}}, m[ADVECT_NB * ADVECT_NB];
   pd->indicator = 0;
   pd->load_type = 0;
   pd->mark = 0;
   for (int i = 0; i < nout; i++) {
-    const AdvectCell *cd = out[i]->p.user_data;
+    AdvectCell *cd = out[i]->p.user_data;
     if (cd->indicator > pd->indicator) pd->indicator = cd->indicator;
     if (cd->load_type > pd->load_type) pd->load_type = cd->load_type;
+    cell_fields(adv, cd, cf);
     for (int p = 0; p < np; p++) {
       double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB], xp[DIM], php[ADVECT_NB];
       tensor_point(NQ_EXACT, p, xi, &w);
@@ -291,13 +307,19 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
       basis(nb, xi, phi);
       relative_xi(out[i], xi, in[0], xp);
       basis(nb, xp, php);
-      double u = eval(nb, cd->c, phi);
-      for (int j = 0; j < nb; j++) rhs[j] += w * u * php[j];
+      for (int f = 0; f < nf; f++) {
+        const double u = eval(nb, cf[f], phi);
+        for (int j = 0; j < nb; j++) rhs[f][j] += w * u * php[j];
+      }
     }
   }
   mass_matrix(adv, t, in[0], m);
-  solve_small(nb, m, rhs);
-  for (int k = 0; k < ADVECT_NB; k++) pd->c[k] = k < nb ? rhs[k] : 0;
+  for (int f = 0; f < nf; f++) {
+    double mf[ADVECT_NB * ADVECT_NB];
+    memcpy(mf, m, sizeof mf);
+    solve_small(nb, mf, rhs[f]);
+    for (int k = 0; k < ADVECT_NB; k++) pf[f][k] = k < nb ? rhs[f][k] : 0;
+  }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -942,6 +964,21 @@ PetscErrorCode AdvectMass(Advect adv, double *mass, double *inflow)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass)
+{
+  const int nb = adv->nb;
+  double loc = 0;
+  PetscFunctionBeginUser;
+  PetscCheck(f >= 0 && f < adv->prob->nextra, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "extra field %d of %d", f, adv->prob->nextra);
+  PetscCall(sync_mesh(adv));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
+    const double *c = AdvectCellExtra(adv->cells[K], f);
+    for (int j = 0; j < nb; j++) loc += adv->m0[(size_t)K * nb + j] * c[j];
+  }
+  PetscCallMPI(MPI_Allreduce(&loc, mass, 1, MPI_DOUBLE, MPI_SUM, adv->p4est->mpicomm));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AdvectL2Error(Advect adv, double *err)
 {
   p4est_t *p4est = adv->p4est;
@@ -1102,6 +1139,8 @@ PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx
     PetscCall(PetscLogEventRegister("AdvectAdvance", classid, &ev_advance));
     PetscCall(PetscLogEventRegister("AdvectAdapt", classid, &ev_adapt));
   }
+  PetscCheck(prob->nextra >= 0 && prob->nextra <= ADVECT_MAX_EXTRA, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%d extra fields (at most %d)", prob->nextra,
+             ADVECT_MAX_EXTRA);
   PetscCall(PetscCalloc1(1, &adv));
   adv->p4est = p4est;
   adv->prob = prob;
@@ -1111,7 +1150,7 @@ PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx
   adv->nqf = opt->degree + 1;
   adv->nqv = opt->degree + 1;
   void *saved = p4est->user_pointer;
-  p4est_reset_data(p4est, sizeof(AdvectCell), init_cell, saved);
+  p4est_reset_data(p4est, AdvectCellBytes(prob), init_cell, saved);
   PetscCall(AdvectMeshChanged(adv));
   PetscCall(AdvectProjectExact(adv));
   *out = adv;

@@ -56,7 +56,17 @@ typedef struct {
   int has_exact;
   /** Default -t_final: one revolution, or a crossing of the domain. */
   double t_final;
+  /** Extra DG fields per cell that the solver does not advect (species
+   *  that stay where they are): stored after the AdvectCell in the
+   *  quadrant data (AdvectCellExtra), zero initially, carried through
+   *  refine, coarsen and 2:1 balance with the tracer's conservative
+   *  projection and through partition with the quadrant data.  At most
+   *  ADVECT_MAX_EXTRA. */
+  int nextra;
 } AdvectProblem;
+
+/** Most extra fields of AdvectProblem.nextra. */
+#define ADVECT_MAX_EXTRA 4
 
 /** Discretisation choices (the -adv_* options). */
 typedef struct {
@@ -191,6 +201,15 @@ PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper);
  *  corners in p4est's order (x fastest), in a fresh array the caller
  *  frees with PetscFree. */
 PetscErrorCode AdvectCornerValues(Advect adv, double **values);
+/** Coefficients of extra field f (0 <= f < nextra) of a cell, ADVECT_NB
+ *  doubles in the basis of AdvectCell.c; cell is the quadrant's user data. */
+double *AdvectCellExtra(AdvectCell *cell, int f);
+
+/** Bytes of quadrant data per cell: the AdvectCell and the extra fields. */
+size_t AdvectCellBytes(const AdvectProblem *prob);
+
+/** Global integral of extra field f. */
+PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass);
 
 /** Fills values with each local cell's mean (length = local quadrants). */
 PetscErrorCode AdvectCellMeans(Advect adv, double *values);

@@ -214,7 +214,6 @@ PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, s
   };
   const int n = (int)(sizeof opt / sizeof opt[0]);
   PetscFunctionBeginUser;
-  ReactionDefaults(p);
   msg[0] = 0;
   PetscOptionsBegin(comm, NULL, "Reaction (reactive-transport) options", NULL);
   for (int i = 0; i < n; i++) {

@@ -71,7 +71,8 @@ void ReactionDefaults(ReactionParams *p);
 
 /**
  * Reads -react_k, -react_rtol, -react_atol, -react_b0 and
- * -react_threshold over the defaults (listed under -help).  A bad value
+ * -react_threshold over the values in p, which are the defaults listed
+ * under -help (ReactionDefaults, or a problem's own).  A bad value
  * returns PETSC_ERR_USER_INPUT without a PETSc error trace and puts one
  * sentence naming the option into msg, as the -adv_* options do.
  */

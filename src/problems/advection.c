@@ -61,13 +61,13 @@ static double front_exact(void *ctx, const double x[3], double t)
   return d < front_speed * t ? 1.0 : 0.0;
 }
 
-static const AdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0};
-static const AdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5};
+static const AdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0};
+static const AdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5, 0};
 
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \
     NAME, HELP, DATA, AmrAdvectionCreate, AmrAdvectionSetup, AmrAdvectionInitial, AmrAdvectionSolve, AmrAdvectionEstimate, AmrAdvectionAdapt, \
-      AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy, AmrAdvectionSave, AmrAdvectionLoad \
+      AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy, AmrAdvectionSave, AmrAdvectionLoad, NULL \
   }
 const AmrProblemOps amr_problem_rotating_hill =
   AMR_ADVECTION_PROBLEM("rotating-hill", "Advection: a Gaussian hill in solid-body rotation, period 1 (exact solution known)", &hill);
@@ -129,7 +129,7 @@ PetscErrorCode AmrAdvectionSetup(AmrProblem p, p4est_t *p4est)
              "option -mesh: %s is curved; advection needs trees that are the (bi/tri)linear maps of their vertices", p->mesh->name);
   s->p4est = p4est;
   PetscCall(AdvectCreate(p4est, s->pde, s->ctx, &s->opt, &s->adv));
-  PetscCall(AmrProblemAddField(p, "AdvectCell", NULL, sizeof(AdvectCell)));
+  PetscCall(AmrProblemAddField(p, "AdvectCell", NULL, AdvectCellBytes(s->pde)));
   PetscCall(initial_numbers(p));
   PetscFunctionReturn(0);
 }
@@ -153,13 +153,17 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
   PetscFunctionBeginUser;
   /* one step at a time, so that each step's own work is timed (the same
    * steps as one call for the whole interval) */
+  s->step_cpu = 0;
   for (PetscInt k = 0; k < s->interval && AdvectTime(s->adv) < s->t_final; k++) {
-    double c0, c1, w0, w1;
+    double c0, c1, w0, w1, rc = 0, rw = 0;
+    const double t = AdvectTime(s->adv);
     int n;
     AdvectWorkTime(s->adv, &c0, &w0);
     PetscCall(AdvectAdvance(s->adv, s->t_final, 1, &n));
     AdvectWorkTime(s->adv, &c1, &w1);
-    PetscCall(AmrProblemLogWork(p, c1 - c0, w1 - w0));
+    s->step_cpu += c1 - c0;
+    if (s->after_step) PetscCall(s->after_step(p, AdvectTime(s->adv) - t, &rc, &rw));
+    PetscCall(AmrProblemLogWork(p, c1 - c0 + rc, w1 - w0 + rw));
     p->state.step += n;
   }
   s->t_advection = MPI_Wtime() - t0;
@@ -249,6 +253,15 @@ PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j)
   PetscFunctionBeginUser;
   json_int(j, "cells_type0", s->cells - s->type1);
   json_int(j, "cells_type1", s->type1);
+  PetscCall(AmrAdvectionReportTransport(p, j));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrAdvectionReportTransport(AmrProblem p, json_line *j)
+{
+  AmrAdvection *s = p->impl;
+
+  PetscFunctionBeginUser;
   json_real(j, "mass", s->mass);
   json_real(j, "mass_initial", s->mass0);
   json_real(j, "boundary_inflow", s->inflow);

@@ -3,8 +3,9 @@
  * (fem/advect.h) with explicit time steps, -amr_interval of them per
  * cycle, two load types (a tracer mean above -adv_load_threshold makes a
  * cell type 1).  rotating-hill and moving-front are these ops with their
- * data; darcy-transport (darcy_transport.c) adds a pressure solve before
- * the steps. */
+ * data; darcy-transport (darcy_transport.c, darcy.h) adds a pressure
+ * solve before the steps, reactive-transport (reactive_transport.c) a
+ * reaction after each step. */
 #ifndef AMR_PROBLEMS_ADVECTION_H
 #define AMR_PROBLEMS_ADVECTION_H
 
@@ -26,6 +27,12 @@ typedef struct {
   PetscInt ksp_its;            /**< pressure solve (-1: none) */
   double t_poisson, t_ksp, t_advection; /**< wall seconds of the cycle, max over ranks */
   void *extra;                 /**< a member's own state (darcy-transport) */
+  /** Optional: a member's own local work after each transport step of
+   *  length dt (reactive-transport's reaction, Lie splitting); its thread
+   *  CPU and wall seconds are logged with the step's. */
+  PetscErrorCode (*after_step)(AmrProblem p, double dt, double *cpu, double *wall);
+  void *after_ctx;             /**< the after_step member's own state */
+  double step_cpu;             /**< this rank's transport work (thread CPU s) in the last cycle's steps */
 } AmrAdvection;
 
 PetscErrorCode AmrAdvectionCreate(AmrProblem p);
@@ -38,6 +45,9 @@ PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types);
 PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle);
 PetscErrorCode AmrAdvectionReport(AmrProblem p, json_line *j);
 PetscErrorCode AmrAdvectionVTK(AmrProblem p, AmrVtkData *d);
+/** The report fields of AmrAdvectionReport but the load-type counts, for a
+ *  member with load types of its own. */
+PetscErrorCode AmrAdvectionReportTransport(AmrProblem p, json_line *j);
 PetscErrorCode AmrAdvectionDestroy(AmrProblem p);
 PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st);
 PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st);

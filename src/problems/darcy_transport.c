@@ -7,8 +7,9 @@
  * advection family, advection.h).  Only the cells of load type 1 and their
  * face neighbours advect (the transport zone), so type-1 cells really cost
  * more.  The pressure solve is timed and reported, not weighed.
+ * reactive-transport shares all of this (darcy.h).
  */
-#include "problems/advection.h"
+#include "problems/darcy.h"
 
 #include <math.h>
 #include <string.h>
@@ -73,8 +74,8 @@ static const FemProblem pressure_problem = {
   .bc = wells_bc,
 };
 
-/* b = -k grad p in the cell of pt; zero before the first solve. */
-static void darcy_velocity(void *ctx, const AdvectPoint *pt, double b[3])
+/* Zero before the first solve. */
+void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3])
 {
   const Darcy *d = ctx;
   double dphi[FEM_MAX_VNODES * DIM], x[3], J[3][3], Ji[3][3], g[DIM] = {0};
@@ -92,17 +93,16 @@ static void darcy_velocity(void *ctx, const AdvectPoint *pt, double b[3])
   for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
 }
 
-/* Tracer data: 1 where fluid enters, at the injection well. */
-static double darcy_inflow(void *ctx, const double x[3], double t)
+double DarcyInflow(void *ctx, const double x[3], double t)
 {
   (void)ctx;
   (void)t;
   return xy_distance(x, 0, 0) < well_radius + 0.05 ? 1.0 : 0.0;
 }
 
-static const AdvectProblem tracer = {"darcy-transport", darcy_velocity, darcy_inflow, 0, 1.0};
+static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0};
 
-static PetscErrorCode darcy_create(AmrProblem p)
+PetscErrorCode DarcyCreate(AmrProblem p)
 {
   AmrAdvection *s;
   Darcy *d;
@@ -158,7 +158,7 @@ static PetscErrorCode pressure(AmrAdvection *s, Darcy *d)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode darcy_solve(AmrProblem p)
+PetscErrorCode DarcySolve(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s->extra;
@@ -199,7 +199,7 @@ static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode darcy_destroy(AmrProblem p)
+PetscErrorCode DarcyDestroy(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s ? s->extra : NULL;
@@ -219,16 +219,17 @@ static PetscErrorCode darcy_destroy(AmrProblem p)
 const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
                                                    "Advection: quarter five-spot, tracer carried by the Darcy velocity of a pressure solve",
                                                    &tracer,
-                                                   darcy_create,
+                                                   DarcyCreate,
                                                    AmrAdvectionSetup,
                                                    AmrAdvectionInitial,
-                                                   darcy_solve,
+                                                   DarcySolve,
                                                    AmrAdvectionEstimate,
                                                    AmrAdvectionAdapt,
                                                    AmrAdvectionLoadTypes,
                                                    AmrAdvectionMonitor,
                                                    AmrAdvectionReport,
                                                    darcy_vtk,
-                                                   darcy_destroy,
+                                                   DarcyDestroy,
                                                    AmrAdvectionSave,
-                                                   AmrAdvectionLoad};
+                                                   AmrAdvectionLoad,
+                                                   NULL};

@@ -27,7 +27,7 @@ PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
 #define AMR_POISSON_PROBLEM(NAME, HELP, DATA) \
   { \
     NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
-      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, AmrPoissonSave, AmrPoissonLoad \
+      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, AmrPoissonSave, AmrPoissonLoad, NULL \
   }
 
 /** The data of the registered Poisson problem called name; NULL when name

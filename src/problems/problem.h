@@ -112,6 +112,13 @@ struct AmrProblemOps {
    *  with the fields' data in place; the record may come from another
    *  number of ranks (collective). */
   PetscErrorCode (*load)(AmrProblem p, AmrCkpState st);
+  /** Optional: the measured cost of every local cell in the last solve
+   *  (its own work, thread CPU seconds, timed per cell), on the forest as
+   *  it is now: a cell adapt made since has its parent's cost or its
+   *  children's mean.  -lb_weights measured weighs each cell by it; the
+   *  report's weights_measured are its means per load type.  NULL: the
+   *  problem cannot time its cells. */
+  PetscErrorCode (*cell_costs)(AmrProblem p, double *cost);
 };
 
 /** Receives the local work a problem measures. */

@@ -17,7 +17,8 @@
   X(wavefront)              \
   X(rotating_hill)          \
   X(moving_front)           \
-  X(darcy_transport)
+  X(darcy_transport)        \
+  X(reactive_transport)
 
 #define AMR_DECLARE(name) extern const AmrProblemOps amr_problem_##name;
 AMR_PROBLEM_LIST(AMR_DECLARE)

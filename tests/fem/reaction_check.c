@@ -211,6 +211,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-dt", &dt, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-min_contrast", &min_contrast, NULL));
   /* the -react_* options set the contrast check's parameters */
+  ReactionDefaults(&p);
   if (ReactionOptionsGet(PETSC_COMM_WORLD, &p, msg, sizeof msg))
     ;
   else if (!strcmp(check, "tolerance"))

@@ -293,6 +293,7 @@ static PetscErrorCode read_config(config_t *c, char *msg, size_t len)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-min_contrast", &c->min_contrast, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
   if (AdvectOptionsGet(PETSC_COMM_WORLD, &c->adv, msg, len)) PetscFunctionReturn(0);
+  ReactionDefaults(&c->react);
   if (ReactionOptionsGet(PETSC_COMM_WORLD, &c->react, msg, len)) PetscFunctionReturn(0);
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,52 @@
+#!/bin/sh
+# The weights study of issue 15: count, timing and measured weights, each
+# REPEAT times, on reactive-transport and on darcy-transport, then the
+# figures.
+#
+#   config/weights-study.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]
+#
+# reactive-transport runs config/reactive-transport.opts with -lb_weights
+# count, timing and measured; darcy-transport runs
+# config/lb-darcy-transport.opts with count and timing (it cannot time its
+# cells) and -lb_method sfc, as the reactive runs.  The modes alternate
+# within each repetition, so a change of the machine's load falls on all of
+# them.  Arguments after -- go to every run (e.g. -t_final 0.05).  Reports
+# go to OUTDIR/PROBLEM-WEIGHTS-K.jsonl; postprocess/weights_study.py then
+# writes OUTDIR/weights-study.md and its plots, and postprocess/cycle_plots.py
+# the per-cycle plots of the first repetition into OUTDIR/reactive and
+# OUTDIR/darcy.  MPIEXEC (default "mpiexec --oversubscribe") and PYTHON
+# (default /usr/bin/python3) can be set in the environment.
+set -eu
+ranks=2 repeat=3 build=build out=weights-study
+while getopts n:r:b:o: flag; do
+  case $flag in
+    n) ranks=$OPTARG ;;
+    r) repeat=$OPTARG ;;
+    b) build=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) echo "usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+amr=$build/bin/amr2d
+mpi=${MPIEXEC:-mpiexec --oversubscribe}
+python=${PYTHON:-/usr/bin/python3}
+[ -x "$amr" ] || { echo "$0: error: $amr not found (build first, or give -b BUILD)" >&2; exit 1; }
+mkdir -p "$out"
+rm -f "$out"/*.jsonl
+run() {  # NAME OPTS WEIGHTS K [AMR2D OPTIONS...]
+  name=$1 opts=$2 w=$3 k=$4
+  shift 4
+  echo "== $name, $w weights, run $k, $ranks ranks"
+  # shellcheck disable=SC2086
+  $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method sfc -lb_weights "$w" -report "$out/$name-$w-$k.jsonl" "$@" | tail -n 1
+}
+k=1
+while [ "$k" -le "$repeat" ]; do
+  for w in count timing measured; do run reactive config/reactive-transport.opts "$w" "$k" "$@"; done
+  for w in count timing; do run darcy config/lb-darcy-transport.opts "$w" "$k" "$@"; done
+  k=$((k + 1))
+done
+"$python" postprocess/weights_study.py -o "$out" "$out"/*.jsonl
+"$python" postprocess/cycle_plots.py -o "$out/reactive" "$out"/reactive-*-1.jsonl > /dev/null
+"$python" postprocess/cycle_plots.py -o "$out/darcy" "$out"/darcy-*-1.jsonl > /dev/null

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Checks amr2d/amr3d reports of reactive-transport (issue 15).
+
+check_reactive.py conservation REPORT TOL
+    every cycle keeps A + C (against its initial mass and the boundary
+    inflow, mass_balance_error) and B + C (mass_bc_error) to TOL relative;
+    the reaction states add up to the cells; the run reacted, adapted the
+    mesh and moved cells between ranks, so that both invariants went
+    through adapt, repartition and steps.
+check_reactive.py same A B
+    two runs of one setup on different rank counts: the same meshes (cells
+    per cycle and per reaction state), the same reaction steps, and the
+    species' integrals to 1e-9 of the initial B (the pressure solve is
+    iterative, its preconditioner depends on the rank count).
+check_reactive.py weights REPORT MODE MIN_RATIO
+    a run with -lb_weights MODE: weights, weights_stderr and
+    weights_measured in every record with one value per reaction state,
+    weights that fit the mode (count: all 1; measured: the measured means;
+    timing: fitted at least once), and the measured cost of a reacting
+    cell at least MIN_RATIO times an inert one's (median over the cycles
+    after the first).
+Exit status 0 when the check holds.
+"""
+import json
+import math
+import statistics
+import sys
+
+
+def load(path):
+    recs = [json.loads(line) for line in open(path) if line.strip()]
+    assert recs, "%s: no records" % path
+    return recs
+
+
+def conservation(path, tol):
+    recs = load(path)
+    for r in recs:
+        c = r["cycle"]
+        assert r["mass_balance_error"] <= tol, "cycle %d: A+C error %g" % (c, r["mass_balance_error"])
+        assert r["mass_bc_error"] <= tol, "cycle %d: B+C error %g" % (c, r["mass_bc_error"])
+        assert r["cells_inert"] + r["cells_reacting"] + r["cells_reacted"] == r["cells"], "cycle %d: states" % c
+        assert r["reaction_steps"] > 0 and r["mass_c"] > 0, "cycle %d: nothing reacted" % c
+    assert len({r["cells"] for r in recs}) > 1, "the mesh never changed"
+    assert any(r["migrated_cells_tot"] > 0 for r in recs), "no cell moved between ranks"
+    print("%s: %d cycles, worst A+C error %.2e, worst B+C error %.2e" % (
+        path, len(recs), max(r["mass_balance_error"] for r in recs), max(r["mass_bc_error"] for r in recs)))
+
+
+def same(a, b):
+    ra, rb = load(a), load(b)
+    assert len(ra) == len(rb), "%d and %d cycles" % (len(ra), len(rb))
+    worst = 0.0
+    for x, y in zip(ra, rb):
+        for k in ("cells", "cells_inert", "cells_reacting", "cells_reacted", "step", "reaction_steps"):
+            assert x[k] == y[k], "cycle %d: %s %s against %s" % (x["cycle"], k, x[k], y[k])
+        for k in ("mass_a", "mass_b", "mass_c"):
+            worst = max(worst, abs(x[k] - y[k]) / x["mass_b_initial"])
+    assert worst <= 1e-9, "species integrals differ by %g of the initial B" % worst
+    print("%s and %s: %d cycles, same meshes and steps, integrals within %.1e" % (a, b, len(ra), worst))
+
+
+def weights(path, mode, min_ratio):
+    recs = load(path)
+    ratios = []
+    fitted = False
+    for r in recs:
+        c = r["cycle"]
+        assert r["lb_weights"] == mode, "cycle %d: lb_weights %s" % (c, r["lb_weights"])
+        for k in ("weights", "weights_stderr", "weights_measured"):
+            assert len(r[k]) == 3, "cycle %d: %s has %d values" % (c, k, len(r[k]))
+        w, m = r["weights"], r["weights_measured"]
+        assert all(x is not None and x > 0 and math.isfinite(x) for x in w), "cycle %d: weights %s" % (c, w)
+        if mode == "count":
+            assert w == [1, 1, 1], "cycle %d: count weights %s" % (c, w)
+        if mode == "measured":
+            assert all(x is None or abs(x - y) <= 1e-12 * y for x, y in zip(m, w)), "cycle %d: %s against %s" % (c, w, m)
+        fitted = fitted or r["weights_fitted"]
+        if c >= 1 and m[0] and m[1]:
+            ratios.append(m[1] / m[0])
+    assert mode != "timing" or fitted, "the fit never succeeded"
+    assert ratios, "no cycle measured both reacting and inert cells"
+    med = statistics.median(ratios)
+    assert med >= min_ratio, "median measured cost ratio reacting/inert %.2f < %g" % (med, min_ratio)
+    print("%s: %d cycles, -lb_weights %s, median measured cost ratio reacting/inert %.1f (of %d cycles)" % (
+        path, len(recs), mode, med, len(ratios)))
+
+
+if __name__ == "__main__":
+    what = sys.argv[1]
+    if what == "conservation":
+        conservation(sys.argv[2], float(sys.argv[3]))
+    elif what == "same":
+        same(sys.argv[2], sys.argv[3])
+    elif what == "weights":
+        weights(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    else:
+        sys.exit("unknown check %s" % what)
