@@ -295,6 +295,64 @@ PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
   PetscFunctionReturn(0);
 }
 
+/* The VTK series' outputs up to the checkpoint, so that a restart's .pvd
+ * lists the whole run (vtk.prefix: a restart writing another series
+ * starts it anew). */
+static PetscErrorCode save_vtk_series(AmrCycle cyc, AmrCkpState st)
+{
+  const char *prefix;
+  const int *cycles;
+  const double *times;
+  int64_t *c;
+  int n;
+
+  PetscFunctionBeginUser;
+  if (!cyc->vtk) PetscFunctionReturn(0);
+  AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
+  PetscCall(PetscMalloc1((size_t)n + 1, &c));
+  for (int i = 0; i < n; i++) c[i] = cycles[i];
+  PetscCall(AmrCkpStateSetString(st, "vtk.prefix", prefix));
+  PetscCall(AmrCkpStateSetBytes(st, "vtk.cycles", c, sizeof(int64_t) * n));
+  PetscCall(AmrCkpStateSetBytes(st, "vtk.times", times, sizeof(double) * n));
+  PetscCall(PetscFree(c));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode load_vtk_series(AmrCycle cyc, AmrCkpState st)
+{
+  const char *prefix, *saved;
+  const int *cycles;
+  const double *times;
+  const void *bc, *bt;
+  size_t nc, nt;
+  int *c, n;
+  double *t;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  if (!cyc->vtk) PetscFunctionReturn(0);
+  PetscCall(AmrCkpStateHas(st, "vtk.prefix", &has));
+  if (!has) PetscFunctionReturn(0);
+  PetscCall(AmrCkpStateGetString(st, "vtk.prefix", &saved));
+  AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
+  if (strcmp(saved, prefix)) PetscFunctionReturn(0);
+  PetscCall(AmrCkpStateGetBytes(st, "vtk.cycles", &bc, &nc));
+  PetscCall(AmrCkpStateGetBytes(st, "vtk.times", &bt, &nt));
+  PetscCheck(nc % sizeof(int64_t) == 0 && nt / sizeof(double) == nc / sizeof(int64_t) && nt % sizeof(double) == 0, cyc->comm, PETSC_ERR_USER_INPUT,
+             "checkpoint '%s.manifest': malformed vtk.cycles or vtk.times entry", cyc->restart);
+  n = (int)(nc / sizeof(int64_t));
+  PetscCall(PetscMalloc2((size_t)n + 1, &c, (size_t)n + 1, &t));
+  for (int i = 0; i < n; i++) {
+    int64_t v;
+    memcpy(&v, (const char *)bc + sizeof v * i, sizeof v);
+    c[i] = (int)v;
+  }
+  if (n) memcpy(t, bt, nt);
+  PetscCall(AmrVtkSeriesRestore(cyc->vtk, n, c, t));
+  PetscCall(PetscFree2(c, t));
+  PetscFunctionReturn(0);
+}
+
 PetscBool AmrCycleRestarts(AmrCycle cyc) { return cyc && cyc->problem && cyc->restart[0] ? PETSC_TRUE : PETSC_FALSE; }
 
 PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t **out)
@@ -401,6 +459,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   }
   if (p->ops->load) PetscCall(p->ops->load(p, st));
   PetscCall(AmrLbLoad(cyc->lb, st));
+  PetscCall(load_vtk_series(cyc, st));
   PetscCall(AmrCkpStateDestroy(&st));
   PetscCall(cell_arrays(cyc));
   PetscCall(PetscPrintf(cyc->comm, "%s: restarted from checkpoint %s at cycle %d: %lld cells on %d rank%s\n", AMR_PROGRAM, prefix, cyc->first,
@@ -467,6 +526,7 @@ static PetscErrorCode write_checkpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrCkpStateSetInt(st, "state.step", p->state.step));
   PetscCall(AmrCkpStateSetInt(st, "state.done", p->state.done));
   PetscCall(AmrLbSave(cyc->lb, st));
+  PetscCall(save_vtk_series(cyc, st));
   if (p->ops->save) PetscCall(p->ops->save(p, st));
   PetscCall(AmrCheckpointWrite(cyc->checkpoint, p4est, nf, fields, st));
   PetscCall(AmrCkpStateDestroy(&st));

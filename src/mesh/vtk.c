@@ -400,15 +400,10 @@ static int write_pvd(const AmrVtkSeries *s)
   return err;
 }
 
-PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d)
+/* Append the output of cycle at time to the list. */
+static PetscErrorCode series_append(AmrVtkSeries *s, int cycle, double time)
 {
-  char prefix[PETSC_MAX_PATH_LEN + 16];
-  int err;
-
   PetscFunctionBeginUser;
-  PetscCheck(s->n == 0 || time > s->time[s->n - 1], s->comm, PETSC_ERR_ARG_WRONG, "VTK series %s: time %g after %g", s->prefix, time, s->time[s->n - 1]);
-  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", s->prefix, cycle));
-  PetscCall(write_output(p4est, s->prefix, prefix, s->binary, d));
   if (s->n == s->cap) {
     int *c;
     double *t;
@@ -424,7 +419,46 @@ PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, dou
   }
   s->cycle[s->n] = cycle;
   s->time[s->n++] = time;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d)
+{
+  char prefix[PETSC_MAX_PATH_LEN + 16];
+  int err;
+
+  PetscFunctionBeginUser;
+  PetscCheck(s->n == 0 || time > s->time[s->n - 1], s->comm, PETSC_ERR_ARG_WRONG, "VTK series %s: time %g after %g", s->prefix, time, s->time[s->n - 1]);
+  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", s->prefix, cycle));
+  PetscCall(write_output(p4est, s->prefix, prefix, s->binary, d));
+  PetscCall(series_append(s, cycle, time));
   err = p4est->mpirank == 0 ? write_pvd(s) : 0;
+  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, "%s.pvd"));
+  PetscFunctionReturn(0);
+}
+
+void AmrVtkSeriesEntries(const AmrVtkSeries *s, const char **prefix, int *n, const int **cycles, const double **times)
+{
+  *prefix = s->prefix;
+  *n = s->n;
+  *cycles = s->cycle;
+  *times = s->time;
+}
+
+PetscErrorCode AmrVtkSeriesRestore(AmrVtkSeries *s, int n, const int *cycles, const double *times)
+{
+  PetscMPIInt rank;
+  int err;
+
+  PetscFunctionBeginUser;
+  s->n = 0;
+  for (int i = 0; i < n; i++) {
+    PetscCheck(i == 0 || times[i] > times[i - 1], s->comm, PETSC_ERR_USER_INPUT, "VTK series %s: the restored output %d has time %g after %g", s->prefix, i,
+               times[i], times[i - 1]);
+    PetscCall(series_append(s, cycles[i], times[i]));
+  }
+  PetscCallMPI(MPI_Comm_rank(s->comm, &rank));
+  err = rank == 0 ? write_pvd(s) : 0;
   PetscCall(check_written(s->comm, err, s->prefix, s->prefix, "%s.pvd"));
   PetscFunctionReturn(0);
 }

@@ -74,6 +74,19 @@ PetscErrorCode AmrVtkSeriesCreate(MPI_Comm comm, const char *prefix, PetscBool b
  *  moment leaves a valid collection).  Times must increase.  Collective. */
 PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d);
 
+/** The outputs listed so far, for a checkpoint to keep: the series'
+ *  prefix, *n outputs with their cycles and times (valid until the next
+ *  write). */
+void AmrVtkSeriesEntries(const AmrVtkSeries *s, const char **prefix, int *n, const int **cycles, const double **times);
+
+/** Replace the listed outputs by the \a n outputs (\a cycles, \a times)
+ *  a checkpoint kept and rewrite \a prefix.pvd with them, so that after a
+ *  restart the collection holds the run's outputs up to the checkpoint
+ *  (not those a killed run wrote after it, which the restart writes
+ *  again) and then the new ones.  Times must increase (else a collective
+ *  user error).  Collective. */
+PetscErrorCode AmrVtkSeriesRestore(AmrVtkSeries *s, int n, const int *cycles, const double *times);
+
 /** Free the series (its files stay). */
 PetscErrorCode AmrVtkSeriesDestroy(AmrVtkSeries **s);
 

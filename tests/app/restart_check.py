@@ -4,7 +4,7 @@ restart it (possibly on another number of ranks) and compare the whole
 run's report with an uninterrupted run's.
 
   restart_check.py --mpiexec CMD... --exe AMR --dir DIR --ranks N --restart-ranks M
-                   --kill-at SEQ --compare exact|conserved [--leftover] -- OPTIONS...
+                   --kill-at SEQ --compare exact|conserved [--leftover] [--vtk] -- OPTIONS...
 
 exact:     every record field but the measured times equal, bit for bit
            (same rank count, count or model weights);
@@ -12,7 +12,15 @@ conserved: cells, dofs, load types and steps equal, mass and errors to the
            solver's tolerance, the mass balance to round-off.
 --leftover plants what a writer killed halfway through the next checkpoint
 leaves (a truncated forest file of the next sequence and a truncated
-P.manifest.new) before the restart, which must use the previous one."""
+P.manifest.new) before the restart, which must use the previous one.
+--vtk      both runs write -vtk series, and the job is killed once it has
+           also written an output after its checkpoint (give
+           -checkpoint_interval 2 so that there is a cycle's time for it);
+           the whole run's .pvd after the restart must list the
+           uninterrupted run's outputs: as many, the
+           same cycles and times (to the comparison's tolerance), times
+           increasing, no file twice, every file and piece present, each
+           output's cells those of its cycle in the report."""
 import argparse
 import json
 import math
@@ -23,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 # measured, not computed: they differ between any two runs
 MEASURED = {"restarted", "imbalance_pct", "max_over_avg", "rank_load_measured", "fit_smape"}
@@ -61,14 +70,14 @@ def session(sid):
     return pids
 
 
-def kill_after(cmd, manifest, seq, log):
+def kill_after(cmd, manifest, ready, log):
     """Start cmd in a session of its own and SIGKILL every process of it,
-    as a batch system ends a job, once manifest names sequence seq or
-    later; returns the sequence of the checkpoint left behind."""
+    as a batch system ends a job, once ready(sequence of the manifest) is
+    true; returns the sequence of the checkpoint left behind."""
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         while proc.poll() is None:
-            if sequence(manifest) >= seq:
+            if ready(sequence(manifest)):
                 for _ in range(100):
                     pids = session(proc.pid)
                     if not pids:
@@ -82,7 +91,7 @@ def kill_after(cmd, manifest, seq, log):
                 proc.wait()
                 return sequence(manifest)
             time.sleep(0.002)
-    sys.exit("FAIL: the run ended (status %s) before checkpoint %d was written (log %s)" % (proc.returncode, seq, log))
+    sys.exit("FAIL: the run ended (status %s) before it could be killed as planned (log %s)" % (proc.returncode, log))
 
 
 def plant_leftover(prefix, seq):
@@ -127,6 +136,60 @@ def compare(ref, got, first, mode):
     return bad
 
 
+def pvd_entries(pvd):
+    """(time, file) of every DataSet of a .pvd collection."""
+    try:
+        return [(float(d.get("timestep")), d.get("file")) for d in ET.parse(pvd).getroot().iter("DataSet")]
+    except (OSError, ET.ParseError) as e:
+        sys.exit("FAIL: %s cannot be read: %s" % (pvd, e))
+
+
+def output_cells(pvtu):
+    """Cells of one output, summed over its pieces' headers (raw appended
+    data makes a piece no XML document); None when a file is missing."""
+    if not os.path.isfile(pvtu):
+        return None
+    cells = 0
+    for piece in ET.parse(pvtu).getroot().iter("Piece"):
+        path = os.path.join(os.path.dirname(pvtu), piece.get("Source"))
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            m = re.search(rb'<Piece NumberOfPoints="\d+" NumberOfCells="(\d+)"', f.read(1 << 16))
+        if not m:
+            return None
+        cells += int(m.group(1))
+    return cells
+
+
+def compare_series(ref_pvd, pvd, report, mode):
+    """What is wrong with the restarted run's series against the
+    uninterrupted run's."""
+    ref, got = pvd_entries(ref_pvd), pvd_entries(pvd)
+    bad = []
+    times = [t for t, _ in got]
+    files = [f for _, f in got]
+    if any(b <= a for a, b in zip(times, times[1:])):
+        bad.append("%s: times do not increase: %s" % (pvd, times))
+    if len(set(files)) != len(files):
+        bad.append("%s lists a file twice: %s" % (pvd, files))
+    if len(got) != len(ref):
+        bad.append("%s lists %d outputs, the uninterrupted run's %d" % (pvd, len(got), len(ref)))
+    cells = {r["cycle"]: r["cells"] for r in report}
+    for (rt, rf), (t, f) in zip(ref, got):
+        cycle = int(re.search(r"_(\d+)\.pvtu$", f).group(1))
+        if re.search(r"_(\d+)\.pvtu$", rf).group(1) != "%04d" % cycle:
+            bad.append("%s: output %s where the uninterrupted run has %s" % (pvd, f, rf))
+        if not (t == rt if mode == "exact" else close(t, rt, 1e-9)):
+            bad.append("%s: %s at time %r, the uninterrupted run's at %r" % (pvd, f, t, rt))
+        n = output_cells(os.path.join(os.path.dirname(pvd), f))
+        if n is None:
+            bad.append("%s: %s or one of its pieces is missing or has no header" % (pvd, f))
+        elif n != cells.get(cycle):
+            bad.append("%s: %s has %d cells, cycle %d of the report %s" % (pvd, f, n, cycle, cells.get(cycle)))
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpiexec", required=True, help="launcher and its flags, one string")
@@ -137,6 +200,7 @@ def main():
     ap.add_argument("--kill-at", type=int, default=2)
     ap.add_argument("--compare", choices=("exact", "conserved"), required=True)
     ap.add_argument("--leftover", action="store_true")
+    ap.add_argument("--vtk", action="store_true")
     ap.add_argument("options", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     opts = [o for o in a.options if o != "--"]
@@ -148,12 +212,25 @@ def main():
     def mpi(n):
         return launcher + ["-n", str(n), a.exe]
 
-    run(mpi(a.ranks) + opts + ["-report", os.path.join(a.dir, "ref.jsonl")], os.path.join(a.dir, "ref.log"))
+    ref_vtk, vtk = os.path.join(a.dir, "ref_vtk", "out"), os.path.join(a.dir, "vtk", "out")
+    run(mpi(a.ranks) + opts + ["-report", os.path.join(a.dir, "ref.jsonl")] + (["-vtk", ref_vtk] if a.vtk else []), os.path.join(a.dir, "ref.log"))
     report = os.path.join(a.dir, "run.jsonl")
-    seq = kill_after(mpi(a.ranks) + opts + ["-checkpoint", prefix, "-report", report], prefix + ".manifest", a.kill_at,
-                     os.path.join(a.dir, "killed.log"))
+    # checkpoint S holds the state after cycle S*K-1 (-checkpoint_interval K)
+    k = int(opts[opts.index("-checkpoint_interval") + 1]) if "-checkpoint_interval" in opts else 1
+
+    def ready(s):
+        # with --vtk, once the run also wrote an output after the checkpoint,
+        # which the restart writes again (K > 1 leaves a cycle's time for it)
+        return s >= a.kill_at and (not a.vtk or (os.path.exists(vtk + ".pvd") and len(pvd_entries(vtk + ".pvd")) > s * k))
+    seq = kill_after(mpi(a.ranks) + opts + ["-checkpoint", prefix, "-report", report] + (["-vtk", vtk] if a.vtk else []), prefix + ".manifest",
+                     ready, os.path.join(a.dir, "killed.log"))
     killed = records(report)
     print("killed on %d ranks after checkpoint %d, its report has cycles 0..%d" % (a.ranks, seq, len(killed) - 1))
+    if a.vtk:
+        n = len(pvd_entries(vtk + ".pvd"))
+        print("the killed run's series lists %d outputs, %d after the checkpoint" % (n, n - seq * k))
+        if n <= seq * k:
+            sys.exit("FAIL: the run was killed before it wrote an output after checkpoint %d" % seq)
     if a.leftover:
         plant_leftover(prefix, seq)
         print("planted a half-written checkpoint %d" % (seq + 1))
@@ -165,9 +242,12 @@ def main():
     first = int(m.group(1))
     ref, got = records(os.path.join(a.dir, "ref.jsonl")), records(report)
     print("restarted on %d ranks at cycle %d; %d cycles, uninterrupted %d" % (a.restart_ranks, first, len(got), len(ref)))
-    if first != seq:
-        sys.exit("FAIL: checkpoint %d continues at cycle %d, expected %d (one checkpoint per cycle)" % (seq, first, seq))
+    if first != seq * k:
+        sys.exit("FAIL: checkpoint %d continues at cycle %d, expected %d (a checkpoint every %d cycles)" % (seq, first, seq * k, k))
     bad = compare(ref, got, first, a.compare)
+    if a.vtk:
+        bad += compare_series(ref_vtk + ".pvd", vtk + ".pvd", got, a.compare)
+        print("the whole run's series lists %d outputs, the uninterrupted run's %d" % (len(pvd_entries(vtk + ".pvd")), len(pvd_entries(ref_vtk + ".pvd"))))
     last = got[-1]
     print("last cycle %d: %s" % (last["cycle"], ", ".join("%s %r" % (k, last[k]) for k in ("cells", "dofs", "mass", "h1_error", "step") if k in last)))
     if bad:
