@@ -231,25 +231,6 @@ static PetscErrorCode reactive_vtk(AmrProblem p, AmrVtkData *vd)
   PetscFunctionReturn(0);
 }
 
-/* A restart sets the forest up from the checkpoint's fields, where B has
- * already reacted: the initial integral of B, the reference of the B + C
- * balance, comes from the checkpoint with the transport's history. */
-static PetscErrorCode reactive_save(AmrProblem p, AmrCkpState st)
-{
-  PetscFunctionBeginUser;
-  PetscCall(AmrAdvectionSave(p, st));
-  PetscCall(AmrCkpStateSetReal(st, "problem.mass_b_initial", reactive_state(p)->mass_b0));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode reactive_load(AmrProblem p, AmrCkpState st)
-{
-  PetscFunctionBeginUser;
-  PetscCall(AmrAdvectionLoad(p, st));
-  PetscCall(AmrCkpStateGetReal(st, "problem.mass_b_initial", &reactive_state(p)->mass_b0));
-  PetscFunctionReturn(0);
-}
-
 /* The cell's reaction clock of the last cycle (carried through adapt as a
  * cell-wise constant: a child has its parent's, a coarsened cell its
  * children's volume-weighted mean), plus the rank's transport work shared
@@ -291,7 +272,7 @@ const AmrProblemOps amr_problem_reactive_transport = {
   reactive_report,
   reactive_vtk,
   reactive_destroy,
-  reactive_save,
-  reactive_load,
+  AmrAdvectionSave, /* B's initial integral is setup's, from the initial data, on any forest */
+  AmrAdvectionLoad,
   reactive_cell_costs,
 };
