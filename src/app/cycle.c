@@ -43,12 +43,12 @@ struct _p_AmrCycle {
   int restarts;          /* restarts in the run's history, this one included */
 };
 
-static PetscErrorCode work_log(void *ctx, double cpu, double wall)
+static PetscErrorCode work_log(void *ctx, double cpu, double wall, const int64_t *counts)
 {
   AmrCycle cyc = ctx;
 
   PetscFunctionBeginUser;
-  PetscCall(AmrLbAddStep(cyc->lb, cpu, wall));
+  PetscCall(AmrLbAddStep(cyc->lb, cpu, wall, counts));
   PetscFunctionReturn(0);
 }
 

@@ -29,7 +29,11 @@ struct AmrLb {
   double *win;      /* the last o.window step times, oldest at whead once full */
   int wn, whead;
   double cycle_cpu, cycle_wall; /* every step since the window started */
-  int64_t counts[AMR_LB_MAX_TYPES];
+  int64_t counts[AMR_LB_MAX_TYPES]; /* the window's cells per load type at its start */
+  /* cells per load type during each step of win (same ring), when the
+   * problem reports them: a moving front changes the types within a window */
+  int64_t *wcounts;
+  int step_counts;  /* every step since the window started came with its counts */
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   double t_start, lost, lb_total, migrate_total;
   lb_decide_state decide; /* -lb_threshold: the loss since the last rebalance */
@@ -182,6 +186,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   PetscCallMPI(MPI_Comm_rank(comm, &lb->rank));
   memcpy(lb->cost, o->cost, sizeof lb->cost);
   PetscCall(PetscMalloc1(o->window, &lb->win));
+  PetscCall(PetscMalloc1((size_t)o->window * o->ntypes, &lb->wcounts));
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
@@ -216,6 +221,7 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   lb_weights_history_destroy(&(*lb)->hist);
   if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
+  PetscCall(PetscFree((*lb)->wcounts));
   PetscCall(PetscFree((*lb)->cell_cost));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);
@@ -231,6 +237,7 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
     lb->counts[t]++;
   }
   lb->wn = lb->whead = 0;
+  lb->step_counts = 1;
   lb->cycle_cpu = lb->cycle_wall = 0;
   lb->have_measured = 0;
   PetscFunctionReturn(0);
@@ -306,12 +313,14 @@ static PetscErrorCode measured_weights(AmrLb lb, const p4est_t *p4est, double **
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall)
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *counts)
 {
   PetscFunctionBeginUser;
   lb->cycle_cpu += cpu;
   lb->cycle_wall += wall;
   lb->win[lb->whead] = cpu;
+  if (counts) PetscCall(PetscArraycpy(lb->wcounts + (size_t)lb->whead * lb->o.ntypes, counts, lb->o.ntypes));
+  else lb->step_counts = 0;
   lb->whead = (lb->whead + 1) % lb->o.window;
   if (lb->wn < lb->o.window) lb->wn++;
   PetscFunctionReturn(0);
@@ -418,16 +427,36 @@ static double vsum(int n, const double *x)
   return s;
 }
 
+/* The cells per load type of this rank that the window's times belong to:
+ * the mean over the window's steps of the counts during each step when the
+ * problem reported them for every step, else the counts at the window's
+ * start.  The mean over all the window's steps, not only those the
+ * truncated mean keeps: the trim drops the fastest and the slowest steps,
+ * symmetrically about the middle of a front's steady advance, and a step
+ * slowed by another process has the counts of its neighbours. */
+static void window_counts(const AmrLb lb, double *mean)
+{
+  const int T = lb->o.ntypes;
+
+  for (int t = 0; t < T; t++) mean[t] = (double)lb->counts[t];
+  if (!lb->step_counts || lb->wn == 0) return;
+  for (int t = 0; t < T; t++) {
+    mean[t] = 0;
+    for (int k = 0; k < lb->wn; k++) mean[t] += (double)lb->wcounts[(size_t)k * T + t];
+    mean[t] /= lb->wn;
+  }
+}
+
 /* The measurement half of a cycle: local work per rank, the fit (timing),
  * the prediction the weights made for the measured partition. */
 static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
 {
   const int P = lb->size, T = lb->o.ntypes;
   lb_metrics mt;
-  int64_t *counts;
-  double psum = 0, tsum, sm = 0;
+  double mean[AMR_LB_MAX_TYPES], *counts, psum = 0, tsum, sm = 0;
 
   PetscFunctionBeginUser;
+  window_counts(lb, mean);
   PetscCallMPI(MPI_Allgather(&lb->cycle_cpu, 1, MPI_DOUBLE, r->rank_time, 1, MPI_DOUBLE, lb->comm));
   PetscCallMPI(MPI_Allgather(&lb->cycle_wall, 1, MPI_DOUBLE, r->rank_time_wall, 1, MPI_DOUBLE, lb->comm));
   lb_metrics_loads(P, r->rank_time, &mt);
@@ -440,6 +469,7 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   if (lb->o.weights == AMR_LB_TIMING) {
     lb_weights_options wo;
     lb_weights_result fit;
+    int64_t rounded[AMR_LB_MAX_TYPES];
     double *times;
     PetscCall(PetscMalloc1(lb->wn + 1, &times));
     /* oldest first: the ring buffer starts at whead once it is full */
@@ -447,7 +477,10 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
     lb_weights_options_default(&wo);
     wo.trim = lb->o.trim;
     wo.previous = lb->cost;
-    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, lb->counts, &wo, lb->hist, &fit));
+    /* the library counts whole cells: a mean count of hundreds is off by
+     * at most half a cell */
+    for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
+    LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, rounded, &wo, lb->hist, &fit));
     PetscCall(PetscFree(times));
     memcpy(lb->cost, fit.cost, sizeof(double) * T);
     memcpy(r->cost_stderr, fit.cost_stderr, sizeof(double) * T);
@@ -466,10 +499,10 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   /* the weights' prediction for the partition just measured, against the
    * measurement: both as loads of mean 1 */
   PetscCall(PetscMalloc1((size_t)P * T, &counts));
-  PetscCallMPI(MPI_Allgather(lb->counts, T, MPI_INT64_T, counts, T, MPI_INT64_T, lb->comm));
+  PetscCallMPI(MPI_Allgather(mean, T, MPI_DOUBLE, counts, T, MPI_DOUBLE, lb->comm));
   for (int q = 0; q < P; q++) {
     r->rank_load_predicted[q] = 0;
-    for (int t = 0; t < T; t++) r->rank_load_predicted[q] += (double)counts[(size_t)q * T + t] * lb->cost[t];
+    for (int t = 0; t < T; t++) r->rank_load_predicted[q] += counts[(size_t)q * T + t] * lb->cost[t];
     psum += r->rank_load_predicted[q];
   }
   PetscCall(PetscFree(counts));

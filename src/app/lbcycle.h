@@ -98,8 +98,12 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb);
 PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
 /** Record one step of this rank's own local work: thread CPU seconds (what
- *  the weights and the imbalance use) and wall seconds (reported). */
-PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall);
+ *  the weights and the imbalance use) and wall seconds (reported), and the
+ *  rank's cells per load type during the step (the state that decided its
+ *  work; NULL: not known).  When every step of a window has its counts, the
+ *  timing fit's row of the window takes their mean over the steps instead
+ *  of the counts at AmrLbWindowStart. */
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *counts);
 
 /** The measured cost of every local cell of the window's forest (types as
  *  given to AmrLbWindowStart): their means per load type become the

@@ -149,8 +149,10 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
   AmrAdvection *s = p->impl;
   double t0 = MPI_Wtime(), times[3];
   long long type1 = 0;
+  int64_t *counts;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(p->ntypes, &counts));
   /* one step at a time, so that each step's own work is timed (the same
    * steps as one call for the whole interval) */
   s->step_cpu = 0;
@@ -162,10 +164,13 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
     PetscCall(AdvectAdvance(s->adv, s->t_final, 1, &n));
     AdvectWorkTime(s->adv, &c1, &w1);
     s->step_cpu += c1 - c0;
-    if (s->after_step) PetscCall(s->after_step(p, AdvectTime(s->adv) - t, &rc, &rw));
-    PetscCall(AmrProblemLogWork(p, c1 - c0 + rc, w1 - w0 + rw));
+    if (s->after_step) {
+      PetscCall(s->after_step(p, AdvectTime(s->adv) - t, &rc, &rw, counts));
+      PetscCall(AmrProblemLogWorkCounts(p, c1 - c0 + rc, w1 - w0 + rw, counts));
+    } else PetscCall(AmrProblemLogWork(p, c1 - c0, w1 - w0));
     p->state.step += n;
   }
+  PetscCall(PetscFree(counts));
   s->t_advection = MPI_Wtime() - t0;
   PetscCall(AdvectClassify(s->adv, s->load_threshold));
   p->state.sim_time = AdvectTime(s->adv);

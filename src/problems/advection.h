@@ -29,8 +29,10 @@ typedef struct {
   void *extra;                 /**< a member's own state (darcy-transport) */
   /** Optional: a member's own local work after each transport step of
    *  length dt (reactive-transport's reaction, Lie splitting); its thread
-   *  CPU and wall seconds are logged with the step's. */
-  PetscErrorCode (*after_step)(AmrProblem p, double dt, double *cpu, double *wall);
+   *  CPU and wall seconds are logged with the step's, with the rank's
+   *  cells per load type (p->ntypes) into counts as they were during this
+   *  work (the member's load types are the states its work depends on). */
+  PetscErrorCode (*after_step)(AmrProblem p, double dt, double *cpu, double *wall, int64_t *counts);
   void *after_ctx;             /**< the after_step member's own state */
   double step_cpu;             /**< this rank's transport work (thread CPU s) in the last cycle's steps */
 } AmrAdvection;

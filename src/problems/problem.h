@@ -17,13 +17,15 @@
  *    the optional save and load ops;
  *  - the problem measures its own local work (thread CPU time of its
  *    element or cell loops, never its waits on other ranks) and hands it to
- *    the cycle with AmrProblemLogWork, one call per step.
+ *    the cycle with AmrProblemLogWork, one call per step (or
+ *    AmrProblemLogWorkCounts, with its cells per load type in the step).
  *
  * Compiled for 2D and 3D (P4_TO_P8). */
 #ifndef AMR_PROBLEMS_PROBLEM_H
 #define AMR_PROBLEMS_PROBLEM_H
 
 #include <petscsys.h>
+#include <stdint.h>
 #ifndef P4_TO_P8
 #include <p4est.h>
 #else
@@ -121,8 +123,9 @@ struct AmrProblemOps {
   PetscErrorCode (*cell_costs)(AmrProblem p, double *cost);
 };
 
-/** Receives the local work a problem measures. */
-typedef PetscErrorCode (*AmrWorkLogger)(void *ctx, double cpu, double wall);
+/** Receives the local work a problem measures, and this rank's cells per
+ *  load type during the step (ntypes values; NULL: not reported). */
+typedef PetscErrorCode (*AmrWorkLogger)(void *ctx, double cpu, double wall, const int64_t *counts);
 
 /** A problem instance: the ops, what the cycle gives it, what it tells the
  *  cycle. */
@@ -171,6 +174,13 @@ PetscErrorCode AmrProblemAddField(AmrProblem p, const char *name, void **data, s
 /** Hand one step of local work to the cycle: thread CPU seconds (what the
  *  weights and the imbalance use) and wall seconds. */
 PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall);
+
+/** AmrProblemLogWork with this rank's cells per load type as they were
+ *  during the step (p->ntypes values): the state that decided the step's
+ *  work, where the types change within a cycle (a moving front).  The
+ *  timing fit then weighs the step's time by these counts instead of the
+ *  cycle's start (lbcycle.h, AmrLbAddStep). */
+PetscErrorCode AmrProblemLogWorkCounts(AmrProblem p, double cpu, double wall, const int64_t *counts);
 
 /** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
  *  ranks than cores, the time a rank really computed. */

@@ -96,7 +96,14 @@ PetscErrorCode AmrProblemAddField(AmrProblem p, const char *name, void **data, s
 PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall)
 {
   PetscFunctionBeginUser;
-  if (p->log) PetscCall(p->log(p->log_ctx, cpu, wall));
+  PetscCall(AmrProblemLogWorkCounts(p, cpu, wall, NULL));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrProblemLogWorkCounts(AmrProblem p, double cpu, double wall, const int64_t *counts)
+{
+  PetscFunctionBeginUser;
+  if (p->log) PetscCall(p->log(p->log_ctx, cpu, wall, counts));
   PetscFunctionReturn(0);
 }
 

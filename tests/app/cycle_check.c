@@ -20,6 +20,14 @@
  *              and AmrCommGraphMeasure agree with an independent recount of
  *              the pairs (owners of every local cell's face neighbours)
  *              before and after.
+ *   fitcounts  the timing fit on synthetic windows over this forest: the
+ *              type-1 cells of each rank grow by a fixed number every step
+ *              (a front crossing cells within the window), each step's time
+ *              exactly its cells' costs (1 and 10 units per cell).  Asserts
+ *              that with the counts of every step (AmrLbAddStep) the fitted
+ *              cost ratio is 10, and that with the counts of the window's
+ *              start alone (a problem that reports none) it is off by more
+ *              than 20%: the bias the steps' counts remove.
  *
  * Prints "<check> passed" and exits 0 when the property holds.
  */
@@ -391,6 +399,59 @@ static PetscErrorCode check_graph(setup_t *s, const char *methods, double max_pc
   PetscFunctionReturn(0);
 }
 
+/* The fitted cost ratio of type 1 to type 0 after four synthetic windows
+ * of ten steps on this forest, with the counts of every step or (steps 0)
+ * with the window's start counts alone.  Nothing is repartitioned. */
+static PetscErrorCode fitted_ratio(setup_t *s, int steps, double *ratio)
+{
+  MPI_Comm comm = s->p4est->mpicomm;
+  const p4est_locidx_t n = s->p4est->local_num_quadrants;
+  const int64_t d = 2 * (n / 80); /* even: the mean over ten steps is whole */
+  const double cost[2] = {1e-6, 1e-5};
+  AmrLbOptions o;
+  AmrLb lb;
+  int *types, rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(method_options(comm, NULL, &o));
+  o.weights = AMR_LB_TIMING;
+  PetscCall(AmrLbCreate(comm, &o, &lb));
+  PetscCall(PetscMalloc1(n + 1, &types));
+  for (int w = 0; w < 4; w++) {
+    /* each rank and window its own mix, so that the rows determine the costs */
+    const int64_t m = (int64_t)n * (1 + rank + w) / 8;
+    AmrLbRecord rec;
+    for (p4est_locidx_t i = 0; i < n; i++) types[i] = i < m;
+    PetscCall(AmrLbWindowStart(lb, s->p4est, types));
+    for (int k = 0; k < 10; k++) {
+      const int64_t counts[2] = {n - m - d * k, m + d * k};
+      const double t = (double)counts[0] * cost[0] + (double)counts[1] * cost[1];
+      PetscCall(AmrLbAddStep(lb, t, t, steps ? counts : NULL));
+    }
+    PetscCall(AmrLbBalance(lb, s->p4est, types, w, PETSC_FALSE, 0, NULL, &rec));
+    *ratio = rec.cost[1] / rec.cost[0];
+    PetscCall(AmrLbRecordFree(&rec));
+  }
+  PetscCall(PetscFree(types));
+  PetscCall(AmrLbDestroy(&lb));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode check_fitcounts(setup_t *s)
+{
+  double with, without;
+
+  PetscFunctionBeginUser;
+  PetscCheck(s->p4est->local_num_quadrants >= 80, s->p4est->mpicomm, PETSC_ERR_USER_INPUT, "fitcounts: needs 80 cells per rank");
+  PetscCall(fitted_ratio(s, 1, &with));
+  PetscCall(fitted_ratio(s, 0, &without));
+  CHECK_NEAR(with, 10.0, 1e-6);
+  CHECK_MSG(fabs(without / 10 - 1) > 0.2, "start counts fitted ratio %g", without);
+  PetscCall(PetscPrintf(s->p4est->mpicomm, "fitted cost ratio 10 (true): %.9g with the steps' counts, %.3g with the start counts\n", with, without));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode run(MPI_Comm comm)
 {
   char check[32] = "migration", methods[512] = "diffusion,diffusion-discrete,second-order,chebyshev,chemotaxis,dimension-exchange";
@@ -405,13 +466,16 @@ static PetscErrorCode run(MPI_Comm comm)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-level", &level, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_level", &max_level, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_pct", &max_pct, NULL));
-  PetscCheck(!strcmp(check, "migration") || !strcmp(check, "graph"), comm, PETSC_ERR_USER_INPUT, "option -check %s: migration or graph", check);
+  PetscCheck(!strcmp(check, "migration") || !strcmp(check, "graph") || !strcmp(check, "fitcounts"), comm, PETSC_ERR_USER_INPUT,
+             "option -check %s: migration, graph or fitcounts", check);
   PetscCall(AmrMeshCreate(comm, "builtin:unit", &mesh));
   PetscCall(build(comm, &mesh, (int)level, (int)max_level, &s));
   if (!strcmp(check, "migration"))
     PetscCall(check_migration(&s));
-  else
+  else if (!strcmp(check, "graph"))
     PetscCall(check_graph(&s, methods, max_pct));
+  else
+    PetscCall(check_fitcounts(&s));
   PetscCall(destroy(&s));
   PetscCall(AmrMeshDestroy(&mesh));
   if (check_finish(comm))

@@ -15,10 +15,15 @@ check_reactive.py same A B
 check_reactive.py weights REPORT MODE MIN_RATIO
     a run with -lb_weights MODE: weights, weights_stderr and
     weights_measured in every record with one value per reaction state,
-    weights that fit the mode (count: all 1; measured: the measured means;
-    timing: fitted at least once), and the measured cost of a reacting
-    cell at least MIN_RATIO times an inert one's (median over the cycles
-    after the first).
+    weights finite, non-negative, not all 0, and that fit the mode
+    (count: all 1; measured: the measured means; timing: fitted at least
+    once), and the measured cost of a reacting cell at least MIN_RATIO
+    times an inert one's (median over the cycles after the first).
+check_reactive.py fit REPORT TOL
+    a run with -lb_weights timing: the fitted cost of a reacting cell
+    within TOL (relative) of its measured mean cost, the median over the
+    cycles after the third (both scaled to mean cell weight 1, so the
+    ratio does not depend on the machine's speed).
 Exit status 0 when the check holds.
 """
 import json
@@ -70,7 +75,10 @@ def weights(path, mode, min_ratio):
         for k in ("weights", "weights_stderr", "weights_measured"):
             assert len(r[k]) == 3, "cycle %d: %s has %d values" % (c, k, len(r[k]))
         w, m = r["weights"], r["weights_measured"]
-        assert all(x is not None and x > 0 and math.isfinite(x) for x in w), "cycle %d: weights %s" % (c, w)
+        # the non-negative fit may set a cost below its noise to 0 (fit_flags
+        # clamped-at-zero): timing does for inert and reacted cells, which
+        # cost about 1% of a reacting one
+        assert all(x is not None and x >= 0 and math.isfinite(x) for x in w) and max(w) > 0, "cycle %d: weights %s" % (c, w)
         if mode == "count":
             assert w == [1, 1, 1], "cycle %d: count weights %s" % (c, w)
         if mode == "measured":
@@ -86,6 +94,21 @@ def weights(path, mode, min_ratio):
         path, len(recs), mode, med, len(ratios)))
 
 
+def fit(path, tol):
+    recs = load(path)
+    ratios = []
+    for r in recs:
+        assert r["lb_weights"] == "timing", "cycle %d: lb_weights %s" % (r["cycle"], r["lb_weights"])
+        w, m = r["weights"], r["weights_measured"]
+        if r["cycle"] >= 3 and m[1]:
+            ratios.append(w[1] / m[1])
+    assert ratios, "no cycle after the third measured a reacting cell"
+    med = statistics.median(ratios)
+    assert abs(med - 1) <= tol, "median fitted/measured cost of a reacting cell %.2f, not within %g of 1" % (med, tol)
+    print("%s: median fitted/measured cost of a reacting cell %.2f (of %d cycles, range %.2f-%.2f)" % (
+        path, med, len(ratios), min(ratios), max(ratios)))
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "conservation":
@@ -94,5 +117,7 @@ if __name__ == "__main__":
         same(sys.argv[2], sys.argv[3])
     elif what == "weights":
         weights(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif what == "fit":
+        fit(sys.argv[2], float(sys.argv[3]))
     else:
         sys.exit("unknown check %s" % what)
