@@ -355,6 +355,21 @@ static PetscErrorCode load_vtk_series(AmrCycle cyc, AmrCkpState st)
 
 PetscBool AmrCycleRestarts(AmrCycle cyc) { return cyc && cyc->problem && cyc->restart[0] ? PETSC_TRUE : PETSC_FALSE; }
 
+/* Copy every local quadrant's user data (qsize bytes each, curve order)
+ * into buf, or back from it into the forest (to_forest). */
+static void copy_quadrant_data(p4est_t *p4est, size_t qsize, char *buf, PetscBool to_forest)
+{
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count && qsize; i++) {
+      void *q = p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data;
+      char *b = buf + qsize * (tr->quadrants_offset + i);
+      if (to_forest) memcpy(q, b, qsize);
+      else memcpy(b, q, qsize);
+    }
+  }
+}
+
 PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t **out)
 {
   const AmrProblem p = cyc->problem;
@@ -418,11 +433,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   /* the problem on the loaded forest, then its data back in place: setup
    * may have reset the quadrant data to initial values */
   PetscCall(PetscMalloc1(qsize * (size_t)p4est->local_num_quadrants + 1, &qdata));
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count && qsize; i++)
-      memcpy(qdata + qsize * (tr->quadrants_offset + i), p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data, qsize);
-  }
+  copy_quadrant_data(p4est, qsize, qdata, PETSC_FALSE);
   PetscCall(check_checkpoint_dir(cyc));
   PetscCall(open_report(cyc));
   cyc->p4est = p4est;
@@ -434,11 +445,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     for (int k = 0; same && k < nf; k++) same = fields[k].size == stored[k].size;
     PetscCheck(same, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest' holds other cell data than problem %s has", prefix, p->ops->name);
   }
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count && qsize; i++)
-      memcpy(p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data, qdata + qsize * (tr->quadrants_offset + i), qsize);
-  }
+  copy_quadrant_data(p4est, qsize, qdata, PETSC_TRUE);
   PetscCall(PetscFree(qdata));
   for (int k = 0; k < nf; k++) {
     PetscCall(PetscFree(*fields[k].data));
@@ -580,8 +587,6 @@ PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm)
   PetscFunctionReturn(0);
 }
 
-/* The cycle's VTK file: the problem's cell fields, the indicator and the
- * load type, besides the tree, level and rank the writer adds. */
 /* The cycle's VTK output at the problem's time (the cycle without one):
  * the problem's point and cell fields, the indicator and the load type,
  * besides the tree, level and rank the writer adds. */

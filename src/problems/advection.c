@@ -66,7 +66,7 @@ static const AdvectProblem front = {"moving-front", front_velocity, front_exact,
 
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \
-    NAME, HELP, DATA, AmrAdvectionCreate, AmrAdvectionSetup, AmrAdvectionInitial, AmrAdvectionSolve, AmrAdvectionEstimate, AmrAdvectionAdapt, \
+    NAME, HELP, DATA, AmrAdvectionCreate, AmrAdvectionSetup, AmrAdvectionInitial, AmrAdvectionSteps, AmrAdvectionEstimate, AmrAdvectionAdapt, \
       AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy, AmrAdvectionSave, AmrAdvectionLoad, NULL \
   }
 const AmrProblemOps amr_problem_rotating_hill =
@@ -196,13 +196,6 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrAdvectionSolve(AmrProblem p)
-{
-  PetscFunctionBeginUser;
-  PetscCall(AmrAdvectionSteps(p));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode AmrAdvectionEstimate(AmrProblem p, double *eta2)
 {
   AmrAdvection *s = p->impl;
@@ -237,7 +230,7 @@ PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types)
   PetscFunctionReturn(0);
 }
 
-static double balance_error(const AmrAdvection *s) { return fabs(s->mass - s->mass0 - s->inflow) / fabs(s->mass0); }
+double AmrAdvectionBalanceError(const AmrAdvection *s) { return fabs(s->mass - s->mass0 - s->inflow) / fabs(s->mass0); }
 
 PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle)
 {
@@ -247,7 +240,7 @@ PetscErrorCode AmrAdvectionMonitor(AmrProblem p, int cycle)
   PetscFunctionBeginUser;
   if (!isnan(s->l2)) PetscCall(PetscSNPrintf(l2, sizeof l2, ", L2 error %.4e", s->l2));
   PetscCall(PetscPrintf(p->comm, "%s: cycle %d, t %.5f, step %lld: %lld cells (%lld of type 1), mass %.10e, balance error %.1e%s\n", AMR_PROGRAM, cycle,
-                        p->state.sim_time, p->state.step, s->cells, s->type1, s->mass, balance_error(s), l2));
+                        p->state.sim_time, p->state.step, s->cells, s->type1, s->mass, AmrAdvectionBalanceError(s), l2));
   PetscFunctionReturn(0);
 }
 
@@ -270,7 +263,7 @@ PetscErrorCode AmrAdvectionReportTransport(AmrProblem p, json_line *j)
   json_real(j, "mass", s->mass);
   json_real(j, "mass_initial", s->mass0);
   json_real(j, "boundary_inflow", s->inflow);
-  json_real(j, "mass_balance_error", balance_error(s));
+  json_real(j, "mass_balance_error", AmrAdvectionBalanceError(s));
   json_real(j, "t_poisson", s->t_poisson);
   json_real(j, "t_ksp", s->t_ksp);
   json_real(j, "t_advection", s->t_advection);

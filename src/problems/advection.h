@@ -40,7 +40,6 @@ typedef struct {
 PetscErrorCode AmrAdvectionCreate(AmrProblem p);
 PetscErrorCode AmrAdvectionSetup(AmrProblem p, p4est_t *p4est);
 PetscErrorCode AmrAdvectionInitial(AmrProblem p);
-PetscErrorCode AmrAdvectionSolve(AmrProblem p);
 PetscErrorCode AmrAdvectionEstimate(AmrProblem p, double *eta2);
 PetscErrorCode AmrAdvectionAdapt(AmrProblem p, const signed char *marks, int min_level, int max_level);
 PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types);
@@ -55,8 +54,12 @@ PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st);
 PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st);
 
 /** The time steps of one cycle (the timed local work, one log entry per
- *  step), then the load types and the cycle's numbers; AmrAdvectionSolve
- *  is this alone. */
+ *  step), then the load types and the cycle's numbers: the solve op of the
+ *  advection family, and the transport part of its members' solves. */
 PetscErrorCode AmrAdvectionSteps(AmrProblem p);
+
+/** Relative error of the mass balance: mass against the initial mass and
+ *  the boundary inflow. */
+double AmrAdvectionBalanceError(const AmrAdvection *s);
 
 #endif

@@ -28,7 +28,6 @@ typedef struct {
   p4est_t *p4est;
   double *coef; /* Q1 pressure coefficients per cell, local then ghost */
   size_t ncoef;
-  int *zone;    /* seed of the transport zone: the type-1 cells */
   long revision; /* of the forest the pressure was solved on */
 } Darcy;
 
@@ -175,10 +174,13 @@ PetscErrorCode DarcySolve(AmrProblem p)
   PetscCall(ksp_time(&k1));
   s->t_poisson = MPI_Wtime() - t0;
   s->t_ksp = k1 - k0;
-  PetscCall(PetscFree(d->zone));
-  PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &d->zone));
-  PetscCall(AdvectCellTypes(s->p4est, d->zone));
-  PetscCall(AdvectSetActive(s->adv, d->zone));
+  {
+    int *zone; /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps its own copy) */
+    PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &zone));
+    PetscCall(AdvectCellTypes(s->p4est, zone));
+    PetscCall(AdvectSetActive(s->adv, zone));
+    PetscCall(PetscFree(zone));
+  }
   PetscCall(AmrAdvectionSteps(p));
   PetscFunctionReturn(0);
 }
@@ -209,7 +211,6 @@ PetscErrorCode DarcyDestroy(AmrProblem p)
     PetscCall(FemPoissonDestroy(&d->fp));
     FemQElemFree(&d->qe);
     PetscCall(PetscFree(d->coef));
-    PetscCall(PetscFree(d->zone));
     PetscCall(PetscFree(s->extra));
   }
   PetscCall(AmrAdvectionDestroy(p));

@@ -182,8 +182,4 @@ PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall);
  *  cycle's start (lbcycle.h, AmrLbAddStep). */
 PetscErrorCode AmrProblemLogWorkCounts(AmrProblem p, double cpu, double wall, const int64_t *counts);
 
-/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
- *  ranks than cores, the time a rank really computed. */
-double AmrThreadTime(void);
-
 #endif

@@ -184,9 +184,8 @@ static PetscErrorCode reactive_solve(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-/* Relative errors of the two invariants: A + C against its initial mass
- * and the inflow, B + C against the initial B. */
-static double error_ac(const AmrAdvection *s) { return fabs(s->mass - s->mass0 - s->inflow) / fabs(s->mass0); }
+/* Relative error of B + C against the initial B (A + C is the transport's
+ * mass balance, AmrAdvectionBalanceError). */
 static double error_bc(const Reactive *r) { return r->mass_b0 > 0 ? fabs(r->mass_b + r->mass_c - r->mass_b0) / r->mass_b0 : fabs(r->mass_b + r->mass_c); }
 
 static PetscErrorCode reactive_monitor(AmrProblem p, int cycle)
@@ -199,7 +198,7 @@ static PetscErrorCode reactive_monitor(AmrProblem p, int cycle)
                         "%s: cycle %d, t %.5f, step %lld: %lld cells (%lld inert, %lld reacting, %lld reacted), %lld reaction steps, A+C %.10e (error %.1e), "
                         "B+C %.10e (error %.1e)\n",
                         AMR_PROGRAM, cycle, p->state.sim_time, p->state.step, s->cells, r->ntype[REACTION_INERT], r->ntype[REACTION_REACTING],
-                        r->ntype[REACTION_REACTED], r->steps, s->mass, error_ac(s), r->mass_b + r->mass_c, error_bc(r)));
+                        r->ntype[REACTION_REACTED], r->steps, s->mass, AmrAdvectionBalanceError(s), r->mass_b + r->mass_c, error_bc(r)));
   PetscFunctionReturn(0);
 }
 

@@ -1,10 +1,8 @@
 /* The problem registry.  Adding a problem: write NAME.c defining
  * `const AmrProblemOps amr_problem_NAME`, then add X(NAME) to this list. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "problems/problem.h"
 
 #include <string.h>
-#include <time.h>
 
 #define AMR_PROBLEM_LIST(X) \
   X(sine)                   \
@@ -105,11 +103,4 @@ PetscErrorCode AmrProblemLogWorkCounts(AmrProblem p, double cpu, double wall, co
   PetscFunctionBeginUser;
   if (p->log) PetscCall(p->log(p->log_ctx, cpu, wall, counts));
   PetscFunctionReturn(0);
-}
-
-double AmrThreadTime(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
