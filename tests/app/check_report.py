@@ -13,8 +13,9 @@ check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     rebalance; 0 before the first), the cost is predicted_migration_s N,
     and lb_decision follows from them (rebalance
     exactly when above the floor and the loss reached the cost); over each
-    run the mean measured I% is below MAX_MEAN_PCT and at most half of the
-    cycles rebalanced (with no -lb_threshold every cycle but the last does).
+    run the mean measured I% is below MAX_MEAN_PCT and at most half and at
+    least a tenth of the cycles rebalanced (with no -lb_threshold every
+    cycle but the last does; a rule that stops rebalancing falls short).
 check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     seed 003 against real time: after CYCLE (default 3) rebalanced cycles
     from a skewed start, timing weights bring the measured imbalance of the
@@ -131,6 +132,9 @@ def check_decide(path, recs, max_mean):
         bad.append("%s: mean measured I%% %.1f is not below %g" % (path, mean_i, max_mean))
     if not 2 * rebalances <= cycles:
         bad.append("%s: %d rebalances in %d cycles, more than half" % (path, rebalances, cycles))
+    # the one-cycle rule this replaced stopped rebalancing after 3-6 cycles
+    if not 10 * rebalances >= cycles:
+        bad.append("%s: %d rebalances in %d cycles, fewer than a tenth: the rule stopped rebalancing" % (path, rebalances, cycles))
     return bad
 
 
