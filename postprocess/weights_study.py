@@ -18,8 +18,14 @@ printed) and weights-study.png.  Per run:
   fit within 15%   cycles after the first three whose fitted cost ratios
                    weights[t] / weights[0] are all within 15% of the measured
                    ones, weights_measured[t] / weights_measured[0] (runs
-                   with timing weights and measured per-cell costs), and the
-                   medians of those ratios over the same cycles
+                   with timing weights and measured per-cell costs; a cost
+                   the fit held at 0 is a miss), and the medians of those
+                   ratios over the same cycles
+  rank speed       where the report has rank_reaction_step_ns (the same
+                   arithmetic on every rank): the slowest rank's time per
+                   integrator step over the fastest's, median and 90th
+                   percentile over the cycles.  Any fit to rank times
+                   inherits this spread as noise
 
 and per problem, pairing run k of each mode with run k of count weights:
 the share of count's lost time that the mode removes, and the run-time
@@ -52,8 +58,8 @@ def fit_agreement(recs, skip=3, tol=0.15):
     ok = n = 0
     for r in recs[skip:]:
         w, m = r["weights"], r["weights_measured"]
-        pairs = [(w[t] / w[0], m[t] / m[0]) for t in range(1, len(w))
-                 if m[0] and m[t] and w[0] and math.isfinite(m[0]) and math.isfinite(m[t])]
+        pairs = [(w[t] / w[0] if w[0] else math.inf, m[t] / m[0]) for t in range(1, len(w))
+                 if m[0] and m[t] and math.isfinite(m[0]) and math.isfinite(m[t])]
         if not pairs:
             continue
         n += 1
@@ -74,6 +80,20 @@ def ratio_medians(recs, skip=3):
     return "; ".join(out)
 
 
+def speed_spread(recs):
+    """Median and 90th percentile over the cycles of the slowest rank's
+    time per integrator step over the fastest's, or None."""
+    q = []
+    for r in recs:
+        ns = [x for x in r.get("rank_reaction_step_ns") or [] if x]
+        if len(ns) > 1:
+            q.append(max(ns) / min(ns))
+    if not q:
+        return None
+    q.sort()
+    return statistics.median(q), q[min(len(q) - 1, int(0.9 * len(q)))]
+
+
 def run_metrics(recs):
     last = recs[-1]
     P = last["ranks"]
@@ -89,6 +109,7 @@ def run_metrics(recs):
         "mean_i": statistics.mean(r["imbalance_pct"] for r in recs),
         "fit_ok": ok, "fit_n": n,
         "ratios": ratio_medians(recs) if last["lb_weights"] == "timing" else "",
+        "speed": speed_spread(recs),
     }
 
 
@@ -104,16 +125,17 @@ def tables(runs):
         mine = [r for r in runs if r["problem"] == prob]
         modes = [m for m in MODES if any(r["mode"] == m for r in mine)]
         out.append("### %s, %d ranks\n" % (prob, mine[0]["ranks"]))
-        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | work s | fit within 15% (cycles > 3) | cost ratios fitted vs measured (medians, per run) |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        out.append("| weights | runs | cycles | mean I% | lost % of work | lost % of run | total s | work s | fit within 15% (cycles > 3) | cost ratios fitted vs measured (medians, per run) | rank speed max/min (median, p90; per run) |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for m in modes:
             rs = [r for r in mine if r["mode"] == m]
             fit = ", ".join("%d/%d" % (r["fit_ok"], r["fit_n"]) for r in rs) if any(r["fit_n"] for r in rs) else "-"
             ratios = " / ".join(r["ratios"] for r in rs if r["ratios"]) or "-"
-            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            speed = ", ".join("%.3f, %.3f" % r["speed"] for r in rs if r["speed"]) or "-"
+            out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 m, len(rs), spread([r["cycles"] for r in rs], "%d"), spread([r["mean_i"] for r in rs]),
                 spread([r["lost_work"] for r in rs]), spread([r["lost_run"] for r in rs], "%.2f"),
-                spread([r["total"] for r in rs]), spread([r["work"] for r in rs], "%.2f"), fit, ratios))
+                spread([r["total"] for r in rs]), spread([r["work"] for r in rs], "%.2f"), fit, ratios, speed))
         count = [r for r in mine if r["mode"] == "count"]
         for m in modes:
             if m == "count" or not count:

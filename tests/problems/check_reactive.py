@@ -14,11 +14,13 @@ check_reactive.py same A B
     iterative, its preconditioner depends on the rank count).
 check_reactive.py weights REPORT MODE MIN_RATIO
     a run with -lb_weights MODE: weights, weights_stderr and
-    weights_measured in every record with one value per reaction state,
+    weights_measured in every record with one value per load type (quiet,
+    reacting), rank_reaction_step_ns with one value per rank (positive, or null on a
+    rank without front cells; in some cycle on every rank),
     weights finite, non-negative, not all 0, and that fit the mode
     (count: all 1; measured: the measured means; timing: fitted at least
     once), and the measured cost of a reacting cell at least MIN_RATIO
-    times an inert one's (median over the cycles after the first).
+    times a quiet one's (median over the cycles after the first).
 check_reactive.py fit REPORT TOL
     a run with -lb_weights timing: the fitted cost of a reacting cell
     within TOL (relative) of its measured mean cost, the median over the
@@ -69,28 +71,34 @@ def weights(path, mode, min_ratio):
     recs = load(path)
     ratios = []
     fitted = False
+    speeds = 0
     for r in recs:
         c = r["cycle"]
         assert r["lb_weights"] == mode, "cycle %d: lb_weights %s" % (c, r["lb_weights"])
         for k in ("weights", "weights_stderr", "weights_measured"):
-            assert len(r[k]) == 3, "cycle %d: %s has %d values" % (c, k, len(r[k]))
+            assert len(r[k]) == 2, "cycle %d: %s has %d values" % (c, k, len(r[k]))
+        ns = r["rank_reaction_step_ns"]
+        # null on a rank without a front cell in the cycle
+        assert len(ns) == r["ranks"] and all(x is None or x > 0 for x in ns), "cycle %d: rank_reaction_step_ns %s" % (c, ns)
+        speeds += all(x is not None for x in ns)
         w, m = r["weights"], r["weights_measured"]
         # the non-negative fit may set a cost below its noise to 0 (fit_flags
-        # clamped-at-zero): timing does for inert and reacted cells, which
-        # cost about 1% of a reacting one
+        # clamped-at-zero): timing does for quiet cells, which cost about 1%
+        # of a reacting one
         assert all(x is not None and x >= 0 and math.isfinite(x) for x in w) and max(w) > 0, "cycle %d: weights %s" % (c, w)
         if mode == "count":
-            assert w == [1, 1, 1], "cycle %d: count weights %s" % (c, w)
+            assert w == [1, 1], "cycle %d: count weights %s" % (c, w)
         if mode == "measured":
             assert all(x is None or abs(x - y) <= 1e-12 * y for x, y in zip(m, w)), "cycle %d: %s against %s" % (c, w, m)
         fitted = fitted or r["weights_fitted"]
         if c >= 1 and m[0] and m[1]:
             ratios.append(m[1] / m[0])
     assert mode != "timing" or fitted, "the fit never succeeded"
-    assert ratios, "no cycle measured both reacting and inert cells"
+    assert speeds, "no cycle timed a front step on every rank"
+    assert ratios, "no cycle measured both reacting and quiet cells"
     med = statistics.median(ratios)
-    assert med >= min_ratio, "median measured cost ratio reacting/inert %.2f < %g" % (med, min_ratio)
-    print("%s: %d cycles, -lb_weights %s, median measured cost ratio reacting/inert %.1f (of %d cycles)" % (
+    assert med >= min_ratio, "median measured cost ratio reacting/quiet %.2f < %g" % (med, min_ratio)
+    print("%s: %d cycles, -lb_weights %s, median measured cost ratio reacting/quiet %.1f (of %d cycles)" % (
         path, len(recs), mode, med, len(ratios)))
 
 
