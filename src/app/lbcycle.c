@@ -98,7 +98,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
   AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
   AMR_OPTION("-lb_interval", PetscOptionsInt("-lb_interval", "Balance every K-th cycle", NULL, interval, &interval, NULL));
-  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the time lost to imbalance since the last rebalance reaches the predicted migration cost (rank-s)",
+  AMR_OPTION("-lb_threshold", PetscOptionsReal("-lb_threshold", "PCT: balance only when the imbalance I% (measured, or predicted for the adapted mesh) exceeds PCT and the time lost to imbalance since the last rebalance reaches the predicted migration cost (rank-s); not given: balance every -lb_interval-th cycle",
                                                NULL, threshold, &threshold, &threshold_set));
   AMR_OPTION("-lb_graph", PetscOptionsString("-lb_graph", "Processor graph of the method: line (the ranks along the curve) or ring (the line closed; cells still move along the curve)",
                                              NULL, graph, graph, sizeof graph, NULL));
