@@ -12,15 +12,14 @@
  * a face, on one rank or on two, receive bitwise opposite mass fluxes.
  */
 
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "fem/advect.h"
+#include "fem/femutil.h"
 #include "mesh/geom.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
@@ -549,22 +548,12 @@ static void face_cb(p4est_iter_face_info_t *info, void *user)
     add_face(adv, &b, s1->face, &a);
 }
 
-/** Thread CPU time and wall time now, in seconds. */
-static void clocks(double *cpu, double *wall)
-{
-  struct timespec c, w;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-  clock_gettime(CLOCK_MONOTONIC, &w);
-  *cpu = (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
-  *wall = (double)w.tv_sec + 1e-9 * (double)w.tv_nsec;
-}
-
 static void exchange(Advect adv, double *arr, void **mirrors, size_t size)
 {
   double c0, w0, c1, w1;
-  clocks(&c0, &w0);
+  FemClocks(&c0, &w0);
   p4est_ghost_exchange_custom(adv->p4est, adv->ghost, size, mirrors, arr + (size_t)adv->nlocal * (size / sizeof(double)));
-  clocks(&c1, &w1);
+  FemClocks(&c1, &w1);
   adv->wait_cpu += c1 - c0;
   adv->wait_wall += w1 - w0;
 }
@@ -888,7 +877,7 @@ static void rk_step(Advect adv, double dt)
    * MPI spins while it waits, so CPU time alone would count them too */
   double c0, w0, c1, w1;
   const double waitc = adv->wait_cpu, waitw = adv->wait_wall;
-  clocks(&c0, &w0);
+  FemClocks(&c0, &w0);
   memcpy(adv->u0, adv->u, n * sizeof(double));
   for (int s = 0; s < ns; s++) {
     exchange(adv, adv->u, adv->mirror_state, nb * sizeof(double));
@@ -898,7 +887,7 @@ static void rk_step(Advect adv, double dt)
     if (adv->opt.limiter && nb > 1) limit(adv);
   }
   adv->inflow_local -= phi;
-  clocks(&c1, &w1);
+  FemClocks(&c1, &w1);
   adv->work_cpu += (c1 - c0) - (adv->wait_cpu - waitc);
   adv->work_wall += (w1 - w0) - (adv->wait_wall - waitw);
 }

@@ -3,31 +3,13 @@
  */
 
 #include "fem/advect.h"
+#include "fem/femutil.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Options are read as strings and parsed here, because PETSc's own parser
- * answers a malformed number with an error that does not name the option. */
-
-static int parse_int(const char *s, long *v)
-{
-  char *end;
-  errno = 0;
-  *v = strtol(s, &end, 10);
-  return errno == 0 && end != s && *end == 0;
-}
-
-static int parse_real(const char *s, double *v)
-{
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  return errno == 0 && end != s && *end == 0 && isfinite(*v);
-}
 
 PetscErrorCode AdvectOptionsGet(MPI_Comm comm, AdvectOptions *opt, char *msg, size_t msglen)
 {
@@ -43,20 +25,20 @@ PetscErrorCode AdvectOptionsGet(MPI_Comm comm, AdvectOptions *opt, char *msg, si
   PetscOptionsEnd();
   msg[0] = 0;
   if (set && !limiter[0]) strcpy(limiter, "true"); /* a bare -adv_limiter switches it on */
-  if (!parse_int(degree, &iv) || (iv != 0 && iv != 1)) {
+  if (!FemParseInt(degree, &iv) || (iv != 0 && iv != 1)) {
     snprintf(msg, msglen, "option -adv_degree: '%s' is not 0 or 1", degree);
     PetscFunctionReturn(PETSC_ERR_USER_INPUT);
   }
   opt->degree = (int)iv;
   opt->rk_stages = opt->degree + 2;
   if (rk[0]) {
-    if (!parse_int(rk, &iv) || (iv != 2 && iv != 3)) {
+    if (!FemParseInt(rk, &iv) || (iv != 2 && iv != 3)) {
       snprintf(msg, msglen, "option -adv_rk: '%s' is not 2 or 3", rk);
       PetscFunctionReturn(PETSC_ERR_USER_INPUT);
     }
     opt->rk_stages = (int)iv;
   }
-  if (!parse_real(cfl, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
+  if (!FemParseReal(cfl, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
     snprintf(msg, msglen, "option -adv_cfl: '%s' is not a number in (0, 1]", cfl);
     PetscFunctionReturn(PETSC_ERR_USER_INPUT);
   }

@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #ifndef P4_TO_P8
 #include <p4est_bits.h>
 #include <p4est_ghost.h>
@@ -13,7 +12,7 @@
 #endif
 #include <math.h>
 #include <string.h>
-#include <time.h>
+#include "fem/femutil.h"
 #include "fem/poisson.h"
 #include "mesh/geom.h"
 
@@ -46,20 +45,11 @@ struct fem_poisson {
   const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
 };
 
-/* This thread's CPU time and the wall time, in seconds. */
-static void clocks(double *cpu, double *wall)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  *cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-  *wall = MPI_Wtime();
-}
-
 /* Add the time since (cpu0, wall0) to the local work. */
 static void add_work(FemPoisson fp, double cpu0, double wall0)
 {
   double cpu, wall;
-  clocks(&cpu, &wall);
+  FemClocks(&cpu, &wall);
   fp->work_cpu += cpu - cpu0;
   fp->work_wall += wall - wall0;
 }
@@ -666,7 +656,7 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
   PetscFunctionBeginUser;
   PetscCall(MatZeroEntries(fp->A));
   PetscCall(VecZeroEntries(fp->b));
-  clocks(&cpu0, &wall0);
+  FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
     const PetscInt *rows = fp->edof + (size_t)e * vn;
@@ -1011,7 +1001,7 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
   kc.gcoef = gcoef;
   kc.eta2 = eta2;
   kc.failed = 0;
-  clocks(&cpu0, &wall0);
+  FemClocks(&cpu0, &wall0);
 #ifndef P4_TO_P8
   p4est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL);
 #else

@@ -2,15 +2,14 @@
  * A + B -> C per cell by ROS2 with step-size control; see reaction.h.
  */
 
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "fem/reaction.h"
 
-#include <errno.h>
+#include "fem/femutil.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ROS2's gamma: 1 + 1/sqrt(2) makes the method L-stable. */
 static const double ros2_gamma = 1.70710678118654752440;
@@ -125,13 +124,6 @@ static double point_xi(int q, int k)
   return (q >> k) & 1 ? gauss2 : -gauss2;
 }
 
-double ReactionClock(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w)
 {
   double *coef[REACTION_NS] = {a, b, c};
@@ -163,7 +155,7 @@ PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *
   /* one clock read per cell: a read costs about as much as a cell where
    * nothing reacts, so the cells of a sweep share them */
   if (clock) {
-    const double now = ReactionClock();
+    const double now = FemThreadTime();
     w->cpu = now - *clock;
     *clock = now;
   } else
@@ -187,15 +179,11 @@ ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a
   return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
 }
 
-/* Options are read as strings and parsed here, as the -adv_* options are,
- * because PETSc's parser answers a malformed number without naming the
- * option. */
+/* A positive number (or zero when zero_ok), the whole string (femutil.h
+ * says why options are parsed here). */
 static int parse_positive(const char *s, double *v, int zero_ok)
 {
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  return errno == 0 && end != s && *end == 0 && isfinite(*v) && (*v > 0 || (zero_ok && *v == 0));
+  return FemParseReal(s, v) && (*v > 0 || (zero_ok && *v == 0));
 }
 
 PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen)

@@ -93,16 +93,12 @@ double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h);
  */
 PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS], double t, ReactionWork *w);
 
-/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
- *  ranks than cores, the time the rank really computed. */
-double ReactionClock(void);
-
 /**
  * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
  * A, B and C in the basis of fem/advect.h (nb = 1, 3 or 4), in place;
  * a cell where no point reacts keeps them bit for bit.  w receives the
  * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
- * with clock set to ReactionClock() before a sweep over cells, each cell
+ * with clock set to FemThreadTime() (fem/femutil.h) before a sweep over cells, each cell
  * reads the clock once, puts the thread CPU time since the previous
  * reading into w->cpu and the reading into *clock (a reading costs about
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not

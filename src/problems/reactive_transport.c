@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "app/options.h"
+#include "fem/femutil.h"
 #include "fem/reaction.h"
 
 #define DIM P4EST_DIM
@@ -87,7 +88,7 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   for (int t = 0; t < NLOADTYPES; t++) counts[t] = 0;
   FOR_LOCAL_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
   w0 = MPI_Wtime();
-  clock = c0 = ReactionClock();
+  clock = c0 = FemThreadTime();
   FOR_LOCAL_CELLS(s->p4est, K, d, {
     ReactionWork w = {0, 0, 0};
     PetscCall(ReactionCell(&r->react, nb, d->c, AdvectCellExtra(d, FIELD_B), AdvectCellExtra(d, FIELD_C), dt, &clock, &w));
@@ -99,7 +100,7 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
       r->front_cpu += w.cpu;
     }
   })
-  *cpu = ReactionClock() - c0;
+  *cpu = FemThreadTime() - c0;
   *wall = MPI_Wtime() - w0;
   r->wall_local += *wall;
   PetscFunctionReturn(0);

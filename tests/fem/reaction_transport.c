@@ -17,6 +17,7 @@
  */
 
 #include "fem/advect.h"
+#include "fem/femutil.h"
 #include "fem/reaction.h"
 #include "mesh/geom.h"
 #include "mesh/mesh.h"
@@ -154,7 +155,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
     PetscCall(AdvectAdvance(r->adv, c->t_final, 1, &taken));
     const double dt = AdvectTime(r->adv) - t0;
     r->nsteps += taken;
-    double clock = ReactionClock();
+    double clock = FemThreadTime();
     for (p4est_locidx_t K = 0; K < n; K++) {
       double *a = r->cell[K]->c, *b = r->spec[1] + (size_t)K * r->nb, *cc = r->spec[2] + (size_t)K * r->nb;
       ReactionWork w;
