@@ -353,4 +353,12 @@ lb_err lb_metrics_compute(const lb_result *res, lb_metrics *mt);
 /** Metrics of a bare load vector (only the load-based fields are set). */
 void lb_metrics_loads(int n, const double *load, lb_metrics *mt);
 
+/** Sort x[0..n) ascending (the order statistics behind medians and
+ *  trimmed means of measured times). */
+void lb_sort_values(int n, double *x);
+/** Quantile q in [0, 1] of sorted x[0..n), n > 0, by linear interpolation
+ *  between order statistics (q = 0.5: the median; for even n the mean of
+ *  the middle two). */
+double lb_quantile_sorted(const double *x, int n, double q);
+
 #endif

@@ -72,17 +72,11 @@ lb_err lb_migration_model_add(lb_migration_model *m, int64_t cells, double secon
   return LB_OK;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double lb_migration_model_predict(const lb_migration_model *m, int64_t cells)
 {
   double v[LB_MIGRATION_HISTORY];
   if (m->n == 0) return 0;
   for (int i = 0; i < m->n; i++) v[i] = m->per_cell[i];
-  qsort(v, (size_t)m->n, sizeof v[0], compare_double);
-  return (m->n % 2 ? v[m->n / 2] : (v[m->n / 2 - 1] + v[m->n / 2]) / 2) * (double)cells;
+  lb_sort_values(m->n, v);
+  return lb_quantile_sorted(v, m->n, 0.5) * (double)cells;
 }

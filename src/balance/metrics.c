@@ -4,6 +4,22 @@
 #include "balance.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+static int ascending(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void lb_sort_values(int n, double *x) { qsort(x, (size_t)n, sizeof *x, ascending); }
+
+double lb_quantile_sorted(const double *x, int n, double q)
+{
+  const double at = q * (n - 1);
+  const int i = (int)at;
+  return i + 1 < n ? x[i] + (at - i) * (x[i + 1] - x[i]) : x[n - 1];
+}
 
 void lb_metrics_loads(int n, const double *load, lb_metrics *mt)
 {

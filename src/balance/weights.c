@@ -25,12 +25,6 @@ void lb_weights_options_default(lb_weights_options *opt)
   opt->previous = NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 double lb_trimmed_mean(int n, const double *x, double trim)
 {
   double *s = malloc((size_t)n * sizeof *s);
@@ -38,7 +32,7 @@ double lb_trimmed_mean(int n, const double *x, double trim)
   double sum = 0.0;
   if (!s) return NAN;
   memcpy(s, x, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  lb_sort_values(n, s);
   for (i = cut; i < n - cut; i++) sum += s[i];
   free(s);
   return sum / (n - 2 * cut);

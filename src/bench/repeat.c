@@ -19,24 +19,10 @@ lb_params lb_repeat_params(const lb_method *m, const lb_params *p, const lb_resu
   return q;
 }
 
-static int by_value(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Linear interpolation between the order statistics of sorted t[0..n). */
-static double quantile(const double *t, int n, double q)
-{
-  double x = q * (n - 1);
-  int i = (int)x;
-  return i + 1 < n ? t[i] + (x - i) * (t[i + 1] - t[i]) : t[n - 1];
-}
-
 lb_spread lb_spread_of(double *t, int n)
 {
-  qsort(t, (size_t)n, sizeof *t, by_value);
-  lb_spread s = {quantile(t, n, 0.5), quantile(t, n, 0.25), quantile(t, n, 0.75), t[0], t[n - 1]};
+  lb_sort_values(n, t);
+  lb_spread s = {lb_quantile_sorted(t, n, 0.5), lb_quantile_sorted(t, n, 0.25), lb_quantile_sorted(t, n, 0.75), t[0], t[n - 1]};
   return s;
 }
 
