@@ -3,7 +3,6 @@
 #include "lbdecide.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 void lb_decide_init(lb_decide_state *s)
 {

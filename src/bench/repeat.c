@@ -4,7 +4,6 @@
  * as error bars. */
 #include "repeat.h"
 
-#include <stdlib.h>
 
 lb_params lb_repeat_params(const lb_method *m, const lb_params *p, const lb_result *first)
 {
