@@ -295,17 +295,16 @@ lb_err lb_curve_shift_bounds(int nparts, const double *load, const double *pw, d
   return LB_OK;
 }
 
-lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
-                      const double *load, double penalty, lb_curve_result *res)
+/* lb_curve_shift on the curve already located in p (one locate's
+ * collectives per shift, also from the shifter). */
+static lb_err shift_located(MPI_Comm comm, int64_t n, const double *w, const piece *pp, int nparts, const int64_t *cur_counts,
+                            const double *load, double penalty, lb_curve_result *res)
 {
-  piece p;
+  piece p = *pp;
   double *buf, *pw, *pw_start, *lstart, *bound, mean = 0.0;
   lb_err err;
   int q, i, j;
 
-  LB_CALL(check_nparts(nparts));
-  LB_CALL(locate(comm, n, w, &p));
-  LB_CALL(check_partition(&p, nparts, cur_counts));
   buf = malloc(4 * ((size_t)nparts + 1) * sizeof *buf);
   if (!buf) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
   pw = buf, pw_start = pw + nparts + 1, lstart = pw_start + nparts + 1, bound = lstart + nparts + 1;
@@ -345,6 +344,16 @@ lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, con
   }
   free(buf);
   return err;
+}
+
+lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
+                      const double *load, double penalty, lb_curve_result *res)
+{
+  piece p;
+  LB_CALL(check_nparts(nparts));
+  LB_CALL(locate(comm, n, w, &p));
+  LB_CALL(check_partition(&p, nparts, cur_counts));
+  return shift_located(comm, n, w, &p, nparts, cur_counts, load, penalty, res);
 }
 
 /* The result for a partition given by its cell counts. */
@@ -433,7 +442,7 @@ lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, cons
     return result_of_counts(comm, n, w, &p, P, s->best_counts, res);
   }
   *action = LB_SHIFT_SHIFTED;
-  return lb_curve_shift(comm, n, w, P, cur_counts, measured, s->penalty, res);
+  return shift_located(comm, n, w, &p, P, cur_counts, measured, s->penalty, res);
 }
 
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts)
