@@ -17,11 +17,10 @@ check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     least a tenth of the cycles rebalanced (with no -lb_threshold every
     cycle but the last does; a rule that stops rebalancing falls short).
 check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
-    seed 003 against real time: after CYCLE (default 3) rebalanced cycles
-    from a skewed start, timing weights bring the measured imbalance of the
-    local work (mean of cycles CYCLE to CYCLE+2) to at most half of the
-    first cycle's, while count weights leave it above that and above the
-    timing run's.
+    seed 003 against real time: from a skewed start, after CYCLE (default
+    3) rebalanced cycles, the measured imbalance of the local work with
+    timing weights (mean over cycle CYCLE to the last) is at most half of
+    count weights' over the same cycles.
 check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
     seed 003's offset shifting against real time, with cell costs that are
     wrong: over the later cycles (the last two thirds) sfc's mean measured
@@ -144,18 +143,19 @@ def check_timing(timing, count, k):
     ic = [r["imbalance_pct"] for r in count]
     print("timing weights: I%% per cycle %s" % " ".join("%.1f" % x for x in it))
     print("count weights:  I%% per cycle %s" % " ".join("%.1f" % x for x in ic))
-    if len(timing) < k + 3 or len(count) < k + 3:
-        return ["reports have fewer than %d cycles" % (k + 3)]
+    n = min(len(timing), len(count))
+    if n < k + 8:
+        return ["reports have fewer than %d cycles" % (k + 8)]
     if not all(r["rebalanced"] for r in timing[:k]):
         bad.append("timing run: not every one of the first %d cycles rebalanced" % k)
-    # a single cycle's time can catch another process on the core: the mean
-    # of three cycles after the k rebalances is what is compared
-    mt, mc = sum(it[k:k + 3]) / 3, sum(ic[k:k + 3]) / 3
-    print("cycles %d-%d: mean I%% %.1f with timing weights (first cycle %.1f), %.1f with count weights (first cycle %.1f)" % (k, k + 2, mt, it[0], mc, ic[0]))
-    if not mt <= 0.5 * it[0]:
-        bad.append("timing weights: mean I%% %.1f of cycles %d-%d is more than half of the first cycle's %.1f" % (mt, k, k + 2, it[0]))
-    if not (mc > 0.5 * ic[0] and mc > mt):
-        bad.append("count weights: mean I%% %.1f of cycles %d-%d is not above half the first (%.1f) and the timing run's (%.1f)" % (mc, k, k + 2, ic[0], mt))
+    # One cycle's I% on 2 ranks swings with the cores' own speed (5-20% on
+    # a VM, even for pure arithmetic) and a 2-rank fit can miss for a few
+    # cycles: the means over all the cycles after the k rebalances are
+    # compared, not a cycle against the first one (whose I% ranged 6-67).
+    mt, mc = sum(it[k:n]) / (n - k), sum(ic[k:n]) / (n - k)
+    print("cycles %d-%d: mean I%% %.1f with timing weights, %.1f with count weights" % (k, n - 1, mt, mc))
+    if not mt <= 0.5 * mc:
+        bad.append("timing weights: mean I%% %.1f of cycles %d-%d is more than half of count weights' %.1f" % (mt, k, n - 1, mc))
     return bad
 
 
