@@ -71,23 +71,48 @@ def session(sid):
     return pids
 
 
+def signal_all(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def frozen(pids, timeout=2.0):
+    """Wait until every process of pids is stopped (state T) or gone."""
+    def state(pid):
+        try:
+            return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return "X"
+    end = time.time() + timeout
+    while time.time() < end and not all(state(pid) in "TtZX" for pid in pids):
+        time.sleep(0.002)
+
+
 def kill_after(cmd, manifest, ready, log):
     """Start cmd in a session of its own and SIGKILL every process of it,
     as a batch system ends a job, once ready(sequence of the manifest) is
-    true; returns the sequence of the checkpoint left behind."""
+    true; returns the sequence of the checkpoint left behind.  The job is
+    stopped (SIGSTOP) before ready is asked again on the files as the kill
+    leaves them: between one look and the kill a fast job can write its
+    next checkpoint, and ready() may no longer hold for it."""
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         while proc.poll() is None:
             if ready(sequence(manifest)):
+                pids = session(proc.pid)
+                signal_all(pids, signal.SIGSTOP)
+                frozen(pids)
+                if not ready(sequence(manifest)):
+                    signal_all(pids, signal.SIGCONT)
+                    continue
                 for _ in range(100):
                     pids = session(proc.pid)
                     if not pids:
                         break
-                    for pid in pids:
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
+                    signal_all(pids, signal.SIGKILL)
                     time.sleep(0.01)
                 proc.wait()
                 return sequence(manifest)
