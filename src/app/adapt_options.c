@@ -7,7 +7,7 @@
 #endif
 #include <string.h>
 #include "app/adapt_options.h"
-#include "app/options.h"
+#include "util/options.h"
 
 void AmrAdaptOptionsDefaults(const char *strategy, PetscInt min_level, PetscInt max_level, AmrAdaptOptions *o)
 {

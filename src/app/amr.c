@@ -6,8 +6,8 @@
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
 #include "app/cycle.h"
-#include "app/options.h"
-#include "app/unknown_options.h"
+#include "util/options.h"
+#include "util/unknown_options.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 

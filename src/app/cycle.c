@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/options.h"
+#include "util/options.h"
 #include "mesh/mark.h"
 #include "mesh/vtk.h"
 

@@ -3,12 +3,12 @@
  * p4est_partition_given with the cell data.  Compiled for 2D and 3D. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "app/lbcycle.h"
-#include "app/options.h"
-#include "lbchain.h"
-#include "lbcurve.h"
-#include "lbdecide.h"
-#include "lbstate.h"
-#include "lbweights.h"
+#include "util/options.h"
+#include "balance/lbchain.h"
+#include "balance/lbcurve.h"
+#include "balance/lbdecide.h"
+#include "balance/lbstate.h"
+#include "balance/lbweights.h"
 
 #include <math.h>
 #include <string.h>

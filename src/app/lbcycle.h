@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 #include <petscsys.h>
-#include "balance.h"
-#include "bench/json.h"
+#include "balance/balance.h"
+#include "util/json.h"
 #include "mesh/checkpoint.h"
 #include "mesh/migrate.h"
 

@@ -7,7 +7,7 @@
  * lowest rank.  When a half comes out disconnected the BFS order is tried,
  * and failing that a BFS subtree of about half the size is cut off (both
  * parts connected, sizes as close as the graph allows). */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdlib.h>
 #include <string.h>

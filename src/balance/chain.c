@@ -1,11 +1,11 @@
-#include "lbchain.h"
+#include "balance/lbchain.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbcall.h"
+#include "balance/lbcall.h"
 
 /* The current cells of every part: given (virtual) or one per process. */
 static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const int64_t *cur_counts, int64_t *out)

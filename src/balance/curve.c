@@ -1,5 +1,5 @@
-#include "lbcurve.h"
-#include "lbcall.h"
+#include "balance/lbcurve.h"
+#include "balance/lbcall.h"
 
 #include <math.h>
 #include <stdlib.h>

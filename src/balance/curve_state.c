@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbcall.h"
-#include "lbstate.h"
-#include "pack.h"
+#include "balance/lbcall.h"
+#include "balance/lbstate.h"
+#include "balance/pack.h"
 
 #define SHIFTER_TAG "LBCS"
 #define SHIFTER_WHAT "offset-shifting sequence"

@@ -1,6 +1,6 @@
 /* The ski-rental rebalancing rule of lbdecide.h and the prediction of a
  * migration's time from the ones measured. */
-#include "lbdecide.h"
+#include "balance/lbdecide.h"
 
 #include <math.h>
 

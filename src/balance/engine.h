@@ -2,7 +2,7 @@
 #ifndef AMRDLB_ENGINE_H
 #define AMRDLB_ENGINE_H
 
-#include "balance.h"
+#include "balance/balance.h"
 
 #define LB_MAX_REDUCTIONS 8
 

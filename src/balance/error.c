@@ -1,6 +1,6 @@
 /* Error messages of the balancer library: one line per failure, kept per
  * thread so that callers can print it after the code travelled up. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdarg.h>
 #include <stdio.h>

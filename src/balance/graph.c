@@ -1,7 +1,7 @@
 /* Processor graphs: parsing of graph specs and the CSR form every method
  * reads.  Neighbour lists are sorted so that every process, and both
  * backends, visit neighbours in the same order (bit-identical sums). */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "balance.h"
-#include "lbcurve.h"
+#include "balance/balance.h"
+#include "balance/lbcurve.h"
 
 /** Outcome of a chain-mode run, identical on every process. */
 typedef struct {

@@ -18,7 +18,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** A new partition of the curve, identical on every rank. */
 typedef struct {

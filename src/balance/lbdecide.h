@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** The loss since the last rebalance, carried from cycle to cycle
  *  (identical on every rank when every rank accounts the same losses). */

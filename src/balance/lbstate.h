@@ -15,8 +15,8 @@
 
 #include <stddef.h>
 
-#include "lbcurve.h"
-#include "lbweights.h"
+#include "balance/lbcurve.h"
+#include "balance/lbweights.h"
 
 /** Version of the blobs written by this library. */
 #define LB_STATE_VERSION 1

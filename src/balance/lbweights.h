@@ -16,7 +16,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** Why a fit was not (fully) used; ORed into lb_weights_result.flags. */
 typedef enum {

@@ -1,7 +1,7 @@
 /* Quality metrics of a balancing result, in the definitions of the seeds:
  * I% of seed 003, the L2 distance of seed 000 Table 5, TransferTot and
  * TransferMax of seed 001. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <math.h>
 #include <stdlib.h>

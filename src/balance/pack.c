@@ -1,10 +1,10 @@
 /* Little-endian blobs of the balancer's state (pack.h). */
-#include "pack.h"
+#include "balance/pack.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbstate.h"
+#include "balance/lbstate.h"
 
 static void put(lb_packer *p, uint64_t v, int nbytes)
 {

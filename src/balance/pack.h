@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 
 typedef struct {
   unsigned char *buf;

@@ -1,6 +1,6 @@
 /* The method registry.  Adding a method: write methods/NAME.c defining
  * `const lb_method lb_method_NAME`, then add X(NAME) to this list. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <string.h>
 

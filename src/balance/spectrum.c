@@ -5,7 +5,7 @@
  * 128Ki ranks.  Any other graph gets Lanczos with full reorthogonalisation
  * in the complement of the constant vector (the null space of a connected
  * graph's Laplacian). */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <lapacke.h>
 #include <math.h>

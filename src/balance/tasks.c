@@ -4,7 +4,7 @@
  * the virtual backend a stable shuffle in memory, on MPI an all-to-all of
  * counts plus an all-to-allv.  Records arrive grouped by source rank in
  * ascending order on both, which is what keeps the backends identical. */
-#include "tasks.h"
+#include "balance/tasks.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 #ifndef AMRDLB_TASKS_H
 #define AMRDLB_TASKS_H
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** The tasks of one rank: ids, weights and coordinates (3 per task). */
 typedef struct {

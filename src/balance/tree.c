@@ -1,6 +1,6 @@
 /* Breadth-first spanning trees: the tree method runs its two passes over
  * one, and the bisection hierarchy uses BFS order to find connected halves. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
-#include "lbweights.h"
-#include "lbcall.h"
-#include "lbstate.h"
-#include "pack.h"
+#include "balance/lbweights.h"
+#include "balance/lbcall.h"
+#include "balance/lbstate.h"
+#include "balance/pack.h"
 
 #include <lapacke.h>
 #include <limits.h>

@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
-#include "app/unknown_options.h"
-#include "json.h"
-#include "lbchain.h"
-#include "repeat.h"
-#include "scenario.h"
-#include "taskbench.h"
-#include "zoltan_lb.h"
+#include "balance/balance.h"
+#include "util/unknown_options.h"
+#include "util/json.h"
+#include "balance/lbchain.h"
+#include "bench/repeat.h"
+#include "bench/scenario.h"
+#include "bench/taskbench.h"
+#include "bench/zoltan_lb.h"
 
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
@@ -435,7 +435,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   return 0;
 }
 
-/* Every option again, with -help on (app/unknown_options.h). */
+/* Every option again, with -help on (util/unknown_options.h). */
 static PetscErrorCode reread_options(void *ctx)
 {
   bench_opts o;

@@ -2,7 +2,7 @@
  * number of iterations, we run (without checking the criterion) 61
  * repetitions ... and report the median run time", with 25/75 percentiles
  * as error bars. */
-#include "repeat.h"
+#include "bench/repeat.h"
 
 
 lb_params lb_repeat_params(const lb_method *m, const lb_params *p, const lb_result *first)

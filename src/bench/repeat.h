@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** Median, quartiles and extremes of a set of run times. */
 typedef struct { double median, p25, p75, min, max; } lb_spread;

@@ -1,6 +1,6 @@
 /* lbbench scenarios.  Every process builds the same vector itself (the
  * file is read by all), so errors are detected identically everywhere. */
-#include "scenario.h"
+#include "bench/scenario.h"
 
 #include <ctype.h>
 #include <errno.h>

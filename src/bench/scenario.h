@@ -3,7 +3,7 @@
 #ifndef AMRDLB_SCENARIO_H
 #define AMRDLB_SCENARIO_H
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** Fill load[0..g->n) from a scenario spec: point (seed 001 POINT: the
  *  centre rank raised so that avg/max = 0.9; base 0 means 512),

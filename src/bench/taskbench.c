@@ -3,16 +3,16 @@
  * its flows, and the tasks move.  Zoltan baselines: Zoltan's new parts
  * become the destinations and the tasks move the same way.  Both are then
  * measured by the same lb_taskset_metrics. */
-#include "taskbench.h"
+#include "bench/taskbench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "repeat.h"
-#include "taskmesh.h"
-#include "zoltan_lb.h"
+#include "util/json.h"
+#include "bench/repeat.h"
+#include "bench/taskmesh.h"
+#include "bench/zoltan_lb.h"
 
 typedef struct {
   int balanced;             /* a balancing method ran (not Zoltan) */

@@ -5,7 +5,7 @@
 #ifndef AMRDLB_TASKBENCH_H
 #define AMRDLB_TASKBENCH_H
 
-#include "tasks.h"
+#include "balance/tasks.h"
 
 /** What one task-mode run needs. */
 typedef struct {

@@ -1,14 +1,14 @@
 /* The task mesh of seed 001 and its callbacks for the task set.  Task ids
  * and block homes are arithmetic, so every process knows any task's
  * neighbours and home without storing the mesh. */
-#include "taskmesh.h"
+#include "bench/taskmesh.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "bench/scenario.h"
 
 #define TASKS_PER_RANK_SIDE 8 /* seed 001: 8 x 8 x 8 tasks per node */
 

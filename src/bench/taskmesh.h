@@ -4,7 +4,7 @@
 #ifndef AMRDLB_TASKMESH_H
 #define AMRDLB_TASKMESH_H
 
-#include "tasks.h"
+#include "balance/tasks.h"
 
 /** A task mesh of T[0] x T[1] x T[2] tasks (x fastest in task ids) on a
  *  rank mesh of P[0] x P[1] x P[2], blocks of b[i] = T[i] / P[i] tasks. */

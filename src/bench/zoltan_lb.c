@@ -5,7 +5,7 @@
  * destination; the task set then moves them like any other method's.
  * Debian's Zoltan has no ParMETIS, so the graph method is PHG with
  * LB_APPROACH=REPARTITION, which weighs migration by the object sizes. */
-#include "zoltan_lb.h"
+#include "bench/zoltan_lb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

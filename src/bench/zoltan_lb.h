@@ -4,7 +4,7 @@
 #ifndef AMRDLB_ZOLTAN_LB_H
 #define AMRDLB_ZOLTAN_LB_H
 
-#include "tasks.h"
+#include "balance/tasks.h"
 
 /** 1 if name is a Zoltan baseline: zoltan-rcb, zoltan-hsfc, zoltan-graph. */
 int lb_zoltan_is_method(const char *name);

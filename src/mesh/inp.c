@@ -9,7 +9,7 @@
  * everything p4est's connectivity builder takes for granted, so a broken
  * file ends in one sentence naming the file and line. */
 #define _POSIX_C_SOURCE 200809L /* strcasecmp */
-#include "inp.h"
+#include "mesh/inp.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Coarse meshes: builtin connectivities and Abaqus files, with the
  * boundary parts the files name. */
 #define _POSIX_C_SOURCE 200809L /* strcasecmp, strtok_r */
-#include "mesh.h"
+#include "mesh/mesh.h"
 
 #include <errno.h>
 #include <stdio.h>

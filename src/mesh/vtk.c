@@ -4,7 +4,7 @@
  * Lagrange hexahedron of an older file with the previous edge order (the
  * k-axis edges 10 and 11 swapped), so the version must match the order
  * vtk_position() writes. */
-#include "vtk.h"
+#include "mesh/vtk.h"
 #include "mesh/geom.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "app/options.h"
+#include "util/options.h"
 
 #define DIM P4EST_DIM
 

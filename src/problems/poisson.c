@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "app/options.h"
+#include "util/options.h"
 #include "fem/poisson.h"
 #include "mesh/adapt.h"
 

@@ -32,7 +32,7 @@
 #include <p4est_to_p8est.h>
 #include <p8est.h>
 #endif
-#include "bench/json.h"
+#include "util/json.h"
 #include "mesh/checkpoint.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"

@@ -18,7 +18,7 @@
 
 #include <math.h>
 
-#include "app/options.h"
+#include "util/options.h"
 #include "fem/femutil.h"
 #include "fem/reaction.h"
 

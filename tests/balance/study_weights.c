@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbweights.h"
+#include "balance/lbweights.h"
 
 enum { WINDOWS = 300, STEPS = 10, CHANGE = 150 };
 

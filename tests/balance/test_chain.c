@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbchain.h"
+#include "balance/lbchain.h"
 
 static int rank, size;
 

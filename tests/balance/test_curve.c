@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbcurve.h"
+#include "balance/lbcurve.h"
 
 static int rank, size;
 

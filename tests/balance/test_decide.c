@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbdecide.h"
+#include "balance/lbdecide.h"
 
 /* Run the rule over ncycles cycles, accounted and decided as the app does,
  * above the floor. The loss of a cycle is loss(j, c, par): j counts the

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 #define TARGET (1 - 1e-13)

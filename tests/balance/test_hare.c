@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 #define MAXF 2

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 #define MAXPH 16

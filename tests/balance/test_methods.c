@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 static unsigned long long rng = 0x2545F4914F6CDD1Dull;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 /* Folds the loads after every iteration into one number: a weighted sum

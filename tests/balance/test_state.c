@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbstate.h"
+#include "balance/lbstate.h"
 
 enum { RANKS = 3, TYPES = 2, STEPS = 5 };
 

@@ -10,7 +10,7 @@
  *    `collectives` (reductions during the supersteps) says the same. */
 #include <stdio.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 static long startall, coll;

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
-#include "taskmesh.h"
+#include "bench/taskmesh.h"
 
 static int chain_nbr(const void *ctx, int id, int *nbr)
 {

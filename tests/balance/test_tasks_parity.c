@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
-#include "taskmesh.h"
+#include "bench/taskmesh.h"
 
 typedef struct {
   lb_task_metrics mt;

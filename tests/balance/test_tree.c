@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
 
 static unsigned long long rng = 88172645463325252ull;

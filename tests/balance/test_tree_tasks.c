@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance.h"
+#include "balance/balance.h"
 #include "check.h"
-#include "taskmesh.h"
+#include "bench/taskmesh.h"
 
 typedef struct { int n, *first; } chain; /* rank r holds tasks first[r] .. first[r+1]-1 */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbweights.h"
+#include "balance/lbweights.h"
 
 /* Deterministic noise so the test asserts fixed numbers. */
 static double uniform(unsigned *state)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "lbweights.h"
+#include "balance/lbweights.h"
 
 enum { T = 3, S = 12 };
 

@@ -6,7 +6,7 @@
 #ifndef AMRDLB_ACCELERATED_H
 #define AMRDLB_ACCELERATED_H
 
-#include "balance.h"
+#include "balance/balance.h"
 
 typedef struct accel_state accel_state;
 

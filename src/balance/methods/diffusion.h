@@ -3,7 +3,7 @@
 #ifndef AMRDLB_DIFFUSION_H
 #define AMRDLB_DIFFUSION_H
 
-#include "balance.h"
+#include "balance/balance.h"
 
 /** The alpha to use on g for the option value opt (0: the default; else
  *  checked against the stability bound 1/max degree). */

@@ -4,7 +4,7 @@
  * It stops after C consecutive phases without a transfer (every pair then
  * differs by at most one); the iteration count is the last phase that moved,
  * which is how seed 000 Table 5 counts. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <math.h>
 #include <stdlib.h>

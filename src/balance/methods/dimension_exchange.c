@@ -8,7 +8,7 @@
  * with alpha = 1/(1 + sin(pi / k_max)), k_max the longest side (seed 001);
  * hypercubes by dimension with alpha = 1/2; any other graph gets the
  * library's greedy proper colouring and alpha = 1/2. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <math.h>
 #include <stdlib.h>

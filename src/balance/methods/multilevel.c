@@ -6,7 +6,7 @@
  * and a rank takes part in at most one transfer per phase.  The halves' sums
  * come from one grouped reduction per phase; ceil(log2 P) phases on graphs
  * with balanced connected bisections. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdlib.h>
 

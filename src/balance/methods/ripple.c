@@ -85,7 +85,7 @@
  * pairs (k, f/n), one for every line whose front it is (k: the receiver's
  * distance from the line's root); fronts of equal k on one link start
  * identical schedules and are merged. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdlib.h>
 

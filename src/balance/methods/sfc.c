@@ -6,8 +6,8 @@
  * shift per iteration with -lb_penalty. Here, as in lbbench, no timing
  * exists, so the loads are their own measurement; the app's balancing
  * sequence on measured times and cells is lb_curve_shifter (lbcurve.h). */
-#include "balance.h"
-#include "lbcurve.h"
+#include "balance/balance.h"
+#include "balance/lbcurve.h"
 
 #include <math.h>
 #include <stdlib.h>

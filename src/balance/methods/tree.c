@@ -55,7 +55,7 @@
  * subtree may carry more entries than a per-subtree choice would.  The
  * flows of the result are the net units across each tree edge (what a cut
  * on a chain moves); the transfers say how the units really travel. */
-#include "balance.h"
+#include "balance/balance.h"
 
 #include <stdlib.h>
 

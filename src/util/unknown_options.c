@@ -1,5 +1,5 @@
 /* The unknown-option check (unknown_options.h). */
-#include "app/unknown_options.h"
+#include "util/unknown_options.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /** \file options.h
  * Option parsing helpers shared by the driver's parts. */
-#ifndef AMR_APP_OPTIONS_H
-#define AMR_APP_OPTIONS_H
+#ifndef AMR_UTIL_OPTIONS_H
+#define AMR_UTIL_OPTIONS_H
 
 #include <petscsys.h>
 

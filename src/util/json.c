@@ -1,5 +1,5 @@
 /* JSON Lines for the app's and lbbench's reports. */
-#include "json.h"
+#include "util/json.h"
 
 #include <math.h>
 

@@ -2,8 +2,8 @@
  * No option is silently ignored: after all options were read, an option of
  * the database that nothing queried is a user error naming it and the
  * nearest known option.  Used by amr2d/amr3d and lbbench. */
-#ifndef AMR_APP_UNKNOWN_OPTIONS_H
-#define AMR_APP_UNKNOWN_OPTIONS_H
+#ifndef AMR_UTIL_UNKNOWN_OPTIONS_H
+#define AMR_UTIL_UNKNOWN_OPTIONS_H
 
 #include <petscsys.h>
 
