@@ -1,10 +1,5 @@
 /* The -amr_* adaptation options and the output options of the cycle. */
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <string.h>
 #include "app/adapt_options.h"
 #include "util/options.h"

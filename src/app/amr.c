@@ -11,11 +11,7 @@
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
 
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,9 +110,11 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   }
   {
     /* every option has been read: one that nothing read is a typo */
-    const AmrProblem p = cyc ? AmrCycleGetProblem(cyc) : NULL;
     AmrReread r = {comm, &mesh};
-    PetscCall(AmrOptionsCheckUnused(comm, p ? p->nsolvers : 0, p ? p->solver_prefix : NULL, amr_reread, &r));
+    int nsolvers;
+    const char *const *prefix;
+    PetscCall(AmrProblemGetSolvers(cyc ? AmrCycleGetProblem(cyc) : NULL, &nsolvers, &prefix));
+    PetscCall(AmrOptionsCheckUnused(comm, nsolvers, prefix, amr_reread, &r));
   }
   PetscCall(AmrMeshCreate(comm, opt.mesh, &mesh));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));

@@ -2,11 +2,7 @@
  * and 3D (P4_TO_P8). */
 #include "app/cycle.h"
 
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#else
-#include <p8est_bits.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +12,9 @@
 #include "util/options.h"
 #include "mesh/mark.h"
 #include "mesh/vtk.h"
+/* the cycle runs the problems' ops on their struct: the one user of the
+ * private side outside src/problems */
+#include "problems/impl/problem.h"
 
 enum { PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
 static const char *const phase_name[NPHASES] = {"solve", "estimate", "adapt", "partition", "output"};

@@ -8,7 +8,7 @@
  * sends length 0).  Received data is written where the virtual backend
  * would have found it, so methods cannot tell the two apart.  Collectives
  * happen only when the engine asks (reductions, stop checks, results). */
-#include "balance/engine.h"
+#include "balance/impl/engine.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * Messages and publications are already in place (the engine indexes them
  * by sender and superstep parity), so a superstep costs nothing beyond the
  * method's own loop: no copies, no per-message allocation. */
-#include "balance/engine.h"
+#include "balance/impl/engine.h"
 
 #include <string.h>
 

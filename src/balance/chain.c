@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance/lbcall.h"
+#include "balance/impl/lbcall.h"
 
 /* The current cells of every part: given (virtual) or one per process. */
 static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const int64_t *cur_counts, int64_t *out)

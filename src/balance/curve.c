@@ -1,5 +1,5 @@
 #include "balance/lbcurve.h"
-#include "balance/lbcall.h"
+#include "balance/impl/lbcall.h"
 
 #include <math.h>
 #include <stdlib.h>

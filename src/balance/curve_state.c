@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "balance/lbcall.h"
+#include "balance/impl/lbcall.h"
 #include "balance/lbstate.h"
-#include "balance/pack.h"
+#include "balance/impl/pack.h"
 
 #define SHIFTER_TAG "LBCS"
 #define SHIFTER_WHAT "offset-shifting sequence"

@@ -12,7 +12,7 @@
  * other method agrees on the step's error, stop and progress flags after
  * every superstep, and the target is checked in the same collective at the
  * end of every iteration. */
-#include "balance/engine.h"
+#include "balance/impl/engine.h"
 
 #include <math.h>
 #include <stdlib.h>

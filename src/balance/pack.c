@@ -1,5 +1,5 @@
 /* Little-endian blobs of the balancer's state (pack.h). */
-#include "balance/pack.h"
+#include "balance/impl/pack.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 #include "balance/lbweights.h"
-#include "balance/lbcall.h"
+#include "balance/impl/lbcall.h"
 #include "balance/lbstate.h"
-#include "balance/pack.h"
+#include "balance/impl/pack.h"
 
 #include <lapacke.h>
 #include <limits.h>

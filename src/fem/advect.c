@@ -21,15 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#include <p4est_extended.h>
-#include <p4est_iterate.h>
-#else
-#include <p8est_bits.h>
-#include <p8est_extended.h>
-#include <p8est_iterate.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 #define DIM P4EST_DIM
 /* Most face quadrature points: 2 per tangential direction (degree 1). */

@@ -13,14 +13,7 @@
  */
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#include <p4est_ghost.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#include <p8est_ghost.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** Coefficients per cell: the constant and one linear mode per direction. */
 #define ADVECT_NB (P4EST_DIM + 1)

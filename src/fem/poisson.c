@@ -1,15 +1,4 @@
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#include <p4est_ghost.h>
-#include <p4est_iterate.h>
-#include <p4est_lnodes.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_bits.h>
-#include <p8est_ghost.h>
-#include <p8est_iterate.h>
-#include <p8est_lnodes.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
 #include "fem/femutil.h"

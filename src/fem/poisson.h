@@ -9,12 +9,7 @@
  * rebuilds everything that depends on the mesh. */
 
 #include <petscksp.h>
-#ifndef P4_TO_P8
-#include <p4est_lnodes.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_lnodes.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include "fem/qelem.h"
 #include "fem/problem.h"
 

@@ -5,12 +5,7 @@
  * (the Lobatto points of degree <= 2), numbered lexicographically with x
  * fastest as in p4est_lnodes, and tensor Gauss rules on it. */
 
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 #define FEM_MAX_DEGREE 2
 #define FEM_MAX_N1 (FEM_MAX_DEGREE + 1)

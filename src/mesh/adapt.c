@@ -1,9 +1,4 @@
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <string.h>
 #include "mesh/adapt.h"
 

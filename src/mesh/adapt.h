@@ -6,12 +6,7 @@
  * to the new cells. */
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** Fill the values of the incoming cells from the outgoing ones; all are
  *  quadrants of one tree: one parent and its descendants when refining,

@@ -3,12 +3,7 @@
  * aborts on a bad file, is allowed to open the forest. */
 #define _POSIX_C_SOURCE 200809L /* fsync, pread */
 #include "mesh/checkpoint.h"
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,9 +1,4 @@
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_bits.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
 #include "mesh/geom.h"

@@ -5,12 +5,7 @@
  * trilinear (3D) image of the reference square/cube spanned by its coarse
  * mesh vertices, so the map and its Jacobian come from the connectivity. */
 
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** Map tree reference coordinates xi in [0,1]^dim of tree t to physical
  *  coordinates x (3 entries, unused ones zero) and, if J is not NULL, the

@@ -10,16 +10,7 @@
 #define AMR_MESH_H
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#include <p4est_connectivity.h>
-#include <p4est_geometry.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#include <p8est_connectivity.h>
-#include <p8est_geometry.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include "mesh/inp.h"
 
 /** A coarse mesh: the connectivity of the trees, their geometry and the

@@ -1,15 +1,4 @@
-#ifndef P4_TO_P8
-#include <p4est_algorithms.h>
-#include <p4est_communication.h>
-#include <p4est_ghost.h>
-#include <p4est_iterate.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_algorithms.h>
-#include <p8est_communication.h>
-#include <p8est_ghost.h>
-#include <p8est_iterate.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <string.h>
 #include "mesh/migrate.h"
 

@@ -7,12 +7,7 @@
  * which pairs of ranks share a face. */
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** An array of per-cell data kept outside the forest: size bytes per local
  *  cell in *data (PetscMalloc'd); AmrMigrate replaces *data by the array of

@@ -6,12 +6,7 @@
  * (2D, three trees, one of them rotated so inter-tree orientation is
  * exercised) and the Fichera corner (3D, seven trees). */
 
-#ifndef P4_TO_P8
-#include <p4est_connectivity.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_connectivity.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** The coarse mesh called name ("unit", "brick", "lshape" in 2D,
  *  "fichera" in 3D), or NULL if unknown. */

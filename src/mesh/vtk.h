@@ -7,14 +7,7 @@
 #define AMR_VTK_H
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#include <p4est_geometry.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#include <p8est_geometry.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 /** Largest number of cell fields, and of point fields, in one output. */
 #define AMR_VTK_MAX_FIELDS 8

@@ -10,7 +10,7 @@
 #define AMR_PROBLEMS_ADVECTION_H
 
 #include "fem/advect.h"
-#include "problems/problem.h"
+#include "problems/impl/problem.h"
 
 /** The state of an advection problem. */
 typedef struct {

@@ -2,11 +2,7 @@
  * lshape, peak, interface, linear, quadratic and jump. */
 #include "problems/poisson.h"
 
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#else
-#include <p8est_bits.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
 

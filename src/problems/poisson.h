@@ -7,7 +7,7 @@
 #define AMR_PROBLEMS_POISSON_H
 
 #include "fem/problem.h"
-#include "problems/problem.h"
+#include "problems/impl/problem.h"
 
 /** The ops of the family (the problem's data is ops->data). */
 PetscErrorCode AmrPoissonCreate(AmrProblem p);

@@ -1,6 +1,6 @@
 /* The problem registry.  Adding a problem: write NAME.c defining
  * `const AmrProblemOps amr_problem_NAME`, then add X(NAME) to this list. */
-#include "problems/problem.h"
+#include "problems/impl/problem.h"
 
 #include <string.h>
 
@@ -88,6 +88,14 @@ PetscErrorCode AmrProblemAddField(AmrProblem p, const char *name, void **data, s
   p->field[p->nfields].data = data;
   p->field[p->nfields].size = size;
   p->nfields++;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrProblemGetSolvers(AmrProblem p, int *n, const char *const **prefix)
+{
+  PetscFunctionBeginUser;
+  *n = p ? p->nsolvers : 0;
+  *prefix = p ? p->solver_prefix : NULL;
   PetscFunctionReturn(0);
 }
 

@@ -38,15 +38,7 @@
 #include "problems/poisson.h"
 #include "check.h"
 
-#ifndef P4_TO_P8
-#include <p4est_bits.h>
-#include <p4est_communication.h>
-#include <p4est_extended.h>
-#else
-#include <p8est_bits.h>
-#include <p8est_communication.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
 

@@ -6,12 +6,7 @@
  *  - with -compare_serial, first runs the same cycles on rank 0 alone and
  *    asserts that every cycle has the same DoF count and the same errors
  *    (to -rel_tol) on all ranks. */
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <petscsys.h>
 #include "app/lbcycle.h"

@@ -1,12 +1,7 @@
 /* Convergence under uniform refinement: solves -problem on meshes of the
  * levels -levels a,b,.. of -shape and asserts the observed L2 and H1 rates
  * (log2 of successive error ratios) reach -min_l2_rate and -min_h1_rate. */
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <petscsys.h>
 #include "fem/poisson.h"

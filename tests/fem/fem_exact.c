@@ -6,12 +6,7 @@
  * then carried through refinement, coarsening, balance and repartitioning
  * by AmrAdapt and the app's repartition (AmrLbPartitionEven), which must keep it exact as well.  The matrix
  * must be preallocated exactly (MatGetInfo: no mallocs, no unused entries). */
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <math.h>
 #include <petscsys.h>
 #include "app/lbcycle.h"

@@ -28,11 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 
 #define DIM P4EST_DIM
 

@@ -22,14 +22,10 @@
 #include "mesh/checkpoint.h"
 #include "mesh/mesh.h"
 #include "check.h"
+#include "mesh/p4est_dim.h"
 #ifndef P4_TO_P8
-#include <p4est_bits.h>
-#include <p4est_extended.h>
 #define PROGRAM "checkpoint_test2d"
 #else
-#include <p4est_to_p8est.h>
-#include <p8est_bits.h>
-#include <p8est_extended.h>
 #define PROGRAM "checkpoint_test3d"
 #endif
 #include <math.h>

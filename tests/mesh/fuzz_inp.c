@@ -9,11 +9,7 @@
 #include "mesh/mesh.h"
 #include "check.h"
 
-#ifndef P4_TO_P8
-#include <p4est_extended.h>
-#else
-#include <p8est_extended.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * the flow of the previous iteration on its own directed edges; the two
  * ends of an edge compute exactly opposite values (negation is exact in
  * floating point), so every iteration conserves load. */
-#include "balance/methods/accelerated.h"
+#include "balance/impl/accelerated.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * Weights w_1 = 1, w_2 = 2/(2 - sigma^2), w_k = 1/(1 - sigma^2 w_{k-1}/4).
  * The eigenvalues are computed once in setup, whose time the result
  * reports apart from the run time, as seed 001 does. */
-#include "balance/methods/accelerated.h"
+#include "balance/impl/accelerated.h"
 
 static double chebyshev_weight(const accel_state *s, int k, double prev)
 {

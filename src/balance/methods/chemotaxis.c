@@ -36,7 +36,7 @@
  * (load plus one step of signal): the global sum seed 001 pays for then
  * changes nothing.  Only with per-rank capacities does it decide where the
  * load goes: to shares proportional to the capacities. */
-#include "balance/methods/diffusion.h"
+#include "balance/impl/diffusion.h"
 
 #include <stdlib.h>
 

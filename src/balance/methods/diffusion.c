@@ -13,7 +13,7 @@
  * default is the optimum 2/(lambda_min + lambda_max) of the Laplacian's
  * extreme non-zero eigenvalues (Xu and Lau's 1/(2k + 1 - cos(2 pi/K)) for
  * sides K), which is below 1/(2k). */
-#include "balance/methods/diffusion.h"
+#include "balance/impl/diffusion.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * first-order first iteration.  In flows: beta times the first-order flow
  * plus (beta - 1) times the previous iteration's flow.  beta in (0, 2);
  * seed 001 uses 1.8 on every configuration. */
-#include "balance/methods/accelerated.h"
-#include "balance/methods/diffusion.h"
+#include "balance/impl/accelerated.h"
+#include "balance/impl/diffusion.h"
 
 static const lb_option second_order_options[] = {
   {"alpha", 0.0, "diffusion parameter alpha (0: as diffusion, 1/(2k) on k-dimensional meshes and tori)"},
