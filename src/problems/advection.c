@@ -66,8 +66,10 @@ static const AdvectProblem front = {"moving-front", front_velocity, front_exact,
 
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \
-    NAME, HELP, DATA, AmrAdvectionCreate, AmrAdvectionSetup, AmrAdvectionInitial, AmrAdvectionSteps, AmrAdvectionEstimate, AmrAdvectionAdapt, \
-      AmrAdvectionLoadTypes, AmrAdvectionMonitor, AmrAdvectionReport, AmrAdvectionVTK, AmrAdvectionDestroy, AmrAdvectionSave, AmrAdvectionLoad, NULL \
+    .name = NAME, .help = HELP, .data = DATA, .create = AmrAdvectionCreate, .setup = AmrAdvectionSetup, .initial = AmrAdvectionInitial, \
+    .solve = AmrAdvectionSteps, .estimate = AmrAdvectionEstimate, .adapt = AmrAdvectionAdapt, .load_types = AmrAdvectionLoadTypes, \
+    .monitor = AmrAdvectionMonitor, .report = AmrAdvectionReport, .vtk = AmrAdvectionVTK, .destroy = AmrAdvectionDestroy, \
+    .save = AmrAdvectionSave, .load = AmrAdvectionLoad, \
   }
 const AmrProblemOps amr_problem_rotating_hill =
   AMR_ADVECTION_PROBLEM("rotating-hill", "Advection: a Gaussian hill in solid-body rotation, period 1 (exact solution known)", &hill);

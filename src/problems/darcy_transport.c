@@ -217,20 +217,21 @@ PetscErrorCode DarcyDestroy(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
-                                                   "Advection: quarter five-spot, tracer carried by the Darcy velocity of a pressure solve",
-                                                   &tracer,
-                                                   DarcyCreate,
-                                                   AmrAdvectionSetup,
-                                                   AmrAdvectionInitial,
-                                                   DarcySolve,
-                                                   AmrAdvectionEstimate,
-                                                   AmrAdvectionAdapt,
-                                                   AmrAdvectionLoadTypes,
-                                                   AmrAdvectionMonitor,
-                                                   AmrAdvectionReport,
-                                                   darcy_vtk,
-                                                   DarcyDestroy,
-                                                   AmrAdvectionSave,
-                                                   AmrAdvectionLoad,
-                                                   NULL};
+const AmrProblemOps amr_problem_darcy_transport = {
+  .name = "darcy-transport",
+  .help = "Advection: quarter five-spot, tracer carried by the Darcy velocity of a pressure solve",
+  .data = &tracer,
+  .create = DarcyCreate,
+  .setup = AmrAdvectionSetup,
+  .initial = AmrAdvectionInitial,
+  .solve = DarcySolve,
+  .estimate = AmrAdvectionEstimate,
+  .adapt = AmrAdvectionAdapt,
+  .load_types = AmrAdvectionLoadTypes,
+  .monitor = AmrAdvectionMonitor,
+  .report = AmrAdvectionReport,
+  .vtk = darcy_vtk,
+  .destroy = DarcyDestroy,
+  .save = AmrAdvectionSave,
+  .load = AmrAdvectionLoad,
+};

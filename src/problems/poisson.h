@@ -26,8 +26,9 @@ PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
  *  *DATA; HELP is one line for -help. */
 #define AMR_POISSON_PROBLEM(NAME, HELP, DATA) \
   { \
-    NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
-      AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, AmrPoissonSave, AmrPoissonLoad, NULL \
+    .name = NAME, .help = HELP, .data = DATA, .create = AmrPoissonCreate, .setup = AmrPoissonSetup, .solve = AmrPoissonSolve, \
+    .estimate = AmrPoissonEstimate, .adapt = AmrPoissonAdapt, .monitor = AmrPoissonMonitor, .report = AmrPoissonReport, \
+    .vtk = AmrPoissonVTK, .destroy = AmrPoissonDestroy, .save = AmrPoissonSave, .load = AmrPoissonLoad, \
   }
 
 /** The data of the registered Poisson problem called name; NULL when name

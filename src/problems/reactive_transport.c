@@ -294,21 +294,21 @@ static PetscErrorCode reactive_destroy(AmrProblem p)
 }
 
 const AmrProblemOps amr_problem_reactive_transport = {
-  "reactive-transport",
-  "Darcy transport with A + B -> C per cell after each step (ROS2, error control): the front costs tens of times more",
-  &reactive,
-  reactive_create,
-  reactive_setup,
-  reactive_initial,
-  reactive_solve,
-  AmrAdvectionEstimate,
-  AmrAdvectionAdapt,
-  reactive_load_types,
-  reactive_monitor,
-  reactive_report,
-  reactive_vtk,
-  reactive_destroy,
-  AmrAdvectionSave, /* B's initial integral is setup's, from the initial data, on any forest */
-  AmrAdvectionLoad,
-  reactive_cell_costs,
+  .name = "reactive-transport",
+  .help = "Darcy transport with A + B -> C per cell after each step (ROS2, error control): the front costs tens of times more",
+  .data = &reactive,
+  .create = reactive_create,
+  .setup = reactive_setup,
+  .initial = reactive_initial,
+  .solve = reactive_solve,
+  .estimate = AmrAdvectionEstimate,
+  .adapt = AmrAdvectionAdapt,
+  .load_types = reactive_load_types,
+  .monitor = reactive_monitor,
+  .report = reactive_report,
+  .vtk = reactive_vtk,
+  .destroy = reactive_destroy,
+  .save = AmrAdvectionSave, /* B's initial integral is setup's, from the initial data, on any forest */
+  .load = AmrAdvectionLoad,
+  .cell_costs = reactive_cell_costs,
 };

@@ -28,6 +28,10 @@ static lb_err chebyshev_setup(lb_run *run, void **state)
 }
 
 const lb_method lb_method_chebyshev = {
-  "chebyshev", "improved diffusion (Hu and Blake): Chebyshev weights from the Laplacian's extreme eigenvalues", LB_CONNECTED | LB_LOCAL,
-  NULL, 0, chebyshev_setup, accel_step, accel_destroy
+  .name = "chebyshev",
+  .summary = "improved diffusion (Hu and Blake): Chebyshev weights from the Laplacian's extreme eigenvalues",
+  .flags = LB_CONNECTED | LB_LOCAL,
+  .setup = chebyshev_setup,
+  .step = accel_step,
+  .destroy = accel_destroy,
 };

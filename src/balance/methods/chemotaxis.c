@@ -132,6 +132,12 @@ static lb_err chemotaxis_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_chemotaxis = {
-  "chemotaxis", "chemotaxis-inspired diffusion: load follows a faster diffusing signal to capacity shares (two messages per iteration)",
-  LB_CONNECTED | LB_LOCAL | LB_CAPACITY, chemotaxis_options, 2, chemotaxis_setup, chemotaxis_step, chemotaxis_destroy
+  .name = "chemotaxis",
+  .summary = "chemotaxis-inspired diffusion: load follows a faster diffusing signal to capacity shares (two messages per iteration)",
+  .flags = LB_CONNECTED | LB_LOCAL | LB_CAPACITY,
+  .options = chemotaxis_options,
+  .noptions = 2,
+  .setup = chemotaxis_setup,
+  .step = chemotaxis_step,
+  .destroy = chemotaxis_destroy,
 };

@@ -93,6 +93,12 @@ static lb_err diffusion_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_diffusion = {
-  "diffusion", "first-order diffusion (Cybenko), continuous load", LB_CONNECTED | LB_LOCAL,
-  diffusion_options, 1, diffusion_setup, diffusion_step, free
+  .name = "diffusion",
+  .summary = "first-order diffusion (Cybenko), continuous load",
+  .flags = LB_CONNECTED | LB_LOCAL,
+  .options = diffusion_options,
+  .noptions = 1,
+  .setup = diffusion_setup,
+  .step = diffusion_step,
+  .destroy = free,
 };

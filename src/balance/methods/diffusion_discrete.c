@@ -72,6 +72,10 @@ static lb_err discrete_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_diffusion_discrete = {
-  "diffusion-discrete", "seed 000 Algorithm 1: pairwise floor((li-lj)/2) units over an edge colouring",
-  LB_INTEGRAL | LB_TERMINATES, NULL, 0, discrete_setup, discrete_step, discrete_destroy
+  .name = "diffusion-discrete",
+  .summary = "seed 000 Algorithm 1: pairwise floor((li-lj)/2) units over an edge colouring",
+  .flags = LB_INTEGRAL | LB_TERMINATES,
+  .setup = discrete_setup,
+  .step = discrete_step,
+  .destroy = discrete_destroy,
 };

@@ -127,6 +127,12 @@ static lb_err exchange_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_dimension_exchange = {
-  "dimension-exchange", "dimension exchange: pairwise exchange per edge colour, loads updated after each colour",
-  LB_CONNECTED | LB_LOCAL, dimension_exchange_options, 1, exchange_setup, exchange_step, exchange_destroy
+  .name = "dimension-exchange",
+  .summary = "dimension exchange: pairwise exchange per edge colour, loads updated after each colour",
+  .flags = LB_CONNECTED | LB_LOCAL,
+  .options = dimension_exchange_options,
+  .noptions = 1,
+  .setup = exchange_setup,
+  .step = exchange_step,
+  .destroy = exchange_destroy,
 };

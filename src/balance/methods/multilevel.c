@@ -112,6 +112,10 @@ static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_multilevel = {
-  "multilevel", "seed 000 Algorithm 2: recursive bisection, ceil(log2 P) phases between neighbours",
-  LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES, NULL, 0, ml_setup, ml_step, ml_destroy
+  .name = "multilevel",
+  .summary = "seed 000 Algorithm 2: recursive bisection, ceil(log2 P) phases between neighbours",
+  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES,
+  .setup = ml_setup,
+  .step = ml_step,
+  .destroy = ml_destroy,
 };

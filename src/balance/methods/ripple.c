@@ -353,11 +353,19 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_ripple_tortoise = {
-  "ripple-tortoise", "seed 004 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
-  LB_CONNECTED | LB_TERMINATES | LB_INJECT, NULL, 0, tortoise_setup, ripple_step, ripple_destroy
+  .name = "ripple-tortoise",
+  .summary = "seed 004 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
+  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
+  .setup = tortoise_setup,
+  .step = ripple_step,
+  .destroy = ripple_destroy,
 };
 
 const lb_method lb_method_ripple_hare = {
-  "ripple-hare", "seed 004 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
-  LB_CONNECTED | LB_TERMINATES | LB_INJECT, NULL, 0, hare_setup, ripple_step, ripple_destroy
+  .name = "ripple-hare",
+  .summary = "seed 004 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
+  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
+  .setup = hare_setup,
+  .step = ripple_step,
+  .destroy = ripple_destroy,
 };

@@ -32,6 +32,12 @@ static lb_err second_order_setup(lb_run *run, void **state)
 }
 
 const lb_method lb_method_second_order = {
-  "second-order", "second-order diffusion (Muthukrishnan, Ghosh, Schultz), parameters alpha and beta", LB_CONNECTED | LB_LOCAL,
-  second_order_options, 2, second_order_setup, accel_step, accel_destroy
+  .name = "second-order",
+  .summary = "second-order diffusion (Muthukrishnan, Ghosh, Schultz), parameters alpha and beta",
+  .flags = LB_CONNECTED | LB_LOCAL,
+  .options = second_order_options,
+  .noptions = 2,
+  .setup = second_order_setup,
+  .step = accel_step,
+  .destroy = accel_destroy,
 };

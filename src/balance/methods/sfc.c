@@ -82,11 +82,20 @@ static const lb_option shift_options[] = {
 };
 
 const lb_method lb_method_sfc = {
-  "sfc", "chains-on-chains split of the chain of ranks into equal loads (seed 003)", LB_TERMINATES,
-  NULL, 0, sfc_setup, sfc_step, sfc_destroy
+  .name = "sfc",
+  .summary = "chains-on-chains split of the chain of ranks into equal loads (seed 003)",
+  .flags = LB_TERMINATES,
+  .setup = sfc_setup,
+  .step = sfc_step,
+  .destroy = sfc_destroy,
 };
 
 const lb_method lb_method_sfc_shift = {
-  "sfc-shift", "Niemoeller offset shifting with a penalty factor, one shift per iteration (seed 003)", 0,
-  shift_options, 1, shift_setup, sfc_step, sfc_destroy
+  .name = "sfc-shift",
+  .summary = "Niemoeller offset shifting with a penalty factor, one shift per iteration (seed 003)",
+  .options = shift_options,
+  .noptions = 1,
+  .setup = shift_setup,
+  .step = sfc_step,
+  .destroy = sfc_destroy,
 };

@@ -422,6 +422,10 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
 }
 
 const lb_method lb_method_tree = {
-  "tree", "seed 002 (Langer): spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
-  LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT, NULL, 0, tree_setup, tree_step, tree_destroy
+  .name = "tree",
+  .summary = "seed 002 (Langer): spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
+  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT,
+  .setup = tree_setup,
+  .step = tree_step,
+  .destroy = tree_destroy,
 };
