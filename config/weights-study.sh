@@ -1,5 +1,5 @@
 #!/bin/sh
-# The weights study of issue 15: count, timing and measured weights, each
+# The weights study: count, timing and measured weights, each
 # REPEAT times, on reactive-transport and on darcy-transport, then the
 # figures.
 #

@@ -1,5 +1,5 @@
 /** \file cycle.h
- * The one AMR cycle of amr2d/amr3d (DESIGN.md section 2), over any
+ * The one AMR cycle of amr2d/amr3d (src/README.md, "One cycle"), over any
  * registered problem (problems/problem.h):
  *
  *   solve -> estimate -> mark -> adapt with transfer -> weigh -> balance

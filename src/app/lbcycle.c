@@ -23,7 +23,7 @@ struct AmrLb {
   int size, rank;
   lb_graph *graph;
   lb_weights_history *hist; /* timing: the stacked windows of the fit */
-  int shifting;             /* sfc-shift: seed 003's sequence on the measured times */
+  int shifting;             /* sfc-shift: Niemoeller et al. 2020's sequence on the measured times */
   lb_curve_shifter shifter;
   double cost[AMR_LB_MAX_TYPES];
   double *win;      /* the last o.window step times, oldest at whead once full */
@@ -89,7 +89,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   }
   PetscOptionsBegin(comm, NULL, "Load balancing (the cycle's weigh and balance steps)", NULL);
   AMR_OPTION("-lb_method", PetscOptionsString("-lb_method", methods, NULL, method, method, sizeof method, NULL));
-  AMR_OPTION("-lb_weights", PetscOptionsString("-lb_weights", "Cell weights: count (every cell 1), timing (least squares on measured times, seed 003), model (-lb_cost) or measured (each cell its own measured cost; problems that time their cells)",
+  AMR_OPTION("-lb_weights", PetscOptionsString("-lb_weights", "Cell weights: count (every cell 1), timing (least squares on measured times, Niemoeller et al. 2020), model (-lb_cost) or measured (each cell its own measured cost; problems that time their cells)",
                                                NULL, weights, weights, sizeof weights, NULL));
   AMR_OPTION("-lb_cost", PetscOptionsRealArray("-lb_cost", "Cost per load type, comma separated: the model weights, and timing's weights until a fit succeeds", NULL,
                                                cost, &ncost, &cost_set));

@@ -1,5 +1,5 @@
 /** \file lbcycle.h
- * The balancing step of the AMR cycle (DESIGN.md section 2): per-rank
+ * The balancing step of the AMR cycle (src/README.md, "One cycle"): per-rank
  * timing of local work, cell weights (count, timing-based least squares,
  * or fixed costs per load type), any balancing method in chain mode on the
  * ranks along the space-filling curve, repartition with the cell data, the
@@ -64,7 +64,7 @@ typedef struct {
   double predicted_migration_s; /**< migration time of the proposed partition: median time per cell of the last migrations x cells */
   /* -lb_threshold's ski-rental rule (src/balance/lbdecide.h): its inputs and outcome */
   double excess_loss_rank_s;  /**< measured (t_rank_max - t_rank_avg) P since the last rebalance beyond the residual, this cycle's included */
-  double residual_loss_rank_s; /**< the loss of the first cycle after the last rebalance (0 before the first) */
+  double residual_loss_rank_s; /**< the least loss of a cycle since the last rebalance, this cycle's included (0 before the first) */
   double balance_cost_rank_s; /**< predicted_migration_s P; NaN when the cycle had no chance to balance */
   const char *decision;      /**< "rebalance", "below_floor", "below_cost" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */

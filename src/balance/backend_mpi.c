@@ -1,5 +1,5 @@
 /* The MPI backend: graph rank r is MPI process r of the communicator.  A
- * superstep is neighbour-only, as seed 001 implements diffusion: one
+ * superstep is neighbour-only, as Lieber et al. 2016 implements diffusion: one
  * message per neighbour on persistent requests set up once per run, and
  * per superstep MPI_Startall, MPI_Waitall on the receives, MPI_Waitall on
  * the sends.  The message to a neighbour carries the rank's publication

@@ -100,7 +100,7 @@ lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t);
 /** Free the arrays of a tree. */
 void lb_tree_free(lb_tree *t);
 
-/** Seed 004's per-source spanning trees (line: the line; mesh2d: the
+/** Melhem et al. 1991's per-source spanning trees (line: the line; mesh2d: the
  *  source's row plus every column; hypercube: binomial trees).  Load that
  *  reaches rank r from neighbour `from` (-1: r is the source) continues to
  *  the children written to kid[] with subtree sizes size[] (at most 2 +
@@ -110,7 +110,7 @@ int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *s
 
 /** Recursive bisection hierarchy into connected halves (low/high index
  *  halves on a line).  At level k the set with id s splits into sets 2s and
- *  2s+1 of level k+1 (P1 and P2 of seed 000); a set of one rank keeps id 2s. */
+ *  2s+1 of level k+1 (P1 and P2 of Horton 1993); a set of one rank keeps id 2s. */
 typedef struct {
   int n, nlevels;    /**< nlevels: number of bisection phases */
   int *group;        /**< group[k*n + r]: set of rank r at level k, 0 <= k <= nlevels */
@@ -151,16 +151,16 @@ typedef enum {
 /** Name of a stop reason ("target", "max_iters", "converged", "none"). */
 const char *lb_stop_name(lb_stop s);
 
-/** New load appearing at a rank before a superstep (seed 004 superposition). */
+/** New load appearing at a rank before a superstep (Melhem et al. 1991 superposition). */
 typedef struct { int step, rank; double amount; } lb_inject;
 
 /** Default of lb_params.check_interval.  A check is one MPI_Allreduce of a
  *  few doubles; if it costs c neighbour exchanges (near 1 where collectives
- *  are fast, as seed 001 found on Juqueen, up to about log2 P latencies on
+ *  are fast, as Lieber et al. 2016 found on Juqueen, up to about log2 P latencies on
  *  a software tree), checking every K iterations adds about c/K to a
  *  one-exchange iteration, and the stop comes up to K - 1 iterations late
  *  ((K - 1)/2 on average).  The sum is smallest near K = sqrt(2 I c) for a
- *  run of I iterations: 10 for seed 001's fast methods (SO, ID: about 50
+ *  run of I iterations: 10 for Lieber et al. 2016's fast methods (SO, ID: about 50
  *  iterations to 0.999 on its 16x16x8 BOX) at c = 1, and more for longer
  *  runs or dearer collectives.  On that BOX, K = 10 turns 349, 47, 52, 184,
  *  14 iterations (OD, SO, ID, CT, DE) into 350, 50, 60, 190, 20 with 35, 5,
@@ -190,11 +190,11 @@ typedef struct {
                                share of the load is capacity[r] / sum, and the target applies to load / share */
   double opt[LB_MAX_OPTIONS]; /**< values of the method's options, in its table order */
   const lb_inject *inject; int ninject;
-  int track_costs;        /**< record seed 004 migration and imbalance costs */
+  int track_costs;        /**< record Melhem et al. 1991 migration and imbalance costs */
   lb_observer observer; void *observer_ctx;
 } lb_params;
 
-/** Units sent straight from one rank to another, neighbours or not (seed 002). */
+/** Units sent straight from one rank to another, neighbours or not (Langer 2014). */
 typedef struct {
   int from, to;
   double amount;
@@ -215,8 +215,8 @@ typedef struct {
   double runtime_s;
   double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
-  double migration_cost;  /**< seed 004: sum over iterations of the largest edge transfer (c = 1) */
-  double imbalance_cost;  /**< seed 004: sum over iterations of max load - average load, load in transit counted at its receiver */
+  double migration_cost;  /**< Melhem et al. 1991: sum over iterations of the largest edge transfer (c = 1) */
+  double imbalance_cost;  /**< Melhem et al. 1991: sum over iterations of max load - average load, load in transit counted at its receiver */
 } lb_result;
 
 /** Fill p with defaults for method m (backend virtual, no target, no cap). */
@@ -284,7 +284,7 @@ double *lb_run_flow(lb_run *run);
 double lb_run_injected(const lb_run *run, int r);
 /** Declare that `amount` of load left the owner of directed edge e in a
  *  message posted this superstep, to be added to adj[e]'s load when it is
- *  read in the next one.  Observers and the seed 004 costs count it at
+ *  read in the next one.  Observers and the Melhem et al. 1991 costs count it at
  *  adj[e] already, as the paper's L_{i,t} does. */
 void lb_run_transit(lb_run *run, int e, double amount);
 
@@ -337,13 +337,13 @@ const lb_method *lb_method_get(int i);
 
 /* ------------------------------------------------------------------ metrics */
 
-/** Quality of a result (seed 000, 001, 003 definitions). */
+/** Quality of a result (Horton 1993, Lieber et al. 2016, Niemoeller et al. 2020 definitions). */
 typedef struct {
   double max_over_avg;   /**< max load / average load */
-  double imbalance_pct;  /**< I% = 100 (max - avg) N / (max (N - 1)) (seed 003) */
-  double l2_imbalance;   /**< || load - avg ||_2 (seed 000 Table 5) */
-  double transfer_tot;   /**< sum |flow| / total load (seed 001) */
-  double transfer_max;   /**< max |flow| / average load (seed 001) */
+  double imbalance_pct;  /**< I% = 100 (max - avg) N / (max (N - 1)) (Niemoeller et al. 2020) */
+  double l2_imbalance;   /**< || load - avg ||_2 (Horton 1993 Table 5) */
+  double transfer_tot;   /**< sum |flow| / total load (Lieber et al. 2016) */
+  double transfer_max;   /**< max |flow| / average load (Lieber et al. 2016) */
   double migrated_units; /**< sum over ranks of max(0, initial - final): load that changed owner */
   double unit_hops;      /**< units times the hand-overs that carried them: sum of |flow| (a unit relayed over k edges counts k), or of the direct transfers */
 } lb_metrics;

@@ -1,4 +1,4 @@
-/* The recursive bisection hierarchy of seed 000 Algorithm 2: every set is
+/* The recursive bisection hierarchy of Horton 1993 Algorithm 2: every set is
  * split into two connected halves whose sizes differ by at most one.  The
  * first half is the first ceil(|S|/2) ranks of the set in an order that
  * keeps halves connected: on lines, rings and hypercubes the index order

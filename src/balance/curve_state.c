@@ -1,4 +1,4 @@
-/* seed 003's offset-shifting sequence as a blob (lbstate.h). */
+/* Niemoeller et al. 2020's offset-shifting sequence as a blob (lbstate.h). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

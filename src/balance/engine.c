@@ -112,7 +112,7 @@ void lb_run_transit(lb_run *run, int e, double amount)
   run->transit_dirty = 1;
 }
 
-/* Loads as seed 004 counts them, L_{i,t}: the load posted to rank r in
+/* Loads as Melhem et al. 1991 counts them, L_{i,t}: the load posted to rank r in
  * this superstep is already at r (held[r] for local ranks); in[e] receives
  * what is in transit towards the owner of e.  Collective. */
 static lb_err held_loads(lb_run *run, double *held, double *in)
@@ -290,7 +290,7 @@ static lb_err alloc_run(lb_run *run, const double *load0)
   return LB_OK;
 }
 
-/* Seed 004 costs of the iteration that just ended, over all processes.
+/* Melhem et al. 1991 costs of the iteration that just ended, over all processes.
  * Load in transit counts at its receiver and as migrated when it was sent:
  * flow[e] - in[e] is what has left the owner of e on e, net, so far. */
 static lb_err track_costs(lb_run *run, double *flow_prev, double total, lb_result *res)

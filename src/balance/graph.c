@@ -332,7 +332,7 @@ int lb_graph_edge(const lb_graph *g, int u, int v)
 lb_err lb_graph_edge_colouring(const lb_graph *g, int *colour, int *ncolours)
 {
   /* Greedy in edge order: on a line this is exactly the odd-even pairing
-   * of seed 000 Table 3, and it needs at most 2 max_degree - 1 colours. */
+   * of Horton 1993 Table 3, and it needs at most 2 max_degree - 1 colours. */
   int ncap = 2 * g->max_degree + 1;
   unsigned char *used = calloc((size_t)ncap, 1);
   if (!used) return lb_error(LB_ERR_MEM, "out of memory colouring edges");

@@ -1,7 +1,7 @@
 #ifndef AMRDLB_LBCHAIN_H
 #define AMRDLB_LBCHAIN_H
 
-/* Chain mode (DESIGN.md section 2): any method runs on the chain of parts
+/* Chain mode (src/README.md, "One cycle"): any method runs on the chain of parts
  * (line:P, or that line closed into ring:P), whose loads are the weights of
  * the parts' pieces of a weighted curve; the method's final loads become
  * target loads, realised as cut positions on the curve (lbcurve.h).  Cells

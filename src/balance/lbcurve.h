@@ -1,7 +1,7 @@
 #ifndef AMRDLB_LBCURVE_H
 #define AMRDLB_LBCURVE_H
 
-/* Partitions of a weighted curve (seed 003): cells in curve order, each
+/* Partitions of a weighted curve (Niemoeller et al. 2020): cells in curve order, each
  * process holding one contiguous piece (its cells, in order; pieces in rank
  * order; a piece may be empty). A new partition into nparts parts is a set
  * of cut positions, returned as cells per part on every rank: what
@@ -28,9 +28,9 @@ typedef struct {
   int64_t *cuts;      /**< nparts + 1 global cell offsets: part q owns cells [cuts[q], cuts[q+1]) */
   int64_t *counts;    /**< cells per part, nparts values */
   double *part_load;  /**< weight per part, nparts values */
-  double quality;     /**< partition quality avg/max of part_load (seed 003), 1 when all loads are 0 */
+  double quality;     /**< partition quality avg/max of part_load (Niemoeller et al. 2020), 1 when all loads are 0 */
   double *s_before;   /**< sfc-shift only (else NULL): cumulative imbalance s_j per offset, nparts + 1 values */
-  double *s_after;    /**< sfc-shift only (else NULL): s_j after the walk (penalised counter of seed 003) */
+  double *s_after;    /**< sfc-shift only (else NULL): s_j after the walk (penalised counter of Niemoeller et al. 2020) */
 } lb_curve_result;
 
 /**
@@ -49,7 +49,7 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
                           lb_curve_result *res);
 
 /**
- * Offset shifting on the share axis (seed 003), the one implementation that
+ * Offset shifting on the share axis (Niemoeller et al. 2020), the one implementation that
  * sfc-shift, lb_curve_shift and lb_curve_shifter_step use. Part i has
  * measured load load[i] (any unit; l_i = load[i] / mean) and weight pw[i]
  * (nparts values each). Offset j has cumulative imbalance s_j = sum_{i<j}
@@ -78,7 +78,7 @@ typedef enum {
 } lb_curve_shift_action;
 
 /**
- * Seed 003's balancing sequence, carried between balancing steps (and so
+ * Niemoeller et al. 2020's balancing sequence, carried between balancing steps (and so
  * what a checkpoint must save: every field below). The first step is a
  * chains-on-chains split; every later step shifts each offset once by the
  * loads measured on the partition that just ran. While the curve stays the

@@ -4,7 +4,7 @@
 /* The balancer's state that lives from one balancing step to the next, as
  * byte blobs a checkpoint can store and a restarted run restore.  Only two
  * library objects carry such state: the timing fit's stacked windows
- * (lb_weights_history) and seed 003's offset-shifting sequence
+ * (lb_weights_history) and Niemoeller et al. 2020's offset-shifting sequence
  * (lb_curve_shifter).  No method keeps state between lb_balance calls
  * (second-order diffusion's previous flow, for one, lives and dies inside
  * one call), so methods have nothing to save.

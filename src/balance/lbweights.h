@@ -1,7 +1,7 @@
 #ifndef AMRDLB_LBWEIGHTS_H
 #define AMRDLB_LBWEIGHTS_H
 
-/* Timing-based cell weights (seed 003, Niemoeller et al. 2020): per-rank
+/* Timing-based cell weights (Niemoeller et al. 2020, Niemoeller et al. 2020): per-rank
  * compute times become a cost per load type by least squares. Every rank
  * contributes one row per window (its cells of each type | the truncated
  * mean of its per-step times, in seconds); the rows of the last H windows

@@ -1,6 +1,6 @@
-/* Quality metrics of a balancing result, in the definitions of the seeds:
- * I% of seed 003, the L2 distance of seed 000 Table 5, TransferTot and
- * TransferMax of seed 001. */
+/* Quality metrics of a balancing result, in the definitions of the papers (README, References):
+ * I% of Niemoeller et al. 2020, the L2 distance of Horton 1993 Table 5, TransferTot and
+ * TransferMax of Lieber et al. 2016. */
 #include "balance/balance.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Extreme non-zero eigenvalues of the graph Laplacian, which the Chebyshev
- * method (seed 001 ID) needs once per graph.  Structured graphs are
+ * method (Lieber et al. 2016 ID) needs once per graph.  Structured graphs are
  * Cartesian products of paths and cycles, whose Laplacian spectra are sums
  * of the factors' spectra, so the bounds are exact and cost nothing even at
  * 128Ki ranks.  Any other graph gets Lanczos with full reorthogonalisation

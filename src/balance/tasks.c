@@ -1,5 +1,5 @@
 /* Task sets: selection of the tasks that realise balancing flows, their
- * migration, and seed 001's metrics.  All communication goes through one
+ * migration, and Lieber et al. 2016's metrics.  All communication goes through one
  * record exchange (each rank sends fixed-width records to any ranks): on
  * the virtual backend a stable shuffle in memory, on MPI an all-to-all of
  * counts plus an all-to-allv.  Records arrive grouped by source rank in

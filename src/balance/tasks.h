@@ -1,7 +1,7 @@
 /** @file tasks.h
  *  Graph-mode realisation of balancing flows: weighted tasks on the ranks of
- *  a processor graph, selected per edge by edge-cut gain (seed 001), really
- *  moved between ranks, and measured with seed 001's metrics.
+ *  a processor graph, selected per edge by edge-cut gain (Lieber et al. 2016), really
+ *  moved between ranks, and measured with Lieber et al. 2016's metrics.
  *
  *  A task set lives on the same two backends as a balancing run: on the MPI
  *  backend each process holds the tasks of its own rank, on the virtual
@@ -44,11 +44,11 @@ typedef struct {
 
 /** How lb_taskset_select picks the tasks that cross an edge. */
 typedef enum {
-  LB_SELECT_GAIN,  /**< highest edge-cut gain (lowest loss) first (seed 001) */
+  LB_SELECT_GAIN,  /**< highest edge-cut gain (lowest loss) first (Lieber et al. 2016) */
   LB_SELECT_INDEX  /**< in the order of the rank's task list (for comparison) */
 } lb_select;
 
-/** Seed 001's metrics of a distribution, identical on every process. */
+/** Lieber et al. 2016's metrics of a distribution, identical on every process. */
 typedef struct {
   double load_max, load_avg;
   double imbalance;        /**< max load / average load - 1 */

@@ -103,7 +103,7 @@ static lb_err read_capacity(const char *spec, const lb_graph *g, double *cap)
   return LB_OK;
 }
 
-/* The repetitions of seed 001's protocol; *same says whether every one
+/* The repetitions of Lieber et al. 2016's protocol; *same says whether every one
  * ended at the first run's loads after as many iterations. */
 static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load, const lb_result *first,
                           int n, double *t, int *same)
@@ -122,7 +122,7 @@ static lb_err repeat_runs(const lb_graph *g, const lb_method *m, const lb_params
 }
 
 /* One run; rank 0 prints and appends the JSON line.  stat gets the
- * iteration count and the seed 004 migration and imbalance costs. */
+ * iteration count and the Melhem et al. 1991 migration and imbalance costs. */
 static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int me, double stat[3])
 {
   lb_graph *g = NULL;
@@ -310,7 +310,7 @@ static double fit_slope(int k, const double *x_, const double *y_, int logx)
   return (k * sxy - sx * sy) / (k * sxx - sx * sx);
 }
 
-/* -scale: the graph kind at growing size d, seed 004 Table 1's d: ranks
+/* -scale: the graph kind at growing size d, Melhem et al. 1991 Table 1's d: ranks
  * of a line or ring, side of a d x d mesh2d, dimension D of a hypercube
  * (D = N0, N0 + 1, ..., N1; the others double).  Fits iterations ~ d^p
  * and, with -costs, each cost ~ d^p (hypercube: ~ 2^(p D)). */
@@ -379,13 +379,13 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
-  PetscCall(PetscOptionsBool("-costs", "report seed 004 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
-  PetscCall(PetscOptionsString("-tasks", "task mode (seed 001): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
+  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(PetscOptionsString("-select", "task mode: task selection order, gain (edge-cut gain first) or index", NULL, o->select, o->select, sizeof o->select, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
@@ -393,7 +393,7 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
   PetscCall(PetscOptionsInt("-lb_check_interval", "neighbour-only methods (the diffusion family): check -lb_target every K iterations (1: every iteration; the stop can come up to K-1 iterations late)",
                             NULL, check_interval, &check_interval, NULL));
-  PetscCall(PetscOptionsInt("-repeat", "N: seed 001's timing: after the run, N more with its iteration count and no stop check; report the median run time and the spread (0: off)",
+  PetscCall(PetscOptionsInt("-repeat", "N: Lieber et al. 2016's timing: after the run, N more with its iteration count and no stop check; report the median run time and the spread (0: off)",
                             NULL, o->repeat, &o->repeat, NULL));
   PetscCall(PetscOptionsString("-capacity", "file:PATH: one relative capacity per rank; methods that take capacities (chemotaxis) balance load to capacity shares",
                                NULL, o->capacity, o->capacity, sizeof o->capacity, NULL));

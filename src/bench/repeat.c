@@ -1,4 +1,4 @@
-/* Seed 001's timing protocol: "after an initial run to determine the
+/* Lieber et al. 2016's timing protocol: "after an initial run to determine the
  * number of iterations, we run (without checking the criterion) 61
  * repetitions ... and report the median run time", with 25/75 percentiles
  * as error bars. */

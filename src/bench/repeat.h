@@ -1,5 +1,5 @@
 /** @file repeat.h
- *  Seed 001's timing protocol for lbbench: an initial run finds the
+ *  Lieber et al. 2016's timing protocol for lbbench: an initial run finds the
  *  iteration count; repetitions run that count without the stop check and
  *  report the median run time and the spread. */
 #ifndef AMRDLB_REPEAT_H

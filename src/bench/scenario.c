@@ -17,7 +17,7 @@ static lb_err point_loads(const lb_graph *g, const char *arg, double base, doubl
   long rank = strtol(arg, &end, 10);
   if (end == arg || *end != ':' || errno) return lb_error(LB_ERR_ARG, "-scenario point:%s: expected point:RANK:AMOUNT", arg);
   const char *a = end + 1;
-  /* AMOUNT n: the number of ranks, seed 004 Table 1's f = n at every size of -scale. */
+  /* AMOUNT n: the number of ranks, Melhem et al. 1991 Table 1's f = n at every size of -scale. */
   double amount = strcmp(a, "n") == 0 ? g->n : strtod(a, &end);
   if (strcmp(a, "n") != 0 && (end == a || *end || !isfinite(amount) || amount < 0))
     return lb_error(LB_ERR_ARG, "-scenario point:%s: AMOUNT must be a non-negative number or n", arg);
@@ -36,7 +36,7 @@ static lb_err box_loads(const lb_graph *g, double base, double *load)
   case LB_GRAPH_MESH3D: case LB_GRAPH_TORUS3D: nd = 3; break;
   default: return lb_error(LB_ERR_ARG, "-scenario box needs a line, mesh2d, mesh3d or torus3d graph, not '%s'", g->spec);
   }
-  if (base == 0) base = 512; /* seed 001: 8x8x8 tasks per node */
+  if (base == 0) base = 512; /* Lieber et al. 2016: 8x8x8 tasks per node */
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, k[3] = {1, 1, 1};
   long long nb = 1;
   for (int i = 0; i < nd; i++) {
@@ -110,7 +110,7 @@ static lb_err file_loads(const lb_graph *g, const char *path, double *load)
   return lb_read_values(path, g->n, what, load);
 }
 
-/* Seed 001 POINT: one rank, the centre of a grid (k_i/2 in every
+/* Lieber et al. 2016 POINT: one rank, the centre of a grid (k_i/2 in every
  * dimension) or rank n/2 of any other graph, overloaded so that avg/max = 0.9. */
 static lb_err centre_point_loads(const lb_graph *g, double base, double *load)
 {

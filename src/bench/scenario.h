@@ -5,9 +5,9 @@
 
 #include "balance/balance.h"
 
-/** Fill load[0..g->n) from a scenario spec: point (seed 001 POINT: the
+/** Fill load[0..g->n) from a scenario spec: point (Lieber et al. 2016 POINT: the
  *  centre rank raised so that avg/max = 0.9; base 0 means 512),
- *  point:RANK:AMOUNT (others get base), box (seed 001 BOX: base everywhere, a box of k_i/2+1 ranks per
+ *  point:RANK:AMOUNT (others get base), box (Lieber et al. 2016 BOX: base everywhere, a box of k_i/2+1 ranks per
  *  dimension around k_i/2 raised so that avg/max = 0.9; base 0 means 512),
  *  random:SEED (base + an integer in 0..100 per rank), file:PATH (one load per
  *  line, # comments).  Errors name the spec or the file. */

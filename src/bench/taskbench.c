@@ -31,7 +31,7 @@ static lb_err max_time(const lb_params *p, double *t)
   return LB_OK;
 }
 
-/* Seed 001's protocol in task mode: the method with the first run's
+/* Lieber et al. 2016's protocol in task mode: the method with the first run's
  * iteration count and no stop check, then the task selection, each timed
  * (the selection is redone from the first run's flows afterwards). */
 static lb_err repeat_tasks(const lb_taskbench_opts *o, const lb_graph *g, const lb_method *m, lb_taskset *ts, const double *load, task_run *tr)

@@ -1,7 +1,7 @@
 /** @file taskbench.h
- *  lbbench's task mode: seed 001's experiment.  A balancing method's flows
+ *  lbbench's task mode: Lieber et al. 2016's experiment.  A balancing method's flows
  *  (or a Zoltan baseline's partition) move real tasks of a 3D task mesh
- *  between ranks, and the result is measured with seed 001's metrics. */
+ *  between ranks, and the result is measured with Lieber et al. 2016's metrics. */
 #ifndef AMRDLB_TASKBENCH_H
 #define AMRDLB_TASKBENCH_H
 
@@ -14,7 +14,7 @@ typedef struct {
   lb_params p;              /**< backend, communicator, stopping rule, method options */
   lb_select select;         /**< task selection order */
   double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
-  int repeat;               /**< balancing methods: seed 001's timed repetitions of method and selection (0: none) */
+  int repeat;               /**< balancing methods: Lieber et al. 2016's timed repetitions of method and selection (0: none) */
 } lb_taskbench_opts;
 
 /** Run one task-mode experiment; process 0 prints it and appends a JSON line. */

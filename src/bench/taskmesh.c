@@ -1,4 +1,4 @@
-/* The task mesh of seed 001 and its callbacks for the task set.  Task ids
+/* The task mesh of Lieber et al. 2016 and its callbacks for the task set.  Task ids
  * and block homes are arithmetic, so every process knows any task's
  * neighbours and home without storing the mesh. */
 #include "bench/taskmesh.h"
@@ -10,7 +10,7 @@
 
 #include "bench/scenario.h"
 
-#define TASKS_PER_RANK_SIDE 8 /* seed 001: 8 x 8 x 8 tasks per node */
+#define TASKS_PER_RANK_SIDE 8 /* Lieber et al. 2016: 8 x 8 x 8 tasks per node */
 
 static void coords(const lb_taskmesh *tm, int id, int c[3])
 {

@@ -1,5 +1,5 @@
 /** @file taskmesh.h
- *  Seed 001's benchmark input: a 3D mesh of weighted tasks with 6-neighbour
+ *  Lieber et al. 2016's benchmark input: a 3D mesh of weighted tasks with 6-neighbour
  *  edges, mapped in equal blocks onto a 3D mesh of ranks. */
 #ifndef AMRDLB_TASKMESH_H
 #define AMRDLB_TASKMESH_H
@@ -14,7 +14,7 @@ typedef struct {
 } lb_taskmesh;
 
 /** Build the task mesh for rank graph g (mesh3d only): tasks "AxBxC" (empty:
- *  8x8x8 per rank, as in seed 001), weights from the scenario: file:PATH
+ *  8x8x8 per rank, as in Lieber et al. 2016), weights from the scenario: file:PATH
  *  holds one weight per task; any other lbbench scenario gives per-rank loads
  *  (base 0: the tasks per rank) spread evenly over the rank's tasks.
  *  tg is filled with callbacks that read tm, which must outlive it. */

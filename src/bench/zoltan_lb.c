@@ -1,4 +1,4 @@
-/* Zoltan baselines (seed 001 compares diffusion with Zoltan's RCB, HSFC and
+/* Zoltan baselines (Lieber et al. 2016 compares diffusion with Zoltan's RCB, HSFC and
  * graph repartitioning).  Zoltan sees the tasks of the local ranks as its
  * objects with their current rank as input part, and returns every
  * object's new part (RETURN_LISTS=PARTS), which becomes the task's

@@ -11,7 +11,7 @@
 #include <petscksp.h>
 #include "mesh/p4est_dim.h"
 #include "fem/qelem.h"
-#include "fem/problem.h"
+#include "fem/pde.h"
 
 typedef struct fem_poisson *FemPoisson;
 

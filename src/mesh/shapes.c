@@ -54,7 +54,7 @@ p4est_connectivity_t *AmrShapeNew(const char *name)
     return p8est_connectivity_new_unitcube();
 #endif
   }
-  if (!strcmp(name, "brick")) {
+  if (!strcmp(name, "unit-split")) {
     grid_vertices(0.0, 1.0, v);
     for (int c = 0; c < (P4EST_DIM == 3 ? 2 : 1); c++)
       for (int b = 0; b < 2; b++)

@@ -6,7 +6,7 @@
 #ifndef AMR_PROBLEMS_POISSON_H
 #define AMR_PROBLEMS_POISSON_H
 
-#include "fem/problem.h"
+#include "fem/pde.h"
 #include "problems/impl/problem.h"
 
 /** The ops of the family (the problem's data is ops->data). */

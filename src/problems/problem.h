@@ -1,5 +1,5 @@
 /** \file problem.h
- * The problem interface of the AMR cycle (DESIGN.md section 2).  A problem
+ * The problem interface of the AMR cycle (src/README.md, "One cycle").  A problem
  * is an ops table with a name, registered in registry.c (as the balancer
  * registers its methods); src/app runs any of them through one cycle:
  *

@@ -2,7 +2,7 @@
 """Check amr2d reports of the cycle with the built-in balancer.
 
 check_report.py fields REPORT
-    every record has the fields the issue asks for, and they agree with
+    every record has the README's report fields (Output), and they agree with
     each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
     accumulate the per-cycle numbers.
@@ -17,12 +17,12 @@ check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     least a tenth of the cycles rebalanced (with no -lb_threshold every
     cycle but the last does; a rule that stops rebalancing falls short).
 check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
-    seed 003 against real time: from a skewed start, after CYCLE (default
+    Niemoeller et al. 2020 against real time: from a skewed start, after CYCLE (default
     3) rebalanced cycles, the measured imbalance of the local work with
     timing weights (mean over cycle CYCLE to the last) is at most half of
     count weights' over the same cycles.
 check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
-    seed 003's offset shifting against real time, with cell costs that are
+    Niemoeller et al. 2020's offset shifting against real time, with cell costs that are
     wrong: over the later cycles (the last two thirds) sfc's mean measured
     I% stays at least FLOOR (default 40), sfc-shift's is at most FRACTION
     (default 1/3) of sfc's, and sfc-shift's falls: the mean of its last

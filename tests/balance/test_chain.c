@@ -102,7 +102,7 @@ static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
   free(w);
 }
 
-/* sfc and one sfc-shift iteration on the loads of seed 003's example
+/* sfc and one sfc-shift iteration on the loads of Niemoeller et al. 2020's example
  * (s_j = 0.25, 0.45, 0.25): the flow across edge (j-1, j) is s_j / penalty. */
 static void test_shift_flows(void)
 {

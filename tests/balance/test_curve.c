@@ -1,8 +1,8 @@
 /* The curve partitions (sfc, target cuts, sfc-shift) give the same cuts
  * however the curve is spread over the MPI ranks (evenly, all on the last
  * rank, every other rank empty) and as the whole curve in one process;
- * loads are within one cell weight of their targets; seed 003's offset
- * shifting example; seed 003's balancing sequence corrects wrong weights
+ * loads are within one cell weight of their targets; Niemoeller et al. 2020's offset
+ * shifting example; Niemoeller et al. 2020's balancing sequence corrects wrong weights
  * by measured loads and keeps the best partition; bad weights or options
  * end in one error line.
  *   test_curve [-bad_cell K] [-penalty F]  */
@@ -113,7 +113,7 @@ static void test_sfc(void)
   test_curve(N, w, 4, NULL);
 }
 
-/* Seed 003, eq. (dlb:shift_example): offset o_2 with s_2 = 0.45 walks left
+/* Niemoeller et al. 2020, eq. (dlb:shift_example): offset o_2 with s_2 = 0.45 walks left
  * over cells of rank 1 (load 1.2) with shares 0.1 and 0.15. */
 static void test_shift_seed(const double *part1, double s_expected)
 {
@@ -181,7 +181,7 @@ static double imbalance_pct(int n, const double *x)
   return max > 0.0 ? 100.0 * (max - sum / n) * n / (max * (n - 1)) : 0.0;
 }
 
-/* Seed 003's sequence on a static curve whose weights are wrong: every
+/* Niemoeller et al. 2020's sequence on a static curve whose weights are wrong: every
  * cell weighs 1, but the cells of the second half really cost 3 (as
  * -lb_cost 1,0.2 on darcy-transport declares tracer cells cheap). The
  * first step (sfc) splits by the weights, later steps shift by the

@@ -80,7 +80,7 @@ static double healing(int j, int c, const double *par)
 
 static void constant_loss(void)
 {
-  /* (L, C, ceil(C/L)); the issue's case first: 0.002 s lost per cycle
+  /* (L, C, ceil(C/L)); a measured case first: 0.002 s lost per cycle
    * against a migration of 0.0036 s rebalances after the second cycle,
    * once: the loss that remains is the residual, which a rebalance with
    * the same weights would not remove */
@@ -208,7 +208,7 @@ static void disturbed_residual(void)
   CHECK(at[1] == 53 + 4 - 1);
 }
 
-/* The migration prediction: per-cell times 1..9 us, then the issue's
+/* The migration prediction: per-cell times 1..9 us, then a measured
  * kind of outlier (5 cells in 39 ms while descheduled). */
 static void migration_model(void)
 {

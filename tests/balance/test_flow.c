@@ -1,4 +1,4 @@
-/* Seed 001's diffusion family run to convergence on the virtual backend.
+/* Lieber et al. 2016's diffusion family run to convergence on the virtual backend.
  * First-order, second-order and Chebyshev diffusion are polynomial schemes
  * in the Laplacian, so all three must end at the minimum-L2 balancing flow
  * x_u - x_v with L x = l0 - avg, computed here independently by a dense

@@ -1,4 +1,4 @@
-/* Seed 004's Ripple schedules, checked against their definitions and
+/* Melhem et al. 1991's Ripple schedules, checked against their definitions and
  * Table 1 (the growth laws over larger sizes: lbbench -scale tests).
  *
  * 1. One fork f at a source on a balanced load (at step 1, or injected
@@ -10,7 +10,7 @@
  *    different ranks and steps superpose: the bounds add up.
  * 2. Costs with f = n on lines of n = 16 .. 1024: Hare's migration cost is
  *    n (H_n - 1) and its imbalance cost n (H_n - 1) - (n - 1) exactly
- *    (seed 004: n H_n and Theta(n log n)); imbalance / (n ln n) stays
+ *    (Melhem et al. 1991: n H_n and Theta(n log n)); imbalance / (n ln n) stays
  *    between 1/2 and 1 and imbalance / n grows like n^0.3 at most over this
  *    range, while Tortoise's grows like n.  On d x d meshes both costs are
  *    Theta(n log d); on hypercubes both stay below n (Table 1: 2^d).
@@ -251,7 +251,7 @@ out:
   lb_graph_destroy(&g);
 }
 
-/* Seed 004 costs of one fork of f = n at rank 0. */
+/* Melhem et al. 1991 costs of one fork of f = n at rank 0. */
 static int costs(const char *method, const char *spec, double *mig, double *imb, int *n)
 {
   lb_graph *g;
@@ -315,10 +315,10 @@ static void check_line_costs(void)
   double ph = slope(k, ns, hare), pt = slope(k, ns, tort);
   printf("imbalance cost / n ~ n^p: hare p = %.4f, tortoise p = %.4f; hare imbalance/(n ln n) in [%.4f, %.4f]\n", ph, pt, lo, hi);
   CHECK_MSG(ph < 0.4 && lo > 0.5 && hi < 1 && pt > 0.95,
-            "not seed 004 Table 1: hare must grow like n log n (p < 0.4, imbalance/(n ln n) in (0.5, 1)), tortoise like n^2 (p > 0.95)");
+            "not Melhem et al. 1991 Table 1: hare must grow like n log n (p < 0.4, imbalance/(n ln n) in (0.5, 1)), tortoise like n^2 (p > 0.95)");
 }
 
-/* Seed 004 Table 1 gives d^2 log d for the migration and d^2 for the
+/* Melhem et al. 1991 Table 1 gives d^2 log d for the migration and d^2 for the
  * imbalance; the second is out of reach on the trees S_ij without moving
  * load back (ripple.c), and both come out as Theta(n log d). */
 static void check_mesh_costs(void)
@@ -372,7 +372,7 @@ int main(int argc, char **argv)
   check_line_costs();
   check_mesh_costs();
   check_hypercube_costs();
-  printf("%s\n", check_failures ? "FAILED" : "ripple-hare meets seed 004's Hare condition and Table 1, ripple-tortoise its schedule");
+  printf("%s\n", check_failures ? "FAILED" : "ripple-hare meets Melhem et al. 1991's Hare condition and Table 1, ripple-tortoise its schedule");
   MPI_Finalize();
   return check_failures != 0;
 }

@@ -1,4 +1,4 @@
-/* Seed 000 (Horton) Tables 3, 4 and 5, reproduced exactly: the odd-even
+/* Horton 1993 Tables 3, 4 and 5, reproduced exactly: the odd-even
  * diffusion and the multi-level method on a line with extra units on rank 0. */
 #include <math.h>
 #include <stdio.h>
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 4; k++)
       CHECK_MSG(!(fabs(got[k] - table5[i][k + 1]) > 1e-9), "Table 5 n=%d column %d: got %g, paper %g", n, k + 1, got[k], table5[i][k + 1]);
   }
-  printf(check_failures ? "FAILED\n" : "seed 000 tables reproduced\n");
+  printf(check_failures ? "FAILED\n" : "Horton 1993 tables reproduced\n");
   MPI_Finalize();
   return check_failures != 0;
 }

@@ -1,5 +1,5 @@
 /* One method code, two backends: on P MPI processes (P = 1, 2, 4) every
- * method gives bit-identical final loads, flows and direct transfers, seed 004 costs and
+ * method gives bit-identical final loads, flows and direct transfers, Melhem et al. 1991 costs and
  * loads seen by an observer after every iteration (load in transit
  * included), and the same rounds, messages, bytes and collectives, on the
  * MPI backend and on the virtual backend, for every graph of P ranks below.

@@ -143,7 +143,7 @@ static void test_history(void)
   lb_weights_history_destroy(&only2);
 }
 
-/* seed 003's sequence on a curve whose second half really costs 3 while
+/* Niemoeller et al. 2020's sequence on a curve whose second half really costs 3 while
  * every weight is 1: the run is packed mid-search and after settling, and
  * the restored sequences take the same steps as the original. */
 enum { N = 600, P = 4 };

@@ -1,4 +1,4 @@
-/* Seed 001's superstep on the MPI backend: neighbour-only, on persistent
+/* Lieber et al. 2016's superstep on the MPI backend: neighbour-only, on persistent
  * requests.  lb_balance's MPI calls are counted through the MPI profiling
  * interface while every method flagged LB_LOCAL (the diffusion family) runs
  * on the P processes:

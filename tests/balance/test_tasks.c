@@ -5,7 +5,7 @@
  *    task 2, would overshoot by more than half its weight), leaving loads
  *    9 and 7, one cut edge of 7, MigrationMax 1, migrated weight 3 against
  *    the lower bound 4.
- * 2. Seed 001's BOX and POINT and a random field on 3D rank meshes, with
+ * 2. Lieber et al. 2016's BOX and POINT and a random field on 3D rank meshes, with
  *    every diffusive method: selection by edge-cut gain never cuts more
  *    task edges than moving tasks in list (index) order for the same flows;
  *    every task stays on exactly one rank; total weight and task count are

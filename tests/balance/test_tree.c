@@ -1,4 +1,4 @@
-/* Seed 002: on random trees (and a few other graphs) with random integer
+/* Langer 2014: on random trees (and a few other graphs) with random integer
  * loads, the tree method leaves every rank at floor or ceil of the average
  * and moves exactly the minimum number of units, which this test computes
  * on its own: with q = floor(W/n), r = W mod n, the minimum is

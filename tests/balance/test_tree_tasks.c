@@ -1,4 +1,4 @@
-/* Seed 002 in task mode: on homogeneous tasks the tree method's direct
+/* Langer 2014 in task mode: on homogeneous tasks the tree method's direct
  * transfers move exactly the fewest tasks.  Unit tasks in random numbers
  * per rank (a chain of tasks, so selection by edge-cut gain has work to
  * do): every rank ends at q or q+1 tasks, the migrated weight and the

@@ -1,4 +1,4 @@
-/* The weights module on tables of virtual ranks: seed 003's example, a noisy
+/* The weights module on tables of virtual ranks: Niemoeller et al. 2020's example, a noisy
  * synthetic recovery, stacked windows with forgetting on 2 ranks, the
  * non-negative least squares against enumeration, standard errors, and
  * every guarded case. */
@@ -39,7 +39,7 @@ static void test_trimmed_mean(void)
   CHECK_NEAR(lb_trimmed_mean(1, x, 0.49), 5.0, 1e-15);
 }
 
-/* Seed 003, eq. (weights_example): 4 ranks, 2 load types. */
+/* Niemoeller et al. 2020, eq. (weights_example): 4 ranks, 2 load types. */
 static const int64_t seed_counts[8] = {10, 7, 13, 4, 12, 2, 5, 8};
 static const double seed_load[4] = {1.2, 0.9, 0.8, 1.1};
 
@@ -56,7 +56,7 @@ static void test_seed_example(void)
   CHECK_NEAR(res.cost[1] / res.cost[0], res.coef[1] / res.coef[0], 1e-12);
   CHECK(res.residual > 0.0 && res.residual < 0.5);
   CHECK(res.smape > 0.0 && res.smape < 50.0);
-  printf("seed 003 example: c = (%.4f, %.4f), c1/c0 = %.2f, residual %.4f, sMAPE %.2f%%\n", res.coef[0], res.coef[1],
+  printf("Niemoeller et al. 2020 example: c = (%.4f, %.4f), c1/c0 = %.2f, residual %.4f, sMAPE %.2f%%\n", res.coef[0], res.coef[1],
          res.coef[1] / res.coef[0], res.residual, res.smape);
   lb_weights_result_free(&res);
 }

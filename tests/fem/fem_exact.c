@@ -61,7 +61,7 @@ static PetscErrorCode check_preallocation(FemPoisson fp)
 
 int main(int argc, char **argv)
 {
-  char shape[64] = "brick", pname[64] = "";
+  char shape[64] = "unit-split", pname[64] = "";
   PetscInt degree = 1, maxlevel = 5;
   PetscReal tol = 1e-10;
   PetscInt its;

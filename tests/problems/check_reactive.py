@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks amr2d/amr3d reports of reactive-transport (issue 15).
+"""Checks amr2d/amr3d reports of reactive-transport.
 
 check_reactive.py conservation REPORT TOL
     every cycle keeps A + C (against its initial mass and the boundary

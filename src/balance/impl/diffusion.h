@@ -1,5 +1,5 @@
 /* Private to methods/: the first-order parameter alpha shared by
- * first-order, second-order and chemotaxis diffusion (seed 001 OD, SO, CT). */
+ * first-order, second-order and chemotaxis diffusion (Lieber et al. 2016 OD, SO, CT). */
 #ifndef AMRDLB_DIFFUSION_H
 #define AMRDLB_DIFFUSION_H
 

@@ -1,10 +1,10 @@
-/* Improved diffusion (Hu and Blake; seed 001 ID): the Chebyshev
+/* Improved diffusion (Hu and Blake; Lieber et al. 2016 ID): the Chebyshev
  * semi-iteration on M = I - a L with a = 2 / (lambda_min + lambda_max), the
  * extreme non-zero Laplacian eigenvalues, which puts the spectrum of M off
  * the constant vector in [-sigma, sigma], sigma = (lmax - lmin)/(lmax + lmin).
  * Weights w_1 = 1, w_2 = 2/(2 - sigma^2), w_k = 1/(1 - sigma^2 w_{k-1}/4).
  * The eigenvalues are computed once in setup, whose time the result
- * reports apart from the run time, as seed 001 does. */
+ * reports apart from the run time, as Lieber et al. 2016 does. */
 #include "balance/impl/accelerated.h"
 
 static double chebyshev_weight(const accel_state *s, int k, double prev)

@@ -1,6 +1,6 @@
-/* Chemotaxis-inspired diffusion (Canright, Deutsch, Urnes 2006; seed 001 CT).
+/* Chemotaxis-inspired diffusion (Canright, Deutsch, Urnes 2006; Lieber et al. 2016 CT).
  *
- * What the sources give.  Seed 001 describes CT only by its cost and its
+ * What the sources give.  Lieber et al. 2016 describes CT only by its cost and its
  * signal: OD extended by a signal, "the difference of l_v and the capacity
  * (target node load)", which guides the load; an initial collective for the
  * capacity; twice the messages of OD per iteration; alpha = 1/6 on 3D
@@ -9,7 +9,7 @@
  * faster than the load, guides the load towards balance by negative
  * chemotaxis, compared with unguided diffusion at the same speed); their
  * update equations were not available, so the rule below is this code's
- * reading of seed 001, not a transcription of the paper.
+ * reading of Lieber et al. 2016, not a transcription of the paper.
  *
  * The rule.  Rank v has a capacity c_v (all equal unless the caller gives
  * lb_params.capacity) and a target load t_v = L c_v / C, L the total load,
@@ -33,7 +33,7 @@
  *
  * Where the capacity matters.  With equal capacities t_v is the average,
  * it cancels from every difference above, and CT is a two-step diffusion
- * (load plus one step of signal): the global sum seed 001 pays for then
+ * (load plus one step of signal): the global sum Lieber et al. 2016 pays for then
  * changes nothing.  Only with per-rank capacities does it decide where the
  * load goes: to shares proportional to the capacities. */
 #include "balance/impl/diffusion.h"

@@ -1,10 +1,10 @@
-/* First-order diffusion (Cybenko; seed 001 OD, seed 004): every iteration
+/* First-order diffusion (Cybenko; Lieber et al. 2016 OD, Melhem et al. 1991): every iteration
  * rank i sends alpha (l_i - l_j) to each neighbour j.  Each rank publishes
  * its load once per superstep and reads its neighbours' publications: one
  * flat array read per edge, which is what makes 131072 virtual ranks fast.
  *
- * The default alpha is seed 001's: 1/(2k) on a k-dimensional mesh or torus
- * (k counts the sides longer than 1; 1/6 on seed 001's 3D meshes, the
+ * The default alpha is Lieber et al. 2016's: 1/(2k) on a k-dimensional mesh or torus
+ * (k counts the sides longer than 1; 1/6 on Lieber et al. 2016's 3D meshes, the
  * optimum of Xu, Monien, Lueling and Lau for meshes), 1/(max degree + 1) on
  * every other graph.  One exception: on a ring or torus whose sides longer
  * than 2 are all even, L has the eigenvalue 4k, so 1/(2k) gives I - alpha L

@@ -1,9 +1,9 @@
-/* Seed 000 Algorithm 1 in the odd-even form of its Table 3: in phase k the
+/* Horton 1993 Algorithm 1 in the odd-even form of its Table 3: in phase k the
  * edges of colour (k-1) mod C are active and each such pair moves
  * floor((l_i - l_j)/2) whole units from the heavier to the lighter rank.
  * It stops after C consecutive phases without a transfer (every pair then
  * differs by at most one); the iteration count is the last phase that moved,
- * which is how seed 000 Table 5 counts. */
+ * which is how Horton 1993 Table 5 counts. */
 #include "balance/balance.h"
 
 #include <math.h>
@@ -73,7 +73,7 @@ static lb_err discrete_step(lb_run *run, void *state, int lo, int hi)
 
 const lb_method lb_method_diffusion_discrete = {
   .name = "diffusion-discrete",
-  .summary = "seed 000 Algorithm 1: pairwise floor((li-lj)/2) units over an edge colouring",
+  .summary = "Horton 1993 Algorithm 1: pairwise floor((li-lj)/2) units over an edge colouring",
   .flags = LB_INTEGRAL | LB_TERMINATES,
   .setup = discrete_setup,
   .step = discrete_step,

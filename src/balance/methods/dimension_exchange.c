@@ -1,11 +1,11 @@
-/* Dimension exchange (Xu, Monien, Lueling, Lau; seed 001 DE).  The edges
+/* Dimension exchange (Xu, Monien, Lueling, Lau; Lieber et al. 2016 DE).  The edges
  * are coloured so that no two edges of a colour meet; one superstep
  * exchanges loads over the edges of one colour, and each pair moves
  * alpha (l_i - l_j) at once, so the next colour already sees the new loads.
  * One iteration is a sweep over all colours.  Meshes, tori, lines and rings
  * are coloured by dimension and parity (the even edges (2i, 2i+1), the odd
  * edges (2i+1, 2i+2) and, on a torus of odd side, the wrap-around edge),
- * with alpha = 1/(1 + sin(pi / k_max)), k_max the longest side (seed 001);
+ * with alpha = 1/(1 + sin(pi / k_max)), k_max the longest side (Lieber et al. 2016);
  * hypercubes by dimension with alpha = 1/2; any other graph gets the
  * library's greedy proper colouring and alpha = 1/2. */
 #include "balance/balance.h"

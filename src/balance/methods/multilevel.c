@@ -1,4 +1,4 @@
-/* Seed 000 Algorithm 2: the multi-level balancer.  Phase k splits every set
+/* Horton 1993 Algorithm 2: the multi-level balancer.  Phase k splits every set
  * of bisection level k into its halves P1, P2 (lb_bisection) and moves
  * floor((L2|P1| - L1|P2|)/(|P1|+|P2|)) units from P2 to P1 (negative: the
  * other way).  The amount is shared out over a maximal matching of the
@@ -113,7 +113,7 @@ static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
 
 const lb_method lb_method_multilevel = {
   .name = "multilevel",
-  .summary = "seed 000 Algorithm 2: recursive bisection, ceil(log2 P) phases between neighbours",
+  .summary = "Horton 1993 Algorithm 2: recursive bisection, ceil(log2 P) phases between neighbours",
   .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES,
   .setup = ml_setup,
   .step = ml_step,

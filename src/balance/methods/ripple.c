@@ -1,4 +1,4 @@
-/* Seed 004 (Melhem, Pruhs, Znati): the Ripple algorithms.  Every load
+/* Melhem et al. 1991 (Melhem, Pruhs, Znati): the Ripple algorithms.  Every load
  * change f at rank i (the initial deviation from the average, and later
  * -inject load) is spread over a spanning tree S_i rooted at i so that every
  * rank ends with f/n of it.  The trees are the paper's: the line itself, row
@@ -17,11 +17,11 @@
  * hypercube every child, since each dimension is a line of two ranks).  A
  * line's ranks all carry the same number omega of ranks (themselves plus
  * their side subtrees: the column's d ranks for a row rank, 1 in a column,
- * 2^k across dimension k), so a line rank's share is omega f/n.  Seed 004
+ * 2^k across dimension k), so a line rank's share is omega f/n.  Melhem et al. 1991
  * builds the grid algorithm this way: linear Tortoise (Hare) along the
  * source's row, then linear Tortoise (Hare) along each column.
  *
- * Tortoise (seed 004 S1-S3) on the lines of the tree.  S1: the source sends
+ * Tortoise (Melhem et al. 1991 S1-S3) on the lines of the tree.  S1: the source sends
  * one line rank's share, omega f/n, per step on the first link of each of
  * its lines, for as many steps as the line has ranks after it: f/d per step
  * along a d x d mesh's row, f/n up and down its own column.  S3: a rank
@@ -41,7 +41,7 @@
  * hypercube, where every line has two ranks, Tortoise and Hare coincide
  * with the paper's single "Ripple" row of Table 1.
  *
- * Hare: seed 004 defines it by the condition L_{j,t} <= f/t for ranks within
+ * Hare: Melhem et al. 1991 defines it by the condition L_{j,t} <= f/t for ranks within
  * t hops of the source, and zero beyond (its Figure 1 is not in our text).
  * Passing load on at once cannot meet it on a line: the wave front would
  * carry the whole remaining share.  Hare here spreads each side equally
@@ -54,7 +54,7 @@
  * at most F/(t+1) < f/t, always away from the root; every rank holds at
  * most F/(t+1) <= f/(t+1).  Summed over the steps the root sends the side's
  * share w m, a rank keeps w of what it receives (the paper's 1/(u+1)), and
- * the costs are those of seed 004 Table 1: migration F (H_{m+1} - 1) and
+ * the costs are those of Melhem et al. 1991 Table 1: migration F (H_{m+1} - 1) and
  * load imbalance Theta(f log n) for f = n.
  *
  * On a tree, w = omega f/n.  The rank the line front reaches at distance k
@@ -354,7 +354,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 
 const lb_method lb_method_ripple_tortoise = {
   .name = "ripple-tortoise",
-  .summary = "seed 004 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
+  .summary = "Melhem et al. 1991 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
   .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
   .setup = tortoise_setup,
   .step = ripple_step,
@@ -363,7 +363,7 @@ const lb_method lb_method_ripple_tortoise = {
 
 const lb_method lb_method_ripple_hare = {
   .name = "ripple-hare",
-  .summary = "seed 004 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
+  .summary = "Melhem et al. 1991 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
   .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
   .setup = hare_setup,
   .step = ripple_step,

@@ -1,8 +1,8 @@
-/* Second-order diffusion (Muthukrishnan, Ghosh, Schultz; seed 001 SO):
+/* Second-order diffusion (Muthukrishnan, Ghosh, Schultz; Lieber et al. 2016 SO):
  * l_k = beta M l_{k-1} + (1 - beta) l_{k-2}, M = I - alpha L, with a
  * first-order first iteration.  In flows: beta times the first-order flow
  * plus (beta - 1) times the previous iteration's flow.  beta in (0, 2);
- * seed 001 uses 1.8 on every configuration. */
+ * Lieber et al. 2016 uses 1.8 on every configuration. */
 #include "balance/impl/accelerated.h"
 #include "balance/impl/diffusion.h"
 

@@ -1,4 +1,4 @@
-/* sfc and sfc-shift (seed 003) on the loads of the chain of ranks
+/* sfc and sfc-shift (Niemoeller et al. 2020) on the loads of the chain of ranks
  * 0 - 1 - ... - n-1. Both are offset shifting on the share axis
  * (lb_curve_shift_bounds, the one implementation in curve.c) with every
  * rank's load standing for both its measured load and its weight: sfc is
@@ -78,12 +78,12 @@ static lb_err sfc_step(lb_run *run, void *state, int lo, int hi)
 }
 
 static const lb_option shift_options[] = {
-  {"penalty", 1.25, "penalty factor f >= 1 of the offset shifting (seed 003); 1 gives the full sfc cut"},
+  {"penalty", 1.25, "penalty factor f >= 1 of the offset shifting (Niemoeller et al. 2020); 1 gives the full sfc cut"},
 };
 
 const lb_method lb_method_sfc = {
   .name = "sfc",
-  .summary = "chains-on-chains split of the chain of ranks into equal loads (seed 003)",
+  .summary = "chains-on-chains split of the chain of ranks into equal loads (Niemoeller et al. 2020)",
   .flags = LB_TERMINATES,
   .setup = sfc_setup,
   .step = sfc_step,
@@ -92,7 +92,7 @@ const lb_method lb_method_sfc = {
 
 const lb_method lb_method_sfc_shift = {
   .name = "sfc-shift",
-  .summary = "Niemoeller offset shifting with a penalty factor, one shift per iteration (seed 003)",
+  .summary = "Niemoeller offset shifting with a penalty factor, one shift per iteration (Niemoeller et al. 2020)",
   .options = shift_options,
   .noptions = 1,
   .setup = shift_setup,

@@ -1,4 +1,4 @@
-/* Seed 002 (Langer): perfect balance with the fewest migrations over a BFS
+/* Langer 2014: perfect balance with the fewest migrations over a BFS
  * spanning tree rooted at the graph's centre (which halves the rounds of the
  * passes on a line compared with an end), every unit sent once, straight
  * from the rank that has it in excess to the rank that ends with it.
@@ -423,7 +423,7 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
 
 const lb_method lb_method_tree = {
   .name = "tree",
-  .summary = "seed 002 (Langer): spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
+  .summary = "Langer 2014: spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
   .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT,
   .setup = tree_setup,
   .step = tree_step,

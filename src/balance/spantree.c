@@ -64,7 +64,7 @@ lb_err lb_tree_bfs(const lb_graph *g, int root, lb_tree *t)
   return LB_OK;
 }
 
-/* The per-source trees of seed 004.  On these graphs the subtree below a
+/* The per-source trees of Melhem et al. 1991.  On these graphs the subtree below a
  * rank depends only on the link the load came in by, so children and sizes
  * follow from (r, from) alone; kid and size may be NULL to ask whether the
  * graph has such trees. */

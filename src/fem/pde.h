@@ -1,5 +1,5 @@
-#ifndef AMRDLB_FEM_PROBLEM_H
-#define AMRDLB_FEM_PROBLEM_H
+#ifndef AMRDLB_FEM_PDE_H
+#define AMRDLB_FEM_PDE_H
 
 /* The data of a problem -div(k grad u) = f, as the Poisson discretisation
  * (fem/poisson.h) takes it; the problems themselves are in src/problems.
