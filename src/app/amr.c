@@ -7,6 +7,7 @@
  * its rank and aborts the job so no rank is left waiting. */
 #include "app/cycle.h"
 #include "app/options.h"
+#include "app/paths.h"
 #include "app/unknown_options.h"
 #include "mesh/mesh.h"
 #include "mesh/vtk.h"
@@ -101,6 +102,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   long long local, minmax[2];
 
   PetscFunctionBeginUser;
+  PetscCall(AmrOptionsResolvePaths(comm));
   /* a restart's stored options first, so that everything reads them */
   PetscCall(AmrCycleRestartOptions(comm));
   PetscCall(amr_options(comm, &opt));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "app/options.h"
+#include "mesh/dirs.h"
 #include "mesh/mark.h"
 #include "mesh/vtk.h"
 
@@ -216,6 +217,7 @@ static PetscErrorCode open_report(AmrCycle cyc)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
+  if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
   if (cyc->adapt.report[0] && rank == 0) {
     char *kept = NULL, line[1 << 16];
     size_t len = 0, cap = 0;
@@ -258,6 +260,7 @@ static PetscErrorCode check_checkpoint_dir(AmrCycle cyc)
 
   PetscFunctionBeginUser;
   if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
+  PetscCall(AmrMakeParentDirs(cyc->comm, "-checkpoint", cyc->checkpoint, cyc->checkpoint));
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
   slash = strrchr(dir, '/');
