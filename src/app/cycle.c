@@ -630,6 +630,7 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   json_str(&j, "program", AMR_PROGRAM);
   json_int(&j, "dim", P4EST_DIM);
   json_str(&j, "problem", p->ops->name);
+  json_str(&j, "mesh", p->mesh->name);
   json_int(&j, "degree", p->degree);
   json_int(&j, "ranks", cyc->p4est->mpisize);
   json_int(&j, "cycle", cycle);
