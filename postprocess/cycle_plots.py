@@ -151,19 +151,21 @@ def remove(path):
 
 
 def per_cycle_plot(grps, key, ylabel, path, title):
-    fig, (ax, leg, box) = plt.subplots(1, 3, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 0.8, 2]})
+    fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+    repeated = any(len(g[1]) > 1 for g in grps)
+    # more than a few bands hide each other: then the summary shows the spread
+    bands = repeated and len(grps) <= 4
     for i, (name, reps) in enumerate(grps):
         cyc, med, lo, hi = per_cycle(reps, key)
         ax.plot(cyc, med, lw=1.3, label=name, **style(i))
-        if len(reps) > 1:
+        if bands:
             ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
     ax.set_xlabel("cycle")
     ax.set_ylabel(ylabel)
-    ax.set_title("per cycle" + (" (median of the repetitions, band: least to greatest)" if any(len(g[1]) > 1 for g in grps) else ""),
+    ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
                  fontsize=9)
     ax.grid(alpha=0.3)
-    leg.axis("off")
-    leg.legend(*ax.get_legend_handles_labels(), loc="center left", fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
     # the summary: every cycle of every repetition, sorted by the mean
     order = sorted(range(len(grps)), key=lambda i: statistics.fmean(r[key] for reps in [grps[i][1]] for recs in reps for r in recs))
     data = [[r[key] for recs in grps[i][1] for r in recs] for i in order]
@@ -175,13 +177,13 @@ def per_cycle_plot(grps, key, ylabel, path, title):
     for y, i in enumerate(order, start=1):
         means = [statistics.fmean(r[key] for r in recs) for recs in grps[i][1]]
         box.plot([statistics.fmean(d for d in data[y - 1])], [y], "D", color="white", mec="black", ms=6, zorder=3)
-        if len(means) > 1:
+        if repeated:
             box.plot(means, [y] * len(means), ".", color="black", ms=4, zorder=4)
     box.set_yticks(range(1, len(order) + 1))
     box.set_yticklabels([grps[i][0] for i in order], fontsize=8)
     box.set_xlabel(ylabel)
-    box.set_title("all cycles, lowest mean on top: box quartiles,\nwhiskers 5-95%%, %s mean%s" % (
-        "\u25c7", ", dots each repetition's mean" if any(len(g[1]) > 1 for g in grps) else ""), fontsize=9)
+    box.set_title("all cycles, lowest mean on top:\nbox quartiles, whiskers 5-95%%, %s mean%s" % (
+        "\u25c7", "\ndots: each repetition's mean" if repeated else ""), fontsize=9)
     box.invert_yaxis()
     box.grid(alpha=0.3, axis="x")
     fig.suptitle(title)
@@ -267,8 +269,11 @@ def decision_plot(grps, path, title):
     if not runs:
         remove(path)
         return
-    fig, axes = plt.subplots(len(runs), 1, figsize=(8, 1.4 + 2.3 * len(runs)), squeeze=False, sharex=True)
-    for ax, (name, recs, nrep) in zip(axes[:, 0], runs):
+    cols = 1 if len(runs) <= 3 else 2
+    rows = (len(runs) + cols - 1) // cols
+    height = 1.2 + 2.3 * rows
+    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, height), squeeze=False, sharex=True)
+    for ax, (name, recs, nrep) in zip(axes.flat, runs):
         cyc = [r["cycle"] for r in recs]
         ax.plot(cyc, [r["excess_loss_rank_s"] for r in recs], lw=1, label="loss since last rebalance, beyond the residual")
         # no cost on cycles that had no chance to balance (null in the report)
@@ -280,10 +285,14 @@ def decision_plot(grps, path, title):
         ax.set_ylabel("rank-seconds")
         ax.set_title("%s: %d rebalances in %d cycles%s" % (name, len(reb), len(recs), "" if nrep == 1 else " (run 1 of %d)" % nrep), fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.15), ncol=3, frameon=False)
-    axes[-1, 0].set_xlabel("cycle")
+    for ax in axes.flat[len(runs):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("cycle")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=3, fontsize=8,
+               frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / height))
     save(fig, path)
 
 
@@ -296,7 +305,7 @@ def weights_plot(grps, path, title):
         return
     cols = min(3, len(measured))
     rows = (len(measured) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 1.0 + 3.4 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 1.0 + 4.2 * rows), squeeze=False)
     nan = float("nan")
     for k, (name, recs) in enumerate(measured):
         ax = axes[k // cols][k % cols]
@@ -317,10 +326,10 @@ def weights_plot(grps, path, title):
         ax.set_ylabel("cost per cell (mean cell weight 1)")
         ax.set_title(name, fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     for k in range(len(measured), rows * cols):
         axes[k // cols][k % cols].axis("off")
-    fig.suptitle(title)
+    fig.suptitle(title.replace(": ", ":\n", 1), fontsize=10)
     fig.tight_layout()
     save(fig, path)
 
