@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est forest with dynamic load balancing.\n"
-                                       "Options are PETSc options; -options_file FILE reads them from a file.\n\n";
+                                       "Options are PETSc options; -options_file FILE reads them from a file\n"
+                                       "(paths in it are relative to the file's folder).\n\n";
 
 typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];

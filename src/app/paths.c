@@ -7,6 +7,7 @@
  * database. */
 #include "app/paths.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const path_options[] = {"-mesh", "-report", "-vtk", "-checkpoint", "-restart"};
@@ -38,7 +39,7 @@ static PetscErrorCode read_file(MPI_Comm comm, const char *file, PathSource src[
 }
 
 /* value relative to the folder of file, in the database as option. */
-static PetscErrorCode resolve(const char *option, const PathSource *s)
+static PetscErrorCode resolve(MPI_Comm comm, const char *option, const PathSource *s)
 {
   const char *slash = strrchr(s->file, '/');
   char path[PETSC_MAX_PATH_LEN];
@@ -47,7 +48,7 @@ static PetscErrorCode resolve(const char *option, const PathSource *s)
   PetscFunctionBeginUser;
   if (!s->file[0] || !s->value[0] || s->value[0] == '/' || !strncmp(s->value, "builtin:", 8) || !slash) PetscFunctionReturn(0);
   n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - s->file), s->file, s->value);
-  PetscCheck(n >= 0 && (size_t)n < sizeof path, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s %s of options file %s: the path is too long", option,
+  PetscCheck(n >= 0 && (size_t)n < sizeof path, comm, PETSC_ERR_USER_INPUT, "option %s %s of options file %s: the path is too long", option,
              s->value, s->file);
   PetscCall(PetscOptionsSetValue(NULL, option, path));
   PetscFunctionReturn(0);
@@ -67,6 +68,6 @@ PetscErrorCode AmrOptionsResolvePaths(MPI_Comm comm)
     for (size_t k = 0; k < NPATHS; k++)
       if (!strcmp(args[i], path_options[k])) src[k].file[0] = '\0';
   }
-  for (size_t k = 0; k < NPATHS; k++) PetscCall(resolve(path_options[k], &src[k]));
+  for (size_t k = 0; k < NPATHS; k++) PetscCall(resolve(comm, path_options[k], &src[k]));
   PetscFunctionReturn(0);
 }
