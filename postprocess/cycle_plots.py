@@ -235,6 +235,7 @@ def time_plot(grps, sums, path, title):
     axes[0].set_title("run time", fontsize=10)
     bars(axes[1], "lost", per_rank, ys, 0.6, None, color="tab:red")
     axes[1].set_xlabel("seconds per rank")
+    axes[1].ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
     axes[1].set_title("lost to imbalance: a rank's mean idle time\n(sum over cycles of t_max - t_avg of the local work)", fontsize=10)
     lb = bars(axes[2], "lb", same, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
     mig = bars(axes[2], "mig", same, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
