@@ -21,13 +21,15 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 ranks=2 repeat=3 build=$root/build out=weights-study
-while getopts n:r:b:o: flag; do
+usage="usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]"
+while getopts n:r:b:o:h flag; do
   case $flag in
     n) ranks=$OPTARG ;;
     r) repeat=$OPTARG ;;
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) echo "usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]" >&2; exit 2 ;;
+    h) echo "$usage"; exit 0 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
