@@ -1,31 +1,41 @@
 #!/bin/sh
 # Run every balancing method on the same problem and write the plots.
 #
-#   config/compare-methods.sh [-n RANKS] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]
+#   config/compare-methods.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]
 #
-# Runs build/bin/amr2d -options_file OPTS (default config/lb-darcy-transport.opts)
-# once with -lb_method none, once with sfc and count weights (the reference
-# the timing weights are measured against), and once per registered method
-# with the options file's weights; arguments after -- go to every run (e.g.
-# -t_final 0.05).  Reports go to OUTDIR/METHOD-WEIGHTS.jsonl, then
-# postprocess/cycle_plots.py writes OUTDIR/*.png and OUTDIR/methods.md.
-# MPIEXEC (default "mpiexec --oversubscribe") and PYTHON (default
-# /usr/bin/python3) can be set in the environment.
+# Runs BUILD/bin/amr2d -options_file OPTS (default: the lb-darcy-transport.opts
+# beside this script) once with -lb_method none, once with sfc and count
+# weights (the reference the timing weights are measured against), and once
+# per registered method with the options file's weights, REPEAT times each
+# (default 1; the methods alternate within a repetition, so a change of the
+# machine's load falls on all of them); arguments after -- go to every run
+# (e.g. -t_final 0.05).  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
+# postprocess/cycle_plots.py --repeats writes OUTDIR/*.png (medians of the
+# repetitions with their spread) and OUTDIR/methods.md.  Runs from any
+# folder: BUILD defaults to the build/ beside config/, and BUILD, OPTS and
+# OUTDIR given here are relative to the current folder.  MPIEXEC (default
+# "mpiexec --oversubscribe") and PYTHON (default /usr/bin/python3) can be
+# set in the environment.
 set -eu
-ranks=4 build=build out=compare opts=config/lb-darcy-transport.opts
-while getopts n:b:o:f: flag; do
+root=$(cd "$(dirname "$0")/.." && pwd)
+ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts
+usage="usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]"
+while getopts n:r:b:o:f:h flag; do
   case $flag in
     n) ranks=$OPTARG ;;
+    r) repeat=$OPTARG ;;
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
     f) opts=$OPTARG ;;
-    *) echo "usage: $0 [-n RANKS] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]" >&2; exit 2 ;;
+    h) echo "$usage"; exit 0 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 amr=$build/bin/amr2d
 mpi=${MPIEXEC:-mpiexec --oversubscribe}
 python=${PYTHON:-/usr/bin/python3}
+case $repeat in '' | *[!0-9]* | 0) echo "$0: error: option -r $repeat: must be a positive whole number" >&2; exit 2 ;; esac
 [ -x "$amr" ] || { echo "$0: error: $amr not found (build first, or give -b BUILD)" >&2; exit 1; }
 [ -r "$opts" ] || { echo "$0: error: cannot read options file $opts" >&2; exit 1; }
 mkdir -p "$out"
@@ -35,15 +45,19 @@ methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*>: \(.*\) (None)$/\1/p' |
 [ -n "$methods" ] || { echo "$0: error: $amr -help lists no -lb_method values" >&2; exit 1; }
 weights=$(sed -n 's/^-lb_weights  *//p' "$opts")
 weights=${weights:-count}
-run() {  # METHOD WEIGHTS [AMR2D OPTIONS...]
-  m=$1 w=$2
-  shift 2
-  echo "== $m with $w weights on $ranks ranks"
+run() {  # METHOD WEIGHTS K [AMR2D OPTIONS...]
+  m=$1 w=$2 k=$3
+  shift 3
+  echo "== $m with $w weights on $ranks ranks, run $k of $repeat"
   # shellcheck disable=SC2086
-  $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" -report "$out/$m-$w.jsonl" "$@" | tail -n 1
+  $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" -report "$out/$m-$w-$k.jsonl" "$@" | tail -n 1
 }
-for method in $methods; do
-  if [ "$method" = none ]; then run none count "$@"; else run "$method" "$weights" "$@"; fi
+k=1
+while [ "$k" -le "$repeat" ]; do
+  for method in $methods; do
+    if [ "$method" = none ]; then run none count "$k" "$@"; else run "$method" "$weights" "$k" "$@"; fi
+  done
+  [ "$weights" = count ] || run sfc count "$k" "$@"
+  k=$((k + 1))
 done
-[ "$weights" = count ] || run sfc count "$@"
-"$python" postprocess/cycle_plots.py -o "$out" "$out"/*.jsonl
+"$python" "$root/postprocess/cycle_plots.py" --repeats -o "$out" "$out"/*.jsonl

@@ -14,17 +14,22 @@
 # go to OUTDIR/PROBLEM-WEIGHTS-K.jsonl; postprocess/weights_study.py then
 # writes OUTDIR/weights-study.md and its plots, and postprocess/cycle_plots.py
 # the per-cycle plots of the first repetition into OUTDIR/reactive and
-# OUTDIR/darcy.  MPIEXEC (default "mpiexec --oversubscribe") and PYTHON
-# (default /usr/bin/python3) can be set in the environment.
+# OUTDIR/darcy.  Runs from any folder: BUILD defaults to the build/ beside
+# config/, and BUILD and OUTDIR given here are relative to the current
+# folder.  MPIEXEC (default "mpiexec --oversubscribe") and PYTHON (default
+# /usr/bin/python3) can be set in the environment.
 set -eu
-ranks=2 repeat=3 build=build out=weights-study
-while getopts n:r:b:o: flag; do
+root=$(cd "$(dirname "$0")/.." && pwd)
+ranks=2 repeat=3 build=$root/build out=weights-study
+usage="usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]"
+while getopts n:r:b:o:h flag; do
   case $flag in
     n) ranks=$OPTARG ;;
     r) repeat=$OPTARG ;;
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) echo "usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-- AMR2D OPTIONS...]" >&2; exit 2 ;;
+    h) echo "$usage"; exit 0 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -43,10 +48,10 @@ run() {  # NAME OPTS WEIGHTS K [AMR2D OPTIONS...]
 }
 k=1
 while [ "$k" -le "$repeat" ]; do
-  for w in count timing measured; do run reactive config/reactive-transport.opts "$w" "$k" "$@"; done
-  for w in count timing; do run darcy config/lb-darcy-transport.opts "$w" "$k" "$@"; done
+  for w in count timing measured; do run reactive "$root/config/reactive-transport.opts" "$w" "$k" "$@"; done
+  for w in count timing; do run darcy "$root/config/lb-darcy-transport.opts" "$w" "$k" "$@"; done
   k=$((k + 1))
 done
-"$python" postprocess/weights_study.py -o "$out" "$out"/*.jsonl
-"$python" postprocess/cycle_plots.py -o "$out/reactive" "$out"/reactive-*-1.jsonl > /dev/null
-"$python" postprocess/cycle_plots.py -o "$out/darcy" "$out"/darcy-*-1.jsonl > /dev/null
+"$python" "$root/postprocess/weights_study.py" -o "$out" "$out"/*.jsonl
+"$python" "$root/postprocess/cycle_plots.py" -o "$out/reactive" "$out"/reactive-*-1.jsonl > /dev/null
+"$python" "$root/postprocess/cycle_plots.py" -o "$out/darcy" "$out"/darcy-*-1.jsonl > /dev/null

@@ -1,40 +1,72 @@
 #!/usr/bin/env python3
 """Plots and a method table from amr2d/amr3d reports (-report FILE.jsonl).
 
-    python3 postprocess/cycle_plots.py [-o DIR] REPORT.jsonl [MORE.jsonl ...]
+    python3 postprocess/cycle_plots.py [-o DIR] [--repeats] REPORT.jsonl [MORE.jsonl ...]
 
 Each report is one run (one line per cycle, the fields of the balancing
-cycle).  Writes into DIR (default: the current directory):
+cycle).  A run is labelled "method/weights".  Without --repeats, runs with
+the same label get their file name appended; with --repeats, runs with the
+same label are repetitions of one configuration (config/compare-methods.sh
+-r N), and the figures and the table show their medians with the spread
+(least to greatest).  Every figure's title names the problem, the mesh and
+the ranks.  Each method keeps one colour and line style in every figure.
+Writes into DIR (default: the current directory):
 
-  imbalance.png  measured imbalance I% of the local work per cycle, one line per run
-  migrated.png   cells migrated per cycle, one line per run
+  imbalance.png  left: the measured imbalance I% of the local work per
+                 cycle, one line per method (the band around it: least to
+                 greatest over the repetitions); right: per method, the I%
+                 of all its cycles as a box (quartiles; whiskers 5-95%),
+                 its mean (white diamond) and each repetition's mean (dots),
+                 sorted by the mean
+  migrated.png   the same for the cells migrated per cycle
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
-  time.png       time breakdown per run: solve time (t_solve), time lost to imbalance
-                 (sum of (t_max - t_avg) N over cycles, divided by N),
-                 balancing and migrating
-  decision.png   the -lb_threshold rule per run: the time lost to imbalance
+  time.png       per method, three panels with their own scales: the run's
+                 wall time with its solve phase; the time lost to imbalance
+                 as the mean idle time of a rank (sum over cycles of
+                 t_max - t_avg of the ranks' local work: lost_rank_s / ranks);
+                 the balancer's and the migration's time (log scale).  Bars
+                 are medians, whiskers least to greatest of the repetitions
+  decision.png   the -lb_threshold rule of each run that decided (a run
+                 without -lb_threshold rebalances at every chance and has no
+                 panel; no run decided: no file): the time lost to imbalance
                  since the last rebalance (beyond the least loss of a cycle
-                 since then) against the predicted cost of rebalancing,
-                 per cycle, with the cycles that rebalanced
+                 since then) against the predicted cost of rebalancing, per
+                 cycle, with the cycles that rebalanced (first repetition)
   weights.png    the weight per load type over the cycles (solid) against the
                  measured per-cell costs' mean per type, weights_measured, scaled
                  the same way (dashed), one panel per run that measured them
-                 (problems that time their cells, e.g. reactive-transport)
-  methods.md     one row per run comparing the methods (also printed)
+                 (problems that time their cells, e.g. reactive-transport;
+                 first repetition); a cost held at 0 (the fit's clamp) cannot
+                 sit on the log axis and is a triangle on its bottom edge
+  methods.md     the problem, mesh and ranks, then one row per method
+                 (medians of the repetitions; also printed)
 
-A run is labelled "method/weights"; runs with the same label get their file
-name appended.
+A figure that has nothing to show is not written, and an older one of that
+name in DIR is removed.
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.transforms import blended_transform_factory  # noqa: E402
+
+# 14 colours, each with its own line style and marker: a method keeps its
+# pair in every figure, and no two of 14 methods share one
+COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:gray", "tab:olive",
+           "tab:cyan", "black", "#e6ab02", "#1b9e77", "#e7298a"]
+STYLES = ["-", "--", "-.", ":"]
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p", "8", "d"]
+
+
+def style(i):
+    return {"color": COLOURS[i % len(COLOURS)], "ls": STYLES[i % len(STYLES)]}
 
 
 def load(path):
@@ -48,18 +80,28 @@ def load(path):
     return recs
 
 
-def labels(paths, runs):
+def groups(paths, runs, repeats):
+    """[(label, [run, ...]), ...]: one entry per configuration."""
     base = ["%s/%s" % (r[0]["lb_method"], r[0]["lb_weights"]) for r in runs]
-    out = []
-    for i, b in enumerate(base):
-        out.append(b if base.count(b) == 1 else "%s (%s)" % (b, os.path.splitext(os.path.basename(paths[i]))[0]))
-    return out
+    if repeats:
+        out = {}
+        for b, recs in zip(base, runs):
+            out.setdefault(b, []).append(recs)
+        return list(out.items())
+    return [(b if base.count(b) == 1 else "%s (%s)" % (b, os.path.splitext(os.path.basename(p))[0]), [recs])
+            for b, p, recs in zip(base, paths, runs)]
+
+
+def context(runs):
+    """The problem, mesh and ranks of the runs, for titles."""
+    def joined(key):
+        return ", ".join(sorted({str(r[0].get(key, "?")) for r in runs}))
+    return "%s on %s, %s ranks" % (joined("problem"), joined("mesh"), joined("ranks"))
 
 
 def summary(recs):
     last = recs[-1]
     n = last["ranks"]
-    solve = sum(r["t_solve"] for r in recs)
     total = last["total_s"]
     lost = last["lost_rank_s"]
     return {
@@ -67,111 +109,172 @@ def summary(recs):
         "cycles": len(recs),
         "cells": last["cells"],
         "total": total,
-        "solve": solve,
+        "solve": sum(r["t_solve"] for r in recs),
         "lost": lost,
         "lost_share": 100 * lost / (n * total) if total > 0 else 0.0,
-        "mean_i": sum(r["imbalance_pct"] for r in recs) / len(recs),
-        "mean_pred": sum(r["predicted_imbalance_pct"] for r in recs) / len(recs),
+        "mean_i": statistics.fmean(r["imbalance_pct"] for r in recs),
+        "mean_pred": statistics.fmean(r["predicted_imbalance_pct"] for r in recs),
         "migrated": sum(r["migrated_cells_tot"] for r in recs),
         "rebalances": sum(1 for r in recs if r["rebalanced"]),
         "lb": last["lb_total_s"],
         "mig": last["migrate_total_s"],
         "lb_share": 100 * (last["lb_total_s"] + last["migrate_total_s"]) / total if total > 0 else 0.0,
         "added": sum(r["comm_edges_added"] for r in recs),
-        "smape": sum(r["fit_smape"] for r in recs) / len(recs),
+        "smape": statistics.fmean(r["fit_smape"] for r in recs),
     }
 
 
-def per_cycle_plot(runs, names, key, ylabel, path, title):
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for recs, name in zip(runs, names):
-        ax.plot([r["cycle"] for r in recs], [r[key] for r in recs], marker=".", label=name)
-    ax.set_xlabel("cycle")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+def spread(sums, key):
+    """Median, least and greatest of a summary field over repetitions."""
+    v = [s[key] for s in sums]
+    return statistics.median(v), min(v), max(v)
+
+
+def per_cycle(reps, key):
+    """Cycles and the median, least and greatest of key over the repetitions."""
+    by = {}
+    for recs in reps:
+        for r in recs:
+            by.setdefault(r["cycle"], []).append(r[key])
+    cyc = sorted(by)
+    return cyc, [statistics.median(by[c]) for c in cyc], [min(by[c]) for c in cyc], [max(by[c]) for c in cyc]
+
+
+def save(fig, path):
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def loads_plot(runs, names, path):
-    fig, ax = plt.subplots(figsize=(5, 5))
+def remove(path):
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def per_cycle_plot(grps, key, ylabel, path, title):
+    fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+    repeated = any(len(g[1]) > 1 for g in grps)
+    # more than a few bands hide each other: then the summary shows the spread
+    bands = repeated and len(grps) <= 4
+    for i, (name, reps) in enumerate(grps):
+        cyc, med, lo, hi = per_cycle(reps, key)
+        ax.plot(cyc, med, lw=1.3, label=name, **style(i))
+        if bands:
+            ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
+    ax.set_xlabel("cycle")
+    ax.set_ylabel(ylabel)
+    ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
+                 fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    # the summary: every cycle of every repetition, sorted by the mean
+    order = sorted(range(len(grps)), key=lambda i: statistics.fmean(r[key] for reps in [grps[i][1]] for recs in reps for r in recs))
+    data = [[r[key] for recs in grps[i][1] for r in recs] for i in order]
+    b = box.boxplot(data, vert=False, whis=(5, 95), showfliers=False, patch_artist=True, widths=0.6,
+                    medianprops={"color": "black", "lw": 1})
+    for patch, i in zip(b["boxes"], order):
+        patch.set_facecolor(style(i)["color"])
+        patch.set_alpha(0.55)
+    for y, i in enumerate(order, start=1):
+        means = [statistics.fmean(r[key] for r in recs) for recs in grps[i][1]]
+        box.plot([statistics.fmean(d for d in data[y - 1])], [y], "D", color="white", mec="black", ms=6, zorder=3)
+        if repeated:
+            box.plot(means, [y] * len(means), ".", color="black", ms=4, zorder=4)
+    box.set_yticks(range(1, len(order) + 1))
+    box.set_yticklabels([grps[i][0] for i in order], fontsize=8)
+    box.set_xlabel(ylabel)
+    box.set_title("all cycles, lowest mean on top:\nbox quartiles, whiskers 5-95%%, %s mean%s" % (
+        "\u25c7", "\ndots: each repetition's mean" if repeated else ""), fontsize=9)
+    box.invert_yaxis()
+    box.grid(alpha=0.3, axis="x")
+    fig.suptitle(title)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def loads_plot(grps, path, title):
+    fig, (ax, leg) = plt.subplots(1, 2, figsize=(9, 5.5), gridspec_kw={"width_ratios": [3, 1.3]})
     hi = 1.0
-    for recs, name in zip(runs, names):
-        xs = [p for r in recs for p in r["rank_load_predicted"]]
-        ys = [m for r in recs for m in r["rank_load_measured"]]
+    for i, (name, reps) in enumerate(grps):
+        xs = [p for recs in reps for r in recs for p in r["rank_load_predicted"]]
+        ys = [m for recs in reps for r in recs for m in r["rank_load_measured"]]
         hi = max([hi] + xs + ys)
-        ax.scatter(xs, ys, s=8, alpha=0.6, label=name)
+        ax.scatter(xs, ys, s=10, alpha=0.6, marker=MARKERS[i % len(MARKERS)], color=style(i)["color"], label=name)
     ax.plot([0, hi], [0, hi], color="black", lw=0.8)
     ax.set_xlabel("predicted load per rank (weights, mean 1)")
     ax.set_ylabel("measured load per rank (local work, mean 1)")
-    ax.set_title("predicted against measured load")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    leg.axis("off")
+    leg.legend(*ax.get_legend_handles_labels(), loc="center left", fontsize=8, frameon=False, markerscale=1.5)
+    fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
-def weights_plot(runs, names, path):
-    """Fitted (or count/measured) weights against weights_measured per type;
-    False when no run measured per-cell costs."""
-    measured = [(recs, name) for recs, name in zip(runs, names)
-                if any(x is not None for r in recs for x in r.get("weights_measured", []))]
-    if not measured:
-        return False
-    cols = min(3, len(measured))
-    rows = (len(measured) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.2 * rows), squeeze=False)
-    for k, (recs, name) in enumerate(measured):
-        ax = axes[k // cols][k % cols]
-        cyc = [r["cycle"] for r in recs]
-        for t in range(len(recs[0]["weights"])):
-            nan = float("nan")
-            ax.plot(cyc, [r["weights"][t] for r in recs], color="C%d" % t, label="type %d: weights" % t)
-            ax.plot(cyc, [nan if r["weights_measured"][t] is None else r["weights_measured"][t] for r in recs], color="C%d" % t,
-                    ls="--", label="type %d: measured" % t)
-        ax.set_yscale("log")
-        ax.set_xlabel("cycle")
-        ax.set_ylabel("cost per cell (mean cell weight 1)")
-        ax.set_title(name, fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
-    for k in range(len(measured), rows * cols):
-        axes[k // cols][k % cols].axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return True
+def time_plot(grps, sums, path, title):
+    n = len(grps)
+    ys = list(range(n))
+    height = 2.6 + 0.4 * n
+    fig, axes = plt.subplots(1, 3, figsize=(15, height), sharey=True)
+
+    def bars(ax, key, scale, y, height, label, **kw):
+        med, lo, hi = zip(*(spread(s, key) for s in sums))
+        med, lo, hi = [scale(s, m) for s, m in zip(sums, med)], [scale(s, m) for s, m in zip(sums, lo)], [scale(s, m) for s, m in zip(sums, hi)]
+        err = [[m - a for m, a in zip(med, lo)], [b - m for m, b in zip(med, hi)]] if any(len(g[1]) > 1 for g in grps) else None
+        ax.barh(y, med, height=height, xerr=err, label=label, error_kw={"lw": 0.8, "capsize": 2}, **kw)
+        return med
+
+    def same(s, v):
+        return v
+
+    def per_rank(s, v):
+        return v / s[0]["ranks"]
+
+    bars(axes[0], "total", same, ys, 0.7, "whole run", color="#c6dbef")
+    bars(axes[0], "solve", same, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
+    axes[0].set_xlabel("wall seconds")
+    axes[0].set_title("run time", fontsize=10)
+    bars(axes[1], "lost", per_rank, ys, 0.6, None, color="tab:red")
+    axes[1].set_xlabel("seconds per rank")
+    axes[1].ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
+    axes[1].set_title("lost to imbalance: a rank's mean idle time\n(sum over cycles of t_max - t_avg of the local work)", fontsize=10)
+    lb = bars(axes[2], "lb", same, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
+    mig = bars(axes[2], "mig", same, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
+    axes[2].set_xscale("log")
+    axes[2].set_xlabel("wall seconds (log scale)")
+    axes[2].set_title("balancing overheads", fontsize=10)
+    # a zero has no place on a log axis: say so where its bar would be
+    at_left = blended_transform_factory(axes[2].transAxes, axes[2].transData)
+    for y, a, b in zip(ys, lb, mig):
+        for off, v in ((-0.2, a), (0.2, b)):
+            if v <= 0:
+                axes[2].text(0.01, y + off, "0 s", transform=at_left, va="center", fontsize=7)
+    for ax in axes:
+        ax.grid(alpha=0.3, axis="x")
+    handles = [h for ax in (axes[0], axes[2]) for h in ax.get_legend_handles_labels()[0]]
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=4, fontsize=8, frameon=False)
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels([g[0] for g in grps], fontsize=8)
+    axes[0].invert_yaxis()
+    reps = max(len(g[1]) for g in grps)
+    fig.suptitle(title + ("" if reps == 1 else " (bars: medians of %d runs, whiskers: least to greatest)" % reps))
+    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
+    save(fig, path)
 
 
-def time_plot(sums, names, path):
-    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(names) + 2), 4))
-    x = range(len(names))
-    parts = [
-        ("solve (max over ranks)", [s["solve"] for s in sums]),
-        ("lost to imbalance / ranks", [s["lost"] / s["ranks"] for s in sums]),
-        ("balancing", [s["lb"] for s in sums]),
-        ("migrating", [s["mig"] for s in sums]),
-    ]
-    for i, (label, vals) in enumerate(parts):
-        ax.bar([xi + (i - 1.5) * 0.2 for xi in x], vals, width=0.2, label=label)
-    ax.plot(list(x), [s["total"] for s in sums], "k_", markersize=20, label="total run time")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel("seconds")
-    ax.set_title("time breakdown")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def decided(recs):
+    return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost") for r in recs)
 
 
-def decision_plot(runs, names, path):
-    fig, axes = plt.subplots(len(runs), 1, figsize=(7, 2.6 * len(runs)), squeeze=False, sharex=True)
-    for ax, recs, name in zip(axes[:, 0], runs, names):
+def decision_plot(grps, path, title):
+    runs = [(name, reps[0], len(reps)) for name, reps in grps if decided(reps[0])]
+    if not runs:
+        remove(path)
+        return
+    cols = 1 if len(runs) <= 3 else 2
+    rows = (len(runs) + cols - 1) // cols
+    height = 1.2 + 2.3 * rows
+    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, height), squeeze=False, sharex=True)
+    for ax, (name, recs, nrep) in zip(axes.flat, runs):
         cyc = [r["cycle"] for r in recs]
         ax.plot(cyc, [r["excess_loss_rank_s"] for r in recs], lw=1, label="loss since last rebalance, beyond the residual")
         # no cost on cycles that had no chance to balance (null in the report)
@@ -181,30 +284,77 @@ def decision_plot(runs, names, path):
         ax.plot([r["cycle"] for r in reb], [r["excess_loss_rank_s"] for r in reb], "k|", markersize=8, label="rebalanced")
         ax.set_yscale("symlog", linthresh=1e-4)
         ax.set_ylabel("rank-seconds")
-        ax.set_title("%s: %d rebalances in %d cycles" % (name, len(reb), len(recs)), fontsize=9)
+        ax.set_title("%s: %d rebalances in %d cycles%s" % (name, len(reb), len(recs), "" if nrep == 1 else " (run 1 of %d)" % nrep), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[-1, 0].set_xlabel("cycle")
+    for ax in axes.flat[len(runs):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("cycle")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=3, fontsize=8,
+               frameon=False)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / height))
+    save(fig, path)
+
+
+def weights_plot(grps, path, title):
+    """Fitted (or count/measured) weights against weights_measured per type."""
+    measured = [(name, reps[0]) for name, reps in grps
+                if any(x is not None for r in reps[0] for x in r.get("weights_measured", []))]
+    if not measured:
+        remove(path)
+        return
+    cols = min(3, len(measured))
+    rows = (len(measured) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 1.0 + 4.2 * rows), squeeze=False)
+    nan = float("nan")
+    for k, (name, recs) in enumerate(measured):
+        ax = axes[k // cols][k % cols]
+        bottom = blended_transform_factory(ax.transData, ax.transAxes)
+        cyc = [r["cycle"] for r in recs]
+        for t in range(len(recs[0]["weights"])):
+            c = "C%d" % t
+            w = [r["weights"][t] for r in recs]
+            ax.plot(cyc, [x if x > 0 else nan for x in w], color=c, label="type %d: weights" % t)
+            ax.plot(cyc, [nan if r["weights_measured"][t] is None or r["weights_measured"][t] <= 0 else r["weights_measured"][t] for r in recs],
+                    color=c, ls="--", label="type %d: measured" % t)
+            zero = [x for x, v in zip(cyc, w) if v <= 0]
+            if zero:
+                ax.plot(zero, [0] * len(zero), "v", color=c, ms=6, transform=bottom, clip_on=False,
+                        label="type %d: weight 0 (clamped)" % t)
+        ax.set_yscale("log")
+        ax.set_xlabel("cycle")
+        ax.set_ylabel("cost per cell (mean cell weight 1)")
+        ax.set_title(name, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    for k in range(len(measured), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    fig.suptitle(title.replace(": ", ":\n", 1), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
-def table(sums, names):
-    head = ("| run | ranks | cycles | cells | total s | lost to imbalance rank-s (% of run) | mean I% measured | "
+def table(grps, sums, title):
+    reps = max(len(s) for s in sums)
+    head = ("| run | ranks | runs | cycles | cells | total s | lost to imbalance rank-s (% of run) | mean I% measured | "
             "mean I% predicted | fit sMAPE % | rebalances | migrated cells | new rank pairs | balancing s | migrating s | balancing + migrating % |")
-    rows = [head, "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
-    for s, n in zip(sums, names):
-        rows.append("| %s | %d | %d | %d | %.3f | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
-            n, s["ranks"], s["cycles"], s["cells"], s["total"], s["lost"], s["lost_share"], s["mean_i"], s["mean_pred"],
-            s["smape"], s["rebalances"], s["migrated"], s["added"], s["lb"], s["mig"], s["lb_share"]))
+    rows = ["%s%s\n" % (title, "" if reps == 1 else "; medians of the runs, total s with least-greatest"), head,
+            "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
+    for (name, _), ss in zip(grps, sums):
+        m = {k: spread(ss, k)[0] for k in ss[0]}
+        total = "%.3f" % m["total"] if len(ss) == 1 else "%.3f (%.3f-%.3f)" % spread(ss, "total")
+        rows.append("| %s | %d | %d | %d | %d | %s | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
+            name, m["ranks"], len(ss), m["cycles"], m["cells"], total, m["lost"], m["lost_share"], m["mean_i"], m["mean_pred"],
+            m["smape"], m["rebalances"], m["migrated"], m["added"], m["lb"], m["mig"], m["lb_share"]))
     return "\n".join(rows) + "\n"
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="figures: see the module's description")
     ap.add_argument("-o", dest="out", default=".", help="output directory (created if missing)")
-    ap.add_argument("reports", nargs="+")
+    ap.add_argument("--repeats", action="store_true", help="reports with the same method/weights are repetitions: medians and spread")
+    ap.add_argument("reports", nargs="+", help="amr2d/amr3d -report FILE.jsonl, one per run")
     a = ap.parse_args(argv)
     runs = []
     for p in a.reports:
@@ -212,18 +362,19 @@ def main(argv):
             runs.append(load(p))
         except (OSError, ValueError) as e:
             raise SystemExit("cycle_plots.py: error: %s: %s" % (p, e))
-    names = labels(a.reports, runs)
-    sums = [summary(r) for r in runs]
+    grps = groups(a.reports, runs, a.repeats)
+    sums = [[summary(recs) for recs in reps] for _, reps in grps]
+    title = context(runs)
     os.makedirs(a.out, exist_ok=True)
-    per_cycle_plot(runs, names, "imbalance_pct", "measured imbalance I% of the local work", os.path.join(a.out, "imbalance.png"),
-                   "imbalance per cycle")
-    per_cycle_plot(runs, names, "migrated_cells_tot", "cells migrated", os.path.join(a.out, "migrated.png"), "migration per cycle")
-    loads_plot(runs, names, os.path.join(a.out, "loads.png"))
-    time_plot(sums, names, os.path.join(a.out, "time.png"))
-    decision_plot(runs, names, os.path.join(a.out, "decision.png"))
-    weights_plot(runs, names, os.path.join(a.out, "weights.png"))
-    md = table(sums, names)
-    with open(os.path.join(a.out, "methods.md"), "w") as f:
+    out = lambda name: os.path.join(a.out, name)  # noqa: E731
+    per_cycle_plot(grps, "imbalance_pct", "measured imbalance I% of the local work", out("imbalance.png"), "imbalance: " + title)
+    per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
+    loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
+    time_plot(grps, sums, out("time.png"), "time: " + title)
+    decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title)
+    weights_plot(grps, out("weights.png"), "weights against measured costs: " + title)
+    md = table(grps, sums, "Methods on " + title)
+    with open(out("methods.md"), "w") as f:
         f.write(md)
     sys.stdout.write(md)
     return 0

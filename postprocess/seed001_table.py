@@ -9,8 +9,8 @@ Run times are the medians of the repetitions when lbbench ran with -repeat
 
     python3 postprocess/seed001_table.py runs.jsonl [more.jsonl ...]
 """
+import argparse
 import json
-import sys
 
 
 def fmt(v, spec):
@@ -49,6 +49,6 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("seed001_table.py: error: give one or more lbbench JSON Lines files")
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="+", help="lbbench -json FILE.jsonl (task or chain mode)")
+    main(ap.parse_args().runs)

@@ -6,6 +6,7 @@
  * status 1; anything else is a bug or a system failure, is reported with
  * its rank and aborts the job so no rank is left waiting. */
 #include "app/cycle.h"
+#include "app/paths.h"
 #include "util/options.h"
 #include "util/unknown_options.h"
 #include "mesh/mesh.h"
@@ -17,7 +18,8 @@
 #include <unistd.h>
 
 static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est forest with dynamic load balancing.\n"
-                                       "Options are PETSc options; -options_file FILE reads them from a file.\n\n";
+                                       "Options are PETSc options; -options_file FILE reads them from a file\n"
+                                       "(paths in it are relative to the file's folder).\n\n";
 
 typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
@@ -97,6 +99,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   long long local, minmax[2];
 
   PetscFunctionBeginUser;
+  PetscCall(AmrOptionsResolvePaths(comm));
   /* a restart's stored options first, so that everything reads them */
   PetscCall(AmrCycleRestartOptions(comm));
   PetscCall(amr_options(comm, &opt));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/options.h"
+#include "mesh/dirs.h"
 #include "mesh/mark.h"
 #include "mesh/vtk.h"
 /* the cycle runs the problems' ops on their struct: the one user of the
@@ -215,6 +216,7 @@ static PetscErrorCode open_report(AmrCycle cyc)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
+  if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
   if (cyc->adapt.report[0] && rank == 0) {
     char *kept = NULL, line[1 << 16];
     size_t len = 0, cap = 0;
@@ -257,6 +259,7 @@ static PetscErrorCode check_checkpoint_dir(AmrCycle cyc)
 
   PetscFunctionBeginUser;
   if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
+  PetscCall(AmrMakeParentDirs(cyc->comm, "-checkpoint", cyc->checkpoint, cyc->checkpoint));
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
   slash = strrchr(dir, '/');
@@ -626,6 +629,7 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   json_str(&j, "program", AMR_PROGRAM);
   json_int(&j, "dim", P4EST_DIM);
   json_str(&j, "problem", p->ops->name);
+  json_str(&j, "mesh", p->mesh->name);
   json_int(&j, "degree", p->degree);
   json_int(&j, "ranks", cyc->p4est->mpisize);
   json_int(&j, "cycle", cycle);

@@ -5,13 +5,13 @@
  * k-axis edges 10 and 11 swapped), so the version must match the order
  * vtk_position() writes. */
 #include "mesh/vtk.h"
+#include "mesh/dirs.h"
 #include "mesh/geom.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* VTK cell types */
 enum { VTK_QUAD_ = 9, VTK_HEX_ = 12, VTK_LAGRANGE_QUAD_ = 70, VTK_LAGRANGE_HEX_ = 72 };
@@ -57,28 +57,6 @@ PetscErrorCode AmrVtkAddPointField(AmrVtkData *d, const char *name, const double
   PetscCheck(d->npoint < AMR_VTK_MAX_FIELDS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: more than %d point fields", AMR_VTK_MAX_FIELDS);
   d->point[d->npoint].name = name;
   d->point[d->npoint++].values = values;
-  PetscFunctionReturn(0);
-}
-
-/* mkdir -p of the directory part of prefix, so "-vtk out/run1/m" works on a
- * fresh checkout. */
-static PetscErrorCode vtk_make_dirs(MPI_Comm comm, const char *option, const char *prefix)
-{
-  char dir[PETSC_MAX_PATH_LEN];
-  PetscMPIInt rank;
-  int err = 0;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PetscStrncpy(dir, prefix, sizeof dir));
-  if (rank == 0)
-    for (char *s = strchr(dir + 1, '/'); s && !err; s = strchr(s + 1, '/')) {
-      *s = '\0';
-      if (mkdir(dir, 0777) && errno != EEXIST) err = errno;
-      *s = '/';
-    }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot create its directory: %s", option, strerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -332,7 +310,7 @@ static PetscErrorCode write_output(p4est_t *p4est, const char *option, const cha
 
   PetscFunctionBeginUser;
   PetscCheck(d->degree == 1 || d->degree == 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: degree %d (1 or 2)", d->degree);
-  PetscCall(vtk_make_dirs(p4est->mpicomm, option, prefix));
+  PetscCall(AmrMakeParentDirs(p4est->mpicomm, "-vtk", option, prefix));
   PetscCall(grid_build(p4est, d, &g));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s_%04d.vtu", prefix, p4est->mpirank));
   err = write_piece(path, binary, d, &g);

@@ -1,0 +1,26 @@
+/* mkdir -p of an output path's directory part (dirs.h). */
+#include "mesh/dirs.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *value, const char *path)
+{
+  char dir[PETSC_MAX_PATH_LEN];
+  PetscMPIInt rank;
+  int err = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscStrncpy(dir, path, sizeof dir));
+  if (rank == 0)
+    for (char *s = strchr(dir + 1, '/'); s && !err; s = strchr(s + 1, '/')) {
+      *s = '\0';
+      if (mkdir(dir, 0777) && errno != EEXIST) err = errno;
+      *s = '/';
+    }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot create its directory: %s", option, value, strerror(err));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,15 @@
+/** \file dirs.h
+ * Missing directories of an output path, created as `mkdir -p` would, so
+ * that "-vtk out/run1/m" or "-report out/run1.jsonl" works on a fresh
+ * checkout. */
+#ifndef AMR_DIRS_H
+#define AMR_DIRS_H
+
+#include <petscsys.h>
+
+/** Create the missing directories of path's directory part (rank 0 of
+ *  comm; collective).  A failure is a collective PETSC_ERR_USER_INPUT
+ *  error "option OPTION VALUE: cannot create its directory: REASON". */
+PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *value, const char *path);
+
+#endif
