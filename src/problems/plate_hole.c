@@ -32,20 +32,8 @@ static void grad(int dim, const double x[3], double g[3])
   g[2] = 0.0;
 }
 
-static double f(int dim, const double x[3])
-{
-  (void)dim;
-  (void)x;
-  return 0.0;
-}
-
-static double k(int dim, const double x[3], long tree)
-{
-  (void)dim;
-  (void)x;
-  (void)tree;
-  return 1.0;
-}
+static double f(int dim, const double x[3]) { (void)dim; (void)x; return 0.0; }
+static double k(int dim, const double x[3], long tree) { (void)dim; (void)x; (void)tree; return 1.0; }
 
 static FemBC bc(int dim, const double x[3], const double n[3])
 {
