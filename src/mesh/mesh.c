@@ -428,7 +428,7 @@ PetscErrorCode AmrMeshSetBoundaryShapes(MPI_Comm comm, AmrMesh *mesh, const char
   AmrGeomShape *shape;
 
   PetscFunctionBeginUser;
-  if (!spec[0]) PetscFunctionReturn(0);
+  if (!spec) PetscFunctionReturn(0);
   PetscCall(PetscStrncpy(buf, spec, sizeof buf));
   /* calloc: the shapes are copied into the tree attributes, padding too,
    * and a checkpoint compares those bytes */

@@ -72,9 +72,9 @@ PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const ch
  * SHAPE is circle (amr2d; CX,CY,R), cylinder (amr3d, axis along z through
  * CX,CY; CX,CY,R) or sphere (amr3d; CX,CY,CZ,R).  The trees with faces on
  * these parts then map their refined cells onto the shapes (geom.h);
- * vertices of the parts are moved onto the shapes (within 1e-5 R).  Empty
- * \a spec: nothing.  Collective; a bad value is a user error naming the
- * option. */
+ * vertices of the parts are moved onto the shapes (within 1e-5 R).  NULL
+ * \a spec: nothing (an empty one is an error).  Collective; a bad value is
+ * a user error naming the option. */
 PetscErrorCode AmrMeshSetBoundaryShapes(MPI_Comm comm, AmrMesh *mesh, const char *spec);
 
 /** Print one line listing the mesh's boundary parts with their face counts
