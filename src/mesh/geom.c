@@ -270,7 +270,7 @@ static int snap_vertices(p4est_connectivity_t *conn, const AmrGeomShape *shape, 
   for (size_t i = 0; i < (size_t)conn->num_trees * P4EST_FACES; i++) {
     const int k = face_shape[i], f = (int)(i % P4EST_FACES);
     if (k < 0) continue;
-    for (int c = 0; c < P4EST_CHILDREN / 2; c++) {
+    for (int c = 0; c < P4EST_HALF; c++) {
       const p4est_topidx_t v = conn->tree_to_vertex[(i / P4EST_FACES) * P4EST_CHILDREN + p4est_face_corners[f][c]];
       double *x = conn->vertices + 3 * (size_t)v, p[3], DP[3][3], d = 0.0;
       shape_project(&shape[k], x, p, DP);
