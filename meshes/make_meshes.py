@@ -9,6 +9,7 @@ edge midpoints, face centroids and centroid.  Vertex valences then vary
 (3, 4, 6 in 2D), as in a real unstructured mesh.  Run: python3 make_meshes.py
 """
 import itertools
+import math
 import os
 
 
@@ -65,11 +66,14 @@ def cube_hexes(x, y, z, h):
     return out
 
 
-def write_inp(path, title, elements, etype):
+def write_inp(path, title, elements, etype, faces=None):
+    """faces: {set name: [quadrilateral faces of the cells]}, written as
+    CPS4 elements in element sets of those names (boundary parts)."""
     ids = {}
     nodes = []
     conn = []
-    for e in elements:
+    parts = [(name, quad) for name, quads in (faces or {}).items() for quad in quads]
+    for e in elements + [quad for _, quad in parts]:
         row = []
         for p in e:
             key = tuple(round(c, 12) for c in p)
@@ -83,9 +87,30 @@ def write_inp(path, title, elements, etype):
         for i, p in enumerate(nodes, 1):
             f.write("%d, %.12g, %.12g, %.12g\n" % ((i,) + p))
         f.write("*Element, type=%s, ELSET=Domain\n" % etype)
-        for i, row in enumerate(conn, 1):
+        for i, row in enumerate(conn[:len(elements)], 1):
             f.write("%d, %s\n" % (i, ", ".join(str(n) for n in row)))
+        for i, (name, _) in enumerate(parts, len(elements) + 1):
+            f.write("*Element, type=CPS4, ELSET=%s\n%d, %s\n" % (name, i, ", ".join(str(n) for n in conn[i - 1])))
     print("%s: %d nodes, %d elements" % (path, len(nodes), len(conn)))
+
+
+def ball_hexes(r):
+    """The cube (-1,1)^3 minus the ball of radius r at the origin: one hex
+    per cube face, between the face and its corners' projections on the
+    sphere (nodes 1-4 on the sphere, counter-clockwise seen from 5-8)."""
+    hexes, inner, outer = [], [], []
+    for a, s in itertools.product(range(3), (-1, 1)):
+        b, c = (a + 1) % 3, (a + 2) % 3
+        quad = []
+        for u, v in ((-1, -1), (1, -1), (1, 1), (-1, 1))[::s]:
+            p = [0.0] * 3
+            p[a], p[b], p[c] = s, u, v
+            quad.append(tuple(p))
+        ring = [tuple(r * x / math.sqrt(3.0) for x in p) for p in quad]
+        hexes.append(ring + quad)
+        inner.append(ring)
+        outer.append(quad)
+    return hexes, {"ball": inner, "box": outer}
 
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -96,3 +121,5 @@ hole = [q for i in range(3) for j in range(3) if (i, j) != (1, 1) for q in squar
 write_inp(os.path.join(here, "hole.inp"), "unit square with a square hole (1/3,2/3)^2", hole, "CPS4")
 fichera = [h for (x, y, z) in itertools.product((-1, 0), repeat=3) if (x, y, z) != (0, 0, 0) for h in cube_hexes(x, y, z, 1.0)]
 write_inp(os.path.join(here, "fichera.inp"), "Fichera corner (-1,1)^3 minus (0,1)^3", fichera, "C3D8")
+ball, ball_faces = ball_hexes(0.5)
+write_inp(os.path.join(here, "ball.inp"), "the cube (-1,1)^3 minus the ball of radius 1/2", ball, "C3D8", ball_faces)

@@ -23,6 +23,8 @@ static const char help[] = AMR_PROGRAM ": adaptive finite elements on a p4est fo
 
 typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
+  char shape[PETSC_MAX_PATH_LEN]; /* -boundary_shape */
+  PetscBool shape_set;            /* else straight-sided trees */
   PetscInt min_level;
   char vtk[PETSC_MAX_PATH_LEN]; /* empty: no output */
   PetscBool vtk_binary;
@@ -35,12 +37,17 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
 
   PetscFunctionBeginUser;
   PetscCall(PetscStrncpy(o->mesh, "builtin:unit", sizeof o->mesh));
+  o->shape[0] = '\0';
   o->min_level = 3;
   o->vtk[0] = '\0';
   o->vtk_binary = PETSC_TRUE;
   PetscCall(PetscSNPrintf(mesh_help, sizeof mesh_help, "Coarse mesh: an Abaqus FILE.inp or builtin:NAME with NAME one of %s", AmrMeshBuiltinNames()));
   PetscOptionsBegin(comm, NULL, "Mesh options", NULL);
   AMR_OPTION("-mesh", PetscOptionsString("-mesh", mesh_help, NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
+  AMR_OPTION("-boundary_shape", PetscOptionsString("-boundary_shape",
+                                                   P4EST_DIM == 2 ? "True shape of boundary parts of the -mesh file: NAME:circle:CX,CY,R, several separated by ';'"
+                                                                  : "True shape of boundary parts of the -mesh file: NAME:cylinder:CX,CY,R (axis along z) or NAME:sphere:CX,CY,CZ,R, several separated by ';'",
+                                                   NULL, o->shape, o->shape, sizeof o->shape, &o->shape_set));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
   AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
   AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
@@ -120,6 +127,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
     PetscCall(AmrOptionsCheckUnused(comm, nsolvers, prefix, amr_reread, &r));
   }
   PetscCall(AmrMeshCreate(comm, opt.mesh, &mesh));
+  PetscCall(AmrMeshSetBoundaryShapes(comm, &mesh, opt.shape_set ? opt.shape : NULL));
   PetscCall(amr_check_level(comm, &mesh, opt.min_level));
   PetscCall(AmrMeshViewParts(comm, &mesh, AMR_PROGRAM));
   if (AmrCycleRestarts(cyc)) {

@@ -25,6 +25,10 @@ typedef struct {
   /** 1 if k depends on the tree only, not on x: lets assembly use
    *  precomputed reference stiffness matrices on affine cells. */
   int k_per_tree;
+  /** Neumann data g at x with outward normal n (NULL: k grad u . n of the
+   *  exact solution): data that belong to the true boundary, whatever
+   *  boundary the mesh has (a hole without flux). */
+  double (*flux)(int dim, const double x[3], const double n[3]);
 } FemProblem;
 
 #endif

@@ -233,6 +233,16 @@ static void physical_gradients(int vn, const double *dphi, const double Ji[3][3]
     }
 }
 
+/* Neumann data at boundary point x of tree t with outward normal n. */
+static double neumann_data(FemPoisson fp, p4est_topidx_t t, const double x[3], const double n[3])
+{
+  double gu[3] = {0, 0, 0}, g = 0.0;
+  if (fp->prob->flux) return fp->prob->flux(P4EST_DIM, x, n);
+  if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
+  for (int a = 0; a < P4EST_DIM; a++) g += gu[a] * n[a];
+  return g * fp->prob->k(P4EST_DIM, x, (long)t);
+}
+
 /* Boundary type of face f of element (t, q): the named boundary parts of
  * the mesh first (-bc_dirichlet, -bc_neumann), else the problem's choice at
  * the face centre. */
@@ -592,13 +602,10 @@ static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
   for (int f = 0; f < P4EST_FACES; f++) {
     if (!boundary_face(fp->p4est, t, q, f) || face_bc(fp, t, q, f) != FEM_BC_NEUMANN) continue;
     for (int k = 0; k < nf; k++) {
-      double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES], gu[3] = {0, 0, 0}, gn = 0.0;
+      double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES];
       FemRuleFacePoint(r, f, k, eta, &w);
       const double adet = element_geometry(fp, t, q, eta, x, Ji);
-      const double ds = w * adet * face_normal(Ji, f, n);
-      if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
-      for (int a = 0; a < P4EST_DIM; a++) gn += gu[a] * n[a];
-      gn *= fp->prob->k(P4EST_DIM, x, (long)t);
+      const double ds = w * adet * face_normal(Ji, f, n), gn = neumann_data(fp, t, x, n);
       FemQElemEval(qe, eta, phi, NULL);
       for (int i = 0; i < qe->vnodes; i++) F[i] += ds * gn * phi[i];
     }
@@ -929,13 +936,10 @@ static void kelly_boundary(KellyCtx *kc, const KellySide *a)
   if (a->local < 0 || face_bc(fp, a->t, a->q, a->face) != FEM_BC_NEUMANN) return;
   for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int k = 0; k < nf; k++) {
-    double eta[3], w, x[3], Ji[3][3], n[3], gu[3] = {0, 0, 0}, g = 0.0;
+    double eta[3], w, x[3], Ji[3][3], n[3];
     FemRuleFacePoint(r, a->face, k, eta, &w);
     const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
-    if (fp->prob->grad) fp->prob->grad(P4EST_DIM, x, gu);
-    for (int d = 0; d < P4EST_DIM; d++) g += gu[d] * n[d];
-    g *= fp->prob->k(P4EST_DIM, x, (long)a->t);
-    const double res = g - side_flux(fp, a, eta, n);
+    const double res = neumann_data(fp, a->t, x, n) - side_flux(fp, a, eta, n);
     integral += ds * res * res;
   }
   kc->eta2[a->local] += diameter(fp, a) / 12.0 * integral;

@@ -946,7 +946,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
     if (!p4est_connectivity_is_equal(conn, lconn)) {
       p4est_destroy(p4est);
       p4est_connectivity_destroy(lconn);
-      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written on another coarse mesh than this run's", mpath);
+      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written on another coarse mesh than this run's (another -mesh, or another -boundary_shape)", mpath);
     }
     p4est->connectivity = conn;
     p4est_connectivity_destroy(lconn);

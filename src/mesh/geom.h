@@ -3,9 +3,31 @@
 
 /* Geometry of the trees of a forest: every tree is the bilinear (2D) or
  * trilinear (3D) image of the reference square/cube spanned by its coarse
- * mesh vertices, so the map and its Jacobian come from the connectivity. */
+ * mesh vertices, so the map and its Jacobian come from the connectivity.
+ * A tree with faces on a boundary shape (AmrGeomSetShapes) is instead the
+ * transfinite (Gordon-Hall) map that puts those faces on the shape; the
+ * shapes travel as the connectivity's tree attributes, so every forest on
+ * it (and every coarser copy, and a checkpoint) has the curved maps. */
 
 #include "mesh/p4est_dim.h"
+
+/** A boundary shape: a circle in 2D, a cylinder along z or a sphere in 3D. */
+typedef struct {
+  int dim;     /**< 2: distance from the axis along z through c (circle,
+                    cylinder); 3: distance from the point c (sphere) */
+  double c[3]; /**< centre (c[2] unused when dim is 2) */
+  double r;    /**< radius, positive */
+} AmrGeomShape;
+
+/** Put boundary faces of conn on shapes: face t * P4EST_FACES + f of tree t
+ *  lies on shape[face_shape[t * P4EST_FACES + f]] (-1: a straight face).
+ *  The vertices of those faces, within 1e-5 r of their shape, are moved
+ *  onto it; in 3D an edge of such a face is curved in every tree that has
+ *  it.  Returns 0, or -1 with one sentence in msg and the shape at fault
+ *  in *bad: a vertex off its shape, an edge on two shapes, a tree
+ *  touching more than two shapes.  Not collective (same result on every
+ *  rank from the same input). */
+int AmrGeomSetShapes(p4est_connectivity_t *conn, const AmrGeomShape *shape, const int *face_shape, int *bad, char *msg, size_t len);
 
 /** Map tree reference coordinates xi in [0,1]^dim of tree t to physical
  *  coordinates x (3 entries, unused ones zero) and, if J is not NULL, the
@@ -26,7 +48,7 @@ int AmrGeomTreeInverse(const p4est_connectivity_t *conn, p4est_topidx_t t,
                           const double x[3], double xi[3]);
 
 /** Whether the map of tree t is affine (a parallelogram / parallelepiped,
- *  to round-off); if so, x0 receives its image of the origin and J its
+ *  to round-off, with no face or edge on a shape); if so, x0 receives its image of the origin and J its
  *  constant Jacobian dx/dxi. */
 int AmrGeomTreeAffine(const p4est_connectivity_t *conn, p4est_topidx_t t, double x0[3], double J[3][3]);
 

@@ -3,7 +3,10 @@
 #define _POSIX_C_SOURCE 200809L /* strcasecmp, strtok_r */
 #include "mesh/mesh.h"
 
+#include "mesh/geom.h"
+
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,17 +271,40 @@ static void mesh_part_list(const AmrMesh *mesh, char *buf, size_t len, int count
   if (n >= len && len > 4) strcpy(buf + len - 4, "...");
 }
 
+/* s without its leading and trailing blanks (cut in place). */
+static char *mesh_trim(char *s)
+{
+  while (*s == ' ') s++;
+  for (char *e = s + strlen(s); e > s && e[-1] == ' ';) *--e = '\0';
+  return s;
+}
+
+/* The boundary part called name, which option opt (value value) names. */
+static PetscErrorCode mesh_boundary_part(MPI_Comm comm, const AmrMesh *mesh, const char *opt, const char *value, const char *name, int *p)
+{
+  char parts[512];
+
+  PetscFunctionBeginUser;
+  mesh_part_list(mesh, parts, sizeof parts, 0);
+  *p = mesh_find_part(mesh, name);
+  PetscCheck(mesh->nparts, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh %s has no named boundary parts (they come from the sets of an .inp file)", opt, value,
+             mesh->name);
+  PetscCheck(*p >= 0, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh file '%s' has no set '%s' (its boundary parts: %s)", opt, value, mesh->name, name,
+             parts[0] ? parts : "none");
+  PetscCheck(!mesh->part[*p].why[0], comm, PETSC_ERR_USER_INPUT, "option %s %s: set '%s' of mesh file '%s' is not on the domain boundary: it %s", opt, value,
+             mesh->part[*p].name, mesh->name, mesh->part[*p].why);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const char *dirichlet, const char *neumann, signed char **bc)
 {
   const char *opt[2] = {"-bc_dirichlet", "-bc_neumann"}, *list[2] = {dirichlet, neumann};
   const size_t nf = (size_t)mesh->conn->num_trees * P4EST_FACES;
   int *owner;
-  char parts[512];
 
   PetscFunctionBeginUser;
   *bc = NULL;
   if (!dirichlet[0] && !neumann[0]) PetscFunctionReturn(0);
-  mesh_part_list(mesh, parts, sizeof parts, 0);
   PetscCall(PetscMalloc1(nf, bc));
   PetscCall(PetscMalloc1(nf, &owner));
   for (size_t i = 0; i < nf; i++) (*bc)[i] = -1;
@@ -288,18 +314,12 @@ PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const ch
     if (!names[0]) continue;
     int count = 0;
     for (char *tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-      while (*tok == ' ') tok++;
-      for (char *e = tok + strlen(tok); e > tok && e[-1] == ' ';) *--e = '\0';
+      tok = mesh_trim(tok);
       if (!*tok) continue;
       count++;
-      const int p = mesh_find_part(mesh, tok);
-      PetscCheck(mesh->nparts, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh %s has no named boundary parts (they come from the sets of an .inp file)",
-                 opt[type], list[type], mesh->name);
-      PetscCheck(p >= 0, comm, PETSC_ERR_USER_INPUT, "option %s %s: mesh file '%s' has no set '%s' (its boundary parts: %s)", opt[type], list[type], mesh->name,
-                 tok, parts[0] ? parts : "none");
+      int p;
+      PetscCall(mesh_boundary_part(comm, mesh, opt[type], list[type], tok, &p));
       const AmrInpSet *part = &mesh->part[p];
-      PetscCheck(!part->why[0], comm, PETSC_ERR_USER_INPUT, "option %s %s: set '%s' of mesh file '%s' is not on the domain boundary: it %s", opt[type],
-                 list[type], part->name, mesh->name, part->why);
       for (long j = 0; j < part->nfaces; j++) {
         const long f = part->face[j];
         PetscCheck((*bc)[f] < 0 || (*bc)[f] == type, comm, PETSC_ERR_USER_INPUT,
@@ -362,4 +382,71 @@ void AmrMeshBoundaryField(const AmrMesh *mesh, p4est_t *p4est, sc_array_t *field
     }
   }
   free(tag);
+}
+
+/* One NAME:SHAPE:NUMBERS of -boundary_shape \a spec (item is cut in
+ * place): the part it names and its shape. */
+static PetscErrorCode mesh_parse_shape(MPI_Comm comm, const AmrMesh *mesh, const char *spec, char *item, int *part, AmrGeomShape *shape)
+{
+  char *kind = strchr(item, ':'), *nums = kind ? strchr(kind + 1, ':') : NULL, *end;
+  int n = 0, want;
+
+  PetscFunctionBeginUser;
+  PetscCheck(nums, comm, PETSC_ERR_USER_INPUT, "option -boundary_shape %s: '%s' is not NAME:SHAPE:NUMBERS (e.g. hole:%s)", spec, item,
+             P4EST_DIM == 2 ? "circle:0.5,0.5,0.3" : "cylinder:0.5,0.5,0.3");
+  *kind++ = '\0';
+  *nums++ = '\0';
+  PetscCall(mesh_boundary_part(comm, mesh, "-boundary_shape", spec, mesh_trim(item), part));
+  kind = mesh_trim(kind);
+  shape->dim = !strcmp(kind, "sphere") ? 3 : 2;
+  want = shape->dim + 1;
+  PetscCheck(!strcmp(kind, "circle") || !strcmp(kind, "cylinder") || !strcmp(kind, "sphere"), comm, PETSC_ERR_USER_INPUT,
+             "option -boundary_shape %s: unknown shape '%s' (amr2d: circle; amr3d: cylinder, sphere)", spec, kind);
+  PetscCheck(strcmp(kind, P4EST_DIM == 2 ? "sphere" : "circle") && (P4EST_DIM == 3 || strcmp(kind, "cylinder")), comm, PETSC_ERR_USER_INPUT,
+             "option -boundary_shape %s: shape '%s' is %s", spec, kind, P4EST_DIM == 2 ? "3D: use amr3d (amr2d has circle)" : "2D: use amr2d (amr3d has cylinder and sphere)");
+  for (char *c = nums;; c = end + 1) {
+    double v = strtod(c, &end);
+    PetscCheck(end != c && n < want && (*end == ',' || *end == '\0') && isfinite(v), comm, PETSC_ERR_USER_INPUT,
+               "option -boundary_shape %s: a %s takes %d numbers %s, not '%s'", spec, kind, want, shape->dim == 2 ? "CX,CY,R" : "CX,CY,CZ,R", nums);
+    if (n < shape->dim) shape->c[n] = v;
+    else shape->r = v;
+    n++;
+    if (!*end) break;
+  }
+  PetscCheck(n == want, comm, PETSC_ERR_USER_INPUT, "option -boundary_shape %s: a %s takes %d numbers %s, not '%s'", spec, kind, want,
+             shape->dim == 2 ? "CX,CY,R" : "CX,CY,CZ,R", nums);
+  PetscCheck(shape->r > 0, comm, PETSC_ERR_USER_INPUT, "option -boundary_shape %s: the radius %g of set '%s' must be positive", spec, shape->r,
+             mesh->part[*part].name);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrMeshSetBoundaryShapes(MPI_Comm comm, AmrMesh *mesh, const char *spec)
+{
+  const size_t nf = (size_t)mesh->conn->num_trees * P4EST_FACES;
+  char buf[PETSC_MAX_PATH_LEN], *save = NULL, msg[256];
+  int *face_shape, *part, n = 0, bad;
+  AmrGeomShape *shape;
+
+  PetscFunctionBeginUser;
+  if (!spec) PetscFunctionReturn(0);
+  PetscCall(PetscStrncpy(buf, spec, sizeof buf));
+  /* calloc: the shapes are copied into the tree attributes, padding too,
+   * and a checkpoint compares those bytes */
+  PetscCall(PetscCalloc3(strlen(spec) + 1, &shape, strlen(spec) + 1, &part, nf, &face_shape));
+  for (size_t i = 0; i < nf; i++) face_shape[i] = -1;
+  for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+    if (!*mesh_trim(tok)) continue;
+    PetscCall(mesh_parse_shape(comm, mesh, spec, tok, &part[n], &shape[n]));
+    for (int k = 0; k < n; k++)
+      PetscCheck(part[k] != part[n], comm, PETSC_ERR_USER_INPUT, "option -boundary_shape %s: set '%s' is given two shapes", spec, mesh->part[part[n]].name);
+    for (long j = 0; j < mesh->part[part[n]].nfaces; j++) face_shape[mesh->part[part[n]].face[j]] = n;
+    n++;
+  }
+  PetscCheck(n, comm, PETSC_ERR_USER_INPUT, "option -boundary_shape: needs NAME:SHAPE:NUMBERS, e.g. -boundary_shape hole:%s",
+             P4EST_DIM == 2 ? "circle:0.5,0.5,0.3" : "cylinder:0.5,0.5,0.3");
+  const int err = AmrGeomSetShapes(mesh->conn, shape, face_shape, &bad, msg, sizeof msg);
+  const char *name = err && bad >= 0 ? mesh->part[part[bad]].name : "";
+  PetscCall(PetscFree3(shape, part, face_shape));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option -boundary_shape %s: set '%s' of mesh file '%s': %s", spec, name, mesh->name, msg);
+  PetscFunctionReturn(0);
 }

@@ -58,6 +58,16 @@ const char *AmrMeshBuiltinNames(void);
  * PetscFree(). */
 PetscErrorCode AmrMeshBoundaryTypes(MPI_Comm comm, const AmrMesh *mesh, const char *dirichlet, const char *neumann, signed char **bc);
 
+/** Give boundary parts their true shapes, from the value \a spec of the
+ * option -boundary_shape: "NAME:SHAPE:NUMBERS", several separated by ';'.
+ * SHAPE is circle (amr2d; CX,CY,R), cylinder (amr3d, axis along z through
+ * CX,CY; CX,CY,R) or sphere (amr3d; CX,CY,CZ,R).  The trees with faces on
+ * these parts then map their refined cells onto the shapes (geom.h);
+ * vertices of the parts are moved onto the shapes (within 1e-5 R).  NULL
+ * \a spec: nothing (an empty one is an error).  Collective; a bad value is
+ * a user error naming the option. */
+PetscErrorCode AmrMeshSetBoundaryShapes(MPI_Comm comm, AmrMesh *mesh, const char *spec);
+
 /** Print one line listing the mesh's boundary parts with their face counts
  * (nothing for a mesh without named sets).  Collective. */
 PetscErrorCode AmrMeshViewParts(MPI_Comm comm, const AmrMesh *mesh, const char *program);

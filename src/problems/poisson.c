@@ -167,20 +167,20 @@ static double jump_f(int dim, const double x[3]) { (void)dim; (void)x; return 0.
 static double jump_k(int dim, const double x[3], long tree) { (void)dim; (void)x; return tree % 2 ? JUMP_K : 1.0; }
 
 static const FemProblem sine_data = {"sine", "u = prod sin(pi x_d) on the unit square/cube, Neumann on x = 1", "unit square/cube",
-   (1 << 2) | (1 << 3), sine_u, sine_grad, sine_f, k_one, sine_bc, 1};
+   (1 << 2) | (1 << 3), sine_u, sine_grad, sine_f, k_one, sine_bc, 1, NULL};
 static const FemProblem lshape_data = {"lshape", "2D: u = r^(2/3) sin(2 theta/3) on the L-shape; 3D: u = |x|^(1/2) on the Fichera corner",
    "(-1,1)^d minus the quadrant x>0,y<0 (2D) / one octant (3D)",
-   (1 << 2) | (1 << 3), lshape_u, lshape_grad, lshape_f, k_one, bc_dirichlet, 1};
+   (1 << 2) | (1 << 3), lshape_u, lshape_grad, lshape_f, k_one, bc_dirichlet, 1, NULL};
 static const FemProblem peak_data = {"peak", "u = exp(-1000 |x - (1/2,..)|^2)", "unit square/cube",
-   (1 << 2) | (1 << 3), peak_u, peak_grad, peak_f, k_one, bc_dirichlet, 1};
+   (1 << 2) | (1 << 3), peak_u, peak_grad, peak_f, k_one, bc_dirichlet, 1, NULL};
 static const FemProblem interface_data = {"interface", "f = +-1 across y = 1/2 + 1/4 sin(4 pi x), u = 0 (deal.II step-40)", "unit square/cube",
-   (1 << 2) | (1 << 3), NULL, NULL, interface_f, k_one, bc_dirichlet, 1};
+   (1 << 2) | (1 << 3), NULL, NULL, interface_f, k_one, bc_dirichlet, 1, NULL};
 static const FemProblem linear_data = {"linear", "u = 1 + 2x - 3y (+ z), k = 1 + x, Neumann on x = 1: exact for Q1", "any affine mesh",
-   (1 << 2) | (1 << 3), linear_u, linear_grad, linear_f, linear_k, sine_bc, 0};
+   (1 << 2) | (1 << 3), linear_u, linear_grad, linear_f, linear_k, sine_bc, 0, NULL};
 static const FemProblem quadratic_data = {"quadratic", "a quadratic u, Neumann on x = 1: exact for Q2", "any affine mesh",
-   (1 << 2) | (1 << 3), quadratic_u, quadratic_grad, quadratic_f, k_one, sine_bc, 1};
+   (1 << 2) | (1 << 3), quadratic_u, quadratic_grad, quadratic_f, k_one, sine_bc, 1, NULL};
 static const FemProblem jump_data = {"jump", "k = 1 / 10 in even / odd trees, u piecewise linear in x", "unit square/cube as 2^dim trees",
-   (1 << 2) | (1 << 3), jump_u, jump_grad, jump_f, jump_k, bc_dirichlet, 1};
+   (1 << 2) | (1 << 3), jump_u, jump_grad, jump_f, jump_k, bc_dirichlet, 1, NULL};
 
 const AmrProblemOps amr_problem_sine = AMR_POISSON_PROBLEM("sine", "Poisson: u = prod sin(pi x_d), Neumann on x = 1 (convergence rates)", &sine_data);
 const AmrProblemOps amr_problem_lshape = AMR_POISSON_PROBLEM("lshape", "Poisson: corner singularity (2D L-shape, 3D Fichera corner)", &lshape_data);

@@ -13,6 +13,7 @@
   X(quadratic)              \
   X(jump)                   \
   X(wavefront)              \
+  X(plate_hole)             \
   X(rotating_hill)          \
   X(moving_front)           \
   X(darcy_transport)        \

@@ -50,6 +50,6 @@ static FemBC bc(int dim, const double x[3], const double n[3])
   return FEM_BC_DIRICHLET;
 }
 
-static const FemProblem data = {"wavefront", "u = atan(20 (r - 0.7)), a circular front", "unit square/cube", (1 << 2) | (1 << 3), u, grad, f, k, bc, 1};
+static const FemProblem data = {"wavefront", "u = atan(20 (r - 0.7)), a circular front", "unit square/cube", (1 << 2) | (1 << 3), u, grad, f, k, bc, 1, NULL};
 
 const AmrProblemOps amr_problem_wavefront = AMR_POISSON_PROBLEM("wavefront", "Poisson: u = atan(20 (r - 0.7)), a steep circular front (the README's example)", &data);

@@ -24,6 +24,13 @@ lists is checked, their times must increase).  Checks:
   --max F VALUE TOL    the largest value of point field F is VALUE to TOL
   --radius LO HI       the points' distances from the origin fill [LO, HI]
                        (a shell geometry)
+  --surface C R        the points keep out of the circle/cylinder (C = CX,CY:
+                       distance from the axis along z) or the sphere
+                       (C = CX,CY,CZ) of radius R, some lie on it and none
+                       within 1e-4 outside it: to 1e-12, the boundary
+                       points of a -boundary_shape run lie on the shape
+                       (and the node order is not checked: curved cells
+                       are not the multilinear maps of their corners)
   --report FILE.jsonl  (.pvd) every output is a cycle of the report: same
                        cells, and its time is the report's sim_time (or the
                        cycle when sim_time is null)
@@ -170,9 +177,10 @@ def check_output(pvtu, a):
     xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
     # the node order: VTK's interpolation of the nodes at an off-centre
     # point is the multilinear map of the cell's corners there (the trees
-    # are multilinear maps), which a misplaced node would move
+    # are multilinear maps), which a misplaced node would move; not so on
+    # curved trees (--surface), whose straight twins check the order
     corners = 2 ** dim
-    for i, ids, w, x in sampled(grid, OFF_CENTRE):
+    for i, ids, w, x in ([] if a.surface else sampled(grid, OFF_CENTRE)):
         c = xyz[ids[:corners]]
         s = OFF_CENTRE
         f = [(1 - s[0]) if k & 1 == 0 else s[0] for k in range(corners)]
@@ -189,6 +197,12 @@ def check_output(pvtu, a):
         lo, hi = map(float, a.radius)
         check(abs(r.min() - lo) <= 1e-12 and abs(r.max() - hi) <= 1e-12, "%s: points at distances %.17g .. %.17g from the origin, not %s .. %s",
               pvtu, r.min(), r.max(), lo, hi)
+    if a.surface:
+        c = np.array([float(v) for v in a.surface[0].split(",")])
+        r = np.linalg.norm(xyz[:, :len(c)] - c, axis=1) - float(a.surface[1])
+        on = np.abs(r) <= 1e-12
+        check(r.min() >= -1e-12 and on.any() and not ((r > 1e-12) & (r < 1e-4)).any(),
+              "%s: points at %.3g .. %.3g from the surface %s (%d on it): not all on or beyond it", pvtu, r.min(), r.max(), a.surface, on.sum())
     for name, expr, tol in a.exact:
         u = field(grid.GetPointData(), name, "point", pvtu)
         err = np.abs(u - exact_values(expr, xyz)).max() if npts else 0.0
@@ -387,6 +401,7 @@ def main():
     p.add_argument("--range", nargs=3, action="append", default=[], metavar=("F", "LO", "HI"))
     p.add_argument("--max", nargs=3, action="append", default=[], metavar=("F", "VALUE", "TOL"))
     p.add_argument("--radius", nargs=2)
+    p.add_argument("--surface", nargs=2)
     p.add_argument("--report")
     p.add_argument("--integral", nargs=3, action="append", default=[], metavar=("F", "KEY", "TOL"))
     p.add_argument("--same")
