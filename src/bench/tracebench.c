@@ -2,6 +2,7 @@
  * the trace and builds the same curve or task placement, so errors are
  * found identically everywhere. */
 #include "tracebench.h"
+#include "lbchain.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -105,7 +106,7 @@ static lb_err trace_initial(const void *ctx, int r, lb_task_list *list)
     const int id = tt->order[j];
     double x[3];
     task_centre(tt, id, x);
-    lb_err err = lb_task_list_add(list, id, tt->t->w[id % tt->t->ncells], x);
+    lb_err err = lb_task_list_add(list, id, tt->w[id % tt->t->ncells], x);
     if (err) return err;
   }
   return LB_OK;
@@ -153,13 +154,20 @@ lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb
      * more, so neighbouring copies do not overlap */
     tt->ext[d] = hi > lo ? (hi - lo) * (1 + 1.0 / t->ncells) : 1.0;
   }
+  tt->w = malloc((size_t)t->ncells * sizeof *tt->w);
   tt->home = malloc((size_t)nt * sizeof *tt->home);
   tt->index = malloc((size_t)nt * sizeof *tt->index);
   tt->order = malloc((size_t)nt * sizeof *tt->order);
   tt->start = calloc((size_t)g->n + 1, sizeof *tt->start);
-  if (!tt->home || !tt->index || !tt->order || !tt->start) {
+  if (!tt->w || !tt->home || !tt->index || !tt->order || !tt->start) {
     lb_tracetasks_free(tt);
     return lb_error(LB_ERR_MEM, "-tasks trace: out of memory for %lld tasks", (long long)nt);
+  }
+  {
+    double sum = 0;
+    for (int64_t i = 0; i < t->ncells; i++) sum += t->w[i];
+    const double unit = sum > 0 ? sum / ((double)t->ncells * LB_CHAIN_UNITS) : 1.0;
+    for (int64_t i = 0; i < t->ncells; i++) tt->w[i] = fmax(1.0, round(t->w[i] / unit));
   }
   for (int id = 0; id < tt->ntasks; id++) {
     double x[3];
@@ -183,6 +191,7 @@ lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb
 
 void lb_tracetasks_free(lb_tracetasks *tt)
 {
+  free(tt->w);
   free(tt->home);
   free(tt->index);
   free(tt->order);

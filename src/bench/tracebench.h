@@ -26,11 +26,15 @@ lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n
 /** The cells of a trace as tasks: R copies tiled in space, placed on the
  *  ranks of a mesh2d or mesh3d graph by their centres (equal slabs of the
  *  bounding box per rank coordinate); a task's neighbours are the tasks
- *  next to it on the curve (the trace holds no adjacency). */
+ *  next to it on the curve (the trace holds no adjacency).  A task weighs
+ *  its cell's weight in whole units of 1/LB_CHAIN_UNITS of the mean cell
+ *  weight (at least one), as chain mode gives them to the methods that
+ *  move whole units, so every method and baseline runs on the same loads. */
 typedef struct {
   int ntasks, nranks, copies[3], nd, dim;
   const lb_load_trace *t;
   double lo[3], ext[3];     /**< bounding box of one copy */
+  double *w;                /**< weight of every cell of one copy, in units */
   int *home, *index;        /**< rank and position in the rank's initial list of every task */
   int *start, *order;       /**< tasks of rank r: order[start[r] .. start[r+1]) in index order */
 } lb_tracetasks;
