@@ -762,7 +762,10 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "lost_rank_s", r->lost_rank_s);
   json_real(j, "lb_total_s", r->lb_total_s);
   json_real(j, "migrate_total_s", r->migrate_total_s);
-  if (lb->trace) json_real(j, "trace_write_s", r->trace_write_s);
+  if (lb->trace)
+    json_real(j, "trace_write_s", r->trace_write_s);
+  else
+    json_null(j, "trace_write_s");
   json_ints(j, "rank_cells", r->nranks, r->rank_cells);
   json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);
   json_reals(j, "rank_time", r->nranks, r->rank_time);
