@@ -496,7 +496,8 @@ static lb_err trace_options(bench_opts *o)
   if (o->chain_set && !traced) {
     char *end;
     long long c = strtoll(o->chain_cells, &end, 10);
-    if (!o->chain_cells[0] || *end || c < 1 || c > (1LL << 40)) return lb_error(LB_ERR_ARG, "-chain '%s': the number of cells must be positive", o->chain_cells);
+    if (!o->chain_cells[0]) return lb_error(LB_ERR_ARG, "-chain needs the number of cells (no value only with -scenario trace:FILE)");
+    if (*end || c < 1 || c > (1LL << 40)) return lb_error(LB_ERR_ARG, "-chain %s: the number of cells must be positive", o->chain_cells);
     o->chain = (PetscInt)c;
   }
   if (!traced) {
