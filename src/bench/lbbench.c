@@ -404,13 +404,13 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (seed 001 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task), trace:FILE[:CYCLE] (the app's -trace_loads, with -chain or -tasks trace)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report seed 004 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
-  PetscCall(PetscOptionsString("-tasks", "task mode (seed 001): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsString("-tasks", "task mode (seed 001): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(PetscOptionsString("-select", "task mode: task selection order, gain (edge-cut gain first) or index", NULL, o->select, o->select, sizeof o->select, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
