@@ -105,7 +105,8 @@ for spec in darcy2d:2 fichera3d:3; do
       "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" -lb_method "$m" $stop -json "$out/chain.jsonl" 2>&1 | sed -n "$show"
     done
     for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
-      case $m in sfc|multilevel) continue ;; esac  # curve and bisection methods: chain mode only
+      # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d
+      case $dim:$m in *:sfc|*:multilevel|3:ripple-*) continue ;; esac
       echo "== $t tasks P=$P x$rt $m"
       # shellcheck disable=SC2086
       "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" -replicate "$rt" -lb_method "$m" $stop \
@@ -115,7 +116,7 @@ for spec in darcy2d:2 fichera3d:3; do
 done
 for s in point box; do
   for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
-    case $m in sfc|multilevel) continue ;; esac
+    case $m in sfc|multilevel|ripple-*) continue ;; esac
     echo "== $s tasks P=2048 $m"
     # shellcheck disable=SC2086
     "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl" 2>&1 | sed -n "$show"
