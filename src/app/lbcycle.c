@@ -34,7 +34,8 @@ struct AmrLb {
    * problem reports them: a moving front changes the types within a window */
   int64_t *wcounts;
   int step_counts;  /* every step since the window started came with its counts */
-  lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
+  lb_migration_model migration;
+  AmrTrace trace;           /* -trace_loads */ /* the busiest rank's measured migration times per cell moved */
   double t_start, lost, lb_total, migrate_total;
   lb_decide_state decide; /* -lb_threshold: the loss since the last rebalance */
   /* measured per-cell costs: sums and counts per type of the window (this
@@ -70,6 +71,7 @@ static PetscBool option_listed(const lb_method *chosen, int i, int k)
 
 PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
 {
+  PetscBool trace_set;
   char method[64] = "sfc", weights[16] = "count", graph[16] = "line", initial[16] = "even", methods[512] = "none";
   PetscReal cost[AMR_LB_MAX_TYPES + 1], target = 0.99;
   PetscInt ncost = AMR_LB_MAX_TYPES + 1, window = 10, interval = 1, max_iters = 1000, check_interval = LB_CHECK_INTERVAL;
@@ -104,6 +106,8 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
                                              NULL, graph, graph, sizeof graph, NULL));
   AMR_OPTION("-lb_initial", PetscOptionsString("-lb_initial", "Initial partition: even (equal cell counts) or skew (equal counts of type-0 cells, the other types left where the curve puts them)",
                                                NULL, initial, initial, sizeof initial, NULL));
+  AMR_OPTION("-trace_loads", PetscOptionsString("-trace_loads", "Append the weighted curve the balancer saw in every cycle to FILE (binary; lbbench -scenario trace:FILE replays it)",
+                                                NULL, o->trace, o->trace, sizeof o->trace, &trace_set));
   AMR_OPTION("-lb_target", PetscOptionsReal("-lb_target", "Stop the method when avg/max >= target (0: off)", NULL, target, &target, NULL));
   AMR_OPTION("-lb_max_iters", PetscOptionsInt("-lb_max_iters", "Stop the method after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
   AMR_OPTION("-lb_check_interval", PetscOptionsInt("-lb_check_interval", "Diffusion family: check -lb_target every K iterations (1: every iteration)", NULL, check_interval, &check_interval, NULL));
@@ -149,6 +153,7 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
              (double)threshold);
   PetscCheck(!strcmp(graph, "line") || !strcmp(graph, "ring"), comm, PETSC_ERR_USER_INPUT, "option -lb_graph %s: must be line or ring", graph);
   PetscCheck(!strcmp(initial, "even") || !strcmp(initial, "skew"), comm, PETSC_ERR_USER_INPUT, "option -lb_initial %s: must be even or skew", initial);
+  PetscCheck(!trace_set || o->trace[0], comm, PETSC_ERR_USER_INPUT, "option -trace_loads: needs a file name, e.g. -trace_loads out/run.trace");
   PetscCheck(max_iters >= 0, comm, PETSC_ERR_USER_INPUT, "option -lb_max_iters %" PetscInt_FMT ": must not be negative", max_iters);
   PetscCheck(check_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_check_interval %" PetscInt_FMT ": must be at least 1", check_interval);
   o->window = (int)window;
@@ -191,6 +196,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
   if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
+  if (o->trace[0]) PetscCall(AmrTraceOpen(comm, o->trace, &lb->trace));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
   lb->shifting = !strcmp(o->method->name, "sfc-shift");
@@ -218,6 +224,7 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   PetscFunctionBeginUser;
   if (!*lb) PetscFunctionReturn(0);
   lb_graph_destroy(&(*lb)->graph);
+  PetscCall(AmrTraceClose(&(*lb)->trace));
   lb_weights_history_destroy(&(*lb)->hist);
   if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
   PetscCall(PetscFree((*lb)->win));
@@ -538,9 +545,32 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   }
   LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
   r->lb_iterations = res.run.iterations;
+  r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;
   memcpy(next, res.cut.counts, sizeof(int64_t) * lb->size);
+  PetscCall(PetscMalloc1(lb->size, &r->cut_cells));
+  for (int q = 0; q < lb->size; q++) r->cut_cells[q] = (long long)res.cut.counts[q];
+  r->cut_migrated_cells = (long long)res.migrated_cells;
   lb_chain_result_free(&res);
+  PetscFunctionReturn(0);
+}
+
+/* -trace_loads: append the curve the balancer weighs this cycle, on the
+ * split it starts from, with the measurement of the cycle that just ran. */
+static PetscErrorCode trace_cycle(AmrLb lb, p4est_t *p4est, const int *types, const double *w, int eligible, AmrLbRecord *r)
+{
+  lb_load_trace h;
+
+  PetscFunctionBeginUser;
+  memset(&h, 0, sizeof h);
+  h.cycle = r->cycle;
+  h.weights = (int)lb->o.weights;
+  h.ntypes = lb->o.ntypes;
+  h.flags = (eligible ? LB_TRACE_BALANCED : 0) | (lb->o.ring ? LB_TRACE_RING : 0);
+  memcpy(h.cost, r->cost, sizeof(double) * lb->o.ntypes);
+  h.time = r->rank_time;
+  h.predicted = r->rank_load_predicted;
+  PetscCall(AmrTraceAppend(lb->trace, p4est, &h, w, types, &r->trace_write_s));
   PetscFunctionReturn(0);
 }
 
@@ -549,7 +579,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
 {
   const int P = lb->size;
   const p4est_locidx_t n = p4est->local_num_quadrants;
-  double *w, *before, *after, t0, tl[2];
+  double *w, *before, *after, t0, tl[3];
   int64_t *cur, *next;
   p4est_locidx_t *counts;
   AmrCommGraph g0, g1;
@@ -560,6 +590,8 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   memset(r, 0, sizeof *r);
   r->cycle = cycle;
   r->nranks = P;
+  r->lb_target_iteration = -1;
+  r->cut_migrated_cells = -1;
   PetscCall(PetscMalloc6(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_time_wall, P, &r->rank_load_measured, P,
                          &r->rank_load_predicted));
   PetscCall(PetscMalloc5(P, &before, P, &after, P, &cur, P, &next, P, &counts));
@@ -580,6 +612,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   r->balance_cost_rank_s = NAN;
   r->decision = "no_chance";
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
+  if (lb->trace) PetscCall(trace_cycle(lb, p4est, types, w, eligible, r));
   if (eligible) {
     PetscCall(targets(lb, n, w, cur, next, r));
     for (int q = 0; q < P; q++) counts[q] = (p4est_locidx_t)next[q];
@@ -654,8 +687,10 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     }
   }
   tl[1] = MPI_Wtime() - lb->t_start;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, tl, 2, MPI_DOUBLE, MPI_MAX, lb->comm));
+  tl[2] = r->trace_write_s;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, tl, 3, MPI_DOUBLE, MPI_MAX, lb->comm));
   r->lb_time_s = tl[0];
+  r->trace_write_s = tl[2];
   lb->lost += (r->t_rank_max - r->t_rank_avg) * P;
   lb->lb_total += r->lb_time_s;
   lb->migrate_total += r->migrate_time_s;
@@ -672,6 +707,7 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
+  PetscCall(PetscFree(r->cut_cells));
   PetscFunctionReturn(0);
 }
 
@@ -696,6 +732,17 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_str(j, "fit_flags", flags);
   json_real(j, "fit_smape", r->fit_smape);
   json_int(j, "lb_iterations", r->lb_iterations);
+  if (r->lb_target_iteration >= 0)
+    json_int(j, "lb_target_iteration", r->lb_target_iteration);
+  else
+    json_null(j, "lb_target_iteration");
+  if (r->cut_cells) {
+    json_ints(j, "lb_cut_cells", r->nranks, r->cut_cells);
+    json_int(j, "lb_cut_migrated_cells", r->cut_migrated_cells);
+  } else {
+    json_null(j, "lb_cut_cells");
+    json_null(j, "lb_cut_migrated_cells");
+  }
   json_int(j, "lb_rounds", r->lb_rounds);
   json_real(j, "lb_time_s", r->lb_time_s);
   json_real(j, "predicted_gain_s", r->predicted_gain_s);
@@ -715,6 +762,10 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "lost_rank_s", r->lost_rank_s);
   json_real(j, "lb_total_s", r->lb_total_s);
   json_real(j, "migrate_total_s", r->migrate_total_s);
+  if (lb->trace)
+    json_real(j, "trace_write_s", r->trace_write_s);
+  else
+    json_null(j, "trace_write_s");
   json_ints(j, "rank_cells", r->nranks, r->rank_cells);
   json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);
   json_reals(j, "rank_time", r->nranks, r->rank_time);
@@ -780,6 +831,13 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateSetReal(st, "lb.lost_rank_s", lb->lost));
   PetscCall(AmrCkpStateSetReal(st, "lb.lb_total_s", lb->lb_total));
   PetscCall(AmrCkpStateSetReal(st, "lb.migrate_total_s", lb->migrate_total));
+  if (lb->trace) {
+    const char *path;
+    int64_t end;
+    AmrTraceEnd(lb->trace, &path, &end);
+    PetscCall(AmrCkpStateSetString(st, "lb.trace_file", path));
+    PetscCall(AmrCkpStateSetInt(st, "lb.trace_end", end));
+  }
   if (lb->hist) {
     LB_CHECK(lb->comm, lb_weights_history_pack(lb->hist, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.weights_history", buf, len));
@@ -831,6 +889,16 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
     int kept;
     PetscCall(AmrCkpStateGetBytes(st, "lb.weights_history", &buf, &len));
     LB_CHECK(lb->comm, lb_weights_history_restore(lb->hist, buf, len, lb->size, &kept));
+  }
+  /* the trace of the same file goes on after the checkpoint's last cycle */
+  PetscCall(AmrCkpStateHas(st, "lb.trace_file", &has));
+  if (lb->trace && has) {
+    const char *saved, *path;
+    int64_t end;
+    PetscCall(AmrCkpStateGetString(st, "lb.trace_file", &saved));
+    AmrTraceEnd(lb->trace, &path, &end);
+    PetscCall(AmrCkpStateGetInt(st, "lb.trace_end", &end));
+    if (!strcmp(saved, path)) AmrTraceSetEnd(lb->trace, end);
   }
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
   if (lb->shifting && has) {

@@ -14,6 +14,7 @@
 #include "util/json.h"
 #include "mesh/checkpoint.h"
 #include "mesh/migrate.h"
+#include "app/tracewrite.h"
 
 /** Most load types a problem may have. */
 #define AMR_LB_MAX_TYPES 8
@@ -36,6 +37,7 @@ typedef struct {
   double threshold;          /**< -lb_threshold: balance only above this I% (< 0: always) */
   int ring;                  /**< -lb_graph ring: the chain closed into a ring */
   int skew;                  /**< -lb_initial skew: load types other than 0 piled on the first ranks */
+  char trace[PETSC_MAX_PATH_LEN]; /**< -trace_loads FILE: the weighted curve of every cycle (empty: none) */
 } AmrLbOptions;
 
 /** Read the -lb_* options for a problem with ntypes load types (listing
@@ -58,7 +60,11 @@ typedef struct {
   unsigned fit_flags;        /**< lb_weights_flag bits of the fit */
   double fit_smape;          /**< sMAPE of predicted against measured load per rank, percent */
   int lb_iterations;
+  int lb_target_iteration;   /**< first iteration at which the method met -lb_target (-1: never or not run) */
   long long lb_rounds;
+  long long *cut_cells;      /**< the method's cells per rank, before families are kept together (NULL: not run) */
+  long long cut_migrated_cells; /**< cells those cuts move (-1: not run) */
+  double trace_write_s;      /**< -trace_loads: appending the cycle (thread CPU s, max over ranks) */
   double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
   double predicted_gain_s;   /**< saved per -lb_interval by the proposed partition, by the weights (reported only) */
   double predicted_migration_s; /**< migration time of the proposed partition: median time per cell of the last migrations x cells */

@@ -210,6 +210,7 @@ typedef struct {
   int ntransfers;         /**< entries of transfer; when > 0 they, not flow, say how units move (flow is then their net across each edge) */
   double injected;        /**< total load injected during the run */
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
+  int target_iteration;   /**< first iteration after which avg/max met the target, exact at any check interval (-1: never, or no target) */
   long long rounds, messages, bytes;
   long long collectives;  /**< global reductions during the supersteps (the method's and the stop checks) */
   double runtime_s;

@@ -8,7 +8,9 @@
  * needs agreeing, and the engine adds a collective only for the method's
  * reductions and for the stop check every check_interval iterations.  That
  * check can find the target reached up to check_interval - 1 iterations
- * late; the run then goes on to the check (both backends alike).  Every
+ * late; the run then goes on to the check (both backends alike), whose
+ * collective carries the loads' maxima of every iteration since the last
+ * check, so the first iteration at the target is known exactly.  Every
  * other method agrees on the step's error, stop and progress flags after
  * every superstep, and the target is checked in the same collective at the
  * end of every iteration. */
@@ -257,6 +259,36 @@ static void free_run(lb_run *run)
   free(run->transit); free(run->transit_in); free(run->held);
   for (int i = 0; i < 2; i++) { free(run->msg[i]); free(run->mlen[i]); free(run->mstamp[i]); free(run->pub[i]); }
   for (int s = 0; s < run->nred; s++) { free(run->red[s].acc[0]); free(run->red[s].acc[1]); }
+  free(run->pend);
+  free(run->pend_total);
+}
+
+/* Keep the stop check's inputs of the iteration that ends at this
+ * superstep for the next check. */
+static lb_err pend_push(lb_run *run, double local_max, double total)
+{
+  if (run->npend == run->pend_cap) {
+    int cap = 2 * run->pend_cap + 8;
+    /* room for the four agreed flags in front of the maxima */
+    double *a = realloc(run->pend, ((size_t)cap + 4) * sizeof(double)), *b;
+    if (a) run->pend = a;
+    b = a ? realloc(run->pend_total, (size_t)cap * sizeof(double)) : NULL;
+    if (!b) return lb_error(LB_ERR_MEM, "out of memory for the stop check of %d iterations", cap);
+    run->pend_total = b;
+    run->pend_cap = cap;
+  }
+  run->pend[4 + run->npend] = local_max;
+  run->pend_total[run->npend++] = total;
+  return LB_OK;
+}
+
+/* The agreed maxima of the last npend iterations, the last one ending at
+ * iteration it_last: the first at the target becomes target_iteration. */
+static void pend_check(lb_run *run, const double *mx, int it_last)
+{
+  for (int j = 0; j < run->npend && run->target_iteration < 0; j++)
+    if (mx[j] <= 0 || run->pend_total[j] / run->g->n / mx[j] >= run->p->target) run->target_iteration = it_last - run->npend + 1 + j;
+  run->npend = 0;
 }
 
 static double identity(lb_op op) { return op == LB_SUM ? 0.0 : op == LB_MAX ? -HUGE_VAL : HUGE_VAL; }
@@ -336,10 +368,17 @@ static lb_err finish(lb_run *run, lb_result *res)
   if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
   res->messages = (long long)c[0];
   res->bytes = (long long)c[1];
-  double t[2] = {res->runtime_s, res->setup_s};
-  if ((err = run->be->allreduce(run, t, 2, LB_MAX))) return err;
+  /* iterations after the last check (a stop by the cap or by convergence)
+   * are checked in the collective that agrees on the times: the times go
+   * into the two slots before their maxima */
+  double *t = run->npend ? run->pend + 2 : (double[2]){0, 0};
+  t[0] = res->runtime_s;
+  t[1] = res->setup_s;
+  if ((err = run->be->allreduce(run, t, 2 + run->npend, LB_MAX))) return err;
   res->runtime_s = t[0];
   res->setup_s = t[1];
+  if (run->npend) pend_check(run, t + 2, run->iterations);
+  res->target_iteration = run->target_iteration;
   return LB_OK;
 }
 
@@ -368,6 +407,7 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   run.p = p;
   run.be = p->backend == LB_BACKEND_MPI ? &lb_backend_mpi : &lb_backend_virtual;
   run.gcomm = MPI_COMM_NULL;
+  run.target_iteration = -1;
   void *state = NULL;
   const int local = (m->flags & LB_LOCAL) != 0;
   double *flow_prev = NULL, total = 0, capsum = g->n;
@@ -430,9 +470,18 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
     int check = p->target > 0 && (!local || (run.iter_ended && (run.iterations + 1) % p->check_interval == 0));
     /* Load in transit counts at its receiver, as in the final loads. */
     if (check && !local && (err = held_loads(&run, run.held, run.transit_in))) goto out;
-    double agreed[5] = {(double)serr, (double)run.stop, run.iter_ended, run.moved, check ? local_max(&run, local ? run.load : run.held, capsum) : 0};
+    /* The iteration's largest load joins those since the last check: every
+     * iteration of an LB_LOCAL method (its ranks know when one ends), and
+     * every superstep of the others, which check at each one. */
+    if (p->target > 0 && (local ? run.iter_ended : check) && (err = pend_push(&run, local_max(&run, local ? run.load : run.held, capsum), total)))
+      goto out;
+    double *agreed = run.pend ? run.pend : (double[4]){0};
+    agreed[0] = (double)serr;
+    agreed[1] = (double)run.stop;
+    agreed[2] = run.iter_ended;
+    agreed[3] = run.moved;
     if (!local || check) {
-      if ((err = run.be->allreduce(&run, agreed, 5, LB_MAX))) goto out;
+      if ((err = run.be->allreduce(&run, agreed, 4 + (check ? run.npend : 0), LB_MAX))) goto out;
       run.collectives++;
     }
     if (agreed[0] != 0) {
@@ -449,11 +498,14 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
         /* Modelled as a reduction tree plus broadcast: one message up, one down per rank. */
         run.messages += 2 * (long long)(run.hi - run.lo);
         run.bytes += 16 * (long long)(run.hi - run.lo);
-        double mx = agreed[4], avg = total / g->n;
+        double mx = agreed[4 + run.npend - 1], avg = total / g->n;
         if (mx <= 0 || avg / mx >= p->target) run.stop = LB_STOP_TARGET;
+        pend_check(&run, agreed + 4, run.iterations);
       }
       if (p->max_iters > 0 && run.iterations >= p->max_iters && run.stop == LB_STOP_NONE) run.stop = LB_STOP_MAX_ITERS;
     }
+    /* the others' value of a superstep that ended no iteration is no iteration's */
+    if (!local) run.npend = 0;
     /* Load still to be injected means the method is not done yet. */
     if (run.stop == LB_STOP_CONVERGED && run.step < last_inject) run.stop = LB_STOP_NONE;
     if (run.stop != LB_STOP_NONE) break;

@@ -16,13 +16,16 @@
 #include "bench/repeat.h"
 #include "bench/scenario.h"
 #include "bench/taskbench.h"
+#include "bench/tracebench.h"
 #include "bench/zoltan_lb.h"
 
 static const char help[] =
   "lbbench: a balancing method on a processor graph.\n"
   "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-repeat N] [-capacity file:PATH] [-json FILE]\n"
   "  lbbench -chain CELLS -graph line:P|ring:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
-  "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n\n";
+  "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n"
+  "  lbbench -chain -graph line:P|ring:P -scenario trace:FILE[:CYCLE] [-trace_split even] [-replicate R] -lb_method NAME\n"
+  "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-replicate R] -lb_method NAME|zoltan-*\n\n";
 
 #define MAX_INJECT 64
 #define MAX_TRACE_RANKS 4096
@@ -78,11 +81,11 @@ static lb_err observe(lb_run *run, void *ctx)
 typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
   char capacity[PETSC_MAX_PATH_LEN];
-  char tasks[64], select[16];
-  PetscBool virt, trace, costs, task_mode;
+  char tasks[64], select[16], chain_cells[32], trace_split[16];
+  PetscBool virt, trace, costs, task_mode, chain_set;
   PetscReal zoltan_tol;
   PetscReal base;
-  PetscInt chain, repeat;
+  PetscInt chain, repeat, replicate;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
@@ -172,8 +175,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
   if (me == 0) {
     const char *backend = p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
-    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
-           res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
+    printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
+           res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
     printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
@@ -187,8 +190,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
       json_run_header(f, m->name, g->spec, g->n, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
-              res.iterations, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s);
+      fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
+              res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s);
       if (nrep > 0) {
         fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", nrep, same ? "true" : "false");
         json_spread(f, "runtime", &sp);
@@ -221,14 +224,18 @@ out:
 /* Chain mode: the scenario gives one weight per cell of a curve of
  * o->chain cells, first split into P pieces of equal cell count; the method
  * runs on the line or the ring of the P parts (-graph line:P or ring:P, as
- * the app's -lb_graph) and its loads are realised as cuts on the curve. */
+ * the app's -lb_graph) and its loads are realised as cuts on the curve.  A
+ * trace scenario gives the curve the app balanced, -replicate times, split
+ * as the app split it (scaled to P parts) or evenly (-trace_split even). */
 static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
 {
   lb_graph *g = NULL, curve;
   double *w = NULL;
   int64_t *counts = NULL, first = 0, n = o->chain;
   lb_chain_result res;
-  int have_res = 0, size;
+  lb_load_trace tr;
+  int have_res = 0, size, traced = lb_trace_is_scenario(o->scenario);
+  memset(&tr, 0, sizeof tr);
   lb_err err = lb_graph_create(o->graph, &g);
   if (err) return err;
   int P = g->n;
@@ -245,13 +252,20 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   curve.kind = LB_GRAPH_LINE;
   curve.n = curve.dims[0] = (int)n;
   snprintf(curve.spec, sizeof curve.spec, "curve of %lld cells", (long long)n);
-  w = malloc((size_t)n * sizeof *w);
   counts = malloc((size_t)P * sizeof *counts);
-  if (!w || !counts) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
-  if ((err = lb_scenario_loads(&curve, o->scenario, o->base, w))) goto out;
-  for (int q = 0; q < P; q++) counts[q] = n * (q + 1) / P - n * q / P;
+  if (!counts) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec); goto out; }
+  if (traced) {
+    if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr)) ||
+        (err = lb_trace_curve(&tr, (int)o->replicate, P, !strcmp(o->trace_split, "even"), &n, &w, counts)))
+      goto out;
+  } else {
+    w = malloc((size_t)n * sizeof *w);
+    if (!w) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
+    if ((err = lb_scenario_loads(&curve, o->scenario, o->base, w))) goto out;
+    for (int q = 0; q < P; q++) counts[q] = n * (q + 1) / P - n * q / P;
+  }
   if (o->p.backend == LB_BACKEND_MPI) {
-    first = n * me / P;
+    for (int q = 0; q < me; q++) first += counts[q];
     err = lb_chain_balance_on(g, m, &o->p, counts[me], w + first, NULL, &res);
   } else {
     err = lb_chain_balance_on(g, m, &o->p, n, w, counts, &res);
@@ -264,8 +278,11 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   if (me == 0) {
     const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s in chain mode on %s (%s backend), %lld cells, scenario %s\n", m->name, g->spec, backend, (long long)n, o->scenario);
-    printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
-           res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
+    if (traced)
+      printf("  trace: %dD cycle %d of %d ranks, %lld cells, %s weights, %s split, %d cop%s\n", tr.dim, tr.cycle, tr.nranks, (long long)tr.ncells,
+             lb_trace_weight_name(tr.weights), strcmp(o->trace_split, "even") ? "the app's" : "an even", (int)o->replicate, o->replicate > 1 ? "ies" : "y");
+    printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
+           res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
            cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
     printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n", mt.max_over_avg,
@@ -276,8 +293,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
       json_run_header(f, m->name, g->spec, P, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,",
-              res.run.iterations, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
+      fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,",
+              res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
       json_string(f, "stop_reason", lb_stop_name(res.run.stop));
       fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
                  "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g,",
@@ -287,12 +304,20 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
               (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,
               mt.max_over_avg, res.cut_time_s, res.sfc_time_s);
       if (o->p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.run.migration_cost, res.run.imbalance_cost);
+      if (traced) {
+        fprintf(f, ",\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", tr.cycle, tr.nranks, (long long)tr.ncells, (int)o->replicate);
+        json_string(f, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
+        fputs("\"part_cells\":[", f);
+        for (int q = 0; q < P; q++) fprintf(f, q ? ",%lld" : "%lld", (long long)res.cut.counts[q]);
+        fputs("]", f);
+      }
       fputs("}\n", f);
       if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }
   }
 out:
   if (have_res) lb_chain_result_free(&res);
+  lb_trace_free(&tr);
   lb_graph_destroy(&g);
   free(w);
   free(counts);
@@ -379,13 +404,13 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   *err = LB_OK;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
-  PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
+  PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task), trace:FILE[:CYCLE] (the app's -trace_loads, with -chain or -tasks trace)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
-  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(PetscOptionsString("-select", "task mode: task selection order, gain (edge-cut gain first) or index", NULL, o->select, o->select, sizeof o->select, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
@@ -399,7 +424,9 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
                                NULL, o->capacity, o->capacity, sizeof o->capacity, NULL));
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
-  PetscCall(PetscOptionsInt("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell)", NULL, o->chain, &o->chain, NULL));
+  PetscCall(PetscOptionsString("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell); no value with -scenario trace: the trace's curve", NULL, o->chain_cells, o->chain_cells, sizeof o->chain_cells, &o->chain_set));
+  PetscCall(PetscOptionsString("-trace_split", "-scenario trace in chain mode: the initial split, app (the app's, scaled to P ranks) or even (equal cell counts)", NULL, o->trace_split, o->trace_split, sizeof o->trace_split, NULL));
+  PetscCall(PetscOptionsInt("-replicate", "-scenario trace: R copies of the recorded cells, along the curve (chain mode) or tiled in space (task mode)", NULL, o->replicate, &o->replicate, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   *m = lb_method_find(o->method);
   for (int i = 0; i < lb_method_count(); i++) {
@@ -460,11 +487,39 @@ static lb_err check_options(void)
   return lb_error(LB_ERR_ARG, "%s", why && why[0] ? why : "unknown option");
 }
 
+/* -chain's value, and the trace scenario's modes: a trace replays in
+ * chain mode (-chain, no value) or in task mode (-tasks trace); -replicate
+ * and -trace_split belong to it. */
+static lb_err trace_options(bench_opts *o)
+{
+  const int traced = lb_trace_is_scenario(o->scenario);
+  if (o->chain_set && !traced) {
+    char *end;
+    long long c = strtoll(o->chain_cells, &end, 10);
+    if (!o->chain_cells[0]) return lb_error(LB_ERR_ARG, "-chain needs the number of cells (no value only with -scenario trace:FILE)");
+    if (*end || c < 1 || c > (1LL << 40)) return lb_error(LB_ERR_ARG, "-chain %s: the number of cells must be positive", o->chain_cells);
+    o->chain = (PetscInt)c;
+  }
+  if (!traced) {
+    if (!strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-tasks trace needs -scenario trace:FILE[:CYCLE]");
+    if (o->replicate != 1 || o->trace_split[0]) return lb_error(LB_ERR_ARG, "-replicate and -trace_split apply to -scenario trace:FILE[:CYCLE] only");
+    return LB_OK;
+  }
+  if (o->chain_set && o->chain_cells[0]) return lb_error(LB_ERR_ARG, "-chain takes no value with -scenario trace: the cells come from the trace");
+  if (!o->chain_set && strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-scenario trace replays in chain mode (-chain) or task mode (-tasks trace)");
+  if (o->replicate < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", (int)o->replicate);
+  if (o->trace_split[0] && strcmp(o->trace_split, "app") && strcmp(o->trace_split, "even"))
+    return lb_error(LB_ERR_ARG, "-trace_split '%s': expected app or even", o->trace_split);
+  if (o->trace_split[0] && !o->chain_set) return lb_error(LB_ERR_ARG, "-trace_split applies to chain mode (-chain)");
+  return LB_OK;
+}
+
 static lb_err bench(int me)
 {
   bench_opts o;
   memset(&o, 0, sizeof o);
   o.zoltan_tol = 1.001; /* the diffusion runs' usual target 0.999 */
+  o.replicate = 1;
   const lb_method *m = NULL;
   lb_err err;
   PetscBool help_only;
@@ -489,12 +544,12 @@ static lb_err bench(int me)
   p.ninject = o.p.ninject;
   p.track_costs = o.costs;
   o.p = p;
-  if (o.chain < 0) return lb_error(LB_ERR_ARG, "-chain %d: the number of cells must be positive", (int)o.chain);
-  if (o.capacity[0] && (o.chain > 0 || o.task_mode || zoltan))
+  if ((err = trace_options(&o))) return err;
+  if (o.capacity[0] && (o.chain_set || o.task_mode || zoltan))
     return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
-  if (o.repeat > 0 && (o.chain > 0 || zoltan))
+  if (o.repeat > 0 && (o.chain_set || zoltan))
     return lb_error(LB_ERR_ARG, "-repeat times the balancing methods on rank loads or tasks, not -chain or zoltan-*");
-  if (o.chain > 0) {
+  if (o.chain_set) {
     if (o.scale[0] || o.trace || o.p.ninject)
       return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
     return run_chain(&o, m, me);
@@ -507,7 +562,7 @@ static lb_err bench(int me)
       if (strcmp(o.select, "index") != 0) return lb_error(LB_ERR_ARG, "-select '%s': expected gain or index", o.select);
       sel = LB_SELECT_INDEX;
     }
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol, (int)o.repeat};
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {

@@ -12,6 +12,7 @@
 #include "util/json.h"
 #include "bench/repeat.h"
 #include "bench/taskmesh.h"
+#include "bench/tracebench.h"
 #include "bench/zoltan_lb.h"
 
 typedef struct {
@@ -63,16 +64,29 @@ static lb_err repeat_tasks(const lb_taskbench_opts *o, const lb_graph *g, const 
   return err;
 }
 
-static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskmesh *mesh, const task_run *tr, FILE *f)
+/* The tasks of a run, as the report names them: the mesh's T, or the trace's cells. */
+typedef struct {
+  const lb_taskmesh *mesh;
+  const lb_load_trace *trace;
+  int ntasks;
+} task_source;
+
+static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_source *src, const task_run *tr, FILE *f)
 {
+  const lb_taskmesh *mesh = src->mesh;
   const lb_task_metrics *m = &tr->tm;
   const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual", *sel = o->select == LB_SELECT_GAIN ? "gain" : "index";
   if (!f) {
-    printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend,
-           mesh->T[0], mesh->T[1], mesh->T[2], o->scenario);
+    if (mesh)
+      printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend, mesh->T[0], mesh->T[1],
+             mesh->T[2], o->scenario);
+    else
+      printf("lbbench: %s on %s (%d ranks, %s backend), %d tasks: the cells of %dD trace cycle %d (%d ranks, %s weights) x %d, scenario %s\n", o->method,
+             g->spec, g->n, backend, src->ntasks, src->trace->dim, src->trace->cycle, src->trace->nranks, lb_trace_weight_name(src->trace->weights),
+             o->replicate, o->scenario);
     if (tr->balanced) {
-      printf("  iterations %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n", tr->res.iterations,
-             tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
+      printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
+             tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
       printf("  transfer_tot %.6g  transfer_max %.6g  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
       if (o->repeat > 0)
         printf("  %d repeats of %d iterations without stop check: runtime median %.6f s, task selection median %.6f s, "
@@ -88,11 +102,14 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const lb_taskm
     return;
   }
   json_run_header(f, o->method, g->spec, g->n, backend, o->scenario);
-  fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
+  if (mesh) fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
+  else fprintf(f, "\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", src->trace->cycle, src->trace->nranks,
+               (long long)src->trace->ncells, o->replicate);
+  fprintf(f, "\"ntasks\":%d,", src->ntasks);
   if (tr->balanced) {
     json_string(f, "select", sel);
-    fprintf(f, "\"iterations\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
-            tr->res.iterations, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
+    fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
+            tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
     json_string(f, "stop_reason", lb_stop_name(tr->res.stop));
     if (o->repeat > 0) {
       fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", o->repeat, tr->same ? "true" : "false");
@@ -115,17 +132,30 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
 {
   lb_graph *g = NULL;
   lb_taskmesh mesh = {0};
+  lb_load_trace trace;
+  lb_tracetasks tt;
   lb_task_graph tg;
+  task_source src = {NULL, NULL, 0};
   lb_taskset *ts = NULL;
   double *load = NULL;
   task_run tr;
   memset(&tr, 0, sizeof tr);
   int zoltan = lb_zoltan_is_method(o->method);
   const lb_method *m = zoltan ? NULL : lb_method_find(o->method);
+  const int traced = lb_trace_is_scenario(o->scenario);
+  memset(&trace, 0, sizeof trace);
+  memset(&tt, 0, sizeof tt);
   lb_err err = lb_graph_create(o->graph, &g);
-  if (err || (err = lb_taskmesh_create(g, o->tasks, o->scenario, o->base, &mesh, &tg)) ||
-      (err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts)))
-    goto out;
+  if (err) goto out;
+  if (traced) {
+    if ((err = lb_trace_open_scenario(o->scenario, o->replicate, &trace)) || (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg))) goto out;
+    src.trace = &trace;
+  } else {
+    if ((err = lb_taskmesh_create(g, o->tasks, o->scenario, o->base, &mesh, &tg))) goto out;
+    src.mesh = &mesh;
+  }
+  src.ntasks = tg.ntasks;
+  if ((err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts))) goto out;
   if (zoltan) {
     if ((err = lb_zoltan_partition(ts, o->method, o->p.backend, o->p.comm, o->zoltan_tol, &tr.partition_s))) goto out;
   } else {
@@ -142,11 +172,11 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   }
   if ((err = lb_taskset_migrate(ts)) || (err = lb_taskset_metrics(ts, &tr.tm))) goto out;
   if (me == 0) {
-    report(o, g, &mesh, &tr, NULL);
+    report(o, g, &src, &tr, NULL);
     if (o->json && o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      report(o, g, &mesh, &tr, f);
+      report(o, g, &src, &tr, f);
       if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }
   }
@@ -155,6 +185,8 @@ out:
   free(load);
   lb_taskset_destroy(&ts);
   lb_taskmesh_free(&mesh);
+  lb_tracetasks_free(&tt);
+  lb_trace_free(&trace);
   lb_graph_destroy(&g);
   return err;
 }

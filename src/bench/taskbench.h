@@ -1,7 +1,8 @@
 /** @file taskbench.h
  *  lbbench's task mode: Lieber et al. 2016's experiment.  A balancing method's flows
  *  (or a Zoltan baseline's partition) move real tasks of a 3D task mesh
- *  between ranks, and the result is measured with Lieber et al. 2016's metrics. */
+ *  between ranks, and the result is measured with Lieber et al. 2016's metrics.
+ *  With -tasks trace the tasks are the cells of a load trace instead. */
 #ifndef AMRDLB_TASKBENCH_H
 #define AMRDLB_TASKBENCH_H
 
@@ -15,6 +16,7 @@ typedef struct {
   lb_select select;         /**< task selection order */
   double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
   int repeat;               /**< balancing methods: Lieber et al. 2016's timed repetitions of method and selection (0: none) */
+  int replicate;            /**< -tasks trace: copies of the trace's cells tiled in space */
 } lb_taskbench_opts;
 
 /** Run one task-mode experiment; process 0 prints it and appends a JSON line. */

@@ -40,6 +40,15 @@ struct lb_run {
   int nxfer, xcap;
   int iter_ended, moved;
   lb_stop stop;
+  /* The stop check's inputs of every iteration since the last check: this
+   * process's largest (capacity-scaled) load, reduced at the next check in
+   * its one collective (or in the result's, after the last iteration), so
+   * that the first iteration at which the target held is exact at any
+   * check interval. */
+  double *pend;
+  int npend, pend_cap;
+  double *pend_total;      /* the total load at each of those iterations */
+  int target_iteration;    /* first iteration found at the target, -1: none yet */
   /* MPI backend */
   MPI_Comm gcomm;
   double *sbuf, *rbuf;

@@ -1,0 +1,125 @@
+#!/bin/sh
+# Every method on the app's real loads at P = 64 ... 131072 virtual ranks.
+#
+#   config/trace-study.sh [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-P "64 128 ..."] [-c CELLS] [-t TARGET] [-i ITERS] [-m "METHODS"]
+#
+# 1. records a darcy-transport run (config/lb-darcy-transport.opts, amr2d)
+#    and a 3D Poisson run (config/fichera.opts, amr3d) on RANKS ranks
+#    (default 2) with -trace_loads OUTDIR/{darcy2d,fichera3d}.trace and
+#    -report OUTDIR/{darcy2d,fichera3d}.jsonl (-k: keep those of an earlier
+#    study and replay them again);
+# 2. replays the last cycle of each at every P (default 64, 128, ...,
+#    131072) with lbbench -virtual: chain mode (-chain on line:P, the trace
+#    tiled along the curve to about CELLS cells per rank, default 1000) for
+#    every method, and task mode (-tasks trace on a mesh2d/mesh3d of P
+#    ranks, at least CELLS/10 tasks per rank, k^dim copies) for every method that runs on
+#    meshes and the Zoltan baselines; iterative methods stop at avg/max
+#    TARGET (default 0.999, Lieber et al. 2016's) or after ITERS iterations (default
+#    1000; the JSON's stop_reason says which);
+# 3. runs Lieber et al. 2016's POINT and BOX in task mode at 2048 ranks
+#    (mesh3d:16x16x8, 8x8x8 tasks per rank) for the same methods;
+# 4. postprocess/trace_study.py draws iterations, migration, imbalance and
+#    run time against P (one line per method) and writes OUTDIR/table.md,
+#    Lieber et al.'s Fig. 2 kind: 2048 ranks, POINT, BOX and the two real
+#    workloads side by side.
+# Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl,
+# OUTDIR/*.png, OUTDIR/table.md.  MPIEXEC (default "mpiexec
+# --oversubscribe") and PYTHON (default /usr/bin/python3) can be set in
+# the environment.  The largest P takes minutes per method and gigabytes
+# of memory: start with -P "64 256 2048".
+set -eu
+build=build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0
+sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
+methods="sfc diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
+while getopts b:o:n:kP:c:t:i:m: flag; do
+  case $flag in
+    b) build=$OPTARG ;;
+    o) out=$OPTARG ;;
+    n) ranks=$OPTARG ;;
+    k) keep=1 ;;
+    P) sizes=$OPTARG ;;
+    c) cells=$OPTARG ;;
+    t) target=$OPTARG ;;
+    i) iters=$OPTARG ;;
+    m) methods=$OPTARG ;;
+    *) echo "usage: $0 [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS]" >&2; exit 2 ;;
+  esac
+done
+mpi=${MPIEXEC:-mpiexec --oversubscribe}
+python=${PYTHON:-/usr/bin/python3}
+lbbench=$build/bin/lbbench
+for exe in amr2d amr3d lbbench; do
+  [ -x "$build/bin/$exe" ] || { echo "$0: error: $build/bin/$exe not found (build first, or give -b BUILD)" >&2; exit 1; }
+done
+mkdir -p "$out"
+rm -f "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl
+if [ "$keep" = 1 ]; then
+  for t in darcy2d fichera3d; do
+    [ -r "$out/$t.trace" ] && [ -r "$out/$t.jsonl" ] || { echo "$0: error: -k: $out/$t.trace or $out/$t.jsonl missing" >&2; exit 1; }
+  done
+else
+  echo "== recording darcy-transport (2D) and fichera (3D Poisson) on $ranks ranks"
+  # shellcheck disable=SC2086
+  $mpi -n "$ranks" "$build/bin/amr2d" -options_file config/lb-darcy-transport.opts -report "$out/darcy2d.jsonl" -trace_loads "$out/darcy2d.trace" | tail -n 1
+  # shellcheck disable=SC2086
+  $mpi -n "$ranks" "$build/bin/amr3d" -options_file config/fichera.opts -lb_method sfc -report "$out/fichera3d.jsonl" -trace_loads "$out/fichera3d.trace" | tail -n 1
+fi
+
+# The cells of a trace's last cycle, from its report's rank_cells.
+trace_cells() {
+  "$python" -c "import json,sys; print(sum(json.loads(open(sys.argv[1]).readlines()[-1])['rank_cells']))" "$1"
+}
+# A grid of P = 2^k ranks in D dimensions, as equal as the powers allow.
+grid() {  # P D
+  "$python" -c "
+import sys
+P, D = int(sys.argv[1]), int(sys.argv[2])
+k = P.bit_length() - 1
+e = [k // D + (i < k % D) for i in range(D)]
+print('mesh%dd:%s' % (D, 'x'.join(str(2 ** x) for x in e)))" "$1" "$2"
+}
+# The least k^D at or above N: task mode tiles the copies in a k x k (x k)
+# grid (a prime number of copies would be one long strip).
+tiles() {  # N D
+  k=1
+  while :; do
+    p=1 i=0
+    while [ $i -lt "$2" ]; do p=$((p * k)) i=$((i + 1)); done
+    [ $p -ge "$1" ] && break
+    k=$((k + 1))
+  done
+  echo $p
+}
+stop="-lb_target $target -lb_max_iters $iters"
+# what lbbench prints of a run: iterations, the cells' or the tasks' balance
+show='/iterations\|cells:\|after migration\|error/p'
+for spec in darcy2d:2 fichera3d:3; do
+  t=${spec%:*} dim=${spec#*:}
+  n=$(trace_cells "$out/$t.jsonl")
+  for P in $sizes; do
+    r=$(( (P * cells + n - 1) / n ))
+    rt=$(tiles $(( (P * cells / 10 + n - 1) / n )) "$dim")
+    for m in $methods; do
+      echo "== $t chain P=$P x$r $m"
+      # shellcheck disable=SC2086
+      "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" -lb_method "$m" $stop -json "$out/chain.jsonl" 2>&1 | sed -n "$show"
+    done
+    for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
+      # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d
+      case $dim:$m in *:sfc|*:multilevel|3:ripple-*) continue ;; esac
+      echo "== $t tasks P=$P x$rt $m"
+      # shellcheck disable=SC2086
+      "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" -replicate "$rt" -lb_method "$m" $stop \
+        -json "$out/tasks.jsonl" 2>&1 | sed -n "$show"
+    done
+  done
+done
+for s in point box; do
+  for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
+    case $m in sfc|multilevel|ripple-*) continue ;; esac
+    echo "== $s tasks P=2048 $m"
+    # shellcheck disable=SC2086
+    "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl" 2>&1 | sed -n "$show"
+  done
+done
+"$python" postprocess/trace_study.py -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl

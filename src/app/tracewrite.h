@@ -1,0 +1,43 @@
+/** \file tracewrite.h
+ * -trace_loads FILE: the app's half of the load trace (bench/loadtrace.h,
+ * the README's format): every balancing step appends the weighted curve
+ * it saw, written collectively with MPI-IO (each rank its own cells at its
+ * offset, rank 0 the headers and the per-rank arrays), never gathered. */
+#ifndef AMR_APP_TRACEWRITE_H
+#define AMR_APP_TRACEWRITE_H
+
+#include <petscsys.h>
+#ifndef P4_TO_P8
+#include <p4est.h>
+#else
+#include <p4est_to_p8est.h>
+#include <p8est.h>
+#endif
+#include "balance/loadtrace.h"
+
+typedef struct AmrTrace *AmrTrace;
+
+/** Open path for writing (collective; created if missing, its contents
+ *  kept until the first append).  A file that cannot be opened is a user
+ *  error naming the option. */
+PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *t);
+
+/** Append one cycle (collective): the scalars, costs, measured times and
+ *  predicted loads of head (its first, w, type, x are not read), the split
+ *  and the cell centres from the forest, the local cells' weights w and
+ *  load types (NULL: all 0).  The first append cuts the file to the end
+ *  the run continues from (AmrTraceSetEnd; 0 for a new run).  *cpu_s: this
+ *  rank's thread CPU seconds of the append. */
+PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, double *cpu_s);
+
+/** The file's name and the offset after the last cycle appended. */
+void AmrTraceEnd(AmrTrace t, const char **path, int64_t *end);
+
+/** A restart continues the file at end (the checkpoint's): the cycles
+ *  written after the checkpoint are dropped at the next append. */
+void AmrTraceSetEnd(AmrTrace t, int64_t end);
+
+/** Close the file. */
+PetscErrorCode AmrTraceClose(AmrTrace *t);
+
+#endif

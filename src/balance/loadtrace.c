@@ -1,0 +1,240 @@
+/* The load trace's format (loadtrace.h): encoding for the app's writer,
+ * and the reader lbbench replays from.  Every number is put byte by byte
+ * in little-endian order, so the file means the same on any machine. */
+#include "balance/loadtrace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const weight_names[] = {"count", "timing", "model", "measured"};
+
+const char *lb_trace_weight_name(int k) { return k >= 0 && k < 4 ? weight_names[k] : "unknown"; }
+
+static void put_u(unsigned char *p, uint64_t v, int bytes)
+{
+  for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u(const unsigned char *p, int bytes)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static void put_f64(unsigned char *p, double x)
+{
+  uint64_t v;
+  memcpy(&v, &x, 8);
+  put_u(p, v, 8);
+}
+
+static double get_f64(const unsigned char *p)
+{
+  uint64_t v = get_u(p, 8);
+  double x;
+  memcpy(&x, &v, 8);
+  return x;
+}
+
+static void put_f32(unsigned char *p, float x)
+{
+  uint32_t v;
+  memcpy(&v, &x, 4);
+  put_u(p, v, 4);
+}
+
+static float get_f32(const unsigned char *p)
+{
+  uint32_t v = (uint32_t)get_u(p, 4);
+  float x;
+  memcpy(&x, &v, 4);
+  return x;
+}
+
+void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES])
+{
+  memset(out, 0, LB_TRACE_FILE_BYTES);
+  memcpy(out, LB_TRACE_MAGIC, 8);
+  put_u(out + 8, LB_TRACE_VERSION, 4);
+  put_u(out + 12, (uint64_t)dim, 4);
+  put_u(out + 16, LB_TRACE_CELL_BYTES(dim), 4);
+  put_u(out + 20, LB_TRACE_CYCLE_BYTES, 4);
+  put_u(out + 24, LB_TRACE_MAX_TYPES, 4);
+}
+
+int64_t lb_trace_record_bytes(int dim, int P, int64_t N) { return LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + N * LB_TRACE_CELL_BYTES(dim); }
+
+void lb_trace_cycle_header(const lb_load_trace *t, unsigned char out[LB_TRACE_CYCLE_BYTES])
+{
+  memcpy(out, "CYCL", 4);
+  put_u(out + 4, (uint32_t)t->cycle, 4);
+  put_u(out + 8, (uint32_t)t->nranks, 4);
+  put_u(out + 12, (uint32_t)t->weights, 4);
+  put_u(out + 16, (uint32_t)t->ntypes, 4);
+  put_u(out + 20, (uint32_t)t->flags, 4);
+  put_u(out + 24, (uint64_t)t->ncells, 8);
+  put_u(out + 32, (uint64_t)lb_trace_record_bytes(t->dim, t->nranks, t->ncells), 8);
+  memset(out + 40, 0, 8);
+  for (int k = 0; k < LB_TRACE_MAX_TYPES; k++) put_f64(out + 48 + 8 * k, k < t->ntypes ? t->cost[k] : NAN);
+}
+
+void lb_trace_rank_arrays(int P, const int64_t *first, const double *time, const double *predicted, unsigned char *out)
+{
+  for (int q = 0; q < P; q++) {
+    put_u(out + 8 * (size_t)q, (uint64_t)first[q], 8);
+    put_f64(out + 8 * (size_t)(P + q), time[q]);
+    put_f64(out + 8 * (size_t)(2 * P + q), predicted[q]);
+  }
+}
+
+void lb_trace_cell(int dim, double w, int type, const double x[3], unsigned char *out)
+{
+  put_f64(out, w);
+  out[8] = (unsigned char)type;
+  for (int d = 0; d < dim; d++) put_f32(out + 9 + 4 * d, (float)x[d]);
+}
+
+void lb_trace_free(lb_load_trace *t)
+{
+  free(t->first);
+  free(t->time);
+  free(t->predicted);
+  free(t->w);
+  free(t->type);
+  free(t->x);
+  memset(t, 0, sizeof *t);
+}
+
+/* The scalars of the cycle header at the file's position; its record's
+ * bytes in *bytes.  A header cut short or not starting "CYCL" is an error. */
+static lb_err read_cycle_header(FILE *f, const char *path, int dim, long long at, long long size, lb_load_trace *t, int64_t *bytes)
+{
+  unsigned char h[LB_TRACE_CYCLE_BYTES];
+  if (size - at < LB_TRACE_CYCLE_BYTES || fread(h, 1, sizeof h, f) != sizeof h)
+    return lb_error(LB_ERR_FILE, "trace '%s': truncated: a cycle header at byte %lld is cut short (file of %lld bytes)", path, at, size);
+  if (memcmp(h, "CYCL", 4)) return lb_error(LB_ERR_FILE, "trace '%s': malformed: no cycle record at byte %lld", path, at);
+  t->dim = dim;
+  t->cycle = (int32_t)get_u(h + 4, 4);
+  t->nranks = (int32_t)get_u(h + 8, 4);
+  t->weights = (int32_t)get_u(h + 12, 4);
+  t->ntypes = (int32_t)get_u(h + 16, 4);
+  t->flags = (int32_t)get_u(h + 20, 4);
+  t->ncells = (int64_t)get_u(h + 24, 8);
+  *bytes = (int64_t)get_u(h + 32, 8);
+  for (int k = 0; k < LB_TRACE_MAX_TYPES; k++) t->cost[k] = get_f64(h + 48 + 8 * k);
+  if (t->nranks < 1 || t->ncells < t->nranks || t->ntypes < 1 || t->ntypes > LB_TRACE_MAX_TYPES || *bytes != lb_trace_record_bytes(dim, t->nranks, t->ncells))
+    return lb_error(LB_ERR_FILE, "trace '%s': malformed cycle record at byte %lld (%d ranks, %lld cells, %lld bytes)", path, at, t->nranks,
+                    (long long)t->ncells, (long long)*bytes);
+  if (size - at < *bytes)
+    return lb_error(LB_ERR_FILE, "trace '%s': truncated: cycle %d needs %lld bytes at byte %lld, the file ends %lld bytes later", path, t->cycle,
+                    (long long)*bytes, at, size - at);
+  return LB_OK;
+}
+
+/* The arrays of the record whose header was just read. */
+static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
+{
+  const int P = t->nranks, dim = t->dim, cb = LB_TRACE_CELL_BYTES(dim);
+  const int64_t N = t->ncells;
+  unsigned char *buf = malloc((size_t)24 * P), *cells;
+  t->first = malloc((size_t)P * sizeof *t->first);
+  t->time = malloc((size_t)P * sizeof *t->time);
+  t->predicted = malloc((size_t)P * sizeof *t->predicted);
+  t->w = malloc((size_t)N * sizeof *t->w);
+  t->type = malloc((size_t)N);
+  t->x = malloc((size_t)N * dim * sizeof *t->x);
+  if (!buf || !t->first || !t->time || !t->predicted || !t->w || !t->type || !t->x) {
+    free(buf);
+    return lb_error(LB_ERR_MEM, "trace '%s': out of memory for %lld cells", path, (long long)N);
+  }
+  if (fread(buf, 1, (size_t)24 * P, f) != (size_t)24 * P) {
+    free(buf);
+    return lb_error(LB_ERR_FILE, "trace '%s': read error in cycle %d", path, t->cycle);
+  }
+  for (int q = 0; q < P; q++) {
+    t->first[q] = (int64_t)get_u(buf + 8 * q, 8);
+    t->time[q] = get_f64(buf + 8 * (P + q));
+    t->predicted[q] = get_f64(buf + 8 * (2 * P + q));
+  }
+  free(buf);
+  for (int q = 0; q < P; q++)
+    if (t->first[q] < 0 || t->first[q] > N || (q > 0 && t->first[q] < t->first[q - 1]) || (q == 0 && t->first[q] != 0))
+      return lb_error(LB_ERR_FILE, "trace '%s': malformed split in cycle %d: rank %d starts at cell %lld", path, t->cycle, q, (long long)t->first[q]);
+  /* the cells in chunks: a trace may hold more cells than fit twice in memory */
+  enum { CHUNK = 1 << 16 };
+  cells = malloc((size_t)CHUNK * cb);
+  if (!cells) return lb_error(LB_ERR_MEM, "trace '%s': out of memory", path);
+  for (int64_t i0 = 0; i0 < N; i0 += CHUNK) {
+    const int64_t k = N - i0 < CHUNK ? N - i0 : CHUNK;
+    if (fread(cells, (size_t)cb, (size_t)k, f) != (size_t)k) {
+      free(cells);
+      return lb_error(LB_ERR_FILE, "trace '%s': read error in cycle %d", path, t->cycle);
+    }
+    for (int64_t i = 0; i < k; i++) {
+      const unsigned char *c = cells + i * cb;
+      t->w[i0 + i] = get_f64(c);
+      t->type[i0 + i] = c[8];
+      for (int d = 0; d < dim; d++) t->x[(i0 + i) * dim + d] = get_f32(c + 9 + 4 * d);
+      if (!(t->w[i0 + i] >= 0) || !isfinite(t->w[i0 + i])) {
+        free(cells);
+        return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has weight %g", path, (long long)(i0 + i), t->cycle, t->w[i0 + i]);
+      }
+    }
+  }
+  free(cells);
+  return LB_OK;
+}
+
+lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
+{
+  unsigned char h[LB_TRACE_FILE_BYTES];
+  long long size, at = LB_TRACE_FILE_BYTES, found = -1;
+  int dim, last = -1;
+  int64_t bytes;
+  lb_err err = LB_OK;
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (!f) return lb_error(LB_ERR_FILE, "trace '%s': cannot open: %s", path, strerror(errno));
+  if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+    fclose(f);
+    return lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+  }
+  if (size < LB_TRACE_FILE_BYTES || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, LB_TRACE_MAGIC, 8)) {
+    fclose(f);
+    return lb_error(LB_ERR_FILE, "trace '%s': not a load trace (no %s header)", path, LB_TRACE_MAGIC);
+  }
+  if (get_u(h + 8, 4) != LB_TRACE_VERSION) {
+    fclose(f);
+    return lb_error(LB_ERR_FILE, "trace '%s': version %u, this lbbench reads version %d", path, (unsigned)get_u(h + 8, 4), LB_TRACE_VERSION);
+  }
+  dim = (int)get_u(h + 12, 4);
+  if ((dim != 2 && dim != 3) || get_u(h + 16, 4) != (uint64_t)LB_TRACE_CELL_BYTES(dim) || get_u(h + 20, 4) != LB_TRACE_CYCLE_BYTES ||
+      get_u(h + 24, 4) != LB_TRACE_MAX_TYPES) {
+    fclose(f);
+    return lb_error(LB_ERR_FILE, "trace '%s': malformed header (dimension %d)", path, dim);
+  }
+  if (size == LB_TRACE_FILE_BYTES) {
+    fclose(f);
+    return lb_error(LB_ERR_FILE, "trace '%s': holds no cycle", path);
+  }
+  /* walk the records (each one checked whole), remembering the wanted one */
+  while (!err && at < size) {
+    if (fseek(f, at, SEEK_SET)) err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+    else err = read_cycle_header(f, path, dim, at, size, t, &bytes);
+    if (err) break;
+    if (cycle < 0 || t->cycle == cycle) found = at;
+    last = t->cycle;
+    at += bytes;
+  }
+  if (!err && found < 0) err = lb_error(LB_ERR_FILE, "trace '%s': no cycle %d (the last is %d)", path, cycle, last);
+  if (!err && fseek(f, found, SEEK_SET)) err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+  if (!err) err = read_cycle_header(f, path, dim, found, size, t, &bytes);
+  if (!err) err = read_cycle_body(f, path, t);
+  fclose(f);
+  if (err) lb_trace_free(t);
+  return err;
+}

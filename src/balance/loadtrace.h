@@ -1,0 +1,78 @@
+/** @file loadtrace.h
+ *  The load trace: the weighted curve the app's balancer saw in every
+ *  cycle (amr2d/amr3d -trace_loads FILE), which lbbench replays
+ *  (-scenario trace:FILE[:CYCLE]).  The README describes the format byte
+ *  by byte; this header is its one definition, shared by the app's writer
+ *  and lbbench's reader.
+ *
+ *  All numbers little-endian.  A file header, then one record per cycle:
+ *
+ *    file header (LB_TRACE_FILE_BYTES): magic "AMRTRACE", u32 version,
+ *      u32 dim, u32 cell bytes, u32 cycle header bytes, u32 cost slots, u32 0
+ *    cycle header (LB_TRACE_CYCLE_BYTES): "CYCL", i32 cycle, i32 ranks P,
+ *      i32 weight mode, i32 load types, i32 flags, i64 cells N, i64 record
+ *      bytes, f64 cost[LB_TRACE_MAX_TYPES]
+ *    per rank: i64 first cell[P], f64 measured time[P], f64 predicted load[P]
+ *    per cell, in curve order: f64 weight, u8 load type, f32 centre[dim]
+ */
+#ifndef AMRDLB_LOADTRACE_H
+#define AMRDLB_LOADTRACE_H
+
+#include <stdint.h>
+
+#include "balance/balance.h"
+
+#define LB_TRACE_MAGIC "AMRTRACE"
+#define LB_TRACE_VERSION 1
+#define LB_TRACE_MAX_TYPES 8
+#define LB_TRACE_FILE_BYTES 32
+#define LB_TRACE_CYCLE_BYTES (48 + 8 * LB_TRACE_MAX_TYPES)
+/** Bytes of one cell of a dim-dimensional trace. */
+#define LB_TRACE_CELL_BYTES(dim) (9 + 4 * (dim))
+
+/** Cycle flags. */
+enum {
+  LB_TRACE_BALANCED = 1, /**< the app ran its method on this cycle's curve */
+  LB_TRACE_RING = 2      /**< the app's processor graph was the ring (-lb_graph ring) */
+};
+
+/** One cycle of a trace. */
+typedef struct {
+  int dim, cycle, nranks, weights, ntypes, flags;
+  int64_t ncells;
+  double cost[LB_TRACE_MAX_TYPES]; /**< weight per load type (NaN: no such type) */
+  int64_t *first;                  /**< first cell of every rank: the app's split */
+  double *time, *predicted;        /**< measured local work (thread CPU s) and predicted load (mean 1) per rank */
+  double *w;                       /**< weight of every cell as the balancer used it */
+  unsigned char *type;             /**< load type of every cell */
+  float *x;                        /**< centre of every cell, dim per cell */
+} lb_load_trace;
+
+/** Name of weight mode k ("count", "timing", "model", "measured"). */
+const char *lb_trace_weight_name(int k);
+
+/** Fill the file header for a dim-dimensional trace. */
+void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES]);
+
+/** Fill a cycle header from t's scalars. */
+void lb_trace_cycle_header(const lb_load_trace *t, unsigned char out[LB_TRACE_CYCLE_BYTES]);
+
+/** Bytes of a cycle record of P ranks and N cells of dimension dim. */
+int64_t lb_trace_record_bytes(int dim, int P, int64_t N);
+
+/** Encode the per-rank arrays of a record (24 P bytes). */
+void lb_trace_rank_arrays(int P, const int64_t *first, const double *time, const double *predicted, unsigned char *out);
+
+/** Encode one cell. */
+void lb_trace_cell(int dim, double w, int type, const double x[3], unsigned char *out);
+
+/** Read cycle `cycle` (-1: the last) of trace file path.  A missing or
+ *  unreadable file, a wrong magic or version, a truncated record or a
+ *  cycle not in the file is an LB_ERR_FILE error naming the file.  Free
+ *  with lb_trace_free. */
+lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t);
+
+/** Free the arrays of a trace cycle. */
+void lb_trace_free(lb_load_trace *t);
+
+#endif

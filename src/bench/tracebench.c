@@ -1,0 +1,200 @@
+/* lbbench's replay of a load trace (tracebench.h).  Every process reads
+ * the trace and builds the same curve or task placement, so errors are
+ * found identically everywhere. */
+#include "bench/tracebench.h"
+#include "balance/lbchain.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lb_trace_is_scenario(const char *spec) { return strncmp(spec, "trace:", 6) == 0; }
+
+lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t)
+{
+  char path[4096];
+  const char *rest = spec + 6, *colon = strrchr(rest, ':');
+  long cycle = -1;
+  memset(t, 0, sizeof *t);
+  if (R < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", R);
+  snprintf(path, sizeof path, "%s", rest);
+  if (colon && colon[1]) {
+    /* a last ":DIGITS" is the cycle; any other colon belongs to the path */
+    const char *c = colon + 1;
+    while (isdigit((unsigned char)*c)) c++;
+    if (!*c) {
+      errno = 0;
+      cycle = strtol(colon + 1, NULL, 10);
+      if (errno || cycle > INT_MAX) return lb_error(LB_ERR_ARG, "-scenario %s: cycle out of range", spec);
+      path[colon - rest] = '\0';
+    }
+  }
+  if (!path[0]) return lb_error(LB_ERR_ARG, "-scenario %s: expected trace:FILE[:CYCLE]", spec);
+  return lb_trace_read(path, (int)cycle, t);
+}
+
+lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts)
+{
+  const int Pt = t->nranks;
+  const int64_t N = t->ncells, total = (int64_t)R * N, parts = (int64_t)R * Pt;
+  *w = NULL;
+  *n = total;
+  if (P > total)
+    return lb_error(LB_ERR_ARG, "trace cycle %d: %d ranks for its %lld cells (x %d copies): give at most one rank per cell", t->cycle, P,
+                    (long long)N, R);
+  *w = malloc((size_t)total * sizeof **w);
+  if (!*w) return lb_error(LB_ERR_MEM, "trace cycle %d: out of memory for %lld cells (x %d copies)", t->cycle, (long long)N, R);
+  for (int c = 0; c < R; c++) memcpy(*w + (size_t)c * N, t->w, (size_t)N * sizeof **w);
+  if (even) {
+    for (int q = 0; q < P; q++) counts[q] = total * (q + 1) / P - total * q / P;
+    return LB_OK;
+  }
+  /* the app's split, tiled: part k of R Pt starts at S(k); P parts start
+   * at S at the fractions q R Pt / P, between two of them in proportion */
+  int64_t prev = 0;
+  for (int q = 1; q <= P; q++) {
+    const int64_t num = (int64_t)q * parts, k = num / P, rem = num % P;
+    int64_t start = total;
+    if (k < parts) {
+      const int64_t s0 = (k / Pt) * N + t->first[k % Pt], s1 = k + 1 < parts ? ((k + 1) / Pt) * N + t->first[(k + 1) % Pt] : total;
+      start = s0 + (s1 - s0) * rem / P;
+    }
+    counts[q - 1] = start - prev;
+    prev = start;
+  }
+  return LB_OK;
+}
+
+static int trace_neighbours(const void *ctx, int id, int *nbr)
+{
+  const lb_tracetasks *tt = ctx;
+  int k = 0;
+  if (id > 0) nbr[k++] = id - 1;
+  if (id + 1 < tt->ntasks) nbr[k++] = id + 1;
+  return k;
+}
+
+static int trace_home(const void *ctx, int id, int *index)
+{
+  const lb_tracetasks *tt = ctx;
+  *index = tt->index[id];
+  return tt->home[id];
+}
+
+/* Centre of task id: its cell's, shifted to its copy's tile. */
+static void task_centre(const lb_tracetasks *tt, int id, double x[3])
+{
+  const int64_t N = tt->t->ncells, i = id % N;
+  int c = (int)(id / N);
+  for (int d = 0; d < 3; d++) {
+    x[d] = d < tt->dim ? tt->t->x[i * tt->dim + d] : 0.0;
+    if (d < tt->nd) {
+      x[d] += (c % tt->copies[d]) * tt->ext[d];
+      c /= tt->copies[d];
+    }
+  }
+}
+
+static lb_err trace_initial(const void *ctx, int r, lb_task_list *list)
+{
+  const lb_tracetasks *tt = ctx;
+  for (int j = tt->start[r]; j < tt->start[r + 1]; j++) {
+    const int id = tt->order[j];
+    double x[3];
+    task_centre(tt, id, x);
+    lb_err err = lb_task_list_add(list, id, tt->w[id % tt->t->ncells], x);
+    if (err) return err;
+  }
+  return LB_OK;
+}
+
+/* R copies as a grid of copies[0] x ... (nd factors, as equal as R allows). */
+static void tile(int R, int nd, int *copies)
+{
+  for (int d = 0; d < 3; d++) copies[d] = 1;
+  for (int d = 0; d < nd; d++) {
+    int best = 1;
+    const double want = pow(R, 1.0 / (nd - d));
+    for (int f = 1; f <= R && f <= want + 1e-9; f++)
+      if (R % f == 0) best = f;
+    copies[d] = d == nd - 1 ? R : best;
+    R /= copies[d];
+  }
+}
+
+lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb_tracetasks *tt, lb_task_graph *tg)
+{
+  const int nd = g->kind == LB_GRAPH_MESH2D ? 2 : g->kind == LB_GRAPH_MESH3D ? 3 : 0;
+  const int64_t nt = (int64_t)R * t->ncells;
+  memset(tt, 0, sizeof *tt);
+  if (!nd) return lb_error(LB_ERR_GRAPH, "-tasks trace places the cells on a mesh of ranks: give -graph mesh2d:AxB or mesh3d:AxBxC, not '%s'", g->spec);
+  if (nd > t->dim) return lb_error(LB_ERR_GRAPH, "-tasks trace: a %dD trace goes on mesh2d ranks, not '%s'", t->dim, g->spec);
+  if (nt > INT_MAX) return lb_error(LB_ERR_ARG, "-tasks trace: %lld tasks (x %d copies) exceed the task ids", (long long)t->ncells, R);
+  if (g->n > nt)
+    return lb_error(LB_ERR_ARG, "trace cycle %d: %d ranks for its %lld cells (x %d copies): give at most one rank per cell", t->cycle, g->n,
+                    (long long)t->ncells, R);
+  tt->t = t;
+  tt->ntasks = (int)nt;
+  tt->nranks = g->n;
+  tt->nd = nd;
+  tt->dim = t->dim;
+  tile(R, nd, tt->copies);
+  for (int d = 0; d < nd; d++) {
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (int64_t i = 0; i < t->ncells; i++) {
+      lo = fmin(lo, t->x[i * t->dim + d]);
+      hi = fmax(hi, t->x[i * t->dim + d]);
+    }
+    tt->lo[d] = lo;
+    /* a tile as wide as the cells' centres span and one cell's spacing
+     * more, so neighbouring copies do not overlap */
+    tt->ext[d] = hi > lo ? (hi - lo) * (1 + 1.0 / t->ncells) : 1.0;
+  }
+  tt->w = malloc((size_t)t->ncells * sizeof *tt->w);
+  tt->home = malloc((size_t)nt * sizeof *tt->home);
+  tt->index = malloc((size_t)nt * sizeof *tt->index);
+  tt->order = malloc((size_t)nt * sizeof *tt->order);
+  tt->start = calloc((size_t)g->n + 1, sizeof *tt->start);
+  if (!tt->w || !tt->home || !tt->index || !tt->order || !tt->start) {
+    lb_tracetasks_free(tt);
+    return lb_error(LB_ERR_MEM, "-tasks trace: out of memory for %lld tasks", (long long)nt);
+  }
+  {
+    double sum = 0;
+    for (int64_t i = 0; i < t->ncells; i++) sum += t->w[i];
+    const double unit = sum > 0 ? sum / ((double)t->ncells * LB_CHAIN_UNITS) : 1.0;
+    for (int64_t i = 0; i < t->ncells; i++) tt->w[i] = fmax(1.0, round(t->w[i] / unit));
+  }
+  for (int id = 0; id < tt->ntasks; id++) {
+    double x[3];
+    int r = 0, stride = 1;
+    task_centre(tt, id, x);
+    for (int d = 0; d < nd; d++) {
+      const int Pd = g->dims[d];
+      int k = (int)floor((x[d] - tt->lo[d]) / (tt->copies[d] * tt->ext[d]) * Pd);
+      k = k < 0 ? 0 : k >= Pd ? Pd - 1 : k;
+      r += k * stride;
+      stride *= Pd;
+    }
+    tt->home[id] = r;
+    tt->index[id] = tt->start[r + 1]++;
+  }
+  for (int r = 0; r < g->n; r++) tt->start[r + 1] += tt->start[r];
+  for (int id = 0; id < tt->ntasks; id++) tt->order[tt->start[tt->home[id]] + tt->index[id]] = id;
+  *tg = (lb_task_graph){tt->ntasks, g->n, 2, trace_neighbours, trace_home, trace_initial, tt};
+  return LB_OK;
+}
+
+void lb_tracetasks_free(lb_tracetasks *tt)
+{
+  free(tt->w);
+  free(tt->home);
+  free(tt->index);
+  free(tt->order);
+  free(tt->start);
+  memset(tt, 0, sizeof *tt);
+}
