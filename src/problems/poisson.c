@@ -225,6 +225,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   PoissonState *s;
   PetscInt degree = 1;
   char dirichlet[PETSC_MAX_PATH_LEN] = "", neumann[PETSC_MAX_PATH_LEN] = "";
+  FemPoissonSolverOptions sopt = FEM_POISSON_SOLVER_DEFAULTS;
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(p->comm, NULL, "Poisson problems", NULL);
@@ -233,6 +234,8 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
                                                  NULL, dirichlet, dirichlet, sizeof dirichlet, NULL));
   AMR_OPTION("-bc_neumann", PetscOptionsString("-bc_neumann", "Boundary parts (sets of the -mesh file, comma-separated) with Neumann data; default: the problem's own",
                                                NULL, neumann, neumann, sizeof neumann, NULL));
+  AMR_OPTION("-poisson_operator", PetscOptionsEnum("-poisson_operator", "How the operator is applied: assembled (MPIAIJ) or matrix-free (cell by cell, sum factorisation)",
+                                                   NULL, FemPoissonOperators, (PetscEnum)sopt.op, (PetscEnum *)&sopt.op, NULL));
   PetscOptionsEnd();
   PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", p->ops->name, P4EST_DIM);
   PetscCheck(degree == 1 || degree == 2, p->comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", degree);
@@ -244,6 +247,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   p->degree = degree;
   /* the solver reads its -ksp_ and -pc_ options now, with the others */
   PetscCall(FemPoissonCreate(p->comm, pde, (int)degree, NULL, &s->fp));
+  PetscCall(FemPoissonSetSolver(s->fp, &sopt));
   s->vn = FemPoissonVNodes(s->fp);
   p->nsolvers = 1;
   p->solver_prefix[0] = "";
