@@ -127,6 +127,7 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscFunctionBeginUser;
   /* The KSP keeps its type and options but must forget the old sizes. */
   if (fp->ksp && fp->b) PetscCall(KSPReset(fp->ksp));
+  PetscCall(FemPoissonMGDestroy(&fp->mg));
   PetscCall(FemPoissonMFDestroy(&fp->mf));
   PetscCall(MatDestroy(&fp->A));
   PetscCall(VecDestroy(&fp->b));
@@ -529,6 +530,7 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     PetscCall(MatSetOption(fp->A, MAT_SYMMETRIC, PETSC_TRUE));
   }
   if (!fp->assembled) PetscCall(FemPoissonMFCreate(fp, &fp->mf));
+  if (fp->ksp && fp->opt.pc == FEM_POISSON_PC_MG) PetscCall(FemPoissonMGCreate(fp, &fp->mg));
   fp->guess = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -737,9 +739,17 @@ PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
 {
   KSPConvergedReason reason;
   Mat op = FemPoissonOperatorMat(fp);
+  PC pc;
+  PetscBool mg;
 
   PetscFunctionBeginUser;
   PetscCall(KSPSetOperators(fp->ksp, op, fp->A ? fp->A : op));
+  PetscCall(KSPGetPC(fp->ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &mg));
+  if (mg) {
+    PetscCheck(fp->mg, fp->comm, PETSC_ERR_USER_INPUT, "option -pc_type mg: use -poisson_pc mg for the geometric multigrid");
+    PetscCall(FemPoissonMGSetUpPC(fp->mg, pc));
+  }
   PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
   PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
   PetscCall(KSPGetConvergedReason(fp->ksp, &reason));

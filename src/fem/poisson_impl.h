@@ -11,6 +11,7 @@
 #define FEM_NCODES (1 << (P4EST_DIM == 2 ? 4 : 9))
 
 typedef struct fem_poisson_mf *FemPoissonMF;
+typedef struct fem_poisson_mg *FemPoissonMG;
 
 struct fem_poisson {
   MPI_Comm comm;
@@ -39,6 +40,7 @@ struct fem_poisson {
   FemPoissonSolverOptions opt; /* operator, preconditioner, smoother */
   PetscBool assembled;  /* this discretisation's operator is the assembled A */
   FemPoissonMF mf;      /* the matrix-free operator, when not assembled */
+  FemPoissonMG mg;      /* the multigrid hierarchy, -poisson_pc mg */
 };
 
 /** Create the discretisation without a solver (a multigrid level). */
@@ -65,5 +67,15 @@ Mat FemPoissonMFMat(FemPoissonMF mf);
 /** The right-hand side b (load, Neumann data, Dirichlet lifting) without
  *  an assembled matrix; equals the assembled path's b. */
 PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b);
+
+/* The geometric multigrid (poisson_mg.c). */
+PetscErrorCode FemPoissonMGCreate(FemPoisson fp, FemPoissonMG *mg);
+PetscErrorCode FemPoissonMGDestroy(FemPoissonMG *mg);
+/** Configure pc (of type PCMG) with the levels, operators, smoothers and transfers. */
+PetscErrorCode FemPoissonMGSetUpPC(FemPoissonMG mg, PC pc);
+/** The levels (coarsest first, the last is the finest) and the transfers:
+ *  P[l] (l >= 1, either may be NULL) prolongs from level l - 1 to l, its
+ *  transpose restricts. */
+PetscErrorCode FemPoissonMGLevels(FemPoissonMG mg, int *nlev, FemPoisson **lev, Mat *P);
 
 #endif
