@@ -1,9 +1,9 @@
 #ifndef AMRDLB_FEM_POISSON_IMPL_H
 #define AMRDLB_FEM_POISSON_IMPL_H
 
-/* Private to the Poisson discretisation (poisson.c) and its matrix-free
- * operator (poisson_mf.c): the object itself
- * and the element helpers they share. */
+/* Private to the Poisson discretisation (poisson.c), its matrix-free
+ * operator (poisson_mf.c) and its multigrid (poisson_mg.c): the object
+ * itself and the element helpers they share. */
 
 #include "fem/poisson.h"
 

@@ -5,7 +5,8 @@
  * complete FemPoisson discretisation (Q1, its own hanging-node constraints
  * and Dirichlet nodes) with the operator the finest level uses; the
  * coarsest is assembled for the direct (or AMG) coarse solve.  Q2 first
- * goes to Q1 on the finest forest.
+ * goes to Q1 on the finest forest (so does a matrix-free Q1 on a forest
+ * that cannot coarsen, to have an assembled coarsest level).
  *
  * The transfer from level c to level f is nodal interpolation: every node
  * of a fine cell that is not constrained takes the value of the coarse
@@ -399,7 +400,7 @@ PetscErrorCode FemPoissonMGCreate(FemPoisson fp, FemPoissonMG *out)
 {
   FemPoissonMG mg;
   p4est_t *chain[64];
-  int nh = 0, pq = fp->qe.degree > 1;
+  int nh = 0, pq;
 
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, &mg));
@@ -410,6 +411,9 @@ PetscErrorCode FemPoissonMGCreate(FemPoisson fp, FemPoissonMG *out)
     if (!c) break;
     chain[nh++] = cur = c;
   }
+  /* a Q1 level on the finest forest: below Q2, and as the assembled
+   * coarse level of a matrix-free operator on a forest that cannot coarsen */
+  pq = fp->qe.degree > 1 || (!nh && !fp->assembled);
   mg->nlev = 1 + pq + nh;
   PetscCall(PetscCalloc3(mg->nlev, &mg->lev, mg->nlev, &mg->forest, mg->nlev, &mg->tr));
   mg->lev[mg->nlev - 1] = fp;
