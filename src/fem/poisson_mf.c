@@ -34,15 +34,16 @@ struct fem_poisson_mf {
 };
 
 /* Index of entry (a, b) of a packed symmetric tensor. */
-static int sym(int a, int b)
-{
-  if (a > b) return sym(b, a);
-  return a * P4EST_DIM - a * (a - 1) / 2 + (b - a);
-}
+#ifndef P4_TO_P8
+static const int sym_index[2][2] = {{0, 1}, {1, 2}};
+#else
+static const int sym_index[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+#endif
+#define sym(a, b) sym_index[a][b]
 
 /* out = M (or M^T) applied along direction d of the n^dim tensor in; add:
  * out += instead. */
-static void contract(int n, int d, const double *M, int trans, int add, const double *in, double *out)
+static inline void contract(int n, int d, const double *M, int trans, int add, const double *in, double *out)
 {
   int s = 1, total = 1;
   for (int k = 0; k < d; k++) s *= n;
@@ -58,10 +59,12 @@ static void contract(int n, int d, const double *M, int trans, int add, const do
 
 /* y = K u on one cell: values at the points (B in every direction), their
  * reference gradients by the collocation derivative D, the metric, and
- * the transposed steps back. */
-static void cell_apply(const FemPoissonMF mf, p4est_locidx_t e, const double *u, double *y)
+ * the transposed steps back.  Inlined for each n, so that the compiler
+ * unrolls the short loops of the contractions. */
+static inline void cell_apply_n(const FemPoissonMF mf, p4est_locidx_t e, const double *u, double *y, const int n)
 {
-  const int n = mf->n, npts = mf->fp->qe.cell.npts;
+  int npts = 1;
+  for (int d = 0; d < P4EST_DIM; d++) npts *= n;
   const double *w = mf->fp->qe.cell.w, *G = mf->geo + mf->goff[e];
   const int cst = mf->gconst[e];
   double t0[FEM_MAX_VNODES], t1[FEM_MAX_VNODES], g[P4EST_DIM][FEM_MAX_VNODES];
@@ -94,6 +97,12 @@ static void cell_apply(const FemPoissonMF mf, p4est_locidx_t e, const double *u,
   contract(n, 1, mf->B, 1, 0, t1, t0);
   contract(n, 2, mf->B, 1, 0, t0, y);
 #endif
+}
+
+static void cell_apply(const FemPoissonMF mf, p4est_locidx_t e, const double *u, double *y)
+{
+  if (mf->n == 2) cell_apply_n(mf, e, u, y, 2);
+  else cell_apply_n(mf, e, u, y, 3);
 }
 
 /* y += sum over local cells of C^T K C x_e (x_e zero at Dirichlet nodes
