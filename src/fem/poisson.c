@@ -113,12 +113,10 @@ PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions 
   PetscCheck(opt->eig_its >= 1, fp->comm, PETSC_ERR_ARG_OUTOFRANGE, "the eigenvalue estimate needs at least 1 iteration");
   fp->opt = *opt;
   fp->assembled = opt->op == FEM_POISSON_ASSEMBLED;
-  if (opt->pc == FEM_POISSON_PC_MG) {
-    /* the -pc_ and -mg_ options of the command line still win */
-    PetscCall(KSPGetPC(fp->ksp, &pc));
-    PetscCall(PCSetType(pc, PCMG));
-    PetscCall(KSPSetFromOptions(fp->ksp));
-  }
+  /* the -pc_ and -mg_ options of the command line still win */
+  PetscCall(KSPGetPC(fp->ksp, &pc));
+  PetscCall(PCSetType(pc, opt->pc == FEM_POISSON_PC_MG ? PCMG : PCHYPRE));
+  PetscCall(KSPSetFromOptions(fp->ksp));
   PetscFunctionReturn(0);
 }
 
