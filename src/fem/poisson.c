@@ -16,13 +16,15 @@
 #include "fem/poisson_impl.h"
 #include "mesh/geom.h"
 
-/* Add the time since (cpu0, wall0) to the local work. */
+/* Add the time since (cpu0, wall0) to the local work (a multigrid level's
+ * to its finest level's). */
 void add_work(FemPoisson fp, double cpu0, double wall0)
 {
   double cpu, wall;
+  FemPoisson w = fp->work_owner ? fp->work_owner : fp;
   FemClocks(&cpu, &wall);
-  fp->work_cpu += cpu - cpu0;
-  fp->work_wall += wall - wall0;
+  w->work_cpu += cpu - cpu0;
+  w->work_wall += wall - wall0;
 }
 
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall)

@@ -100,8 +100,10 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
 PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
 
 /** This rank's own work since FemPoissonCreate, thread CPU and wall
- *  seconds: the element loop of the assembly and the face loop of the
- *  Kelly estimate, without the exchanges that wait on other ranks. */
+ *  seconds: the element loop of the assembly, the face loop of the Kelly
+ *  estimate and the cell loops of the matrix-free operator (on every
+ *  multigrid level, whose assembly loops count too), without the
+ *  exchanges that wait on other ranks. */
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 
 /** Evaluate an element's coefficient vector at reference point eta. */

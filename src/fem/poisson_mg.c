@@ -391,6 +391,7 @@ static PetscErrorCode level_create(FemPoisson fp, p4est_t *p4est, int degree, Pe
 {
   PetscFunctionBeginUser;
   PetscCall(FemPoissonCreateLevel(fp->comm, fp->prob, degree, assembled, fp->tree_bc, lev));
+  (*lev)->work_owner = fp;
   PetscCall(FemPoissonSetup(*lev, p4est));
   if (assembled) PetscCall(FemPoissonAssemble(*lev));
   PetscFunctionReturn(0);

@@ -343,7 +343,8 @@ PetscErrorCode AmrPoissonEstimate(AmrProblem p, double *eta2)
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &s->err2));
     PetscCall(FemPoissonExactError(s->fp, NULL, s->err2, &s->l2, &s->h1));
   }
-  /* the cycle's local work: the element loops of assembly and estimate */
+  /* the cycle's local work: the element loops of assembly and estimate and
+   * the matrix-free operator's cell loops (FemPoissonWorkTime) */
   FemPoissonWorkTime(s->fp, &cpu, &wall);
   PetscCall(AmrProblemLogWork(p, cpu - s->logged_cpu, wall - s->logged_wall));
   s->logged_cpu = cpu;
