@@ -1,5 +1,5 @@
 /** \file tracewrite.h
- * -trace_loads FILE: the app's half of the load trace (bench/loadtrace.h,
+ * -trace_loads FILE: the app's half of the load trace (balance/loadtrace.h,
  * the README's format): every balancing step appends the weighted curve
  * it saw, written collectively with MPI-IO (each rank its own cells at its
  * offset, rank 0 the headers and the per-rank arrays), never gathered. */
@@ -7,12 +7,7 @@
 #define AMR_APP_TRACEWRITE_H
 
 #include <petscsys.h>
-#ifndef P4_TO_P8
-#include <p4est.h>
-#else
-#include <p4est_to_p8est.h>
-#include <p8est.h>
-#endif
+#include "mesh/p4est_dim.h"
 #include "balance/loadtrace.h"
 
 typedef struct AmrTrace *AmrTrace;

@@ -2,45 +2,18 @@
 #include <math.h>
 #include <string.h>
 #include "fem/femutil.h"
-#include "fem/poisson.h"
+#include "fem/poisson_impl.h"
 #include "mesh/geom.h"
 
-/* The face codes of a 2D (3D) element fit in 4 (9) bits. */
-#define FEM_NCODES (1 << (P4EST_DIM == 2 ? 4 : 9))
-
-struct fem_poisson {
-  MPI_Comm comm;
-  const FemProblem *prob;
-  FemQElem qe;
-  p4est_t *p4est;
-  p4est_ghost_t *ghost;
-  p4est_lnodes_t *lnodes;
-  PetscInt nglobal;
-  PetscInt *gidx;      /* global number of every local node */
-  PetscInt *edof;      /* element x vnodes: global number, -1 if Dirichlet */
-  double *xnode;       /* 3 coordinates per local node */
-  char *dirichlet;     /* per local node */
-  double *gval;        /* Dirichlet value per local node */
-  double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
-  p4est_topidx_t *etree;      /* tree of every local element */
-  const p4est_quadrant_t **equad; /* quadrant of every local element */
-  char *taffine;              /* per tree: is its map affine */
-  double *tx0, *tJ;           /* per affine tree: image of the origin, Jacobian */
-  Mat A;
-  Vec b, u;            /* u is ghosted in lnodes' local order */
-  KSP ksp;
-  PetscBool guess;
-  double work_cpu, work_wall; /* element and face loops of assembly and estimation */
-  const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
-};
-
-/* Add the time since (cpu0, wall0) to the local work. */
-static void add_work(FemPoisson fp, double cpu0, double wall0)
+/* Add the time since (cpu0, wall0) to the local work (a multigrid level's
+ * to its finest level's). */
+void add_work(FemPoisson fp, double cpu0, double wall0)
 {
   double cpu, wall;
+  FemPoisson w = fp->work_owner ? fp->work_owner : fp;
   FemClocks(&cpu, &wall);
-  fp->work_cpu += cpu - cpu0;
-  fp->work_wall += wall - wall0;
+  w->work_cpu += cpu - cpu0;
+  w->work_wall += wall - wall0;
 }
 
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall)
@@ -49,7 +22,7 @@ void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall)
   *wall = fp->work_wall;
 }
 
-static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
+PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
 {
   PetscFunctionBeginUser;
   *C = NULL;
@@ -62,11 +35,10 @@ static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, c
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
-                                const char *prefix, FemPoisson *out)
+PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int degree, PetscBool assembled,
+                                     const signed char *tree_bc, FemPoisson *out)
 {
   FemPoisson fp;
-  PC pc;
 
   PetscFunctionBeginUser;
   PetscCheck(degree >= 1 && degree <= FEM_MAX_DEGREE, comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -74,7 +46,25 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
   PetscCall(PetscCalloc1(1, &fp));
   fp->comm = comm;
   fp->prob = prob;
+  fp->tree_bc = tree_bc;
+  fp->assembled = assembled;
   FemQElemInit(&fp->qe, degree);
+  *out = fp;
+  PetscFunctionReturn(0);
+}
+
+const char *const FemPoissonOperators[] = {"assembled", "matrix-free", "FemPoissonOperator", "FEM_POISSON_", NULL};
+const char *const FemPoissonPCTypes[] = {"amg", "mg", "FemPoissonPCType", "FEM_POISSON_PC_", NULL};
+
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
+                                const char *prefix, FemPoisson *out)
+{
+  FemPoisson fp;
+  PC pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(FemPoissonCreateLevel(comm, prob, degree, PETSC_TRUE, NULL, &fp));
+  fp->opt = (FemPoissonSolverOptions)FEM_POISSON_SOLVER_DEFAULTS;
   PetscCall(KSPCreate(comm, &fp->ksp));
   PetscCall(KSPSetType(fp->ksp, KSPCG));
   PetscCall(KSPGetPC(fp->ksp, &pc));
@@ -104,11 +94,30 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions *opt)
+{
+  PC pc;
+
+  PetscFunctionBeginUser;
+  PetscCheck(opt->cheby_degree >= 1, fp->comm, PETSC_ERR_ARG_OUTOFRANGE, "the Chebyshev degree must be at least 1");
+  PetscCheck(opt->smoothing_range > 1.0, fp->comm, PETSC_ERR_ARG_OUTOFRANGE, "the smoothing range must exceed 1");
+  PetscCheck(opt->eig_its >= 1, fp->comm, PETSC_ERR_ARG_OUTOFRANGE, "the eigenvalue estimate needs at least 1 iteration");
+  fp->opt = *opt;
+  fp->assembled = opt->op == FEM_POISSON_ASSEMBLED;
+  /* the -pc_ and -mg_ options of the command line still win */
+  PetscCall(KSPGetPC(fp->ksp, &pc));
+  PetscCall(PCSetType(pc, opt->pc == FEM_POISSON_PC_MG ? PCMG : PCHYPRE));
+  PetscCall(KSPSetFromOptions(fp->ksp));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode teardown(FemPoisson fp)
 {
   PetscFunctionBeginUser;
   /* The KSP keeps its type and options but must forget the old sizes. */
-  if (fp->A) PetscCall(KSPReset(fp->ksp));
+  if (fp->ksp && fp->b) PetscCall(KSPReset(fp->ksp));
+  PetscCall(FemPoissonMGDestroy(&fp->mg));
+  PetscCall(FemPoissonMFDestroy(&fp->mf));
   PetscCall(MatDestroy(&fp->A));
   PetscCall(VecDestroy(&fp->b));
   PetscCall(VecDestroy(&fp->u));
@@ -139,7 +148,7 @@ PetscErrorCode FemPoissonDestroy(FemPoisson *fpp)
   PetscFunctionBeginUser;
   if (!fp) PetscFunctionReturn(0);
   PetscCall(teardown(fp));
-  PetscCall(KSPDestroy(&fp->ksp));
+  if (fp->ksp) PetscCall(KSPDestroy(&fp->ksp));
   for (int c = 0; c < FEM_NCODES; c++) PetscCall(PetscFree(fp->ccache[c]));
   FemQElemFree(&fp->qe);
   PetscCall(PetscFree(fp));
@@ -151,6 +160,7 @@ PetscInt FemPoissonGlobalSize(FemPoisson fp) { return fp->nglobal; }
 int FemPoissonVNodes(FemPoisson fp) { return fp->qe.vnodes; }
 p4est_lnodes_t *FemPoissonLNodes(FemPoisson fp) { return fp->lnodes; }
 Mat FemPoissonMatrix(FemPoisson fp) { return fp->A; }
+Mat FemPoissonOperatorMat(FemPoisson fp) { return fp->assembled ? fp->A : FemPoissonMFMat(fp->mf); }
 
 /* Whether face f of quadrant q in tree t lies on the domain boundary. */
 static int boundary_face(const p4est_t *p4est, p4est_topidx_t t, const p4est_quadrant_t *q, int f)
@@ -199,7 +209,7 @@ static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
 
 /* Geometry at reference point eta of element quadrant q: physical point,
  * inverse Jacobian and |det J|. */
-static double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3],
+double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3],
                                double x[3], double Ji[3][3])
 {
   double J[3][3];
@@ -257,7 +267,7 @@ static FemBC face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q,
 }
 
 /* Whether row i of constraint matrix C (may be NULL) leaves node i free. */
-static int node_free(const double *C, int n, int i)
+int node_free(const double *C, int n, int i)
 {
   if (!C) return 1;
   for (int j = 0; j < n; j++)
@@ -509,12 +519,17 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
     fp->edof[k] = fp->dirichlet[node] ? -1 : fp->gidx[node];
   }
 
-  PetscCall(MatCreate(fp->comm, &fp->A));
-  PetscCall(MatSetSizes(fp->A, owned, owned, fp->nglobal, fp->nglobal));
-  PetscCall(MatSetType(fp->A, MATAIJ));
-  PetscCall(preallocate(fp));
-  PetscCall(MatSetOption(fp->A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
-  PetscCall(MatSetOption(fp->A, MAT_SYMMETRIC, PETSC_TRUE));
+  /* BoomerAMG needs the matrix, even under a matrix-free operator */
+  if (fp->assembled || (fp->ksp && fp->opt.pc == FEM_POISSON_PC_AMG)) {
+    PetscCall(MatCreate(fp->comm, &fp->A));
+    PetscCall(MatSetSizes(fp->A, owned, owned, fp->nglobal, fp->nglobal));
+    PetscCall(MatSetType(fp->A, MATAIJ));
+    PetscCall(preallocate(fp));
+    PetscCall(MatSetOption(fp->A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+    PetscCall(MatSetOption(fp->A, MAT_SYMMETRIC, PETSC_TRUE));
+  }
+  if (!fp->assembled) PetscCall(FemPoissonMFCreate(fp, &fp->mf));
+  if (fp->ksp && fp->opt.pc == FEM_POISSON_PC_MG) PetscCall(FemPoissonMGCreate(fp, &fp->mg));
   fp->guess = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -540,7 +555,7 @@ static void element_system_affine(FemPoisson fp, p4est_locidx_t e, double *K, do
       M[a][b] = 0.0;
       for (int c = 0; c < P4EST_DIM; c++) M[a][b] += Ji[a][c] * Ji[b][c];
     }
-  for (size_t k = 0; k < n2; k++) {
+  for (size_t k = 0; K && k < n2; k++) {
     double s = 0.0;
     for (int a = 0; a < P4EST_DIM; a++)
       for (int b = 0; b < P4EST_DIM; b++) s += M[a][b] * qe->stiff[(a * P4EST_DIM + b) * n2 + k];
@@ -568,16 +583,17 @@ static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K
   const p4est_topidx_t t = fp->etree[e];
   double g[FEM_MAX_VNODES * P4EST_DIM];
 
-  memset(K, 0, sizeof(double) * vn * vn);
+  if (K) memset(K, 0, sizeof(double) * vn * vn);
   memset(F, 0, sizeof(double) * vn);
   for (int k = 0; k < r->npts; k++) {
     double x[3], Ji[3][3];
     const double wq = r->w[k] * element_geometry(fp, t, fp->equad[e], r->eta + 3 * k, x, Ji);
     const double kw = wq * fp->prob->k(P4EST_DIM, x, (long)t), fw = wq * fp->prob->f(P4EST_DIM, x);
     const double *phi = r->phi + (size_t)k * vn;
+    for (int i = 0; i < vn; i++) F[i] += fw * phi[i];
+    if (!K) continue;
     physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
     for (int i = 0; i < vn; i++) {
-      F[i] += fw * phi[i];
       for (int j = i; j < vn; j++) {
         double s = 0.0;
         for (int a = 0; a < P4EST_DIM; a++) s += g[i * P4EST_DIM + a] * g[j * P4EST_DIM + a];
@@ -585,7 +601,7 @@ static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K
       }
     }
   }
-  for (int i = 0; i < vn; i++)
+  for (int i = 0; K && i < vn; i++)
     for (int j = 0; j < i; j++) K[i * vn + j] = K[j * vn + i];
 }
 
@@ -612,19 +628,21 @@ static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
   }
 }
 
-/* Element stiffness K (vn x vn) and load F, before constraints. */
-static void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+/* Element stiffness K (vn x vn; NULL: the load only) and load F, before
+ * constraints. */
+void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
   if (fp->prob->k_per_tree && fp->taffine[fp->etree[e]]) element_system_affine(fp, e, K, F);
   else element_system_quadrature(fp, e, K, F);
   element_neumann(fp, e, F);
 }
 
-/* K <- C^T K C and F <- C^T F for an element with hanging nodes. */
-static void apply_constraints(int n, const double *C, double *K, double *F)
+/* K <- C^T K C (unless K is NULL) and F <- C^T F for an element with
+ * hanging nodes. */
+void apply_constraints(int n, const double *C, double *K, double *F)
 {
   double T[FEM_MAX_VNODES * FEM_MAX_VNODES], G[FEM_MAX_VNODES];
-  for (int i = 0; i < n; i++)
+  for (int i = 0; K && i < n; i++)
     for (int j = 0; j < n; j++) {
       double s = 0.0;
       for (int k = 0; k < n; k++) s += K[i * n + k] * C[k * n + j];
@@ -634,7 +652,7 @@ static void apply_constraints(int n, const double *C, double *K, double *F)
     double s = 0.0;
     for (int k = 0; k < n; k++) s += C[k * n + i] * F[k];
     G[i] = s;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; K && j < n; j++) {
       double u = 0.0;
       for (int k = 0; k < n; k++) u += C[k * n + i] * T[k * n + j];
       K[i * n + j] = u;
@@ -650,6 +668,10 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
   double K[FEM_MAX_VNODES * FEM_MAX_VNODES], F[FEM_MAX_VNODES], cpu0, wall0;
 
   PetscFunctionBeginUser;
+  if (!fp->A) {
+    PetscCall(FemPoissonMFRHS(fp->mf, fp->b));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatZeroEntries(fp->A));
   PetscCall(VecZeroEntries(fp->b));
   FemClocks(&cpu0, &wall0);
@@ -712,9 +734,18 @@ PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef)
 PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
 {
   KSPConvergedReason reason;
+  Mat op = FemPoissonOperatorMat(fp);
+  PC pc;
+  PetscBool mg;
 
   PetscFunctionBeginUser;
-  PetscCall(KSPSetOperators(fp->ksp, fp->A, fp->A));
+  PetscCall(KSPSetOperators(fp->ksp, op, fp->A ? fp->A : op));
+  PetscCall(KSPGetPC(fp->ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &mg));
+  if (mg) {
+    PetscCheck(fp->mg, fp->comm, PETSC_ERR_USER_INPUT, "option -pc_type mg: use -poisson_pc mg for the geometric multigrid");
+    PetscCall(FemPoissonMGSetUpPC(fp->mg, pc));
+  }
   PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
   PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
   PetscCall(KSPGetConvergedReason(fp->ksp, &reason));

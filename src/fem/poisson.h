@@ -15,6 +15,26 @@
 
 typedef struct fem_poisson *FemPoisson;
 
+/** How the operator is applied: the assembled MPIAIJ matrix, or cell by
+ *  cell with sum factorisation on the tensor Gauss points. */
+typedef enum { FEM_POISSON_ASSEMBLED, FEM_POISSON_MATRIX_FREE } FemPoissonOperator;
+/** The preconditioner of CG: BoomerAMG on the assembled matrix, or the
+ *  geometric multigrid over the forest's coarsened levels. */
+typedef enum { FEM_POISSON_PC_AMG, FEM_POISSON_PC_MG } FemPoissonPCType;
+/** Option names of the two enums, in PetscOptionsEnum's form. */
+extern const char *const FemPoissonOperators[];
+extern const char *const FemPoissonPCTypes[];
+
+/** The solver's choices (-poisson_operator, -poisson_pc, -poisson_mg_*). */
+typedef struct {
+  FemPoissonOperator op;
+  FemPoissonPCType pc;
+  int cheby_degree;       /**< Chebyshev smoothing steps per level and sweep */
+  double smoothing_range; /**< Chebyshev works on [1.1 lmax / range, 1.1 lmax] */
+  int eig_its;            /**< CG iterations of the largest eigenvalue's estimate */
+} FemPoissonSolverOptions;
+#define FEM_POISSON_SOLVER_DEFAULTS {FEM_POISSON_ASSEMBLED, FEM_POISSON_PC_AMG, 4, 15.0, 10}
+
 /** Create a solver for problem prob with elements of the given degree (1 or
  *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its
  *  options from the database with prefix `prefix` (may be NULL). */
@@ -27,6 +47,10 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
  *  (the default) lets the problem decide everywhere.  The table is not
  *  copied: it must outlive fp.  Call before FemPoissonSetup(). */
 PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc);
+
+/** Choose the operator and the preconditioner (default assembled + AMG).
+ *  Call before FemPoissonSetup(). */
+PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions *opt);
 
 /** Free everything, including the lnodes and ghost layer built by setup. */
 PetscErrorCode FemPoissonDestroy(FemPoisson *fp);
@@ -71,8 +95,10 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total);
 PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
 
 /** This rank's own work since FemPoissonCreate, thread CPU and wall
- *  seconds: the element loop of the assembly and the face loop of the
- *  Kelly estimate, without the exchanges that wait on other ranks. */
+ *  seconds: the element loop of the assembly, the face loop of the Kelly
+ *  estimate and the cell loops of the matrix-free operator (on every
+ *  multigrid level, whose assembly loops count too), without the
+ *  exchanges that wait on other ranks. */
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 
 /** Evaluate an element's coefficient vector at reference point eta. */
@@ -87,7 +113,8 @@ int FemPoissonVNodes(FemPoisson fp);
 /** The lnodes of the current setup (owned by fp). */
 p4est_lnodes_t *FemPoissonLNodes(FemPoisson fp);
 
-/** The assembled matrix (for inspection: MatGetInfo). */
+/** The assembled matrix (for inspection: MatGetInfo); NULL under a
+ *  matrix-free operator with the multigrid, which assemble none. */
 Mat FemPoissonMatrix(FemPoisson fp);
 
 /** Values of the element coefficients of the children/parent after

@@ -18,6 +18,7 @@
 #include <p4est_ghost.h>
 #include <p4est_iterate.h>
 #include <p4est_lnodes.h>
+#include <p4est_search.h>
 #else
 #include <p4est_to_p8est.h>
 #include <p8est.h>
@@ -30,6 +31,7 @@
 #include <p8est_ghost.h>
 #include <p8est_iterate.h>
 #include <p8est_lnodes.h>
+#include <p8est_search.h>
 #endif
 
 #endif

@@ -221,6 +221,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   PoissonState *s;
   PetscInt degree = 1;
   char dirichlet[PETSC_MAX_PATH_LEN] = "", neumann[PETSC_MAX_PATH_LEN] = "";
+  FemPoissonSolverOptions sopt = FEM_POISSON_SOLVER_DEFAULTS;
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(p->comm, NULL, "Poisson problems", NULL);
@@ -229,6 +230,24 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
                                                  NULL, dirichlet, dirichlet, sizeof dirichlet, NULL));
   AMR_OPTION("-bc_neumann", PetscOptionsString("-bc_neumann", "Boundary parts (sets of the -mesh file, comma-separated) with Neumann data; default: the problem's own",
                                                NULL, neumann, neumann, sizeof neumann, NULL));
+  AMR_OPTION("-poisson_operator", PetscOptionsEnum("-poisson_operator", "How the operator is applied: assembled (MPIAIJ) or matrix-free (cell by cell, sum factorisation)",
+                                                   NULL, FemPoissonOperators, (PetscEnum)sopt.op, (PetscEnum *)&sopt.op, NULL));
+  AMR_OPTION("-poisson_pc", PetscOptionsEnum("-poisson_pc", "Preconditioner of CG: amg (BoomerAMG on the assembled matrix) or mg (geometric multigrid over the coarsened forests)",
+                                             NULL, FemPoissonPCTypes, (PetscEnum)sopt.pc, (PetscEnum *)&sopt.pc, NULL));
+  {
+    PetscInt deg = sopt.cheby_degree, its = sopt.eig_its;
+    PetscReal range = sopt.smoothing_range;
+    AMR_OPTION("-poisson_mg_smooth_degree", PetscOptionsInt("-poisson_mg_smooth_degree", "-poisson_pc mg: Chebyshev degree (smoothing steps) per level and sweep", NULL, deg, &deg, NULL));
+    AMR_OPTION("-poisson_mg_smoothing_range", PetscOptionsReal("-poisson_mg_smoothing_range", "-poisson_pc mg: Chebyshev smooths [1.1 lmax / range, 1.1 lmax] of the Jacobi-preconditioned level operator",
+                                                               NULL, range, &range, NULL));
+    AMR_OPTION("-poisson_mg_eig_its", PetscOptionsInt("-poisson_mg_eig_its", "-poisson_pc mg: CG iterations estimating lmax on each level", NULL, its, &its, NULL));
+    PetscCheck(deg >= 1 && deg <= 100, p->comm, PETSC_ERR_USER_INPUT, "option -poisson_mg_smooth_degree %" PetscInt_FMT ": must be from 1 to 100", deg);
+    PetscCheck(range > 1.0, p->comm, PETSC_ERR_USER_INPUT, "option -poisson_mg_smoothing_range %g: must exceed 1", (double)range);
+    PetscCheck(its >= 1 && its <= 1000, p->comm, PETSC_ERR_USER_INPUT, "option -poisson_mg_eig_its %" PetscInt_FMT ": must be from 1 to 1000", its);
+    sopt.cheby_degree = (int)deg;
+    sopt.smoothing_range = range;
+    sopt.eig_its = (int)its;
+  }
   PetscOptionsEnd();
   PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", p->ops->name, P4EST_DIM);
   PetscCheck(degree == 1 || degree == 2, p->comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", degree);
@@ -240,6 +259,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   p->degree = degree;
   /* the solver reads its -ksp_ and -pc_ options now, with the others */
   PetscCall(FemPoissonCreate(p->comm, pde, (int)degree, NULL, &s->fp));
+  PetscCall(FemPoissonSetSolver(s->fp, &sopt));
   s->vn = FemPoissonVNodes(s->fp);
   p->nsolvers = 1;
   p->solver_prefix[0] = "";
@@ -319,7 +339,8 @@ PetscErrorCode AmrPoissonEstimate(AmrProblem p, double *eta2)
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &s->err2));
     PetscCall(FemPoissonExactError(s->fp, NULL, s->err2, &s->l2, &s->h1));
   }
-  /* the cycle's local work: the element loops of assembly and estimate */
+  /* the cycle's local work: the element loops of assembly and estimate and
+   * the matrix-free operator's cell loops (FemPoissonWorkTime) */
   FemPoissonWorkTime(s->fp, &cpu, &wall);
   PetscCall(AmrProblemLogWork(p, cpu - s->logged_cpu, wall - s->logged_wall));
   s->logged_cpu = cpu;
