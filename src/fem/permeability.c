@@ -15,7 +15,7 @@
 #define OPTION "option -darcy_permeability"
 
 /* Largest SIGMA: |ln k| <= SIGMA sqrt(2 N) must stay far from overflow. */
-#define MAX_SIGMA 20.0
+#define MAX_SIGMA 20
 
 /* Largest grid of a file:PATH field (SPE10's has 1.1e6 cells). */
 #define MAX_FILE_CELLS (1L << 27)
@@ -91,7 +91,7 @@ static PetscErrorCode parse_lognormal(MPI_Comm comm, FemPermeability perm, const
   PetscCheck(strlen(args) < sizeof buf && split_commas(strcpy(buf, args), part, 3), comm, PETSC_ERR_USER_INPUT,
              OPTION " %s: lognormal takes three values, SIGMA,LENGTH,SEED", perm->spec);
   PetscCheck(FemParseReal(part[0], &sigma) && sigma > 0 && sigma <= MAX_SIGMA, comm, PETSC_ERR_USER_INPUT,
-             OPTION " %s: SIGMA '%s' is not a number in (0, %g]", perm->spec, part[0], MAX_SIGMA);
+             OPTION " %s: SIGMA '%s' is not a number in (0, %d]", perm->spec, part[0], MAX_SIGMA);
   PetscCheck(FemParseReal(part[1], &length) && length > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: LENGTH '%s' is not a positive number", perm->spec,
              part[1]);
   PetscCheck(FemParseInt(part[2], &seed) && seed >= 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: SEED '%s' is not a non-negative integer",
@@ -149,7 +149,7 @@ static PetscErrorCode read_grid(FemPermeability perm, const char *path, char *ms
   PetscCall(PetscMalloc1(ncells, &perm->cell));
   while (!msg[0] && fscanf(f, "%lf", &v) == 1) {
     if (!(isfinite(v) && v > 0))
-      snprintf(msg, len, OPTION ": file %s: value %ld (grid cell %ld, %ld, %ld) is %g, not a positive number", path, count + 1, count % dims[0],
+      snprintf(msg, len, OPTION ": file %s: value %ld (x, y, z index %ld, %ld, %ld from 0) is %g, not a positive number", path, count + 1, count % dims[0],
                count / dims[0] % dims[1], count / (dims[0] * dims[1]), v);
     else if (count < ncells)
       perm->cell[count] = v;
