@@ -21,9 +21,9 @@ PetscErrorCode DarcySolve(AmrProblem p);
 /** Destroy op: the pressure solver, then AmrAdvectionDestroy. */
 PetscErrorCode DarcyDestroy(AmrProblem p);
 
-/** Estimate op: the tracer's indicator (AmrAdvectionEstimate), raised to
- *  1 in the cells where ln k changes by more than -darcy_refine_jump
- *  between the cell's centre and the centres of same-size neighbours. */
+/** Estimate op: the larger of the tracer's indicator (AmrAdvectionEstimate)
+ *  and min(1, J / -darcy_refine_logk), J the largest change of ln k from
+ *  the cell's centre to the centres of same-size neighbours. */
 PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2);
 
 /** Adds the VTK cell field permeability: k at every cell's centre. */

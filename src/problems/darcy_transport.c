@@ -33,7 +33,7 @@ typedef struct {
   size_t ncoef;
   long revision; /* of the forest the pressure was solved on */
   FemPermeability perm; /* -darcy_permeability */
-  double refine_jump;   /* -darcy_refine_jump */
+  double refine_logk;   /* -darcy_refine_logk */
 } Darcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
@@ -116,14 +116,15 @@ static PetscErrorCode darcy_options(AmrProblem p, Darcy *d)
   char spec[PETSC_MAX_PATH_LEN + 16] = "constant:1";
 
   PetscFunctionBeginUser;
-  d->refine_jump = log(10.0);
+  d->refine_logk = 10 * log(10.0);
   PetscOptionsBegin(p->comm, NULL, "Darcy flow", NULL);
   AMR_OPTION("-darcy_permeability",
              PetscOptionsString("-darcy_permeability", "Permeability k(x): " FEM_PERMEABILITY_FORMS, NULL, spec, spec, sizeof spec, NULL));
-  AMR_OPTION("-darcy_refine_jump", PetscOptionsReal("-darcy_refine_jump", "Refine cells (to -amr_max_level) where ln k changes by more than this over one cell width",
-                                                    NULL, d->refine_jump, &d->refine_jump, NULL));
+  AMR_OPTION("-darcy_refine_logk",
+             PetscOptionsReal("-darcy_refine_logk", "Change of ln k within a cell width that the indicator weighs as a full tracer jump (1)", NULL,
+                              d->refine_logk, &d->refine_logk, NULL));
   PetscOptionsEnd();
-  PetscCheck(d->refine_jump > 0, p->comm, PETSC_ERR_USER_INPUT, "option -darcy_refine_jump %g: must be positive", d->refine_jump);
+  PetscCheck(d->refine_logk > 0, p->comm, PETSC_ERR_USER_INPUT, "option -darcy_refine_logk %g: must be positive", d->refine_logk);
   PetscCall(FemPermeabilityCreate(p->comm, spec, &d->perm));
   PetscFunctionReturn(0);
 }
@@ -234,9 +235,12 @@ static double logk_jump(const Darcy *d, const p4est_connectivity_t *conn, p4est_
   return jump;
 }
 
-/* The tracer's indicator, and 1 (a full tracer jump: above any refine
- * threshold, so refined up to -amr_max_level and never coarsened) where ln
- * k jumps by more than -darcy_refine_jump within a cell width. */
+/* The larger of the tracer's indicator and min(1, jump of ln k /
+ * -darcy_refine_logk): a term that scales with the cell width where ln k
+ * is smooth, so that the threshold strategy's gap between its refine and
+ * coarsen thresholds keeps the children of a refined cell (a term that is
+ * 0 or 1 refines a cell, finds its children below it, coarsens them, and
+ * so on every other cycle), and stays at the full jump along a jump. */
 PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2)
 {
   AmrAdvection *s = p->impl;
@@ -246,9 +250,10 @@ PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2)
   PetscCall(AmrAdvectionEstimate(p, eta2));
   for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      if (logk_jump(d, s->p4est->connectivity, t, p4est_quadrant_array_index(&tr->quadrants, i)) > d->refine_jump)
-        eta2[tr->quadrants_offset + i] = fmax(eta2[tr->quadrants_offset + i], 1);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const double term = fmin(1, logk_jump(d, s->p4est->connectivity, t, p4est_quadrant_array_index(&tr->quadrants, i)) / d->refine_logk);
+      eta2[tr->quadrants_offset + i] = fmax(eta2[tr->quadrants_offset + i], term * term);
+    }
   }
   PetscFunctionReturn(0);
 }

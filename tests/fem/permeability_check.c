@@ -15,8 +15,8 @@
  *              was written, to 1e-13 relative: the field is the same on any
  *              machine, rank count and run; another seed another field
  *   file       -spec file:PATH of the 16 x 16 test grid (value of cell
- *              (i, j): (1 + i + 16 j) / 1000, times 1e3 where i + j is
- *              even): every cell's centre and corners inside it, the
+ *              (i, j): (1 + i + 16 j) / 1000, times 1e4 where i + j is
+ *              even; contrast 1.28e6): every cell's centre and corners inside it, the
  *              domain's edges, any z
  *   ranks      -spec SPEC at 1000 points: every rank computes the same
  *              values bit for bit (a file is read by rank 0 only)
@@ -127,7 +127,7 @@ static PetscErrorCode check_reference(void)
 }
 
 /* The test grid's value of cell (i, j). */
-static double grid_value(int i, int j) { return (1 + i + 16 * j) / 1000.0 * ((i + j) % 2 ? 1 : 1e3); }
+static double grid_value(int i, int j) { return (1 + i + 16 * j) / 1000.0 * ((i + j) % 2 ? 1 : 1e4); }
 
 static PetscErrorCode check_file(const char *spec)
 {

@@ -3,14 +3,17 @@
 its cell field `permeability` against the field itself.
 
 check_permeability.py SERIES.pvd EVAL SPEC [--report FILE.jsonl] [--min-contrast C]
-                      [--min-outputs N]
+                      [--min-outputs N] [--level-at-y Y LEVEL]
 
 EVAL is tests/fem's permeability_check; it gives FemPermeabilityValue of
 SPEC at every cell's centre (the mean of the cell's corners: the centre of
 a (bi/tri)linear cell).  Every output of the series must hold the field,
 equal to those values to 1e-10 relative, with max/min at least C over the
 run (a field that is not there, or constant, fails).  With --report every
-record's `permeability` must be SPEC.  Exits 1 with one line on failure."""
+record's `permeability` must be SPEC.  With --level-at-y (a field that
+jumps along the line y = Y), every cell of the last output with a face on
+that line must be of level LEVEL, and some other cell coarser.  Exits 1
+with one line on failure."""
 import argparse
 import json
 import os
@@ -52,6 +55,7 @@ def main():
     p.add_argument("--report")
     p.add_argument("--min-contrast", type=float, default=1)
     p.add_argument("--min-outputs", type=int, default=1)
+    p.add_argument("--level-at-y", nargs=2, type=float)
     a = p.parse_args()
     files = [os.path.join(os.path.dirname(a.series), d.get("file")) for d in ET.parse(a.series).getroot().iter("DataSet")]
     if len(files) < a.min_outputs:
@@ -77,6 +81,17 @@ def main():
         if err[worst] > 1e-10:
             fail("%s: cell %d at %s: permeability %.17g, the field %.17g", f, worst, x[worst], k[worst], want[worst])
         lo, hi, ncells = min(lo, k.min()), max(hi, k.max()), ncells + len(k)
+    if a.level_at_y:
+        y, want_level = a.level_at_y
+        xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+        conn = vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(grid.GetNumberOfCells(), -1)
+        ys = xyz[conn][:, :, 1]
+        on = (np.abs(ys.min(axis=1) - y) < 1e-12) | (np.abs(ys.max(axis=1) - y) < 1e-12)
+        level = vtk_to_numpy(grid.GetCellData().GetArray("level"))
+        if not on.any() or np.any(level[on] != want_level) or level.min() >= want_level:
+            fail("%s: cells on y = %g at levels %s, expected all %d; levels of the others from %d", f, y,
+                 sorted(set(level[on].tolist())), want_level, level.min())
+        print("%s: the %d cells on y = %g are of level %d, the others from %d" % (f, on.sum(), y, want_level, level.min()))
     if hi / lo < a.min_contrast:
         fail("%s: permeability in [%g, %g], contrast %.3g below %g", a.series, lo, hi, hi / lo, a.min_contrast)
     if a.report:
