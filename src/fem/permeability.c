@@ -81,6 +81,14 @@ static int split_commas(char *buf, char *part[], int n)
   }
 }
 
+static PetscErrorCode parse_constant(MPI_Comm comm, FemPermeability perm, const char *args)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(FemParseReal(args, &perm->k) && perm->k > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: K '%s' is not a positive number", perm->spec, args);
+  perm->kind = PERM_CONSTANT;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode parse_lognormal(MPI_Comm comm, FemPermeability perm, const char *args)
 {
   char buf[256], *part[3];
@@ -182,34 +190,32 @@ static PetscErrorCode parse_file(MPI_Comm comm, FemPermeability perm, const char
   PetscFunctionReturn(0);
 }
 
+/* The spec forms by name: each parses what follows its "NAME:". */
+static const struct {
+  const char *name;
+  PetscErrorCode (*parse)(MPI_Comm comm, FemPermeability perm, const char *args);
+} forms[] = {{"constant", parse_constant}, {"lognormal", parse_lognormal}, {"file", parse_file}};
+
 PetscErrorCode FemPermeabilityCreate(MPI_Comm comm, const char *spec, FemPermeability *perm)
 {
   FemPermeability p;
   const char *colon = strchr(spec, ':');
-  size_t kind = colon ? (size_t)(colon - spec) : strlen(spec);
+  const size_t len = colon ? (size_t)(colon - spec) : 0;
+  PetscErrorCode err = 0;
+  int found = 0;
 
   PetscFunctionBeginUser;
   *perm = NULL;
   PetscCall(PetscCalloc1(1, &p));
   PetscCall(PetscStrallocpy(spec, &p->spec));
-  if (colon && kind == 8 && !strncmp(spec, "constant", kind)) {
-    p->kind = PERM_CONSTANT;
-    if (!FemParseReal(colon + 1, &p->k) || !(p->k > 0)) {
-      PetscCall(FemPermeabilityDestroy(&p));
-      SETERRQ(comm, PETSC_ERR_USER_INPUT, OPTION " %s: K '%s' is not a positive number", spec, colon + 1);
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+    if (colon && len == strlen(forms[f].name) && !strncmp(spec, forms[f].name, len)) {
+      found = 1;
+      err = forms[f].parse(comm, p, colon + 1);
     }
-  } else if (colon && kind == 9 && !strncmp(spec, "lognormal", kind)) {
-    PetscErrorCode err = parse_lognormal(comm, p, colon + 1);
-    if (err) PetscCall(FemPermeabilityDestroy(&p));
-    PetscCall(err);
-  } else if (colon && kind == 4 && !strncmp(spec, "file", kind)) {
-    PetscErrorCode err = parse_file(comm, p, colon + 1);
-    if (err) PetscCall(FemPermeabilityDestroy(&p));
-    PetscCall(err);
-  } else {
-    PetscCall(FemPermeabilityDestroy(&p));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, OPTION " %s: not one of " FEM_PERMEABILITY_FORMS, spec);
-  }
+  if (!found || err) PetscCall(FemPermeabilityDestroy(&p));
+  PetscCheck(found, comm, PETSC_ERR_USER_INPUT, OPTION " %s: not one of " FEM_PERMEABILITY_FORMS, spec);
+  PetscCall(err);
   *perm = p;
   PetscFunctionReturn(0);
 }

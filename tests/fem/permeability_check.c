@@ -199,6 +199,7 @@ int main(int argc, char **argv)
   char check[64] = "", spec[PETSC_MAX_PATH_LEN + 16] = "";
   PetscReal sigma = 1, length = 0.01;
   PetscInt seed = 1, dim = 2;
+  int status = 0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-check", check, sizeof check, NULL));
@@ -207,25 +208,22 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-length", &length, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-seed", &seed, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-dim", &dim, NULL));
-  if (!strcmp(check, "stats"))
-    PetscCall(check_stats(sigma, length, (long)seed, (int)dim));
-  else if (!strcmp(check, "reference"))
-    PetscCall(check_reference());
-  else if (!strcmp(check, "file"))
-    PetscCall(check_file(spec));
-  else if (!strcmp(check, "ranks"))
-    PetscCall(check_ranks(spec));
-  else if (!strcmp(check, "eval")) {
+  if (!strcmp(check, "eval"))
     PetscCall(eval(spec));
-    PetscCall(PetscFinalize());
-    return 0;
-  } else {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "permeability_check: error: option -check: '%s' is not stats, reference, file, ranks or eval\n", check));
-    PetscCall(PetscFinalize());
-    return 1;
+  else {
+    if (!strcmp(check, "stats"))
+      PetscCall(check_stats(sigma, length, (long)seed, (int)dim));
+    else if (!strcmp(check, "reference"))
+      PetscCall(check_reference());
+    else if (!strcmp(check, "file"))
+      PetscCall(check_file(spec));
+    else if (!strcmp(check, "ranks"))
+      PetscCall(check_ranks(spec));
+    else
+      CHECK_MSG(0, "option -check: '%s' is not stats, reference, file, ranks or eval", check);
+    status = check_finish(PETSC_COMM_WORLD);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", check, status ? "FAILED" : "passed"));
   }
-  const int fail = check_finish(PETSC_COMM_WORLD);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", check, fail ? "FAILED" : "passed"));
   PetscCall(PetscFinalize());
-  return fail;
+  return status;
 }
