@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The figures of the weights study (config/weights-study.sh, issue 15).
+"""The figures of the weights study (config/weights-study.sh).
 
     python3 postprocess/weights_study.py [-o DIR] REPORT.jsonl [MORE.jsonl ...]
 

@@ -21,6 +21,17 @@ PetscErrorCode DarcySolve(AmrProblem p);
 /** Destroy op: the pressure solver, then AmrAdvectionDestroy. */
 PetscErrorCode DarcyDestroy(AmrProblem p);
 
+/** Estimate op: the larger of the tracer's indicator (AmrAdvectionEstimate)
+ *  and min(1, J / -darcy_refine_logk), J the largest change of ln k from
+ *  the cell's centre to the centres of same-size neighbours. */
+PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2);
+
+/** Adds the VTK cell field permeability: k at every cell's centre. */
+PetscErrorCode DarcyPermeabilityVTK(AmrProblem p, AmrVtkData *vd);
+
+/** Adds the report field permeability: the -darcy_permeability spec. */
+PetscErrorCode DarcyReport(AmrProblem p, json_line *j);
+
 /** b = -k grad p in the cell of pt (ctx: the state DarcyCreate made). */
 void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3]);
 

@@ -6,7 +6,8 @@
  * advects the tracer injected at the well with b = -k grad p (the
  * advection family, advection.h).  Only the cells of load type 1 and their
  * face neighbours advect (the transport zone), so type-1 cells really cost
- * more.  The pressure solve is timed and reported, not weighed.
+ * more.  The pressure solve is timed and reported, not weighed.  k(x) is
+ * -darcy_permeability's field (fem/permeability.h).
  * reactive-transport shares all of this (darcy.h).
  */
 #include "problems/darcy.h"
@@ -14,6 +15,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/options.h"
+#include "fem/permeability.h"
 #include "fem/poisson.h"
 #include "mesh/geom.h"
 
@@ -29,6 +32,8 @@ typedef struct {
   double *coef; /* Q1 pressure coefficients per cell, local then ghost */
   size_t ncoef;
   long revision; /* of the forest the pressure was solved on */
+  FemPermeability perm; /* -darcy_permeability */
+  double refine_logk;   /* -darcy_refine_logk */
 } Darcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
@@ -46,12 +51,17 @@ static double zero_source(int dim, const double x[3])
   return 0;
 }
 
-static double unit_permeability(int dim, const double x[3], long tree)
+/* FemProblem.k has no context: the field of the pressure being solved,
+ * set by pressure() before it assembles (a process solves one Darcy
+ * pressure at a time; the option check makes a second Darcy problem that
+ * never solves). */
+static FemPermeability solving;
+
+static double permeability(int dim, const double x[3], long tree)
 {
   (void)dim;
-  (void)x;
   (void)tree;
-  return 1;
+  return FemPermeabilityValue(solving, x);
 }
 
 static FemBC wells_bc(int dim, const double x[3], const double n[3])
@@ -69,7 +79,7 @@ static const FemProblem pressure_problem = {
   .u = pressure_bc_value,
   .grad = NULL,
   .f = zero_source,
-  .k = unit_permeability,
+  .k = permeability,
   .bc = wells_bc,
 };
 
@@ -88,7 +98,7 @@ void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3])
   for (int i = 0; i < vn; i++)
     for (int a = 0; a < DIM; a++)
       for (int e = 0; e < DIM; e++) g[a] += c[i] * dphi[i * DIM + e] * Ji[e][a];
-  const double k = unit_permeability(DIM, x, pt->tree);
+  const double k = FemPermeabilityValue(d->perm, x);
   for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
 }
 
@@ -101,6 +111,24 @@ double DarcyInflow(void *ctx, const double x[3], double t)
 
 static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0};
 
+static PetscErrorCode darcy_options(AmrProblem p, Darcy *d)
+{
+  char spec[PETSC_MAX_PATH_LEN + 16] = "constant:1";
+
+  PetscFunctionBeginUser;
+  d->refine_logk = 10 * log(10.0);
+  PetscOptionsBegin(p->comm, NULL, "Darcy flow", NULL);
+  AMR_OPTION("-darcy_permeability",
+             PetscOptionsString("-darcy_permeability", "Permeability k(x): " FEM_PERMEABILITY_FORMS, NULL, spec, spec, sizeof spec, NULL));
+  AMR_OPTION("-darcy_refine_logk",
+             PetscOptionsReal("-darcy_refine_logk", "Change of ln k within a cell width that the indicator weighs as a full tracer jump (1)", NULL,
+                              d->refine_logk, &d->refine_logk, NULL));
+  PetscOptionsEnd();
+  PetscCheck(d->refine_logk > 0, p->comm, PETSC_ERR_USER_INPUT, "option -darcy_refine_logk %g: must be positive", d->refine_logk);
+  PetscCall(FemPermeabilityCreate(p->comm, spec, &d->perm));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode DarcyCreate(AmrProblem p)
 {
   AmrAdvection *s;
@@ -112,6 +140,7 @@ PetscErrorCode DarcyCreate(AmrProblem p)
   PetscCall(PetscCalloc1(1, &d));
   s->extra = d;
   s->ctx = d;
+  PetscCall(darcy_options(p, d));
   PetscCheck(!FemQElemInit(&d->qe, 1), p->comm, PETSC_ERR_PLIB, "Q1 element");
   PetscCall(FemPoissonCreate(p->comm, &pressure_problem, 1, "darcy_", &d->fp));
   p->nsolvers = 1;
@@ -142,6 +171,7 @@ static PetscErrorCode pressure(AmrAdvection *s, Darcy *d)
 
   PetscFunctionBeginUser;
   d->p4est = AdvectForest(s->adv);
+  solving = d->perm;
   PetscCall(FemPoissonSetup(d->fp, d->p4est));
   PetscCall(FemPoissonAssemble(d->fp));
   PetscCall(FemPoissonSolve(d->fp, &s->ksp_its, &rnorm));
@@ -185,8 +215,90 @@ PetscErrorCode DarcySolve(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-/* The tracer's fields and the pressure at the corners of every cell (Q1,
- * hanging nodes constrained), solved on this forest at this cycle's start. */
+/* The largest change of ln k from the centre of the cell to the points one
+ * cell width away across its faces (the centres of same-size neighbours;
+ * outside the domain a file's field is its boundary cells'). */
+static double logk_jump(const Darcy *d, const p4est_connectivity_t *conn, p4est_topidx_t t, const p4est_quadrant_t *q)
+{
+  double eta[3] = {0.5, 0.5, 0.5}, x[3], centre, jump = 0;
+
+  AmrGeomQuadMap(conn, t, q, eta, x, NULL);
+  centre = log(FemPermeabilityValue(d->perm, x));
+  for (int a = 0; a < DIM; a++) {
+    for (int side = -1; side <= 1; side += 2) {
+      eta[a] = 0.5 + side;
+      AmrGeomQuadMap(conn, t, q, eta, x, NULL);
+      jump = fmax(jump, fabs(log(FemPermeabilityValue(d->perm, x)) - centre));
+    }
+    eta[a] = 0.5;
+  }
+  return jump;
+}
+
+/* The larger of the tracer's indicator and min(1, jump of ln k /
+ * -darcy_refine_logk): a term that scales with the cell width where ln k
+ * is smooth, so that the threshold strategy's gap between its refine and
+ * coarsen thresholds keeps the children of a refined cell (a term that is
+ * 0 or 1 refines a cell, finds its children below it, coarsens them, and
+ * so on every other cycle), and stays at the full jump along a jump. */
+PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2)
+{
+  AmrAdvection *s = p->impl;
+  const Darcy *d = s->extra;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrAdvectionEstimate(p, eta2));
+  for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const double term = fmin(1, logk_jump(d, s->p4est->connectivity, t, p4est_quadrant_array_index(&tr->quadrants, i)) / d->refine_logk);
+      eta2[tr->quadrants_offset + i] = fmax(eta2[tr->quadrants_offset + i], term * term);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode DarcyPermeabilityVTK(AmrProblem p, AmrVtkData *vd)
+{
+  AmrAdvection *s = p->impl;
+  const Darcy *d = s->extra;
+  const double centre[3] = {0.5, 0.5, 0.5};
+  double *k, x[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &k));
+  for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      AmrGeomQuadMap(s->p4est->connectivity, t, p4est_quadrant_array_index(&tr->quadrants, i), centre, x, NULL);
+      k[tr->quadrants_offset + i] = FemPermeabilityValue(d->perm, x);
+    }
+  }
+  PetscCall(AmrVtkAddCellField(vd, "permeability", k));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode DarcyReport(AmrProblem p, json_line *j)
+{
+  const Darcy *d = ((AmrAdvection *)p->impl)->extra;
+
+  PetscFunctionBeginUser;
+  json_str(j, "permeability", FemPermeabilitySpec(d->perm));
+  PetscFunctionReturn(0);
+}
+
+/* darcy-transport's report: the advection family's and the permeability. */
+static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
+{
+  PetscFunctionBeginUser;
+  PetscCall(AmrAdvectionReport(p, j));
+  PetscCall(DarcyReport(p, j));
+  PetscFunctionReturn(0);
+}
+
+/* The tracer's fields, the permeability and the pressure at the corners
+ * of every cell (Q1, hanging nodes constrained), solved on this forest at
+ * this cycle's start. */
 static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
@@ -196,6 +308,7 @@ static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
   PetscFunctionBeginUser;
   PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
   PetscCall(AmrAdvectionVTK(p, vd));
+  PetscCall(DarcyPermeabilityVTK(p, vd));
   PetscCall(FemPoissonPointValues(d->fp, &pressure));
   PetscCall(AmrVtkAddPointField(vd, "pressure", pressure));
   PetscFunctionReturn(0);
@@ -208,6 +321,8 @@ PetscErrorCode DarcyDestroy(AmrProblem p)
 
   PetscFunctionBeginUser;
   if (d) {
+    if (solving == d->perm) solving = NULL;
+    PetscCall(FemPermeabilityDestroy(&d->perm));
     PetscCall(FemPoissonDestroy(&d->fp));
     FemQElemFree(&d->qe);
     PetscCall(PetscFree(d->coef));
@@ -225,11 +340,11 @@ const AmrProblemOps amr_problem_darcy_transport = {
   .setup = AmrAdvectionSetup,
   .initial = AmrAdvectionInitial,
   .solve = DarcySolve,
-  .estimate = AmrAdvectionEstimate,
+  .estimate = DarcyEstimate,
   .adapt = AmrAdvectionAdapt,
   .load_types = AmrAdvectionLoadTypes,
   .monitor = AmrAdvectionMonitor,
-  .report = AmrAdvectionReport,
+  .report = darcy_report,
   .vtk = darcy_vtk,
   .destroy = DarcyDestroy,
   .save = AmrAdvectionSave,

@@ -239,6 +239,7 @@ static PetscErrorCode reactive_report(AmrProblem p, json_line *j)
   json_int(j, "cells_reacting", r->ntype[REACTION_REACTING]);
   json_int(j, "cells_reacted", r->ntype[REACTION_REACTED]);
   PetscCall(AmrAdvectionReportTransport(p, j));
+  PetscCall(DarcyReport(p, j));
   json_real(j, "mass_a", r->mass_a);
   json_real(j, "mass_b", r->mass_b);
   json_real(j, "mass_c", r->mass_c);
@@ -257,6 +258,7 @@ static PetscErrorCode reactive_vtk(AmrProblem p, AmrVtkData *vd)
 
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionVTK(p, vd));
+  PetscCall(DarcyPermeabilityVTK(p, vd));
   for (int f = 0; f < NFIELDS; f++) {
     double *v;
     PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &v));
@@ -301,7 +303,7 @@ const AmrProblemOps amr_problem_reactive_transport = {
   .setup = reactive_setup,
   .initial = reactive_initial,
   .solve = reactive_solve,
-  .estimate = AmrAdvectionEstimate,
+  .estimate = DarcyEstimate,
   .adapt = AmrAdvectionAdapt,
   .load_types = reactive_load_types,
   .monitor = reactive_monitor,

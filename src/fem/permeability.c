@@ -1,0 +1,259 @@
+/*
+ * The permeability fields of the Darcy problems (permeability.h).
+ */
+#include "fem/permeability.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fem/femutil.h"
+
+#define OPTION "option -darcy_permeability"
+
+/* Largest SIGMA: |ln k| <= SIGMA sqrt(2 N) must stay far from overflow. */
+#define MAX_SIGMA 20
+
+/* Largest grid of a file:PATH field (SPE10's has 1.1e6 cells). */
+#define MAX_FILE_CELLS (1L << 27)
+
+typedef enum { PERM_CONSTANT, PERM_LOGNORMAL, PERM_FILE } PermKind;
+
+struct _p_FemPermeability {
+  PermKind kind;
+  char *spec;
+  double k;                                   /* constant */
+  double amp;                                 /* lognormal: SIGMA sqrt(2 / N) */
+  double kappa[FEM_PERMEABILITY_MODES][3];    /* wave vectors */
+  double phase[FEM_PERMEABILITY_MODES];
+  int n[3];                                   /* file: grid cells per direction (NZ 1 for a 2D file) */
+  double *cell;                               /* file: NX NY NZ values, x fastest */
+};
+
+/* splitmix64 (Steele, Lea and Flood 2014): 64 bits of state, the same
+ * sequence on every platform, unlike rand(). */
+static uint64_t splitmix64(uint64_t *state)
+{
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1): 53 random bits, never 0 (Box-Muller takes its log). */
+static double uniform(uint64_t *state) { return ((double)(splitmix64(state) >> 11) + 0.5) * 0x1.0p-53; }
+
+/* Standard normal by Box-Muller (one of the pair). */
+static double normal(uint64_t *state)
+{
+  const double r = sqrt(-2 * log(uniform(state)));
+  return r * cos(6.283185307179586 * uniform(state));
+}
+
+/* ln k = SIGMA sqrt(2/N) sum_j cos(kappa_j . x + phi_j) with kappa_j from
+ * the covariance's spectral density N(0, I / LENGTH^2) and phi_j uniform:
+ * mean 0, variance SIGMA^2, covariance SIGMA^2 exp(-r^2 / (2 LENGTH^2))
+ * over the ensemble; Gaussian as N grows.  3D wave vectors: a 2D run sees
+ * the plane z = 0, itself a field of the same covariance. */
+static void lognormal_modes(FemPermeability perm, double sigma, double length, uint64_t seed)
+{
+  uint64_t state = seed;
+  perm->amp = sigma * sqrt(2.0 / FEM_PERMEABILITY_MODES);
+  for (int j = 0; j < FEM_PERMEABILITY_MODES; j++) {
+    for (int a = 0; a < 3; a++) perm->kappa[j][a] = normal(&state) / length;
+    perm->phase[j] = 6.283185307179586 * uniform(&state);
+  }
+}
+
+/* Split "A,B,C" (a copy in buf) into exactly n parts. */
+static int split_commas(char *buf, char *part[], int n)
+{
+  int m = 0;
+  for (char *s = buf;; s++) {
+    if (m == n) return 0;
+    part[m++] = s;
+    s = strchr(s, ',');
+    if (!s) return m == n;
+    *s = 0;
+  }
+}
+
+static PetscErrorCode parse_constant(MPI_Comm comm, FemPermeability perm, const char *args)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(FemParseReal(args, &perm->k) && perm->k > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: K '%s' is not a positive number", perm->spec, args);
+  perm->kind = PERM_CONSTANT;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode parse_lognormal(MPI_Comm comm, FemPermeability perm, const char *args)
+{
+  char buf[256], *part[3];
+  double sigma, length;
+  long seed;
+
+  PetscFunctionBeginUser;
+  PetscCheck(strlen(args) < sizeof buf && split_commas(strcpy(buf, args), part, 3), comm, PETSC_ERR_USER_INPUT,
+             OPTION " %s: lognormal takes three values, SIGMA,LENGTH,SEED", perm->spec);
+  PetscCheck(FemParseReal(part[0], &sigma) && sigma > 0 && sigma <= MAX_SIGMA, comm, PETSC_ERR_USER_INPUT,
+             OPTION " %s: SIGMA '%s' is not a number in (0, %d]", perm->spec, part[0], MAX_SIGMA);
+  PetscCheck(FemParseReal(part[1], &length) && length > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: LENGTH '%s' is not a positive number", perm->spec,
+             part[1]);
+  PetscCheck(FemParseInt(part[2], &seed) && seed >= 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: SEED '%s' is not a non-negative integer",
+             perm->spec, part[2]);
+  perm->kind = PERM_LOGNORMAL;
+  lognormal_modes(perm, sigma, length, (uint64_t)seed);
+  PetscFunctionReturn(0);
+}
+
+/* The header line: 2 or 3 positive integers; their count, -1 if malformed. */
+static int parse_header(const char *line, long dims[3])
+{
+  int n = 0;
+  for (const char *s = line;;) {
+    char *end;
+    long v;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return n;
+    if (n == 3) return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || errno || v < 1 || (*end && !isspace((unsigned char)*end))) return -1;
+    dims[n++] = v;
+    s = end;
+  }
+}
+
+/* Rank 0's read of a file:PATH grid into perm->n and perm->cell; a bad
+ * file puts one sentence into msg instead (msg[0] != 0). */
+static PetscErrorCode read_grid(FemPermeability perm, const char *path, char *msg, size_t len)
+{
+  char line[256];
+  long dims[3] = {1, 1, 1}, count = 0, ncells;
+  double v;
+  FILE *f;
+  int nd;
+
+  PetscFunctionBeginUser;
+  msg[0] = 0;
+  f = fopen(path, "r");
+  if (!f) {
+    snprintf(msg, len, OPTION ": file %s: cannot open it (%s)", path, strerror(errno));
+    PetscFunctionReturn(0);
+  }
+  nd = fgets(line, sizeof line, f) ? parse_header(line, dims) : -1;
+  if (nd != 2 && nd != 3)
+    snprintf(msg, len, OPTION ": file %s: the first line is not a header NX NY [NZ] of positive integers", path);
+  else if ((double)dims[0] * (double)dims[1] * (double)dims[2] > (double)MAX_FILE_CELLS)
+    snprintf(msg, len, OPTION ": file %s: a grid of %ld x %ld x %ld cells is more than %ld", path, dims[0], dims[1], dims[2], MAX_FILE_CELLS);
+  if (msg[0]) {
+    fclose(f);
+    PetscFunctionReturn(0);
+  }
+  ncells = dims[0] * dims[1] * dims[2];
+  PetscCall(PetscMalloc1(ncells, &perm->cell));
+  while (!msg[0] && fscanf(f, "%lf", &v) == 1) {
+    if (!(isfinite(v) && v > 0))
+      snprintf(msg, len, OPTION ": file %s: value %ld (x, y, z index %ld, %ld, %ld from 0) is %g, not a positive number", path, count + 1, count % dims[0],
+               count / dims[0] % dims[1], count / (dims[0] * dims[1]), v);
+    else if (count < ncells)
+      perm->cell[count] = v;
+    count++;
+  }
+  if (!msg[0] && !feof(f)) snprintf(msg, len, OPTION ": file %s: value %ld is not a number", path, count + 1);
+  if (!msg[0] && count != ncells)
+    snprintf(msg, len, OPTION ": file %s: %ld values, but its header asks for %ld (%ld x %ld x %ld)", path, count, ncells, dims[0], dims[1], dims[2]);
+  fclose(f);
+  for (int a = 0; a < 3; a++) perm->n[a] = (int)dims[a];
+  PetscFunctionReturn(0);
+}
+
+/* Rank 0 reads, every rank gets the grid or the same error. */
+static PetscErrorCode parse_file(MPI_Comm comm, FemPermeability perm, const char *path)
+{
+  char msg[PETSC_MAX_PATH_LEN + 256] = "";
+  PetscMPIInt rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCheck(path[0], comm, PETSC_ERR_USER_INPUT, OPTION " %s: no PATH after file:", perm->spec);
+  if (rank == 0) PetscCall(read_grid(perm, path, msg, sizeof msg));
+  PetscCallMPI(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, comm));
+  PetscCheck(!msg[0], comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  PetscCallMPI(MPI_Bcast(perm->n, 3, MPI_INT, 0, comm));
+  if (rank != 0) PetscCall(PetscMalloc1((size_t)perm->n[0] * perm->n[1] * perm->n[2], &perm->cell));
+  PetscCallMPI(MPI_Bcast(perm->cell, perm->n[0] * perm->n[1] * perm->n[2], MPI_DOUBLE, 0, comm));
+  perm->kind = PERM_FILE;
+  PetscFunctionReturn(0);
+}
+
+/* The spec forms by name: each parses what follows its "NAME:". */
+static const struct {
+  const char *name;
+  PetscErrorCode (*parse)(MPI_Comm comm, FemPermeability perm, const char *args);
+} forms[] = {{"constant", parse_constant}, {"lognormal", parse_lognormal}, {"file", parse_file}};
+
+PetscErrorCode FemPermeabilityCreate(MPI_Comm comm, const char *spec, FemPermeability *perm)
+{
+  FemPermeability p;
+  const char *colon = strchr(spec, ':');
+  const size_t len = colon ? (size_t)(colon - spec) : 0;
+  PetscErrorCode err = 0;
+  int found = 0;
+
+  PetscFunctionBeginUser;
+  *perm = NULL;
+  PetscCall(PetscCalloc1(1, &p));
+  PetscCall(PetscStrallocpy(spec, &p->spec));
+  for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+    if (colon && len == strlen(forms[f].name) && !strncmp(spec, forms[f].name, len)) {
+      found = 1;
+      err = forms[f].parse(comm, p, colon + 1);
+    }
+  if (!found || err) PetscCall(FemPermeabilityDestroy(&p));
+  PetscCheck(found, comm, PETSC_ERR_USER_INPUT, OPTION " %s: not one of " FEM_PERMEABILITY_FORMS, spec);
+  PetscCall(err);
+  *perm = p;
+  PetscFunctionReturn(0);
+}
+
+/* The grid cell of coordinate x in [0, 1] with n cells; clamped, so that
+ * x = 1 is in the last cell. */
+static int grid_index(double x, int n)
+{
+  const double s = floor(x * n);
+  return s < 0 ? 0 : s >= n ? n - 1 : (int)s;
+}
+
+double FemPermeabilityValue(FemPermeability perm, const double x[3])
+{
+  switch (perm->kind) {
+  case PERM_CONSTANT:
+    return perm->k;
+  case PERM_LOGNORMAL: {
+    double s = 0;
+    for (int j = 0; j < FEM_PERMEABILITY_MODES; j++) s += cos(perm->kappa[j][0] * x[0] + perm->kappa[j][1] * x[1] + perm->kappa[j][2] * x[2] + perm->phase[j]);
+    return exp(perm->amp * s);
+  }
+  case PERM_FILE: {
+    const int *n = perm->n;
+    return perm->cell[grid_index(x[0], n[0]) + (size_t)n[0] * (grid_index(x[1], n[1]) + (size_t)n[1] * grid_index(x[2], n[2]))];
+  }
+  }
+  return NAN;
+}
+
+const char *FemPermeabilitySpec(FemPermeability perm) { return perm->spec; }
+
+PetscErrorCode FemPermeabilityDestroy(FemPermeability *perm)
+{
+  PetscFunctionBeginUser;
+  if (!*perm) PetscFunctionReturn(0);
+  PetscCall(PetscFree((*perm)->spec));
+  PetscCall(PetscFree((*perm)->cell));
+  PetscCall(PetscFree(*perm));
+  PetscFunctionReturn(0);
+}
