@@ -453,7 +453,7 @@ static lb_err check_options(void)
   PetscErrorCode ierr;
   char *why = NULL;
   PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
-  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL);
+  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL, NULL);
   PetscPopErrorHandler();
   if (!ierr) return LB_OK;
   PetscErrorMessage(ierr, NULL, &why);

@@ -42,6 +42,7 @@ struct fem_poisson {
   KSP ksp;
   PetscBool guess;
   double work_cpu, work_wall; /* element and face loops of assembly and estimation */
+  double ksp_cpu, ksp_wall;   /* KSPSolve, waits included */
   const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
 };
 
@@ -58,6 +59,12 @@ void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall)
 {
   *cpu = fp->work_cpu;
   *wall = fp->work_wall;
+}
+
+void FemPoissonSolveTime(FemPoisson fp, double *cpu, double *wall)
+{
+  *cpu = fp->ksp_cpu;
+  *wall = fp->ksp_wall;
 }
 
 static PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
@@ -716,11 +723,16 @@ PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef)
 PetscErrorCode FemPoissonSolve(FemPoisson fp, PetscInt *its, PetscReal *rnorm)
 {
   KSPConvergedReason reason;
+  double cpu0, wall0, cpu1, wall1;
 
   PetscFunctionBeginUser;
   PetscCall(KSPSetOperators(fp->ksp, fp->A, fp->A));
   PetscCall(KSPSetInitialGuessNonzero(fp->ksp, fp->guess));
+  FemClocks(&cpu0, &wall0);
   PetscCall(KSPSolve(fp->ksp, fp->b, fp->u));
+  FemClocks(&cpu1, &wall1);
+  fp->ksp_cpu += cpu1 - cpu0;
+  fp->ksp_wall += wall1 - wall0;
   PetscCall(KSPGetConvergedReason(fp->ksp, &reason));
   PetscCall(KSPGetIterationNumber(fp->ksp, its));
   PetscCall(KSPGetResidualNorm(fp->ksp, rnorm));

@@ -287,6 +287,19 @@ PetscErrorCode AmrPoissonSetup(AmrProblem p, p4est_t *p4est)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AmrProblemSolveTimed(AmrProblem p, FemPoisson fp, PetscInt *its, PetscReal *rnorm)
+{
+  double cpu0, wall0, cpu1, wall1;
+
+  PetscFunctionBeginUser;
+  FemPoissonSolveTime(fp, &cpu0, &wall0);
+  PetscCall(FemPoissonSolve(fp, its, rnorm));
+  FemPoissonSolveTime(fp, &cpu1, &wall1);
+  p->ksp_cpu = cpu1 - cpu0;
+  p->ksp_wall = wall1 - wall0;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrPoissonSolve(AmrProblem p)
 {
   PoissonState *s = p->impl;
@@ -301,7 +314,7 @@ PetscErrorCode AmrPoissonSolve(AmrProblem p)
   PetscCall(FemPoissonAssemble(s->fp));
   s->t[1] = MPI_Wtime() - t0;
   t0 = MPI_Wtime();
-  PetscCall(FemPoissonSolve(s->fp, &s->its, &s->rnorm));
+  PetscCall(AmrProblemSolveTimed(p, s->fp, &s->its, &s->rnorm));
   s->t[2] = MPI_Wtime() - t0;
   PetscCall(FemPoissonElementCoefficients(s->fp, s->coef));
   s->guess = PETSC_TRUE;

@@ -6,6 +6,7 @@
 #ifndef AMR_PROBLEMS_POISSON_H
 #define AMR_PROBLEMS_POISSON_H
 
+#include "fem/poisson.h"
 #include "fem/problem.h"
 #include "problems/problem.h"
 
@@ -29,6 +30,11 @@ PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
     NAME, HELP, DATA, AmrPoissonCreate, AmrPoissonSetup, NULL, AmrPoissonSolve, AmrPoissonEstimate, AmrPoissonAdapt, NULL, AmrPoissonMonitor, \
       AmrPoissonReport, AmrPoissonVTK, AmrPoissonDestroy, AmrPoissonSave, AmrPoissonLoad, NULL \
   }
+
+/** FemPoissonSolve for problem p, with this rank's KSPSolve time of the
+ *  solve (FemPoissonSolveTime) in p->ksp_cpu and p->ksp_wall: the Poisson
+ *  problems' and darcy-transport's pressure solve. */
+PetscErrorCode AmrProblemSolveTimed(AmrProblem p, FemPoisson fp, PetscInt *its, PetscReal *rnorm);
 
 /** The data of the registered Poisson problem called name; NULL when name
  *  is not a registered Poisson problem. */

@@ -2,6 +2,7 @@
  * `const AmrProblemOps amr_problem_NAME`, then add X(NAME) to this list. */
 #include "problems/problem.h"
 
+#include <math.h>
 #include <string.h>
 
 #define AMR_PROBLEM_LIST(X) \
@@ -65,6 +66,7 @@ PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const A
   p->cycles = 8;
   p->state.sim_time = -1;
   p->state.step = -1;
+  p->ksp_cpu = p->ksp_wall = NAN;
   *out = p;
   PetscCall(ops->create(p));
   PetscFunctionReturn(0);
