@@ -5,7 +5,9 @@ check_report.py fields REPORT
     every record has the fields the issue asks for, and they agree with
     each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
-    accumulate the per-cycle numbers.
+    accumulate the per-cycle numbers; with a linear solve (t_ksp) each
+    rank's KSP time rank_ksp_time within t_ksp, its thread CPU time
+    rank_ksp_cpu within it.
 check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
     last rebalance is recomputed from rank_time ((t_max - t_avg) N per
@@ -85,7 +87,24 @@ def check_fields(recs):
             bad.append("cycle %d: cells migrated without a rebalance" % i)
         if n <= 2 and r["comm_edges"] > n - 1:
             bad.append("cycle %d: %d communicating pairs on %d ranks" % (i, r["comm_edges"], n))
+        bad += check_ksp(i, r)
     return bad
+
+
+def check_ksp(i, r):
+    """Each rank's KSPSolve time: present with a linear solve (ksp_its of a
+    Poisson problem), one per rank, within the cycle's KSP wall time t_ksp
+    (the solve's maximum over ranks), thread CPU within wall."""
+    if "t_ksp" not in r:
+        return []
+    wall, cpu, n = r.get("rank_ksp_time"), r.get("rank_ksp_cpu"), r["ranks"]
+    if wall is None or cpu is None or len(wall) != n or len(cpu) != n:
+        return ["cycle %d: rank_ksp_time/rank_ksp_cpu missing or not of length %d" % (i, n)]
+    if not all(0 < w <= r["t_ksp"] * (1 + 1e-9) for w in wall):
+        return ["cycle %d: rank_ksp_time %s not within (0, t_ksp %g]" % (i, wall, r["t_ksp"])]
+    if not all(0 <= c <= w * 1.01 + 1e-3 for c, w in zip(cpu, wall)):
+        return ["cycle %d: rank_ksp_cpu %s above rank_ksp_time %s" % (i, cpu, wall)]
+    return []
 
 
 def check_decide(path, recs, max_mean):
