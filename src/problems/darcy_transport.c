@@ -120,19 +120,6 @@ PetscErrorCode DarcyCreate(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-/* Wall time this rank has spent in KSPSolve so far (PETSc's event log). */
-static PetscErrorCode ksp_time(double *t)
-{
-  PetscLogEvent ev;
-  PetscEventPerfInfo info;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscLogEventGetId("KSPSolve", &ev));
-  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
-  *t = info.time;
-  PetscFunctionReturn(0);
-}
-
 /* Solve for the pressure on the current forest, hand b = -k grad p to the
  * tracer's cells and ghosts, and rebuild its face data for the new
  * velocity. */
@@ -162,19 +149,12 @@ PetscErrorCode DarcySolve(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s->extra;
-  PetscBool logging;
-  double t0 = MPI_Wtime(), k0, k1;
+  double t0 = MPI_Wtime();
 
   PetscFunctionBeginUser;
-  /* the KSP time comes from PETSc's event log, switched on here when
-   * -log_view did not */
-  PetscCall(PetscLogIsActive(&logging));
-  if (!logging) PetscCall(PetscLogDefaultBegin());
-  PetscCall(ksp_time(&k0));
   PetscCall(pressure(p, s, d));
-  PetscCall(ksp_time(&k1));
   s->t_poisson = MPI_Wtime() - t0;
-  s->t_ksp = k1 - k0;
+  s->t_ksp = p->ksp_wall;
   {
     int *zone; /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps its own copy) */
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &zone));
