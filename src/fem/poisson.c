@@ -881,16 +881,20 @@ static double diameter(FemPoisson fp, const KellySide *s)
   return sqrt(d);
 }
 
-/* k grad(u_h) . n of side s at its reference point eta. */
+/* k grad(u_h) . n of side s at its reference point eta.  k is this
+ * side's: taken a little inside the cell, since a coefficient may jump
+ * across the face (problem jump) and on the face it is either side's. */
 static double side_flux(FemPoisson fp, const KellySide *s, const double eta[3], const double n[3])
 {
-  double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0;
+  double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0, inside[3], xi[3], Jk[3][3];
   element_geometry(fp, s->t, s->q, eta, x, Ji);
   FemQElemEval(&fp->qe, eta, NULL, dphi);
   physical_gradients(fp->qe.vnodes, dphi, Ji, g);
   for (int i = 0; i < fp->qe.vnodes; i++)
     for (int a = 0; a < P4EST_DIM; a++) gn += s->coef[i] * g[i * P4EST_DIM + a] * n[a];
-  return gn * fp->prob->k(P4EST_DIM, x, (long)s->t);
+  for (int d = 0; d < 3; d++) inside[d] = eta[d] + 1e-6 * (0.5 - eta[d]);
+  element_geometry(fp, s->t, s->q, inside, xi, Jk);
+  return gn * fp->prob->k(P4EST_DIM, xi, (long)s->t);
 }
 
 /* Reference coordinates in quadrant b of the point at reference eta of
