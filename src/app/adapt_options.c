@@ -52,7 +52,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
   AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
   AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report, sizeof o->report,
                                            &set_report));
-  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle", NULL, o->vtk_interval, &o->vtk_interval, NULL));
+  AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle (the initial state of a problem with time and the last cycle always)", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
   PetscCheck(strategy_known(o->strategy), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)",
              o->strategy, slist);

@@ -95,6 +95,40 @@ static PetscErrorCode amr_reread(void *ctx)
   PetscFunctionReturn(0);
 }
 
+/* The other problems that read an option this run's problem does not
+ * (-adv_degree given to lshape), found by letting each read the options
+ * and asking whether it queried the name. */
+static PetscErrorCode amr_owner(void *ctx, const char *name, char *hint, size_t len)
+{
+  const AmrReread *r = ctx;
+  char dashed[258], value[PETSC_MAX_PATH_LEN] = "", current[64] = "", owners[400] = "";
+  const AmrProblemOps *ops;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", current, sizeof current, NULL));
+  PetscCall(PetscSNPrintf(dashed, sizeof dashed, "-%s", name));
+  PetscCall(PetscOptionsGetString(NULL, NULL, dashed, value, sizeof value, &has));
+  for (int i = 0; (ops = AmrProblemGet(i)); i++) {
+    AmrProblem p = NULL;
+    PetscBool used;
+    if (!strcmp(AmrProblemOpsName(ops), current)) continue;
+    /* a fresh entry, not yet queried */
+    PetscCall(PetscOptionsClearValue(NULL, dashed));
+    PetscCall(PetscOptionsSetValue(NULL, dashed, value[0] ? value : NULL));
+    /* its error is no error of this run: a problem of the other dimension
+     * refuses only after reading its options, which is all we ask of it */
+    (void)AmrProblemCreate(r->comm, ops, r->mesh, 0, &p);
+    PetscCall(AmrProblemDestroy(&p));
+    PetscCall(PetscOptionsUsed(NULL, name, &used)); /* the database's name has no dash */
+    if (!used) continue;
+    if (owners[0]) PetscCall(PetscStrlcat(owners, ", ", sizeof owners));
+    PetscCall(PetscStrlcat(owners, AmrProblemOpsName(ops), sizeof owners));
+  }
+  if (owners[0]) PetscCall(PetscSNPrintf(hint, len, " (an option of -problem %s, not read by %s%s)", owners, current[0] ? "-problem " : "a run without -problem", current));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode amr_run(MPI_Comm comm)
 {
   AmrDriverOptions opt;
@@ -124,7 +158,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
     int nsolvers;
     const char *const *prefix;
     PetscCall(AmrProblemGetSolvers(cyc ? AmrCycleGetProblem(cyc) : NULL, &nsolvers, &prefix));
-    PetscCall(AmrOptionsCheckUnused(comm, nsolvers, prefix, amr_reread, &r));
+    PetscCall(AmrOptionsCheckUnused(comm, nsolvers, prefix, amr_reread, amr_owner, &r));
   }
   PetscCall(AmrMeshCreate(comm, opt.mesh, &mesh));
   PetscCall(AmrMeshSetBoundaryShapes(comm, &mesh, opt.shape_set ? opt.shape : NULL));

@@ -26,6 +26,7 @@ struct _p_AmrCycle {
   AmrProblem problem;
   AmrAdaptOptions adapt; /* -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
   PetscInt cycles;       /* -amr_cycles */
+  PetscInt monitor;      /* -monitor_interval: human lines every K-th cycle (0: every cycle to 10, every 10th to 100, ...) */
   PetscBool fixed;       /* -amr_strategy uniform on a problem with time: the mesh stays */
   AmrLbOptions lbo;
   AmrLb lb;
@@ -107,12 +108,23 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     PetscInt cycles = p ? p->cycles : 8;
     AmrAdaptOptionsDefaults(p ? p->strategy : "fraction", min_level, p ? p->max_level : P4EST_QMAXLEVEL, &cyc->adapt);
     PetscCall(AmrAdaptOptionsRead(comm, &cyc->adapt));
+    PetscInt monitor = 0;
     PetscOptionsBegin(comm, NULL, "Cycle", NULL);
-    AMR_OPTION("-amr_cycles", PetscOptionsInt("-amr_cycles", "Number of cycles (problems with time: at most this many, until -t_final)", NULL, cycles,
-                                              &cycles, NULL));
+    AMR_OPTION("-amr_cycles",
+               PetscOptionsInt("-amr_cycles",
+                               "Stationary problems (Poisson family): the number of solve-estimate-adapt cycles, default 8; problems with time: "
+                               "an upper bound on the cycles (one cycle = the time steps up to the next adaptation), the run ends at -t_final "
+                               "(default: no bound)",
+                               NULL, cycles, &cycles, NULL));
+    AMR_OPTION("-monitor_interval", PetscOptionsInt("-monitor_interval",
+                                                    "Print the human lines of every K-th cycle (the first and the last always; the report has every "
+                                                    "cycle); 0: every cycle up to 10, every 10th up to 100, every 100th up to 1000, ...",
+                                                    NULL, monitor, &monitor, NULL));
     PetscOptionsEnd();
     PetscCheck(cycles >= 1, comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": must be at least 1", cycles);
+    PetscCheck(monitor >= 0, comm, PETSC_ERR_USER_INPUT, "option -monitor_interval %" PetscInt_FMT ": must not be negative", monitor);
     cyc->cycles = cycles;
+    cyc->monitor = monitor;
     cyc->fixed = !strcmp(cyc->adapt.strategy, "uniform") && p && p->state.sim_time >= 0;
     PetscCall(AmrLbOptionsRead(comm, p ? p->ntypes : 1, &cyc->lbo));
     PetscCheck(cyc->lbo.weights != AMR_LB_MEASURED || !p || p->ops->cell_costs, comm, PETSC_ERR_USER_INPUT,
@@ -591,7 +603,8 @@ PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm)
 
 /* The cycle's VTK output at the problem's time (the cycle without one):
  * the problem's point and cell fields, the indicator and the load type,
- * besides the tree, level and rank the writer adds. */
+ * besides the tree, level and rank the writer adds.  cycle < 0: the
+ * initial state, which has no indicator yet. */
 static PetscErrorCode write_vtk(AmrCycle cyc, int cycle)
 {
   const AmrProblem p = cyc->problem;
@@ -602,9 +615,11 @@ static PetscErrorCode write_vtk(AmrCycle cyc, int cycle)
   PetscFunctionBeginUser;
   AmrVtkDataInit(&d, p->mesh->geom, 1);
   if (p->ops->vtk) PetscCall(p->ops->vtk(p, &d));
-  PetscCall(PetscMalloc1((size_t)n + 1, &eta));
-  for (p4est_locidx_t e = 0; e < n; e++) eta[e] = sqrt(cyc->eta2[e]);
-  PetscCall(AmrVtkAddCellField(&d, "indicator", eta));
+  if (cycle >= 0) {
+    PetscCall(PetscMalloc1((size_t)n + 1, &eta));
+    for (p4est_locidx_t e = 0; e < n; e++) eta[e] = sqrt(cyc->eta2[e]);
+    PetscCall(AmrVtkAddCellField(&d, "indicator", eta));
+  }
   if (p->ops->load_types) {
     PetscCall(PetscMalloc1((size_t)n + 1, &type));
     for (p4est_locidx_t e = 0; e < n; e++) type[e] = cyc->types[e];
@@ -614,6 +629,29 @@ static PetscErrorCode write_vtk(AmrCycle cyc, int cycle)
   /* the problem's arrays are the cycle's to free, as ours */
   for (int k = 0; k < d.npoint; k++) PetscCall(PetscFree(d.point[k].values));
   for (int k = 0; k < d.ncell; k++) PetscCall(PetscFree(d.cell[k].values));
+  PetscFunctionReturn(0);
+}
+
+/* Each rank's KSPSolve time of the cycle, wall and thread CPU, beside the
+ * weighed local work (rank_time): the solve's own imbalance, which the
+ * weights do not see.  Absent for a problem without a linear solve. */
+static PetscErrorCode report_ksp(AmrCycle cyc, json_line *j)
+{
+  const AmrProblem p = cyc->problem;
+  const int P = cyc->p4est->mpisize;
+  double mine[2] = {p->ksp_wall, p->ksp_cpu}, *all, *wall, *cpu;
+
+  PetscFunctionBeginUser;
+  if (isnan(mine[0])) PetscFunctionReturn(0);
+  PetscCall(PetscMalloc3(2 * P, &all, P, &wall, P, &cpu));
+  PetscCallMPI(MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, cyc->comm));
+  for (int r = 0; r < P; r++) {
+    wall[r] = all[2 * r];
+    cpu[r] = all[2 * r + 1];
+  }
+  json_reals(j, "rank_ksp_time", P, wall);
+  json_reals(j, "rank_ksp_cpu", P, cpu);
+  PetscCall(PetscFree3(all, wall, cpu));
   PetscFunctionReturn(0);
 }
 
@@ -650,11 +688,23 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
     json_real(&j, key, t[ph]);
   }
   AmrLbRecordJSON(&j, cyc->lb, lr);
+  PetscCall(report_ksp(cyc, &j));
   PetscCall(p->ops->report(p, &j));
   json_end(&j);
   /* on disk before the cycle's checkpoint: a killed run loses no record */
   if (cyc->report) fflush(cyc->report);
   PetscFunctionReturn(0);
+}
+
+/* Whether a cycle's human lines are printed (-monitor_interval): a long
+ * run prints tens of lines, not one per cycle. */
+static PetscBool monitored(const AmrCycle cyc, int cycle, PetscBool last)
+{
+  int every = 1;
+  if (last || cycle == cyc->first) return PETSC_TRUE;
+  if (cyc->monitor > 0) return cycle % cyc->monitor == 0 ? PETSC_TRUE : PETSC_FALSE;
+  while (cycle >= 10 * every) every *= 10;
+  return cycle % every == 0 ? PETSC_TRUE : PETSC_FALSE;
 }
 
 PetscErrorCode AmrCycleRun(AmrCycle cyc)
@@ -663,11 +713,20 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
   p4est_t *p4est = cyc->p4est;
 
   PetscFunctionBeginUser;
+  /* a problem with time shows where it starts (not again on a restart) */
+  if (cyc->vtk && cyc->first == 0 && p->state.sim_time >= 0) {
+    double t0 = MPI_Wtime();
+    PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
+    PetscCall(cell_arrays(cyc));
+    PetscCall(write_vtk(cyc, -1));
+    PetscCall(PetscLogStagePop());
+    cyc->total[PH_OUTPUT] += MPI_Wtime() - t0;
+  }
   for (int cycle = cyc->first;; cycle++) {
     double t[NPHASES] = {0}, t0;
     const long long cells = (long long)p4est->global_num_quadrants;
     AmrLbRecord lr;
-    PetscBool last;
+    PetscBool last, show;
 
     PetscCall(cell_arrays(cyc));
     PetscCall(AmrLbWindowStart(cyc->lb, p4est, cyc->types));
@@ -690,12 +749,14 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
     if (p->ops->load_types) PetscCall(p->ops->load_types(p, cyc->types));
     t[PH_ESTIMATE] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
-    PetscCall(p->ops->monitor(p, cycle));
     last = p->state.done || cycle + 1 >= cyc->cycles;
+    show = monitored(cyc, cycle, last);
+    if (show) PetscCall(p->ops->monitor(p, cycle));
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
-    if (cyc->vtk && cycle % cyc->adapt.vtk_interval == 0) PetscCall(write_vtk(cyc, cycle));
+    /* the last cycle always: the run's final state */
+    if (cyc->vtk && (cycle % cyc->adapt.vtk_interval == 0 || last)) PetscCall(write_vtk(cyc, cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
@@ -729,7 +790,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &tc, 1, MPI_DOUBLE, MPI_MAX, cyc->comm));
       cyc->total[PH_OUTPUT] += tc;
     }
-    PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs, t[PH_SOLVE]));
+    if (show) PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs, t[PH_SOLVE]));
     PetscCall(AmrLbRecordFree(&lr));
     if (last) {
       if (cyc->restarts)

@@ -584,6 +584,8 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   p4est_locidx_t *counts;
   AmrCommGraph g0, g1;
   lb_metrics mt;
+  lb_decide_input decide_in = {0};
+  lb_decision decision = LB_DECIDE_REBALANCE; /* also what a rebalance without -lb_threshold counts as */
   int eligible;
 
   PetscFunctionBeginUser;
@@ -610,6 +612,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   r->excess_loss_rank_s = lb->decide.excess;
   r->residual_loss_rank_s = lb->decide.residual;
   r->balance_cost_rank_s = NAN;
+  r->predicted_loss_rank_s = r->predicted_cycle_gain_rank_s = NAN;
   r->decision = "no_chance";
   eligible = allow && lb->o.method && (cycle + 1) % lb->o.interval == 0;
   if (lb->trace) PetscCall(trace_cycle(lb, p4est, types, w, eligible, r));
@@ -643,18 +646,23 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
      * since the measurement can have unbalanced the partition that
      * measured well: the floor looks at both. */
     r->balance_cost_rank_s = r->predicted_migration_s * P;
+    /* and the coming cycle alone, by the weights: the kept partition's
+     * loss and what the new one saves of it */
+    decide_in.lost_rank_s = r->excess_loss_rank_s;
+    decide_in.cost_rank_s = r->balance_cost_rank_s;
+    decide_in.kept_rank_s = unit * (vmax(P, before) - vsum(P, before) / P) * P;
+    decide_in.gain_rank_s = fmax(0, unit * (vmax(P, before) - vmax(P, after)) * P);
+    decide_in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
+    decide_in.floor_pct = lb->o.threshold;
+    r->predicted_loss_rank_s = decide_in.kept_rank_s;
+    r->predicted_cycle_gain_rank_s = decide_in.gain_rank_s;
     if (lb->o.threshold < 0) {
       r->rebalanced = 1;
       r->decision = "always";
     } else {
-      const lb_decide_input in = {.lost_rank_s = r->excess_loss_rank_s,
-                                  .cost_rank_s = r->balance_cost_rank_s,
-                                  .imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct),
-                                  .floor_pct = lb->o.threshold};
-      lb_decision d;
-      LB_CHECK(lb->comm, lb_decide(&in, &d));
-      r->rebalanced = d == LB_DECIDE_REBALANCE;
-      r->decision = lb_decision_name(d);
+      LB_CHECK(lb->comm, lb_decide(&lb->decide, &decide_in, &decision));
+      r->rebalanced = decision == LB_DECIDE_REBALANCE || decision == LB_DECIDE_GAIN;
+      r->decision = lb_decision_name(decision);
     }
   }
   PetscCall(AmrCommGraphMeasure(p4est, &g0));
@@ -667,7 +675,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
     r->migrated_cells_max = st.max_moved;
     r->migrate_time_s = st.wall_s;
     if (st.max_moved > 0) LB_CHECK(lb->comm, lb_migration_model_add(&lb->migration, st.max_moved, st.wall_s));
-    lb_decide_rebalanced(&lb->decide);
+    lb_decide_rebalanced(&lb->decide, decision, &decide_in);
     PetscCall(AmrCommGraphFree(&g0));
     g0 = g1;
   } else {
@@ -750,6 +758,8 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "excess_loss_rank_s", r->excess_loss_rank_s);
   json_real(j, "residual_loss_rank_s", r->residual_loss_rank_s);
   json_real(j, "balance_cost_rank_s", r->balance_cost_rank_s);
+  json_real(j, "predicted_loss_rank_s", r->predicted_loss_rank_s);
+  json_real(j, "predicted_cycle_gain_rank_s", r->predicted_cycle_gain_rank_s);
   json_str(j, "lb_decision", r->decision);
   json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
   json_int(j, "migrated_cells_max", r->migrated_cells_max);
@@ -783,6 +793,8 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   /* why -lb_threshold's rule did or did not rebalance */
   if (!strcmp(r->decision, "rebalance"))
     PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "gain"))
+    PetscCall(PetscSNPrintf(why, sizeof why, ", next cycle's predicted gain %.3g > cost %.3g rank-s", r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_floor"))
@@ -827,6 +839,12 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateSetReal(st, "lb.decide_excess", lb->decide.excess));
   PetscCall(AmrCkpStateSetReal(st, "lb.decide_residual", lb->decide.residual));
   PetscCall(AmrCkpStateSetInt(st, "lb.decide_rebalanced", lb->decide.rebalanced));
+  PetscCall(AmrCkpStateSetInt(st, "lb.decide_trust", lb->decide.trust));
+  PetscCall(AmrCkpStateSetInt(st, "lb.decide_promised", lb->decide.promised));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_expected", lb->decide.expected));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_promise_cost", lb->decide.promise_cost));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_last", lb->decide.last));
+  PetscCall(AmrCkpStateSetReal(st, "lb.decide_before", lb->decide.before));
   PetscCall(AmrCkpStateSetReal(st, "lb.elapsed_s", MPI_Wtime() - lb->t_start));
   PetscCall(AmrCkpStateSetReal(st, "lb.lost_rank_s", lb->lost));
   PetscCall(AmrCkpStateSetReal(st, "lb.lb_total_s", lb->lb_total));
@@ -874,6 +892,14 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateGetReal(st, "lb.decide_residual", &lb->decide.residual));
   PetscCall(AmrCkpStateGetInt(st, "lb.decide_rebalanced", &n));
   lb->decide.rebalanced = n != 0;
+  PetscCall(AmrCkpStateGetInt(st, "lb.decide_trust", &n));
+  lb->decide.trust = n != 0;
+  PetscCall(AmrCkpStateGetInt(st, "lb.decide_promised", &n));
+  lb->decide.promised = n != 0;
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_expected", &lb->decide.expected));
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_promise_cost", &lb->decide.promise_cost));
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_last", &lb->decide.last));
+  PetscCall(AmrCkpStateGetReal(st, "lb.decide_before", &lb->decide.before));
   PetscCall(AmrCkpStateGetReal(st, "lb.elapsed_s", &elapsed));
   PetscCall(AmrCkpStateGetReal(st, "lb.lost_rank_s", &lb->lost));
   PetscCall(AmrCkpStateGetReal(st, "lb.lb_total_s", &lb->lb_total));

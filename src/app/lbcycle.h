@@ -72,7 +72,9 @@ typedef struct {
   double excess_loss_rank_s;  /**< measured (t_rank_max - t_rank_avg) P since the last rebalance beyond the residual, this cycle's included */
   double residual_loss_rank_s; /**< the least loss of a cycle since the last rebalance, this cycle's included (0 before the first) */
   double balance_cost_rank_s; /**< predicted_migration_s P; NaN when the cycle had no chance to balance */
-  const char *decision;      /**< "rebalance", "below_floor", "below_cost" (the rule), "always" (no -lb_threshold), "no_chance" */
+  double predicted_loss_rank_s; /**< the coming cycle's loss on the kept partition by the weights, (max - mean) P; NaN: no chance */
+  double predicted_cycle_gain_rank_s; /**< what the proposed partition saves of it in the coming cycle; NaN: no chance */
+  const char *decision;      /**< "rebalance", "below_floor", "below_cost", "gain" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
   double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */
   long long edge_cut;        /**< cell faces between ranks after the cycle */

@@ -9,25 +9,37 @@ void lb_decide_init(lb_decide_state *s)
   s->excess = 0;
   s->residual = 0;
   s->rebalanced = 0;
+  s->trust = 1;
+  s->promised = 0;
+  s->expected = s->promise_cost = 0;
+  s->last = s->before = 0;
 }
 
 lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s)
 {
   if (!(isfinite(loss_rank_s) && loss_rank_s >= 0))
     return lb_error(LB_ERR_ARG, "decide: a cycle's loss %g must be finite and non-negative", loss_rank_s);
+  if (s->promised) s->trust = s->expected - loss_rank_s >= s->promise_cost && loss_rank_s <= s->before;
+  s->promised = 0;
+  s->last = loss_rank_s;
   if (s->rebalanced) s->residual = fmin(s->residual, loss_rank_s);
   s->excess += loss_rank_s - s->residual;
   return LB_OK;
 }
 
-void lb_decide_rebalanced(lb_decide_state *s)
+void lb_decide_rebalanced(lb_decide_state *s, lb_decision d, const lb_decide_input *in)
 {
   s->excess = 0;
   s->residual = INFINITY;
   s->rebalanced = 1;
+  s->trust = 1;
+  s->promised = d == LB_DECIDE_GAIN;
+  s->expected = s->promised ? in->kept_rank_s : 0;
+  s->promise_cost = s->promised ? in->cost_rank_s : 0;
+  s->before = s->last;
 }
 
-lb_err lb_decide(const lb_decide_input *in, lb_decision *d)
+lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decision *d)
 {
   if (!(isfinite(in->lost_rank_s) && in->lost_rank_s >= 0))
     return lb_error(LB_ERR_ARG, "decide: time lost to imbalance %g must be finite and non-negative", in->lost_rank_s);
@@ -35,12 +47,16 @@ lb_err lb_decide(const lb_decide_input *in, lb_decision *d)
     return lb_error(LB_ERR_ARG, "decide: predicted cost %g must be finite and non-negative", in->cost_rank_s);
   if (!(isfinite(in->imbalance_pct) && in->imbalance_pct >= 0))
     return lb_error(LB_ERR_ARG, "decide: imbalance %g%% must be finite and non-negative", in->imbalance_pct);
+  if (!(isfinite(in->kept_rank_s) && in->kept_rank_s >= 0 && isfinite(in->gain_rank_s) && in->gain_rank_s >= 0))
+    return lb_error(LB_ERR_ARG, "decide: predicted loss %g and gain %g must be finite and non-negative", in->kept_rank_s, in->gain_rank_s);
   if (!(in->floor_pct >= 0 && in->floor_pct < 100))
     return lb_error(LB_ERR_ARG, "decide: imbalance floor %g%% must be in [0, 100)", in->floor_pct);
   if (in->imbalance_pct <= in->floor_pct)
     *d = LB_DECIDE_BELOW_FLOOR;
+  else if (in->lost_rank_s >= in->cost_rank_s)
+    *d = LB_DECIDE_REBALANCE;
   else
-    *d = in->lost_rank_s >= in->cost_rank_s ? LB_DECIDE_REBALANCE : LB_DECIDE_BELOW_COST;
+    *d = s->trust && in->gain_rank_s > in->cost_rank_s ? LB_DECIDE_GAIN : LB_DECIDE_BELOW_COST;
   return LB_OK;
 }
 
@@ -50,6 +66,7 @@ const char *lb_decision_name(lb_decision d)
   case LB_DECIDE_REBALANCE: return "rebalance";
   case LB_DECIDE_BELOW_FLOOR: return "below_floor";
   case LB_DECIDE_BELOW_COST: return "below_cost";
+  case LB_DECIDE_GAIN: return "gain";
   }
   return "unknown";
 }

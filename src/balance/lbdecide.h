@@ -20,7 +20,20 @@
  * rebalance every few cycles for nothing). The least, not the first cycle
  * after the rebalance, so that one cycle disturbed by another process
  * cannot hold off rebalancing for long. And a floor on the imbalance below
- * which measurement noise never triggers a rebalance. */
+ * which measurement noise never triggers a rebalance.
+ *
+ * The loss is measured, so the rule pays at least one cycle's loss before
+ * it acts, and on a mesh that adaptation has just unbalanced it would keep
+ * a partition predicted to lose many times the migration in the coming
+ * cycle alone. So it also rebalances when the predicted gain of the coming
+ * cycle (the loss the kept partition is predicted to have beyond the new
+ * one's) exceeds the cost. A prediction is only as good as the weights:
+ * the cycle after such a rebalance checks it (its measured loss must be
+ * at least the cost below the predicted loss of the kept partition, and
+ * no more than the measured loss of the cycle that decided), and a
+ * prediction that did not come true is not acted on again until the
+ * measured loss has paid for a rebalance, so wrong weights cost at most
+ * one extra rebalance per ski-rental one. */
 
 #include <stdint.h>
 
@@ -32,6 +45,12 @@ typedef struct {
   double excess;   /**< sum over the cycles since the last rebalance of each one's loss beyond the residual then, rank-seconds */
   double residual; /**< least loss of a cycle since the last rebalance (0 before the first; infinite until a cycle is accounted) */
   int rebalanced;  /**< there was a rebalance: the residual is measured, not 0 */
+  int trust;       /**< the predicted gain may decide (its last check came true, or none since the last rebalance by measured loss) */
+  int promised;    /**< the last rebalance was decided by the predicted gain: the next cycle checks it */
+  double expected; /**< what that rebalance promised: the predicted loss of the kept partition, rank-seconds ... */
+  double promise_cost; /**< ... and the cost it was to save at least */
+  double last;     /**< the loss of the last cycle accounted, rank-seconds */
+  double before;   /**< the measured loss of the cycle that decided the promised rebalance */
 } lb_decide_state;
 
 /** Start a run: no loss, residual 0 (the initial partition was not made
@@ -41,18 +60,19 @@ void lb_decide_init(lb_decide_state *s);
 /** Account one cycle's measured loss (t_max - t_avg) N, rank-seconds
  *  (finite, >= 0, else LB_ERR_ARG): the residual becomes the least loss
  *  since the last rebalance, this cycle's included, and the excess grows
- *  by this cycle's loss beyond it. */
+ *  by this cycle's loss beyond it.  The first cycle after a rebalance by
+ *  predicted gain checks the prediction: trust stays only when the loss
+ *  is at least the cost below the promised loss of the kept partition and
+ *  not above the loss measured before the rebalance. */
 lb_err lb_decide_account(lb_decide_state *s, double loss_rank_s);
-
-/** The partition was just rebalanced: the excess restarts at 0 and the
- *  residual is measured afresh. */
-void lb_decide_rebalanced(lb_decide_state *s);
 
 /** The inputs of one decision (every rank passes the same values). */
 typedef struct {
   double lost_rank_s;   /**< measured time lost to imbalance since the last rebalance, this cycle's included
                              (lb_decide_state.excess), rank-seconds */
   double cost_rank_s;   /**< predicted cost of rebalancing now (what declining would save: the migration time) x P, rank-seconds */
+  double kept_rank_s;   /**< predicted loss of the coming cycle on the kept partition, (max - mean) x P of its predicted loads, rank-seconds */
+  double gain_rank_s;   /**< predicted gain of the coming cycle: kept_rank_s minus the new partition's predicted loss, rank-seconds */
   double imbalance_pct; /**< the imbalance I% the floor is compared with */
   double floor_pct;     /**< no rebalance while imbalance_pct <= floor_pct (0 <= floor_pct < 100) */
 } lb_decide_input;
@@ -61,19 +81,29 @@ typedef struct {
 typedef enum {
   LB_DECIDE_REBALANCE,   /**< above the floor, and the loss since the last rebalance reached the cost */
   LB_DECIDE_BELOW_FLOOR, /**< imbalance at or below the floor: keep the partition */
-  LB_DECIDE_BELOW_COST   /**< the loss so far is less than the cost: keep the partition, the loss goes on accumulating */
+  LB_DECIDE_BELOW_COST,  /**< the loss so far is less than the cost: keep the partition, the loss goes on accumulating */
+  LB_DECIDE_GAIN         /**< above the floor, the loss so far short of the cost, but the coming cycle's predicted gain exceeds it (trusted predictions only) */
 } lb_decision;
 
 /**
  * Decide whether to rebalance now: LB_DECIDE_REBALANCE when imbalance_pct >
  * floor_pct and lost_rank_s >= cost_rank_s. With a constant loss L per cycle
- * and cost C that is ceil(C / L) cycles after the last rebalance. Inputs
- * that are negative or not finite, and a floor outside [0, 100), are
- * LB_ERR_ARG.
+ * and cost C that is ceil(C / L) cycles after the last rebalance.  Else
+ * LB_DECIDE_GAIN when above the floor, s trusts predictions and
+ * gain_rank_s > cost_rank_s.  Inputs that are negative or not finite, and
+ * a floor outside [0, 100), are LB_ERR_ARG.
  */
-lb_err lb_decide(const lb_decide_input *in, lb_decision *d);
+lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decision *d);
 
-/** "rebalance", "below_floor" or "below_cost". */
+/** The partition was just rebalanced: the excess restarts at 0 and the
+ *  residual is measured afresh.  d is the decision that rebalanced
+ *  (LB_DECIDE_REBALANCE also for a rebalance without the rule): a
+ *  rebalance by measured loss restores the trust in predictions; one by
+ *  LB_DECIDE_GAIN (with the inputs it was decided on) is checked by the
+ *  next lb_decide_account. */
+void lb_decide_rebalanced(lb_decide_state *s, lb_decision d, const lb_decide_input *in);
+
+/** "rebalance", "below_floor", "below_cost" or "gain". */
 const char *lb_decision_name(lb_decision d);
 
 /** Migrations the prediction of the next one looks back on (odd: one median). */

@@ -538,8 +538,10 @@ lb_err lb_taskset_metrics(lb_taskset *ts, lb_task_metrics *mt)
   mt->load_avg = sum / P;
   mt->load_max = mx;
   mt->imbalance = mt->load_avg > 0 ? mx / mt->load_avg - 1 : 0;
-  for (int r = 0; r < P; r++)
-    if (ts->load0[r] > sum0 / P) mt->lower_bound += ts->load0[r] - sum0 / P;
+  for (int r = 0; r < P; r++) {
+    if (ts->load0[r] > all[r]) mt->lower_bound += ts->load0[r] - all[r];
+    if (ts->load0[r] > sum0 / P) mt->lower_bound_exact += ts->load0[r] - sum0 / P;
+  }
   if ((err = gather(ts, ts->wsent, all))) goto out;
   for (int r = 0; r < P; r++) mt->migrated_weight += all[r];
   /* Per rank: sent + received, sent, cut edges, edge ends. */

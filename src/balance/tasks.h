@@ -56,7 +56,8 @@ typedef struct {
   double migration_tot;    /**< migrated tasks / all tasks */
   long long migrated;      /**< migrated tasks */
   double migrated_weight;  /**< total weight of the migrated tasks */
-  double lower_bound;      /**< sum over ranks of max(0, initial load - average): the least weight any balancer must move */
+  double lower_bound;      /**< sum over ranks of max(0, initial load - final load): the least weight any balancer must move to reach the final loads */
+  double lower_bound_exact; /**< sum over ranks of max(0, initial load - average): the least weight to move for exact balance (a method that stops short of it may move less) */
   long long edgecut_max;   /**< largest number of cut task edges at one rank */
   double edgecut_tot;      /**< cut task edges / all task edges */
   long long edges;         /**< task edges */

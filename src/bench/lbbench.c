@@ -177,7 +177,8 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
     printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
            res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
-    printf("  max/avg %.6f  I%% %.4f  L2 %.6g  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n",
+    printf("  max/avg %.6f  I%% %.4f  L2 %.6g (load units)  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  "
+           "migrated %.6g (load units)  unit_hops %.6g (load units x edges)\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
     if (nrep > 0)
@@ -285,8 +286,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
            res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
            cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
-    printf("  method's loads: max/avg %.6f  transfer_tot %.6g  transfer_max %.6g  migrated %.6g  unit_hops %.6g\n", mt.max_over_avg,
-           mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
+    printf("  method's loads: max/avg %.6f  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  migrated %.6g (load units)  "
+           "unit_hops %.6g (load units x edges)\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
            res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
     if (o->json[0]) {
@@ -364,8 +365,15 @@ static lb_err run_scale(bench_opts *o, const lb_method *m, int me)
   }
   if (me == 0) {
     const char *dn = cube ? "D" : "d";
-    printf("lbbench: %s on %s, %-4s %10s %16s %16s\n", m->name, o->graph, dn, "iterations", "migration_cost", "imbalance_cost");
-    for (int i = 0; i < k; i++) printf("  %6g %10g %16.6g %16.6g\n", d[i], stat[0][i], stat[1][i], stat[2][i]);
+    /* the cost columns only with -costs, which computes them */
+    printf("lbbench: %s on %s, %-4s %10s", m->name, o->graph, dn, "iterations");
+    if (o->p.track_costs) printf(" %16s %16s", "migration_cost", "imbalance_cost");
+    printf("\n");
+    for (int i = 0; i < k; i++) {
+      printf("  %6g %10g", d[i], stat[0][i]);
+      if (o->p.track_costs) printf(" %16.6g %16.6g", stat[1][i], stat[2][i]);
+      printf("\n");
+    }
     printf("fitted exponent: %.4f (iterations ~ %s^p)\n", fit_slope(k, d, stat[0], 1), dn);
     const char *cost[3] = {NULL, "migration_cost", "imbalance_cost"};
     for (int q = 1; o->p.track_costs && q < 3; q++)
@@ -480,7 +488,7 @@ static lb_err check_options(void)
   PetscErrorCode ierr;
   char *why = NULL;
   PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
-  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL);
+  ierr = AmrOptionsCheckUnused(PETSC_COMM_WORLD, 0, NULL, reread_options, NULL, NULL);
   PetscPopErrorHandler();
   if (!ierr) return LB_OK;
   PetscErrorMessage(ierr, NULL, &why);

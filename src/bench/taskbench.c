@@ -87,7 +87,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     if (tr->balanced) {
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
              tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
-      printf("  transfer_tot %.6g  transfer_max %.6g  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
+      printf("  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
       if (o->repeat > 0)
         printf("  %d repeats of %d iterations without stop check: runtime median %.6f s, task selection median %.6f s, "
                "total median %.6f s  25%%-75%% %.6f-%.6f s  flows %s\n", o->repeat, tr->res.iterations, tr->run.median, tr->sel.median,
@@ -95,10 +95,12 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     } else {
       printf("  partition %.6f s\n", tr->partition_s);
     }
-    printf("  after migration: imbalance %.6g  migration_max %lld  migration_tot %.6g  migrated weight %.6g (lower bound %.6g)\n",
-           m->imbalance, m->migration_max, m->migration_tot, m->migrated_weight, m->lower_bound);
-    printf("  edgecut_max %lld  edgecut_tot %.6g (%lld task edges)  valid partition: %s\n", m->edgecut_max, m->edgecut_tot, m->edges,
-           m->valid ? "yes" : "NO");
+    printf("  after migration: imbalance %.6g (max/avg - 1)  migration_max %lld tasks (sent + received, busiest rank)  migration_tot %.6g "
+           "(fraction of all tasks)\n", m->imbalance, m->migration_max, m->migration_tot);
+    printf("  migrated weight %.6g  lower bound %.6g for the loads reached, %.6g for exact balance\n", m->migrated_weight, m->lower_bound,
+           m->lower_bound_exact);
+    printf("  edgecut_max %lld task edges (busiest rank)  edgecut_tot %.6g (fraction of all %lld task edges)  valid partition: %s\n", m->edgecut_max,
+           m->edgecut_tot, m->edges, m->valid ? "yes" : "NO");
     return;
   }
   json_run_header(f, o->method, g->spec, g->n, backend, o->scenario);
@@ -122,10 +124,10 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     fprintf(f, "\"runtime_s\":%.9g,", tr->partition_s);
   }
   fprintf(f, "\"imbalance\":%.17g,\"load_max\":%.17g,\"load_avg\":%.17g,\"migration_max\":%lld,\"migration_tot\":%.17g,"
-             "\"migrated_tasks\":%lld,\"migrated_weight\":%.17g,\"migration_lower_bound\":%.17g,\"edgecut_max\":%lld,"
-             "\"edgecut_tot\":%.17g,\"task_edges\":%lld,\"valid\":%s}\n",
+             "\"migrated_tasks\":%lld,\"migrated_weight\":%.17g,\"migration_lower_bound\":%.17g,\"migration_lower_bound_exact\":%.17g,"
+             "\"edgecut_max\":%lld,\"edgecut_tot\":%.17g,\"task_edges\":%lld,\"valid\":%s}\n",
           m->imbalance, m->load_max, m->load_avg, m->migration_max, m->migration_tot, m->migrated, m->migrated_weight,
-          m->lower_bound, m->edgecut_max, m->edgecut_tot, m->edges, m->valid ? "true" : "false");
+          m->lower_bound, m->lower_bound_exact, m->edgecut_max, m->edgecut_tot, m->edges, m->valid ? "true" : "false");
 }
 
 lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)

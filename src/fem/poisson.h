@@ -101,6 +101,12 @@ PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
  *  exchanges that wait on other ranks. */
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 
+/** This rank's time in KSPSolve since FemPoissonCreate, thread CPU and
+ *  wall seconds: the solver's own imbalance, which the weighed local work
+ *  (FemPoissonWorkTime) leaves out.  Its waits on other ranks are in the
+ *  wall time, and in the CPU time as far as MPI busy-polls. */
+void FemPoissonSolveTime(FemPoisson fp, double *cpu, double *wall);
+
 /** Evaluate an element's coefficient vector at reference point eta. */
 double FemPoissonEvalRef(FemPoisson fp, const double *coef, const double eta[3]);
 

@@ -36,6 +36,7 @@ struct fem_poisson {
   KSP ksp;             /* NULL for the levels of a multigrid */
   PetscBool guess;
   double work_cpu, work_wall; /* element and face loops of assembly, estimation, matrix-free operator */
+  double ksp_cpu, ksp_wall;   /* KSPSolve, waits included */
   FemPoisson work_owner;      /* a multigrid level's work counts as its finest level's (NULL: its own) */
   const signed char *tree_bc; /* per tree face: 0/1 overrides prob->bc, -1 or NULL: prob->bc */
   FemPoissonSolverOptions opt; /* operator, preconditioner, smoother */

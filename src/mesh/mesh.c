@@ -15,10 +15,16 @@
 
 #define AMR_BUILTIN_PREFIX "builtin:"
 
+/* The other dimension's own builtins, so that a 3D name given to amr2d
+ * (or a 2D one to amr3d) is answered with the program that has it. */
 #ifndef P4_TO_P8
 static const char *builtin_names = "unit,periodic,rotwrap,corner,pillow,moebius,star,cubed,disk,brick[:AxB]";
+static const char *const other_dim_names[] = {"twocubes", "twowrap", "rotcubes", "shell", "sphere", NULL};
+#define AMR_OTHER_DIM "a 3D mesh: use amr3d"
 #else
 static const char *builtin_names = "unit,periodic,rotwrap,twocubes,twowrap,rotcubes,shell,sphere,brick[:AxBxC]";
+static const char *const other_dim_names[] = {"corner", "pillow", "moebius", "star", "cubed", "disk", NULL};
+#define AMR_OTHER_DIM "a 2D mesh: use amr2d"
 #endif
 
 const char *AmrMeshBuiltinNames(void) { return builtin_names; }
@@ -66,6 +72,8 @@ static PetscErrorCode mesh_builtin(MPI_Comm comm, const char *spec, AmrMesh *mes
     /* byname's catalogue has two names we want plainer: the fixed brick and
      * "unit"; every other name passes through unchanged. */
     PetscCheck(!colon, comm, PETSC_ERR_USER_INPUT, "option -mesh %s: only builtin:brick takes a size", spec);
+    for (int i = 0; other_dim_names[i]; i++)
+      PetscCheck(strcmp(name, other_dim_names[i]), comm, PETSC_ERR_USER_INPUT, "option -mesh %s: " AMR_OTHER_DIM, spec);
     if (strstr(builtin_names, name) && strcmp(name, "brick23") && strcmp(name, "brick235")) mesh->conn = p4est_connectivity_new_byname(name);
     PetscCheck(mesh->conn, comm, PETSC_ERR_USER_INPUT, "option -mesh %s: unknown builtin mesh '%s' (choose one of %s)", spec, name, builtin_names);
   }
@@ -230,7 +238,13 @@ PetscErrorCode AmrMeshCreate(MPI_Comm comm, const char *spec, AmrMesh *mesh)
   PetscCheck(spec && spec[0], comm, PETSC_ERR_USER_INPUT, "option -mesh: empty value (give FILE.inp or builtin:NAME)");
   PetscCall(PetscStrncpy(mesh->name, spec, sizeof mesh->name));
   if (!strncmp(spec, AMR_BUILTIN_PREFIX, strlen(AMR_BUILTIN_PREFIX))) PetscCall(mesh_builtin(comm, spec, mesh));
-  else PetscCall(mesh_inp(comm, spec, mesh));
+  else {
+    const size_t n = strlen(spec);
+    /* the geometry beside each mesh in meshes/ is the likelier slip */
+    PetscCheck(n < 4 || strcasecmp(spec + n - 4, ".geo"), comm, PETSC_ERR_USER_INPUT,
+               "option -mesh %s: a gmsh geometry, not a mesh: export it with gmsh -%d -format inp %s", spec, P4EST_DIM, spec);
+    PetscCall(mesh_inp(comm, spec, mesh));
+  }
   PetscFunctionReturn(0);
 }
 

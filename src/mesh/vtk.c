@@ -359,6 +359,16 @@ PetscErrorCode AmrVtkSeriesDestroy(AmrVtkSeries **s)
 
 /* The collection of every output so far, written under a temporary name
  * and renamed over the old one; returns 0 or an errno value. */
+/* The file of a series' output: PREFIX_CYCLE, PREFIX_init for the initial
+ * state (cycle < 0); dir: with the series' directory, else the bare name
+ * the .pvd lists. */
+static void output_name(const AmrVtkSeries *s, int cycle, int dir, char *buf, size_t len)
+{
+  const char *prefix = dir ? s->prefix : file_part(s->prefix);
+  if (cycle < 0) snprintf(buf, len, "%s_init", prefix);
+  else snprintf(buf, len, "%s_%04d", prefix, cycle);
+}
+
 static int write_pvd(const AmrVtkSeries *s)
 {
   char path[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 16];
@@ -369,8 +379,11 @@ static int write_pvd(const AmrVtkSeries *s)
   snprintf(tmp, sizeof tmp, "%s.pvd.tmp", s->prefix);
   if (!(f = fopen(tmp, "w"))) return errno;
   fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"%s\">\n  <Collection>\n", byte_order());
-  for (int i = 0; i < s->n; i++)
-    fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s_%04d.pvtu\"/>\n", s->time[i], file_part(s->prefix), s->cycle[i]);
+  for (int i = 0; i < s->n; i++) {
+    char name[PETSC_MAX_PATH_LEN + 16];
+    output_name(s, s->cycle[i], 0, name, sizeof name);
+    fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s.pvtu\"/>\n", s->time[i], name);
+  }
   fprintf(f, "  </Collection>\n</VTKFile>\n");
   err = ferror(f) ? EIO : 0;
   if (fclose(f) && !err) err = errno ? errno : EIO;
@@ -407,7 +420,7 @@ PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, dou
 
   PetscFunctionBeginUser;
   PetscCheck(s->n == 0 || time > s->time[s->n - 1], s->comm, PETSC_ERR_ARG_WRONG, "VTK series %s: time %g after %g", s->prefix, time, s->time[s->n - 1]);
-  PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_%04d", s->prefix, cycle));
+  output_name(s, cycle, 1, prefix, sizeof prefix);
   PetscCall(write_output(p4est, s->prefix, prefix, s->binary, d));
   PetscCall(series_append(s, cycle, time));
   err = p4est->mpirank == 0 ? write_pvd(s) : 0;

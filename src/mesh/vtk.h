@@ -62,7 +62,8 @@ typedef struct _p_AmrVtkSeries AmrVtkSeries;
 PetscErrorCode AmrVtkSeriesCreate(MPI_Comm comm, const char *prefix, PetscBool binary, AmrVtkSeries **s);
 
 /** Write the output of \a cycle at simulation time \a time (the cycle
- *  number for a run without time), then rewrite \a prefix.pvd with every
+ *  number for a run without time; \a cycle < 0: the initial state,
+ *  \a prefix_init.pvtu), then rewrite \a prefix.pvd with every
  *  output so far (written beside it and renamed, so a run killed at any
  *  moment leaves a valid collection).  Times must increase.  Collective. */
 PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, double time, const AmrVtkData *d);

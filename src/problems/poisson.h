@@ -7,6 +7,7 @@
 #define AMR_PROBLEMS_POISSON_H
 
 #include "fem/pde.h"
+#include "fem/poisson.h"
 #include "problems/impl/problem.h"
 
 /** The ops of the family (the problem's data is ops->data). */
@@ -30,6 +31,11 @@ PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
     .estimate = AmrPoissonEstimate, .adapt = AmrPoissonAdapt, .monitor = AmrPoissonMonitor, .report = AmrPoissonReport, \
     .vtk = AmrPoissonVTK, .destroy = AmrPoissonDestroy, .save = AmrPoissonSave, .load = AmrPoissonLoad, \
   }
+
+/** FemPoissonSolve for problem p, with this rank's KSPSolve time of the
+ *  solve (FemPoissonSolveTime) in p->ksp_cpu and p->ksp_wall: the Poisson
+ *  problems' and darcy-transport's pressure solve. */
+PetscErrorCode AmrProblemSolveTimed(AmrProblem p, FemPoisson fp, PetscInt *its, PetscReal *rnorm);
 
 /** The data of the registered Poisson problem called name; NULL when name
  *  is not a registered Poisson problem. */

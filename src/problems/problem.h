@@ -43,6 +43,9 @@ typedef struct {
   PetscBool done;  /**< the problem reached its end (e.g. -t_final) */
 } AmrProblemState;
 
+/** The -problem name of a problem's ops. */
+const char *AmrProblemOpsName(const AmrProblemOps *ops);
+
 /** The registered problem called name, or NULL. */
 const AmrProblemOps *AmrProblemFind(const char *name);
 

@@ -2,6 +2,7 @@
  * `const AmrProblemOps amr_problem_NAME`, then add X(NAME) to this list. */
 #include "problems/impl/problem.h"
 
+#include <math.h>
 #include <string.h>
 
 #define AMR_PROBLEM_LIST(X) \
@@ -39,6 +40,8 @@ const AmrProblemOps *AmrProblemFind(const char *name)
   return NULL;
 }
 
+const char *AmrProblemOpsName(const AmrProblemOps *ops) { return ops->name; }
+
 PetscErrorCode AmrProblemNames(const char *sep, char *buf, size_t len)
 {
   PetscFunctionBeginUser;
@@ -66,6 +69,7 @@ PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const A
   p->cycles = 8;
   p->state.sim_time = -1;
   p->state.step = -1;
+  p->ksp_cpu = p->ksp_wall = NAN;
   *out = p;
   PetscCall(ops->create(p));
   PetscFunctionReturn(0);

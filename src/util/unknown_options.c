@@ -111,10 +111,10 @@ static int distance(const char *a, const char *b)
   return d[n][m];
 }
 
-PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *const solvers[], AmrOptionsReader reread, void *ctx)
+PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *const solvers[], AmrOptionsReader reread, AmrOptionsOwner owner, void *ctx)
 {
   PetscInt n;
-  char **names, **values, unknown[256] = "", hint[128] = "";
+  char **names, **values, unknown[256] = "", hint[128] = "", owner_hint[512] = "";
   int found = 0;
 
   PetscFunctionBeginUser;
@@ -142,6 +142,7 @@ PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *co
     PetscHelpPrintf = capture;
     PetscVFPrintf = quiet;
     err = reread(ctx);
+    if (!err && owner) err = owner(ctx, unknown, owner_hint, sizeof owner_hint);
     PetscHelpPrintf = saved;
     PetscVFPrintf = saved_vf;
     PetscCall(PetscOptionsClearValue(NULL, "-help"));
@@ -158,6 +159,8 @@ PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *co
     }
     /* a known name that this run does not read: another method's option */
     if (best == 0) PetscCall(PetscStrncpy(hint, " (not read with the chosen -problem, -lb_method and mode)", sizeof hint));
+    /* PETSc's -help is too far from -h for the distance */
+    if (!strcmp(unknown, "h")) PetscCall(PetscStrncpy(hint, " (did you mean -help?)", sizeof hint));
   }
   free(captured.name);
   captured.name = NULL;
@@ -168,5 +171,5 @@ PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *co
     PetscCall(PetscSNPrintf(dashed, sizeof dashed, "-%s", unknown));
     PetscCall(PetscOptionsClearValue(NULL, dashed));
   }
-  SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown option -%s%s", unknown, hint);
+  SETERRQ(comm, PETSC_ERR_USER_INPUT, "unknown option -%s%s", unknown, owner_hint[0] ? owner_hint : hint);
 }

@@ -127,7 +127,7 @@ static void unit_tasks(const char *spec, int me, int mpi)
     snprintf(what, sizeof what, "%s, unit tasks, trial %d", spec, trial);
     if (!measure(g, &tg, me, mpi, &mt, what)) {
       int ok = mt.valid && mt.migrated == minimum && mt.migrated_weight == (double)minimum && mt.load_max == (double)(q + (rem > 0)) &&
-               (rem != 0 || mt.lower_bound == (double)minimum);
+               mt.migrated_weight >= mt.lower_bound && (rem != 0 || mt.lower_bound_exact == (double)minimum);
       if (me == 0)
         printf("%-44s migrated %lld tasks, weight %g, minimum %lld, lower bound %g, max load %g (q %lld, r %lld): %s\n", what,
                mt.migrated, mt.migrated_weight, minimum, mt.lower_bound, mt.load_max, q, rem, ok ? "ok" : "WRONG");
@@ -150,7 +150,7 @@ static void task_mesh(const char *spec, int me, int mpi)
   snprintf(what, sizeof what, "%s, task mesh, point:0:512", spec);
   if (!measure(g, &tg, me, mpi, &mt, what)) {
     double want = g->n > 1 ? 512.0 * (g->n - 1) / g->n : 0;
-    int ok = mt.valid && mt.migrated_weight == mt.lower_bound && mt.lower_bound == want && mt.imbalance == 0;
+    int ok = mt.valid && mt.migrated_weight == mt.lower_bound && mt.lower_bound == want && mt.lower_bound_exact == want && mt.imbalance == 0;
     if (me == 0)
       printf("%-44s migrated weight %g, lower bound %g (want %g), %lld tasks, imbalance %g: %s\n", what, mt.migrated_weight,
              mt.lower_bound, want, mt.migrated, mt.imbalance, ok ? "ok" : "WRONG");

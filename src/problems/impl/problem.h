@@ -112,6 +112,7 @@ struct _p_AmrProblem {
   /* kept up to date by the problem */
   AmrProblemState state;
   long long dofs;         /**< global degrees of freedom */
+  double ksp_cpu, ksp_wall; /**< this rank's KSPSolve time in the last solve, thread CPU and wall s (NaN: the problem has no linear solve) */
   int nfields;
   AmrProblemField field[AMR_PROBLEM_MAX_FIELDS];
   /* set by the cycle */
