@@ -2,8 +2,9 @@
  * darcy-transport: a quarter five-spot on the unit square (unit cube: the
  * wells are vertical lines).  Each cycle solves -div(k grad p) = 0 with
  * p = 1 at the injection well near (0,0), p = 0 at the production well
- * near (1,1) and no flow elsewhere (continuous Q1, fem/poisson.h), then
- * advects the tracer injected at the well with b = -k grad p (the
+ * near (1,1) and no flow elsewhere (SIPG Q1, fem/sipg.h), then advects the
+ * tracer injected at the well with the pressure's numerical flux on the
+ * faces, locally conservative, and b = -k grad p_h inside the cells (the
  * advection family, advection.h).  Only the cells of load type 1 and their
  * face neighbours advect (the transport zone), so type-1 cells really cost
  * more.  The pressure solve is timed and reported, not weighed.
@@ -14,8 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fem/poisson.h"
-#include "mesh/geom.h"
+#include "fem/sipg.h"
 
 #define DIM P4EST_DIM
 
@@ -23,12 +23,12 @@
 static const double well_radius = 0.2;
 
 typedef struct {
-  FemPoisson fp;
-  FemQElem qe;
+  FemSipg sipg;
   p4est_t *p4est;
-  double *coef; /* Q1 pressure coefficients per cell, local then ghost */
-  size_t ncoef;
   long revision; /* of the forest the pressure was solved on */
+  /* after the cycle's steps: the tracer's range over cell means and over
+   * quadrature points, and the discrete divergence of the face fluxes */
+  double tracer_min, tracer_max, tracer_min_qp, tracer_max_qp, flux_divergence;
 } Darcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
@@ -46,11 +46,10 @@ static double zero_source(int dim, const double x[3])
   return 0;
 }
 
-static double unit_permeability(int dim, const double x[3], long tree)
+static double unit_permeability(void *ctx, const double x[3])
 {
-  (void)dim;
+  (void)ctx;
   (void)x;
-  (void)tree;
   return 1;
 }
 
@@ -69,27 +68,21 @@ static const FemProblem pressure_problem = {
   .u = pressure_bc_value,
   .grad = NULL,
   .f = zero_source,
-  .k = unit_permeability,
+  .k = NULL, /* the pressure's permeability is FemSipgCreate's */
   .bc = wells_bc,
 };
 
-/* Zero before the first solve. */
+/* Zero before the first solve and on a forest changed since. */
 void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3])
 {
   const Darcy *d = ctx;
-  double dphi[FEM_MAX_VNODES * DIM], x[3], J[3][3], Ji[3][3], g[DIM] = {0};
-  b[0] = b[1] = b[2] = 0;
-  if (!d->coef || (size_t)pt->cell >= d->ncoef) return;
-  const int vn = d->qe.vnodes;
-  const double *c = d->coef + (size_t)pt->cell * vn;
-  FemQElemEval(&d->qe, pt->eta, NULL, dphi);
-  AmrGeomQuadMap(d->p4est->connectivity, pt->tree, pt->quad, pt->eta, x, J);
-  AmrGeomInvert(J, Ji);
-  for (int i = 0; i < vn; i++)
-    for (int a = 0; a < DIM; a++)
-      for (int e = 0; e < DIM; e++) g[a] += c[i] * dphi[i * DIM + e] * Ji[e][a];
-  const double k = unit_permeability(DIM, x, pt->tree);
-  for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
+  FemSipgVelocity(d->sipg, pt, b);
+}
+
+double DarcyFlux(void *ctx, const AdvectFacePoint *fp)
+{
+  const Darcy *d = ctx;
+  return FemSipgFlux(d->sipg, fp);
 }
 
 double DarcyInflow(void *ctx, const double x[3], double t)
@@ -99,7 +92,7 @@ double DarcyInflow(void *ctx, const double x[3], double t)
   return xy_distance(x, 0, 0) < well_radius + 0.05 ? 1.0 : 0.0;
 }
 
-static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0};
+static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0, DarcyFlux};
 
 PetscErrorCode DarcyCreate(AmrProblem p)
 {
@@ -112,8 +105,7 @@ PetscErrorCode DarcyCreate(AmrProblem p)
   PetscCall(PetscCalloc1(1, &d));
   s->extra = d;
   s->ctx = d;
-  PetscCheck(!FemQElemInit(&d->qe, 1), p->comm, PETSC_ERR_PLIB, "Q1 element");
-  PetscCall(FemPoissonCreate(p->comm, &pressure_problem, 1, "darcy_", &d->fp));
+  PetscCall(FemSipgCreate(p->comm, &pressure_problem, unit_permeability, NULL, "darcy_", &d->sipg));
   p->nsolvers = 1;
   p->solver_prefix[0] = "darcy_";
   PetscFunctionReturn(0);
@@ -132,26 +124,15 @@ static PetscErrorCode ksp_time(double *t)
   PetscFunctionReturn(0);
 }
 
-/* Solve for the pressure on the current forest, hand b = -k grad p to the
- * tracer's cells and ghosts, and rebuild its face data for the new
- * velocity. */
+/* Solve for the pressure on the current forest and rebuild the tracer's
+ * face data with its fluxes. */
 static PetscErrorCode pressure(AmrAdvection *s, Darcy *d)
 {
-  p4est_locidx_t nlocal, nghost;
   PetscReal rnorm;
 
   PetscFunctionBeginUser;
   d->p4est = AdvectForest(s->adv);
-  PetscCall(FemPoissonSetup(d->fp, d->p4est));
-  PetscCall(FemPoissonAssemble(d->fp));
-  PetscCall(FemPoissonSolve(d->fp, &s->ksp_its, &rnorm));
-  PetscCall(AdvectCellCounts(s->adv, &nlocal, &nghost));
-  const int vn = FemPoissonVNodes(d->fp);
-  PetscCall(PetscFree(d->coef));
-  d->ncoef = (size_t)nlocal + (size_t)nghost;
-  PetscCall(PetscMalloc1(d->ncoef * vn + 1, &d->coef));
-  PetscCall(FemPoissonElementCoefficients(d->fp, d->coef));
-  PetscCall(AdvectGhostExchange(s->adv, d->coef, (size_t)vn));
+  PetscCall(FemSipgSolve(d->sipg, s->adv, &s->ksp_its, &rnorm));
   PetscCall(AdvectMeshChanged(s->adv));
   d->revision = d->p4est->revision;
   PetscFunctionReturn(0);
@@ -182,22 +163,45 @@ PetscErrorCode DarcySolve(AmrProblem p)
     PetscCall(PetscFree(zone));
   }
   PetscCall(AmrAdvectionSteps(p));
+  PetscCall(AdvectMeanRange(s->adv, &d->tracer_min, &d->tracer_max));
+  PetscCall(AdvectPointRange(s->adv, &d->tracer_min_qp, &d->tracer_max_qp));
+  PetscCall(AdvectFluxDivergence(s->adv, &d->flux_divergence));
   PetscFunctionReturn(0);
 }
 
-/* The tracer's fields and the pressure at the corners of every cell (Q1,
- * hanging nodes constrained), solved on this forest at this cycle's start. */
+PetscErrorCode DarcyReport(AmrProblem p, json_line *j)
+{
+  const Darcy *d = ((AmrAdvection *)p->impl)->extra;
+
+  PetscFunctionBeginUser;
+  json_real(j, "tracer_min", d->tracer_min);
+  json_real(j, "tracer_max", d->tracer_max);
+  json_real(j, "tracer_min_qp", d->tracer_min_qp);
+  json_real(j, "tracer_max_qp", d->tracer_max_qp);
+  json_real(j, "flux_divergence_max", d->flux_divergence);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
+{
+  PetscFunctionBeginUser;
+  PetscCall(AmrAdvectionReport(p, j));
+  PetscCall(DarcyReport(p, j));
+  PetscFunctionReturn(0);
+}
+
+/* The tracer's fields and the pressure at the corners of every cell (the
+ * DG Q1 pressure, discontinuous), solved on this forest at this cycle's
+ * start. */
 static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s->extra;
-  double *pressure;
 
   PetscFunctionBeginUser;
   PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
   PetscCall(AmrAdvectionVTK(p, vd));
-  PetscCall(FemPoissonPointValues(d->fp, &pressure));
-  PetscCall(AmrVtkAddPointField(vd, "pressure", pressure));
+  PetscCall(AmrVtkAddPointField(vd, "pressure", FemSipgCornerValues(d->sipg)));
   PetscFunctionReturn(0);
 }
 
@@ -208,9 +212,7 @@ PetscErrorCode DarcyDestroy(AmrProblem p)
 
   PetscFunctionBeginUser;
   if (d) {
-    PetscCall(FemPoissonDestroy(&d->fp));
-    FemQElemFree(&d->qe);
-    PetscCall(PetscFree(d->coef));
+    PetscCall(FemSipgDestroy(&d->sipg));
     PetscCall(PetscFree(s->extra));
   }
   PetscCall(AmrAdvectionDestroy(p));
@@ -228,7 +230,7 @@ const AmrProblemOps amr_problem_darcy_transport = {"darcy-transport",
                                                    AmrAdvectionAdapt,
                                                    AmrAdvectionLoadTypes,
                                                    AmrAdvectionMonitor,
-                                                   AmrAdvectionReport,
+                                                   darcy_report,
                                                    darcy_vtk,
                                                    DarcyDestroy,
                                                    AmrAdvectionSave,
