@@ -215,7 +215,14 @@ double FemSipgValue(FemSipg s, const AdvectPoint *pt)
   return cell_eval(s, pt, g, x);
 }
 
-const double *FemSipgCornerValues(FemSipg s) { return s->coef; }
+PetscErrorCode FemSipgCornerValues(FemSipg s, double **values)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(s->coef, s->comm, PETSC_ERR_ORDER, "the pressure is not solved yet");
+  PetscCall(PetscMalloc1((size_t)s->nlocal * VN + 1, values));
+  memcpy(*values, s->coef, sizeof(double) * (size_t)s->nlocal * VN);
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPermeability perm, void *kctx, const char *prefix, FemSipg *out)
 {

@@ -57,8 +57,8 @@ void FemSipgVelocity(FemSipg s, const AdvectPoint *pt, double b[3]);
 double FemSipgValue(FemSipg s, const AdvectPoint *pt);
 
 /** p_h at the corners of every local cell (the Q1 coefficients), corners
- *  in p4est's order: an array of the solver's, valid until the next solve. */
-const double *FemSipgCornerValues(FemSipg s);
+ *  in p4est's order, in a fresh array the caller frees with PetscFree. */
+PetscErrorCode FemSipgCornerValues(FemSipg s, double **values);
 
 /** Frees the solver. */
 PetscErrorCode FemSipgDestroy(FemSipg *s);

@@ -111,15 +111,20 @@ PetscErrorCode DarcyCreate(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-/* Wall time this rank has spent in KSPSolve so far (PETSc's event log). */
+/* Wall time this rank has spent in KSPSolve so far in the current log
+ * stage (PETSc's event log; the app solves in a stage of its own). */
 static PetscErrorCode ksp_time(double *t)
 {
   PetscLogEvent ev;
+  PetscStageLog log;
+  int stage;
   PetscEventPerfInfo info;
 
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventGetId("KSPSolve", &ev));
-  PetscCall(PetscLogEventGetPerfInfo(0, ev, &info));
+  PetscCall(PetscLogGetStageLog(&log));
+  PetscCall(PetscStageLogGetCurrent(log, &stage));
+  PetscCall(PetscLogEventGetPerfInfo(stage < 0 ? 0 : stage, ev, &info));
   *t = info.time;
   PetscFunctionReturn(0);
 }
@@ -197,11 +202,13 @@ static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
   Darcy *d = s->extra;
+  double *pressure;
 
   PetscFunctionBeginUser;
   PetscCheck(d->p4est && d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
   PetscCall(AmrAdvectionVTK(p, vd));
-  PetscCall(AmrVtkAddPointField(vd, "pressure", FemSipgCornerValues(d->sipg)));
+  PetscCall(FemSipgCornerValues(d->sipg, &pressure));
+  PetscCall(AmrVtkAddPointField(vd, "pressure", pressure));
   PetscFunctionReturn(0);
 }
 
