@@ -241,13 +241,13 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   PetscCall(KSPSetType(s->ksp, KSPCG));
   PetscCall(KSPSetNormType(s->ksp, KSP_NORM_UNPRECONDITIONED));
   PetscCall(KSPGetPC(s->ksp, &pc));
-#ifndef P4_TO_P8
-  PetscCall(PCSetType(pc, PCCHOLESKY));
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-#else
-  /* a 3D DG factorisation fills in far more (with Debian's reference
-   * BLAS: 26 s for 32768 unknowns, against 5 s for BoomerAMG to 1e-14) */
+  /* BoomerAMG: its result is the same bit for bit in every run on the same
+   * partition, which a restart must reproduce (MUMPS's parallel
+   * factorisation schedules by load, so its round-off varies from run to
+   * run), and a 3D DG factorisation fills in far more (Debian's reference
+   * BLAS: 26 s for 32768 unknowns against 5 s for BoomerAMG to 1e-14) */
   PetscCall(PCSetType(pc, PCHYPRE));
+#ifdef P4_TO_P8
   PetscCall(FemHypre3dDefaults(prefix));
 #endif
   PetscCall(KSPSetTolerances(s->ksp, 1e-14, 1e-300, PETSC_DEFAULT, 1000));
