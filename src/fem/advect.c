@@ -84,7 +84,8 @@ struct _p_Advect {
    * face neighbours advect (active = 1), local then ghost */
   int restricted;
   double *active;
-  unsigned char *emit; /* per stage: active, or tracer above zone_floor */
+  double floor; /* AdvectSetActive: tracer that makes a cell outside advect */
+  unsigned char *emit; /* per stage: active, or tracer above floor */
 
   /* work arrays */
   double *u, *u0, *rhs, *mean, *mn, *mx;
@@ -102,10 +103,6 @@ struct _p_Advect {
    * the part of the steps spent in ghost exchanges, which wait on others */
   double work_cpu, work_wall, wait_cpu, wait_wall;
 };
-
-/* With an active region, a cell outside it whose coefficients are all
- * within this of zero holds still for a stage (AdvectSetActive). */
-static const double zone_floor = 1e-12;
 
 /* -log_view events, registered by the first AdvectCreate() */
 static PetscLogEvent ev_setup, ev_advance, ev_adapt;
@@ -669,12 +666,13 @@ static PetscErrorCode exchange_array(Advect adv, double *arr, size_t nper)
  *  the region saves work without losing conservation. */
 static PetscErrorCode sync_mesh(Advect adv);
 
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed)
+PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor)
 {
   double *region = adv->mn; /* local work space */
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
   adv->restricted = seed != NULL;
+  adv->floor = floor;
   if (!seed) PetscFunctionReturn(0);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->active[K] = region[K] = seed[K] != 0;
   PetscCall(exchange_array(adv, adv->active, 1));
@@ -865,7 +863,7 @@ static double residual(Advect adv, double t)
   if (restricted)
     for (p4est_locidx_t K = 0; K < adv->nlocal + adv->nghost; K++) {
       int e = adv->active[K] != 0;
-      for (int j = 0; j < nb && !e; j++) e = fabs(u[(size_t)K * nb + j]) > zone_floor;
+      for (int j = 0; j < nb && !e; j++) e = fabs(u[(size_t)K * nb + j]) > adv->floor;
       adv->emit[K] = (unsigned char)e;
     }
   if (nb > 1)

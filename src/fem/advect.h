@@ -223,16 +223,17 @@ PetscErrorCode AdvectClassify(Advect adv, double threshold);
 /**
  * Restricts the advection to an active region until the mesh changes: the
  * local cells with seed[K] != 0 and their face neighbours (on any rank),
- * and in every stage the cells outside it whose tracer is not negligible
- * (a coefficient above 1e-12 in magnitude).  The other cells hold still
- * for the stage: no volume term, no flux out through their faces, so the
- * work outside is saved and the scheme stays conservative.  A cell that
- * receives tracer joins in the next stage, which keeps the cell means
- * within the data's range (a region fixed for many steps would let tracer
- * pile up in cells that receive but do not pass it on).  seed NULL: every
- * cell.
+ * and in every stage the cells outside it with a tracer coefficient above
+ * floor in magnitude.  The other cells hold still for the stage: no
+ * volume term, no flux out through their faces, so the work outside is
+ * saved and the scheme stays conservative.  A cell that receives more
+ * than floor joins in the next stage, so with floor below 5/6 of the
+ * inflow data's maximum (and a flux that sums to zero over every cell)
+ * the cell means stay within the data's range: a region fixed for many
+ * steps let tracer pile up in cells that received it but never passed it
+ * on.  seed NULL: every cell.
  */
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed);
+PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor);
 
 /** The forest the solver works on. */
 p4est_t *AdvectForest(Advect adv);

@@ -161,10 +161,13 @@ PetscErrorCode DarcySolve(AmrProblem p)
   s->t_poisson = MPI_Wtime() - t0;
   s->t_ksp = k1 - k0;
   {
-    int *zone; /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps its own copy) */
+    /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps
+     * its own copy); outside, cells whose tracer passes the load threshold
+     * join in */
+    int *zone;
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &zone));
     PetscCall(AdvectCellTypes(s->p4est, zone));
-    PetscCall(AdvectSetActive(s->adv, zone));
+    PetscCall(AdvectSetActive(s->adv, zone, s->load_threshold));
     PetscCall(PetscFree(zone));
   }
   PetscCall(AmrAdvectionSteps(p));
