@@ -33,8 +33,8 @@ typedef double (*FemSipgPermeability)(void *ctx, const double x[3]);
  * (prob->u, prob->bc, prob->f; Neumann faces are no-flow), k from perm,
  * evaluated at every quadrature point (on a face, from each side: a k that
  * jumps at the face is taken from either cell).  The KSP takes options with
- * prefix (its default: conjugate gradients to a relative residual of
- * 1e-14, on MUMPS's Cholesky factors in 2D, with BoomerAMG in 3D).
+ * prefix (its default: conjugate gradients with BoomerAMG to a relative
+ * residual of 1e-14).
  */
 PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPermeability perm, void *kctx, const char *prefix, FemSipg *out);
 
