@@ -32,8 +32,7 @@
 /* The penalty factor eta of sigma = eta gamma_k / h, h the cell's smallest
  * thickness (of either side).  Q1's inverse trace inequality asks for more
  * than (p + 1)(p + d) / d = 3 (2D) per face direction; 8 is safely
- * coercive on the distorted cells of meshes/ and costs only conditioning,
- * which the direct solver does not mind. */
+ * coercive on the distorted cells of meshes/ and costs only conditioning. */
 static const double penalty = 8;
 
 /* Sweeps of iterative refinement after the first solve (FemSipgSolve). */
@@ -474,8 +473,8 @@ PetscErrorCode FemSipgSolve(FemSipg s, Advect adv, PetscInt *its, PetscReal *rno
   *its = 0;
   /* iterative refinement against the accurate residual: the assembled A
    * has the round-off of its entries times |p| in every row sum, far more
-   * than the fluxes' own; one sweep takes the cells' flux sums from
-   * 1e-13 to 1e-16 of the largest flux */
+   * than the fluxes' own; one sweep took the cells' flux sums from 8e-14
+   * to 1e-14 of the largest flux */
   for (int sweep = 0; sweep <= refinement_sweeps; sweep++) {
     PetscInt n;
     PetscCall(KSPSolve(s->ksp, s->b, sweep ? dx : s->x));
