@@ -76,6 +76,8 @@ struct _p_Advect {
    * face neighbours advect (active = 1), local then ghost */
   int restricted;
   double *active;
+  double floor; /* AdvectSetActive: tracer that makes a cell outside advect */
+  unsigned char *emit; /* per stage: active, or tracer above floor */
 
   /* work arrays */
   double *u, *u0, *rhs, *mean, *mn, *mx;
@@ -83,6 +85,11 @@ struct _p_Advect {
   PetscErrorCode cb_err; /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
   long revision; /* of the forest the mesh data belong to */
+
+  /* AdvectFacePoints: the face iteration lists its points here */
+  int collecting;
+  AdvectFacePoint *collect;
+  size_t ncollect, capcollect;
 
   /* this rank's own work in time steps (thread CPU and wall seconds), and
    * the part of the steps spent in ghost exchanges, which wait on others */
@@ -256,6 +263,31 @@ static int cell_fields(Advect adv, AdvectCell *d, double *f[1 + ADVECT_MAX_EXTRA
   return 1 + adv->prob->nextra;
 }
 
+/** Scales the linear part of degree-1 coefficients c with mean um and
+ *  centroid xibar (cell coordinates) so that the vertex values stay in
+ *  [mn, mx]; keeps the mean. */
+static void limit_cell(double *c, const double xibar[DIM], double um, double mn, double mx)
+{
+  double alpha = 1;
+  const double tol = 1e-13 * (fabs(mx) + fabs(mn) + 1e-300);
+  for (int v = 0; v < P4EST_CHILDREN; v++) {
+    double d = 0;
+    for (int k = 0; k < DIM; k++) d += c[1 + k] * (((v >> k) & 1 ? 1 : -1) - xibar[k]);
+    if (d > tol)
+      alpha = fmin(alpha, (mx - um) / d);
+    else if (d < -tol)
+      alpha = fmin(alpha, (mn - um) / d);
+  }
+  if (alpha >= 1) return;
+  alpha = fmax(alpha, 0);
+  double shift = 0;
+  for (int k = 0; k < DIM; k++) {
+    c[1 + k] *= alpha;
+    shift += c[1 + k] * xibar[k];
+  }
+  c[0] = um - shift;
+}
+
 static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quadrant_t *out[], int nin, p4est_quadrant_t *in[])
 {
   Advect adv = p4est->user_pointer;
@@ -311,6 +343,33 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
     solve_small(nb, mf, rhs[f]);
     for (int k = 0; k < ADVECT_NB; k++) pf[f][k] = k < nb ? rhs[f][k] : 0;
   }
+  if (adv->opt.limiter && nb > 1) {
+    /* the projection can leave its children's range at a vertex, and a
+     * refinement (2:1 balance) right after would pass that on to the
+     * means: limited to the children's means, as the time steps limit */
+    double xibar[DIM], mean[1 + ADVECT_MAX_EXTRA] = {0}, mn[1 + ADVECT_MAX_EXTRA], mx[1 + ADVECT_MAX_EXTRA];
+    for (int k = 0; k < DIM; k++) xibar[k] = m[1 + k] / m[0];
+    for (int f = 0; f < nf; f++) {
+      mn[f] = INFINITY;
+      mx[f] = -INFINITY;
+    }
+    for (int i = 0; i < nout; i++) {
+      double mc[ADVECT_NB * ADVECT_NB];
+      cell_fields(adv, out[i]->p.user_data, cf);
+      mass_matrix(adv, t, out[i], mc);
+      for (int f = 0; f < nf; f++) {
+        double um = 0;
+        for (int j = 0; j < nb; j++) um += mc[j] * cf[f][j];
+        um /= mc[0];
+        mn[f] = fmin(mn[f], um);
+        mx[f] = fmax(mx[f], um);
+      }
+    }
+    for (int f = 0; f < nf; f++) {
+      for (int j = 0; j < nb; j++) mean[f] += m[j] * pf[f][j];
+      limit_cell(pf[f], xibar, mean[f] / m[0], mn[f], mx[f]);
+    }
+  }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -337,8 +396,10 @@ static void free_mesh(Advect adv)
   free(adv->mx);
   free(adv->cells);
   free(adv->active);
+  free(adv->emit);
   adv->cells = NULL;
   adv->active = NULL;
+  adv->emit = NULL;
   adv->vol = adv->m0 = adv->minv = adv->gvol = adv->outflow = NULL;
   adv->faces = NULL;
   adv->bfaces = NULL;
@@ -401,8 +462,22 @@ static void transform_point(const int ft[9], const double r[DIM], double out[DIM
   }
 }
 
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+  if (need <= *cap) return 0;
+  size_t nc = *cap ? 2 * *cap : 256;
+  while (nc < need) nc *= 2;
+  void *p = realloc(*arr, nc * elem);
+  if (!p) return -1;
+  *arr = p;
+  *cap = nc;
+  return 0;
+}
+
 /** Quadrature on face `face` of side a: weights * b.n (n outward from a),
- *  basis values of a and, when b is given, of b at the same points. */
+ *  basis values of a and, when b is given, of b at the same points.  While
+ *  AdvectFacePoints collects, the points go to its list instead and the
+ *  fluxes are not evaluated. */
 static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *b, double bn[FQ_MAX], double phia[][ADVECT_NB],
                        double phib[][ADVECT_NB], double xs[][3])
 {
@@ -420,9 +495,10 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
       if (p4est_find_face_transform((p4est_connectivity_t *)conn, a->tree, face, ft) < 0) return -1;
     }
   }
+  if (adv->collecting && grow((void **)&adv->collect, &adv->capcollect, adv->ncollect + np, sizeof(AdvectFacePoint))) return -2;
   for (int p = 0; p < np; p++) {
-    double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3], vel[3];
-    AdvectPoint pt = {.tree = a->tree, .quad = a->q, .cell = a->idx};
+    double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3];
+    AdvectFacePoint fp = {.a = {.tree = a->tree, .quad = a->q, .cell = a->idx}, .a_local = a->local};
     int idx = p;
     for (int k = 0; k < DIM; k++) {
       if (k == ax) {
@@ -434,18 +510,15 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
       r[k] = lo[k] + 0.5 * (gauss_x[n][i] + 1) * h;
       w *= gauss_w[n][i] * 0.5 * h;
     }
-    AmrGeomTreeMap(conn, a->tree, r, pt.x, jac);
+    AmrGeomTreeMap(conn, a->tree, r, fp.a.x, jac);
     double det = fabs(AmrGeomInvert(jac, jinv));
-    for (int k = 0; k < DIM; k++) pt.eta[k] = (r[k] - lo[k]) / h;
-    adv->prob->velocity(adv->ctx, &pt, vel);
+    for (int k = 0; k < DIM; k++) fp.a.eta[k] = (r[k] - lo[k]) / h;
     /* Nanson: n dS = |det J| J^{-T} N dS_ref, N = +-e_ax */
-    double dot = 0;
-    for (int i = 0; i < DIM; i++) dot += vel[i] * jinv[ax][i];
-    bn[p] = (up ? 1 : -1) * det * dot * w;
+    for (int i = 0; i < DIM; i++) fp.ndS[i] = (up ? 1 : -1) * det * jinv[ax][i] * w;
     for (int k = 0; k < DIM; k++) xi[k] = 2 * (r[k] - lo[k]) / h - 1;
     basis(nb, xi, phia[p]);
     if (xs)
-      for (int i = 0; i < 3; i++) xs[p][i] = pt.x[i];
+      for (int i = 0; i < 3; i++) xs[p][i] = fp.a.x[i];
     if (b) {
       double rb[DIM];
       if (cross)
@@ -454,42 +527,52 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
         for (int k = 0; k < DIM; k++) rb[k] = r[k];
       for (int k = 0; k < DIM; k++) xi[k] = 2 * (rb[k] - lob[k]) / hb - 1;
       basis(nb, xi, phib[p]);
+      fp.b = (AdvectPoint){.tree = b->tree, .quad = b->q, .cell = b->idx};
+      for (int k = 0; k < 3; k++) fp.b.x[k] = fp.a.x[k];
+      for (int k = 0; k < DIM; k++) fp.b.eta[k] = (rb[k] - lob[k]) / hb;
+      fp.b_local = b->local;
+    }
+    if (adv->collecting) {
+      adv->collect[adv->ncollect++] = fp;
+      bn[p] = 0;
+    } else if (adv->prob->face_flux)
+      bn[p] = adv->prob->face_flux(adv->ctx, &fp);
+    else {
+      double vel[3], dot = 0;
+      adv->prob->velocity(adv->ctx, &fp.a, vel);
+      for (int i = 0; i < DIM; i++) dot += vel[i] * fp.ndS[i];
+      bn[p] = dot;
     }
   }
   return 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? 2 * *cap : 256;
-  while (nc < need) nc *= 2;
-  void *p = realloc(*arr, nc * elem);
-  if (!p) return -1;
-  *arr = p;
-  *cap = nc;
-  return 0;
-}
+/** The error of a face_points() return value. */
+static PetscErrorCode face_error(int rc) { return rc == -2 ? PETSC_ERR_MEM : PETSC_ERR_PLIB; }
 
 static void add_face(Advect adv, const FaceSide *a, int face, const FaceSide *b)
 {
+  Face scratch, *f = &scratch; /* collecting: the points only */
   if (adv->cb_err) return;
   if (!a->local && !b->local) return;
-  if (grow((void **)&adv->faces, &adv->capfaces, adv->nfaces + 1, sizeof(Face))) {
-    adv->cb_err = PETSC_ERR_MEM;
-    return;
+  if (!adv->collecting) {
+    if (grow((void **)&adv->faces, &adv->capfaces, adv->nfaces + 1, sizeof(Face))) {
+      adv->cb_err = PETSC_ERR_MEM;
+      return;
+    }
+    f = &adv->faces[adv->nfaces];
   }
-  Face *f = &adv->faces[adv->nfaces];
   memset(f, 0, sizeof(*f));
   f->a = a->idx;
   f->b = b->idx;
   f->a_local = a->local;
   f->b_local = b->local;
-  if (face_points(adv, a, face, b, f->bn, f->phia, f->phib, NULL)) {
-    adv->cb_err = PETSC_ERR_PLIB;
+  int rc = face_points(adv, a, face, b, f->bn, f->phia, f->phib, NULL);
+  if (rc) {
+    adv->cb_err = face_error(rc);
     return;
   }
-  adv->nfaces++;
+  if (!adv->collecting) adv->nfaces++;
 }
 
 /** Whether side x comes before side y in the forest's global order. */
@@ -507,15 +590,19 @@ static void face_cb(p4est_iter_face_info_t *info, void *user)
   if (adv->cb_err) return;
   if (sides->elem_count == 1) {
     FaceSide a = side_quad(adv, s0, 0);
+    BFace scratch, *f = &scratch; /* collecting: the points only */
     if (!a.local) return;
-    if (grow((void **)&adv->bfaces, &adv->capbfaces, adv->nbfaces + 1, sizeof(BFace))) {
-      adv->cb_err = PETSC_ERR_MEM;
-      return;
+    if (!adv->collecting) {
+      if (grow((void **)&adv->bfaces, &adv->capbfaces, adv->nbfaces + 1, sizeof(BFace))) {
+        adv->cb_err = PETSC_ERR_MEM;
+        return;
+      }
+      f = &adv->bfaces[adv->nbfaces++];
     }
-    BFace *f = &adv->bfaces[adv->nbfaces++];
     memset(f, 0, sizeof(*f));
     f->a = a.idx;
-    if (face_points(adv, &a, s0->face, NULL, f->bn, f->phia, NULL, f->x)) adv->cb_err = PETSC_ERR_PLIB;
+    int rc = face_points(adv, &a, s0->face, NULL, f->bn, f->phia, NULL, f->x);
+    if (rc) adv->cb_err = face_error(rc);
     return;
   }
   p4est_iter_face_side_t *s1 = p4est_iter_fside_array_index_int(sides, 1);
@@ -571,12 +658,13 @@ static PetscErrorCode exchange_array(Advect adv, double *arr, size_t nper)
  *  the region saves work without losing conservation. */
 static PetscErrorCode sync_mesh(Advect adv);
 
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed)
+PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor)
 {
   double *region = adv->mn; /* local work space */
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
   adv->restricted = seed != NULL;
+  adv->floor = floor;
   if (!seed) PetscFunctionReturn(0);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) adv->active[K] = region[K] = seed[K] != 0;
   PetscCall(exchange_array(adv, adv->active, 1));
@@ -587,6 +675,42 @@ PetscErrorCode AdvectSetActive(Advect adv, const int *seed)
   }
   memcpy(adv->active, region, sizeof(double) * (size_t)adv->nlocal);
   PetscCall(exchange_array(adv, adv->active, 1));
+  PetscFunctionReturn(0);
+}
+
+/** The face iteration: the face list, or while collecting the points. */
+static PetscErrorCode iterate_faces(Advect adv)
+{
+  PetscFunctionBeginUser;
+  adv->cb_err = 0;
+#ifndef P4_TO_P8
+  p4est_iterate(adv->p4est, adv->ghost, adv, NULL, face_cb, NULL);
+#else
+  p8est_iterate(adv->p4est, adv->ghost, adv, NULL, face_cb, NULL, NULL);
+#endif
+  PetscCheck(adv->cb_err != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory building the face list");
+  PetscCheck(!adv->cb_err, PETSC_COMM_SELF, PETSC_ERR_PLIB, "advect: a tree face without neighbour tree inside the forest");
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n)
+{
+  PetscErrorCode ierr;
+  PetscFunctionBeginUser;
+  PetscCall(sync_mesh(adv));
+  adv->collecting = 1;
+  adv->ncollect = adv->capcollect = 0;
+  adv->collect = NULL;
+  ierr = iterate_faces(adv);
+  adv->collecting = 0;
+  if (!ierr) {
+    ierr = PetscMalloc1(adv->ncollect + 1, pts);
+    if (!ierr) memcpy(*pts, adv->collect, sizeof(AdvectFacePoint) * adv->ncollect);
+  }
+  free(adv->collect);
+  adv->collect = NULL;
+  PetscCall(ierr);
+  *n = adv->ncollect;
   PetscFunctionReturn(0);
 }
 
@@ -617,7 +741,8 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
   adv->mx = malloc((nl + 1) * sizeof(double));
   adv->cells = malloc((nl + 1) * sizeof(AdvectCell *));
   adv->active = malloc((nt + 1) * sizeof(double));
-  PetscCheck(adv->cells && adv->active && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow && adv->mirror_state && adv->mirror_mean &&
+  adv->emit = malloc(nt + 1);
+  PetscCheck(adv->cells && adv->active && adv->emit && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow && adv->mirror_state && adv->mirror_mean &&
                  adv->u && adv->u0 && adv->rhs && adv->mean && adv->mn && adv->mx,
              PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory");
   for (size_t m = 0; m < nm; m++) {
@@ -661,15 +786,7 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
     }
   }
 
-  /* face list */
-  adv->cb_err = 0;
-#ifndef P4_TO_P8
-  p4est_iterate(p4est, adv->ghost, adv, NULL, face_cb, NULL);
-#else
-  p8est_iterate(p4est, adv->ghost, adv, NULL, face_cb, NULL, NULL);
-#endif
-  PetscCheck(adv->cb_err != PETSC_ERR_MEM, PETSC_COMM_SELF, PETSC_ERR_MEM, "advect: out of memory building the face list");
-  PetscCheck(!adv->cb_err, PETSC_COMM_SELF, PETSC_ERR_PLIB, "advect: a tree face without neighbour tree inside the forest");
+  PetscCall(iterate_faces(adv));
   const int nqf = ipow(adv->nqf, DIM - 1);
   for (size_t e = 0; e < adv->nfaces; e++) {
     const Face *f = &adv->faces[e];
@@ -734,9 +851,16 @@ static double residual(Advect adv, double t)
     basis(nb, xi, phiv[p]);
   }
   const int restricted = adv->restricted;
+  const unsigned char *emit = adv->emit;
+  if (restricted)
+    for (p4est_locidx_t K = 0; K < adv->nlocal + adv->nghost; K++) {
+      int e = adv->active[K] != 0;
+      for (int j = 0; j < nb && !e; j++) e = fabs(u[(size_t)K * nb + j]) > adv->floor;
+      adv->emit[K] = (unsigned char)e;
+    }
   if (nb > 1)
     for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
-      for (int p = 0; p < npv && (!restricted || adv->active[K]); p++) {
+      for (int p = 0; p < npv && (!restricted || emit[K]); p++) {
         double uq = eval(nb, u + (size_t)K * nb, phiv[p]);
         const double *g = adv->gvol + ((size_t)K * npv + p) * DIM;
         for (int k = 0; k < DIM; k++) r[(size_t)K * nb + 1 + k] += uq * g[k];
@@ -745,7 +869,7 @@ static double residual(Advect adv, double t)
     const Face *f = &adv->faces[e];
     const double *ua = u + (size_t)f->a * nb, *ub = u + (size_t)f->b * nb;
     for (int p = 0; p < nqf; p++) {
-      if (restricted && !adv->active[f->bn[p] > 0 ? f->a : f->b]) continue;
+      if (restricted && !emit[f->bn[p] > 0 ? f->a : f->b]) continue;
       double flux = f->bn[p] * (f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : eval(nb, ub, f->phib[p]));
       if (f->a_local)
         for (int i = 0; i < nb; i++) r[(size_t)f->a * nb + i] -= flux * f->phia[p][i];
@@ -756,7 +880,7 @@ static double residual(Advect adv, double t)
   for (size_t e = 0; e < adv->nbfaces; e++) {
     const BFace *f = &adv->bfaces[e];
     const double *ua = u + (size_t)f->a * nb;
-    for (int p = 0; p < nqf && (!restricted || adv->active[f->a]); p++) {
+    for (int p = 0; p < nqf && (!restricted || emit[f->a]); p++) {
       double uu = f->bn[p] > 0 ? eval(nb, ua, f->phia[p]) : adv->prob->exact(adv->ctx, f->x[p], t);
       double flux = f->bn[p] * uu;
       outflow += flux;
@@ -808,26 +932,9 @@ static void limit(Advect adv)
     }
   }
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    double *c = adv->u + (size_t)K * nb, xibar[DIM], alpha = 1;
-    const double um = adv->mean[K];
-    const double tol = 1e-13 * (fabs(adv->mx[K]) + fabs(adv->mn[K]) + 1e-300);
+    double xibar[DIM];
     for (int k = 0; k < DIM; k++) xibar[k] = adv->m0[(size_t)K * nb + 1 + k] / adv->vol[K];
-    for (int v = 0; v < P4EST_CHILDREN; v++) {
-      double d = 0;
-      for (int k = 0; k < DIM; k++) d += c[1 + k] * (((v >> k) & 1 ? 1 : -1) - xibar[k]);
-      if (d > tol)
-        alpha = fmin(alpha, (adv->mx[K] - um) / d);
-      else if (d < -tol)
-        alpha = fmin(alpha, (adv->mn[K] - um) / d);
-    }
-    if (alpha >= 1) continue;
-    alpha = fmax(alpha, 0);
-    double shift = 0;
-    for (int k = 0; k < DIM; k++) {
-      c[1 + k] *= alpha;
-      shift += c[1 + k] * xibar[k];
-    }
-    c[0] = um - shift;
+    limit_cell(adv->u + (size_t)K * nb, xibar, adv->mean[K], adv->mn[K], adv->mx[K]);
   }
 }
 
@@ -893,6 +1000,10 @@ PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken)
   PetscCall(PetscLogEventBegin(ev_advance, 0, 0, 0, 0));
   PetscCall(AdvectTimeStep(adv, &dt));
   state_io(adv, 0);
+  /* a coarsened cell's L2 projection can undershoot its children's
+   * bounds: limited again, every stage starts from a limited state, which
+   * keeps the means within the data's range */
+  if (adv->opt.limiter && adv->nb > 1) limit(adv);
   while (n < nsteps && adv->time < t_end) {
     double h = dt;
     int last = adv->time + h >= t_end - 1e-12 * h;
@@ -1014,20 +1125,97 @@ PetscErrorCode AdvectCornerValues(Advect adv, double **values)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax)
+/** Global range of the cell means of the tracer (f < 0) or of extra field f. */
+static PetscErrorCode mean_range(Advect adv, int f, double *umin, double *umax)
 {
+  const int nb = adv->nb;
   double loc[2] = {INFINITY, INFINITY}, glob[2];
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
-  state_io(adv, 0);
-  compute_means(adv);
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    loc[0] = fmin(loc[0], adv->mean[K]);
-    loc[1] = fmin(loc[1], -adv->mean[K]);
+    const double *c = f < 0 ? adv->cells[K]->c : AdvectCellExtra(adv->cells[K], f);
+    double m = 0;
+    for (int j = 0; j < nb; j++) m += adv->m0[(size_t)K * nb + j] * c[j];
+    m /= adv->vol[K];
+    loc[0] = fmin(loc[0], m);
+    loc[1] = fmin(loc[1], -m);
   }
   PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MIN, adv->p4est->mpicomm));
   *umin = glob[0];
   *umax = -glob[1];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax)
+{
+  PetscFunctionBeginUser;
+  PetscCall(mean_range(adv, -1, umin, umax));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdvectExtraMeanRange(Advect adv, int f, double *umin, double *umax)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(f >= 0 && f < adv->prob->nextra, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "extra field %d of %d", f, adv->prob->nextra);
+  PetscCall(mean_range(adv, f, umin, umax));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax)
+{
+  const int nb = adv->nb, n = adv->nqf, npv = ipow(n, DIM);
+  double loc[2] = {INFINITY, INFINITY}, glob[2];
+  PetscFunctionBeginUser;
+  PetscCall(sync_mesh(adv));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
+    const double *c = adv->cells[K]->c;
+    for (int p = 0; p < npv; p++) {
+      double xi[DIM], w, phi[ADVECT_NB];
+      tensor_point(n, p, xi, &w);
+      /* the volume point, then its projections onto the faces across
+       * each direction: the face rule's points */
+      for (int f = -1; f < 2 * DIM; f++) {
+        double xf[DIM];
+        for (int k = 0; k < DIM; k++) xf[k] = xi[k];
+        if (f >= 0) xf[f / 2] = f % 2 ? 1 : -1;
+        basis(nb, xf, phi);
+        const double u = eval(nb, c, phi);
+        loc[0] = fmin(loc[0], u);
+        loc[1] = fmin(loc[1], -u);
+      }
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MIN, adv->p4est->mpicomm));
+  *umin = glob[0];
+  *umax = -glob[1];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdvectFluxDivergence(Advect adv, double *div)
+{
+  const int nqf = ipow(adv->nqf, DIM - 1);
+  double *sum, loc[2] = {0, 0}, glob[2];
+  PetscFunctionBeginUser;
+  PetscCall(sync_mesh(adv));
+  PetscCall(PetscCalloc1((size_t)adv->nlocal + 1, &sum));
+  for (size_t e = 0; e < adv->nfaces; e++) {
+    const Face *f = &adv->faces[e];
+    double F = 0;
+    for (int p = 0; p < nqf; p++) F += f->bn[p];
+    if (f->a_local) sum[f->a] += F;
+    if (f->b_local) sum[f->b] -= F;
+    loc[1] = fmax(loc[1], fabs(F));
+  }
+  for (size_t e = 0; e < adv->nbfaces; e++) {
+    double F = 0;
+    for (int p = 0; p < nqf; p++) F += adv->bfaces[e].bn[p];
+    sum[adv->bfaces[e].a] += F;
+    loc[1] = fmax(loc[1], fabs(F));
+  }
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++) loc[0] = fmax(loc[0], fabs(sum[K]));
+  PetscCall(PetscFree(sum));
+  PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MAX, adv->p4est->mpicomm));
+  *div = glob[1] > 0 ? glob[0] / glob[1] : 0;
   PetscFunctionReturn(0);
 }
 
@@ -1128,7 +1316,7 @@ PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx
   adv->ctx = ctx;
   adv->opt = *opt;
   adv->nb = opt->degree ? ADVECT_NB : 1;
-  adv->nqf = opt->degree + 1;
+  adv->nqf = prob->face_flux ? 2 : opt->degree + 1;
   adv->nqv = opt->degree + 1;
   void *saved = p4est->user_pointer;
   p4est_reset_data(p4est, AdvectCellBytes(prob), init_cell, saved);

@@ -37,6 +37,18 @@ typedef struct {
   double eta[3]; /**< coordinates in the cell, [0,1]^d */
 } AdvectPoint;
 
+/** A face quadrature point as both cells of the face see it, for a problem
+ *  that gives the normal flux itself (AdvectProblem.face_flux).  Every face
+ *  is seen from one canonical side a (the small side of a hanging face,
+ *  else the earlier cell of the forest), on every rank alike, so the two
+ *  ranks of a face compute its points bitwise equal. */
+typedef struct {
+  AdvectPoint a; /**< the point in cell a */
+  AdvectPoint b; /**< the point in cell b; b.quad is NULL on the domain boundary */
+  double ndS[3]; /**< quadrature weight times area element times the unit normal out of a */
+  int a_local, b_local; /**< whether a, b are this rank's cells */
+} AdvectFacePoint;
+
 /** The data of an advection problem (the problems are in src/problems):
  *  stationary velocity, initial and inflow data. */
 typedef struct {
@@ -56,6 +68,15 @@ typedef struct {
    *  projection and through partition with the quadrant data.  At most
    *  ADVECT_MAX_EXTRA. */
   int nextra;
+  /** Optional: the normal flux at a face point, integrated with its
+   *  weight (b.n dS out of fp->a), in place of the velocity's on faces; the
+   *  velocity then serves the volume term only.  A flux that is one value
+   *  per face point on both sides and sums to zero over every cell's faces
+   *  (a locally conservative Darcy flux) keeps the cell means of degree 0,
+   *  and of degree 1 with the limiter, within the inflow data's range.
+   *  With it, every degree integrates faces with 2 points per direction,
+   *  the points of AdvectFacePoints(). */
+  double (*face_flux)(void *ctx, const AdvectFacePoint *fp);
 } AdvectProblem;
 
 /** Most extra fields of AdvectProblem.nextra. */
@@ -149,6 +170,30 @@ PetscErrorCode AdvectL2Error(Advect adv, double *err);
 /** Global minimum and maximum of the cell means. */
 PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax);
 
+/** Global minimum and maximum of the cell means of extra field f. */
+PetscErrorCode AdvectExtraMeanRange(Advect adv, int f, double *umin, double *umax);
+
+/** Global minimum and maximum of u at the quadrature points of the volume
+ *  and face terms of every cell (degree 1: values the means do not show). */
+PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax);
+
+/**
+ * The face quadrature points of the current mesh with face_flux's rule,
+ * in the order of p4est's face iteration: every interior face with a local
+ * side (hanging faces as their small sub-faces) and every domain boundary
+ * face of a local cell.  A fresh array (count in *n) the caller frees with
+ * PetscFree; the points of one face are consecutive.
+ */
+PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n);
+
+/**
+ * Discrete divergence of the face fluxes the transport integrates with:
+ * the largest |sum of a local cell's outward fluxes| over all cells,
+ * relative to the largest |flux through a face| (0 when no flux).
+ * Collective.
+ */
+PetscErrorCode AdvectFluxDivergence(Advect adv, double *div);
+
 /**
  * Computes the jump/gradient indicator of every local cell: the largest
  * jump of cell means across its faces and, for degree 1, the variation of u
@@ -170,11 +215,18 @@ PetscErrorCode AdvectClassify(Advect adv, double threshold);
 
 /**
  * Restricts the advection to an active region until the mesh changes: the
- * local cells with seed[K] != 0 and their face neighbours (on any rank).
- * Faces whose upwind cell is outside carry no flux, so the work outside is
- * saved and the scheme stays conservative.  seed NULL: every cell.
+ * local cells with seed[K] != 0 and their face neighbours (on any rank),
+ * and in every stage the cells outside it with a tracer coefficient above
+ * floor in magnitude.  The other cells hold still for the stage: no
+ * volume term, no flux out through their faces, so the work outside is
+ * saved and the scheme stays conservative.  A cell that receives more
+ * than floor joins in the next stage, so with floor below 5/6 of the
+ * inflow data's maximum (and a flux that sums to zero over every cell)
+ * the cell means stay within the data's range: a region fixed for many
+ * steps let tracer pile up in cells that received it but never passed it
+ * on.  seed NULL: every cell.
  */
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed);
+PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor);
 
 /** The forest the solver works on. */
 p4est_t *AdvectForest(Advect adv);

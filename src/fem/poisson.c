@@ -41,6 +41,26 @@ PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const do
   PetscFunctionReturn(0);
 }
 
+/* BoomerAMG's classical defaults build dense coarse operators for 3D
+ * stencils (Q2: 125 entries per row); HMIS coarsening with truncated
+ * extended interpolation keeps them sparse, 4x faster here.  Only
+ * defaults: explicit -pc_hypre_* options still win. */
+PetscErrorCode FemHypre3dDefaults(const char *prefix)
+{
+  static const char *const defaults[][2] = {{"-pc_hypre_boomeramg_coarsen_type", "HMIS"},
+                                            {"-pc_hypre_boomeramg_interp_type", "ext+i"},
+                                            {"-pc_hypre_boomeramg_P_max", "4"}};
+  PetscFunctionBeginUser;
+  for (size_t k = 0; k < sizeof(defaults) / sizeof(defaults[0]); k++) {
+    PetscBool set;
+    char name[256];
+    PetscCall(PetscOptionsHasName(NULL, prefix, defaults[k][0], &set));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-%s%s", prefix ? prefix : "", defaults[k][0] + 1));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, name, defaults[k][1]));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int degree, PetscBool assembled,
                                      const signed char *tree_bc, FemPoisson *out)
 {
@@ -78,22 +98,7 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
   PetscCall(KSPSetTolerances(fp->ksp, 1e-10, 1e-50, PETSC_DEFAULT, 10000));
   if (prefix) PetscCall(KSPSetOptionsPrefix(fp->ksp, prefix));
 #ifdef P4_TO_P8
-  /* BoomerAMG's classical defaults build dense coarse operators for 3D
-   * stencils (Q2: 125 entries per row); HMIS coarsening with truncated
-   * extended interpolation keeps them sparse, 4x faster here.  Only
-   * defaults: explicit -pc_hypre_* options still win. */
-  {
-    static const char *const defaults[][2] = {{"-pc_hypre_boomeramg_coarsen_type", "HMIS"},
-                                              {"-pc_hypre_boomeramg_interp_type", "ext+i"},
-                                              {"-pc_hypre_boomeramg_P_max", "4"}};
-    for (size_t k = 0; k < sizeof(defaults) / sizeof(defaults[0]); k++) {
-      PetscBool set;
-      char name[256];
-      PetscCall(PetscOptionsHasName(NULL, prefix, defaults[k][0], &set));
-      PetscCall(PetscSNPrintf(name, sizeof(name), "-%s%s", prefix ? prefix : "", defaults[k][0] + 1));
-      if (!set) PetscCall(PetscOptionsSetValue(NULL, name, defaults[k][1]));
-    }
-  }
+  PetscCall(FemHypre3dDefaults(prefix));
 #endif
   PetscCall(KSPSetFromOptions(fp->ksp));
   *out = fp;

@@ -61,8 +61,8 @@ static double front_exact(void *ctx, const double x[3], double t)
   return d < front_speed * t ? 1.0 : 0.0;
 }
 
-static const AdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0};
-static const AdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5, 0};
+static const AdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0, NULL};
+static const AdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5, 0, NULL};
 
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \

@@ -2,8 +2,9 @@
  * darcy-transport: a quarter five-spot on the unit square (unit cube: the
  * wells are vertical lines).  Each cycle solves -div(k grad p) = 0 with
  * p = 1 at the injection well near (0,0), p = 0 at the production well
- * near (1,1) and no flow elsewhere (continuous Q1, fem/poisson.h), then
- * advects the tracer injected at the well with b = -k grad p (the
+ * near (1,1) and no flow elsewhere (SIPG Q1, fem/sipg.h), then advects the
+ * tracer injected at the well with the pressure's numerical flux on the
+ * faces, locally conservative, and b = -k grad p_h inside the cells (the
  * advection family, advection.h).  Only the cells of load type 1 and their
  * face neighbours advect (the transport zone), so type-1 cells really cost
  * more.  The pressure solve is timed and reported, not weighed.  k(x) is
@@ -17,9 +18,8 @@
 
 #include "util/options.h"
 #include "fem/permeability.h"
-#include "fem/poisson.h"
+#include "fem/sipg.h"
 #include "mesh/geom.h"
-#include "problems/poisson.h"
 
 #define DIM P4EST_DIM
 
@@ -27,14 +27,14 @@
 static const double well_radius = 0.2;
 
 typedef struct {
-  FemPoisson fp;
-  FemQElem qe;
+  FemSipg sipg;
   p4est_t *p4est;
-  double *coef; /* Q1 pressure coefficients per cell, local then ghost */
-  size_t ncoef;
   long revision; /* of the forest the pressure was solved on */
   FemPermeability perm; /* -darcy_permeability */
   double refine_logk;   /* -darcy_refine_logk */
+  /* after the cycle's steps: the tracer's range over cell means and over
+   * quadrature points, and the discrete divergence of the face fluxes */
+  double tracer_min, tracer_max, tracer_min_qp, tracer_max_qp, flux_divergence;
 } Darcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
@@ -52,18 +52,7 @@ static double zero_source(int dim, const double x[3])
   return 0;
 }
 
-/* FemProblem.k has no context: the field of the pressure being solved,
- * set by pressure() before it assembles (a process solves one Darcy
- * pressure at a time; the option check makes a second Darcy problem that
- * never solves). */
-static FemPermeability solving;
-
-static double permeability(int dim, const double x[3], long tree)
-{
-  (void)dim;
-  (void)tree;
-  return FemPermeabilityValue(solving, x);
-}
+static double permeability(void *ctx, const double x[3]) { return FemPermeabilityValue((FemPermeability)ctx, x); }
 
 static FemBC wells_bc(int dim, const double x[3], const double n[3])
 {
@@ -80,27 +69,21 @@ static const FemProblem pressure_problem = {
   .u = pressure_bc_value,
   .grad = NULL,
   .f = zero_source,
-  .k = permeability,
+  .k = NULL, /* the pressure's permeability is FemSipgCreate's */
   .bc = wells_bc,
 };
 
-/* Zero before the first solve. */
+/* Zero before the first solve and on a forest changed since. */
 void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3])
 {
   const Darcy *d = ctx;
-  double dphi[FEM_MAX_VNODES * DIM], x[3], J[3][3], Ji[3][3], g[DIM] = {0};
-  b[0] = b[1] = b[2] = 0;
-  if (!d->coef || (size_t)pt->cell >= d->ncoef) return;
-  const int vn = d->qe.vnodes;
-  const double *c = d->coef + (size_t)pt->cell * vn;
-  FemQElemEval(&d->qe, pt->eta, NULL, dphi);
-  AmrGeomQuadMap(d->p4est->connectivity, pt->tree, pt->quad, pt->eta, x, J);
-  AmrGeomInvert(J, Ji);
-  for (int i = 0; i < vn; i++)
-    for (int a = 0; a < DIM; a++)
-      for (int e = 0; e < DIM; e++) g[a] += c[i] * dphi[i * DIM + e] * Ji[e][a];
-  const double k = FemPermeabilityValue(d->perm, x);
-  for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
+  FemSipgVelocity(d->sipg, pt, b);
+}
+
+double DarcyFlux(void *ctx, const AdvectFacePoint *fp)
+{
+  const Darcy *d = ctx;
+  return FemSipgFlux(d->sipg, fp);
 }
 
 double DarcyInflow(void *ctx, const double x[3], double t)
@@ -110,7 +93,7 @@ double DarcyInflow(void *ctx, const double x[3], double t)
   return xy_distance(x, 0, 0) < well_radius + 0.05 ? 1.0 : 0.0;
 }
 
-static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0};
+static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0, DarcyFlux};
 
 static PetscErrorCode darcy_options(AmrProblem p, Darcy *d)
 {
@@ -142,34 +125,23 @@ PetscErrorCode DarcyCreate(AmrProblem p)
   s->extra = d;
   s->ctx = d;
   PetscCall(darcy_options(p, d));
-  PetscCheck(!FemQElemInit(&d->qe, 1), p->comm, PETSC_ERR_PLIB, "Q1 element");
-  PetscCall(FemPoissonCreate(p->comm, &pressure_problem, 1, "darcy_", &d->fp));
+  PetscCall(FemSipgCreate(p->comm, &pressure_problem, permeability, d->perm, "darcy_", &d->sipg));
   p->nsolvers = 1;
   p->solver_prefix[0] = "darcy_";
   PetscFunctionReturn(0);
 }
 
-/* Solve for the pressure on the current forest, hand b = -k grad p to the
- * tracer's cells and ghosts, and rebuild its face data for the new
- * velocity. */
+/* Solve for the pressure on the current forest (this rank's KSPSolve time
+ * into the problem's ksp_cpu, ksp_wall) and rebuild the tracer's face data
+ * with its fluxes. */
 static PetscErrorCode pressure(AmrProblem p, AmrAdvection *s, Darcy *d)
 {
-  p4est_locidx_t nlocal, nghost;
   PetscReal rnorm;
 
   PetscFunctionBeginUser;
   d->p4est = AdvectForest(s->adv);
-  solving = d->perm;
-  PetscCall(FemPoissonSetup(d->fp, d->p4est));
-  PetscCall(FemPoissonAssemble(d->fp));
-  PetscCall(AmrProblemSolveTimed(p, d->fp, &s->ksp_its, &rnorm));
-  PetscCall(AdvectCellCounts(s->adv, &nlocal, &nghost));
-  const int vn = FemPoissonVNodes(d->fp);
-  PetscCall(PetscFree(d->coef));
-  d->ncoef = (size_t)nlocal + (size_t)nghost;
-  PetscCall(PetscMalloc1(d->ncoef * vn + 1, &d->coef));
-  PetscCall(FemPoissonElementCoefficients(d->fp, d->coef));
-  PetscCall(AdvectGhostExchange(s->adv, d->coef, (size_t)vn));
+  PetscCall(FemSipgSolve(d->sipg, s->adv, &s->ksp_its, &rnorm));
+  FemSipgSolveTime(d->sipg, &p->ksp_cpu, &p->ksp_wall);
   PetscCall(AdvectMeshChanged(s->adv));
   d->revision = d->p4est->revision;
   PetscFunctionReturn(0);
@@ -186,13 +158,19 @@ PetscErrorCode DarcySolve(AmrProblem p)
   s->t_poisson = MPI_Wtime() - t0;
   s->t_ksp = p->ksp_wall;
   {
-    int *zone; /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps its own copy) */
+    /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps
+     * its own copy); outside, cells whose tracer passes the load threshold
+     * join in */
+    int *zone;
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &zone));
     PetscCall(AdvectCellTypes(s->p4est, zone));
-    PetscCall(AdvectSetActive(s->adv, zone));
+    PetscCall(AdvectSetActive(s->adv, zone, s->load_threshold));
     PetscCall(PetscFree(zone));
   }
   PetscCall(AmrAdvectionSteps(p));
+  PetscCall(AdvectMeanRange(s->adv, &d->tracer_min, &d->tracer_max));
+  PetscCall(AdvectPointRange(s->adv, &d->tracer_min_qp, &d->tracer_max_qp));
+  PetscCall(AdvectFluxDivergence(s->adv, &d->flux_divergence));
   PetscFunctionReturn(0);
 }
 
@@ -265,10 +243,15 @@ PetscErrorCode DarcyReport(AmrProblem p, json_line *j)
 
   PetscFunctionBeginUser;
   json_str(j, "permeability", FemPermeabilitySpec(d->perm));
+  json_real(j, "tracer_min", d->tracer_min);
+  json_real(j, "tracer_max", d->tracer_max);
+  json_real(j, "tracer_min_qp", d->tracer_min_qp);
+  json_real(j, "tracer_max_qp", d->tracer_max_qp);
+  json_real(j, "flux_divergence_max", d->flux_divergence);
   PetscFunctionReturn(0);
 }
 
-/* darcy-transport's report: the advection family's and the permeability. */
+/* darcy-transport's report: the advection family's and the Darcy fields. */
 static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
 {
   PetscFunctionBeginUser;
@@ -278,8 +261,8 @@ static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
 }
 
 /* The tracer's fields, the permeability and the pressure at the corners
- * of every cell (Q1, hanging nodes constrained), solved on this forest at
- * this cycle's start; the initial state, before the first solve, has no
+ * of every cell (the DG Q1 pressure, discontinuous), solved on this forest
+ * at this cycle's start; the initial state, before the first solve, has no
  * pressure. */
 static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
 {
@@ -292,7 +275,7 @@ static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
   PetscCall(DarcyPermeabilityVTK(p, vd));
   if (!d->p4est) PetscFunctionReturn(0);
   PetscCheck(d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
-  PetscCall(FemPoissonPointValues(d->fp, &pressure));
+  PetscCall(FemSipgCornerValues(d->sipg, &pressure));
   PetscCall(AmrVtkAddPointField(vd, "pressure", pressure));
   PetscFunctionReturn(0);
 }
@@ -304,11 +287,8 @@ PetscErrorCode DarcyDestroy(AmrProblem p)
 
   PetscFunctionBeginUser;
   if (d) {
-    if (solving == d->perm) solving = NULL;
+    PetscCall(FemSipgDestroy(&d->sipg));
     PetscCall(FemPermeabilityDestroy(&d->perm));
-    PetscCall(FemPoissonDestroy(&d->fp));
-    FemQElemFree(&d->qe);
-    PetscCall(PetscFree(d->coef));
     PetscCall(PetscFree(s->extra));
   }
   PetscCall(AmrAdvectionDestroy(p));

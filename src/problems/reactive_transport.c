@@ -27,12 +27,13 @@
 /* The extra fields of the solver's cells. */
 enum { FIELD_B, FIELD_C, FIELD_COST, NFIELDS };
 
-static const AdvectProblem reactive = {"reactive-transport", DarcyVelocity, DarcyInflow, 0, 1.0, NFIELDS};
+static const AdvectProblem reactive = {"reactive-transport", DarcyVelocity, DarcyInflow, 0, 1.0, NFIELDS, DarcyFlux};
 
 typedef struct {
   ReactionParams react;
   double mass_b0;           /* integral of B at the start */
   double mass_a, mass_b, mass_c;
+  double range_b[2], range_c[2]; /* cell means of B and C after the steps */
   long long ntype[REACTION_NTYPES]; /* cells per reaction state after the steps */
   long long steps;          /* integrator steps of the cycle, all ranks */
   double t_reaction;        /* wall seconds of the cycle's reaction sweeps, max over ranks */
@@ -194,6 +195,8 @@ static PetscErrorCode reactive_solve(AmrProblem p)
   r->mass_a = s->mass;
   PetscCall(AdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
   PetscCall(AdvectExtraMass(s->adv, FIELD_C, &r->mass_c));
+  PetscCall(AdvectExtraMeanRange(s->adv, FIELD_B, &r->range_b[0], &r->range_b[1]));
+  PetscCall(AdvectExtraMeanRange(s->adv, FIELD_C, &r->range_c[0], &r->range_c[1]));
   s->mass = r->mass_a + r->mass_c;
   loc[0] = r->steps_local;
   FOR_LOCAL_CELLS(s->p4est, K, d, { loc[1 + cell_state(r, nb, d)]++; })
@@ -240,6 +243,10 @@ static PetscErrorCode reactive_report(AmrProblem p, json_line *j)
   json_int(j, "cells_reacted", r->ntype[REACTION_REACTED]);
   PetscCall(AmrAdvectionReportTransport(p, j));
   PetscCall(DarcyReport(p, j));
+  json_real(j, "b_min", r->range_b[0]);
+  json_real(j, "b_max", r->range_b[1]);
+  json_real(j, "c_min", r->range_c[0]);
+  json_real(j, "c_max", r->range_c[1]);
   json_real(j, "mass_a", r->mass_a);
   json_real(j, "mass_b", r->mass_b);
   json_real(j, "mass_c", r->mass_c);

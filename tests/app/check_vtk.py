@@ -21,6 +21,7 @@ lists is checked, their times must increase).  Checks:
   --continuous F       point field F has one value at every place: the
                        nodes cells share (hanging ones included) agree
   --range F LO HI      the values of point field F lie in [LO, HI]
+  --cell-range F LO HI the values of cell field F lie in [LO, HI]
   --max F VALUE TOL    the largest value of point field F is VALUE to TOL
   --radius LO HI       the points' distances from the origin fill [LO, HI]
                        (a shell geometry)
@@ -253,6 +254,11 @@ def check_output(pvtu, a):
         check(u.min() >= float(lo) and u.max() <= float(hi), "%s: point field %s in [%.17g, %.17g], not within [%s, %s]",
               pvtu, name, u.min(), u.max(), lo, hi)
         summary.append("%s in [%.6g, %.6g]" % (name, u.min(), u.max()))
+    for name, lo, hi in a.cell_range:
+        u = field(grid.GetCellData(), name, "cell", pvtu)
+        check(u.min() >= float(lo) and u.max() <= float(hi), "%s: cell field %s in [%.17g, %.17g], not within [%s, %s]",
+              pvtu, name, u.min(), u.max(), lo, hi)
+        summary.append("cell %s in [%.17g, %.17g]" % (name, u.min(), u.max()))
     for name, value, tol in a.max:
         u = field(grid.GetPointData(), name, "point", pvtu)
         check(abs(u.max() - float(value)) <= float(tol), "%s: largest %s %.17g, expected %s to %s", pvtu, name, u.max(), value, tol)
@@ -418,6 +424,7 @@ def main():
     p.add_argument("--centre", action="append", default=[])
     p.add_argument("--continuous", action="append", default=[])
     p.add_argument("--range", nargs=3, action="append", default=[], metavar=("F", "LO", "HI"))
+    p.add_argument("--cell-range", nargs=3, action="append", default=[], metavar=("F", "LO", "HI"))
     p.add_argument("--max", nargs=3, action="append", default=[], metavar=("F", "VALUE", "TOL"))
     p.add_argument("--radius", nargs=2)
     p.add_argument("--surface", nargs=2)
