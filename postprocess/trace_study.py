@@ -51,7 +51,7 @@ def measures(r):
 # one style per method, the same in every figure (12 methods: colour,
 # marker and line style together tell them apart)
 STYLES = {}
-COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"]
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#393b79"]
 MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p"]
 LINES = ["-", "--", "-.", ":"]
 FLOOR = 1e-6  # imbalance and migration below it are drawn at it (log axes)
@@ -81,11 +81,12 @@ def plots(rows, out):
                  "imbalance after balancing: max/avg - 1",
                  "run time of the method (s, wall)")
         fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
-        handles = {}
+        handles, clipped = {}, set()
         for method in sorted({r["method"] for r in rs}):
             pts = sorted((r["ranks"], measures(r)) for r in rs if r["method"] == method)
             for k, ax in enumerate(axes.flat):
                 xy = [(p, max(v[k], FLOOR) if k in (1, 2) else v[k]) for p, v in pts if v[k] is not None and (k in (1, 2) or v[k] > 0)]
+                clipped.update(k for p, v in pts if k in (1, 2) and v[k] is not None and v[k] < FLOOR)
                 if xy:
                     handles[method] = ax.plot(*zip(*xy), label=method, markersize=5, **style(method))[0]
         for k, ax in enumerate(axes.flat):
@@ -94,12 +95,12 @@ def plots(rows, out):
             ax.set_xlabel("ranks P (virtual)")
             ax.set_ylabel(names[k])
             ax.grid(True, which="major", alpha=0.3)
-        for ax in axes.flat[1:3]:
+        for ax in (axes.flat[k] for k in sorted(clipped)):
             ax.axhline(FLOOR, color="0.6", linewidth=0.6)
             ax.annotate("values below %g drawn here" % FLOOR, (0.01, FLOOR), xycoords=("axes fraction", "data"), fontsize=7, color="0.4",
                         va="bottom")
         fig.legend(list(handles.values()), list(handles.keys()), loc="center left", bbox_to_anchor=(0.83, 0.5), fontsize=9, title="method")
-        fig.suptitle("%s, %s mode: the app's recorded loads replayed on P ranks (lbbench -virtual)" % (w, m))
+        fig.suptitle("%s, %s mode: the app's recorded loads replayed on P ranks (lbbench -virtual)" % (w, "task" if m == "tasks" else m))
         fig.tight_layout(rect=(0, 0, 0.82, 0.96))
         fig.savefig(os.path.join(out, "%s-%s.png" % (w, m)), dpi=90)
         plt.close(fig)
@@ -128,7 +129,7 @@ def table(rows, out, P=2048):
                 row.append("")
                 continue
             it = r.get("iterations")
-            row.append("%s / %.4f / %.3f / %.4f" % ("-" if it is None else it, r["imbalance"], r["migration_tot"], r["edgecut_tot"]))
+            row.append("%s / %.3g / %.3g / %.3g" % ("-" if it is None else it, r["imbalance"], r["migration_tot"], r["edgecut_tot"]))
         lines.append("| %s | %s |" % (m, " | ".join(row)))
     lines += ["", "# %d ranks, task mode, before task selection: the initial imbalance (max/avg - 1) and beyond_own, the share of "
               "the total load the method asks ranks to send beyond their own tasks (one pass of task selection cannot)" % P, "",
