@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every method on the app's real loads at P = 64 ... 131072 virtual ranks.
 #
-#   config/trace-study.sh [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-P "64 128 ..."] [-c CELLS] [-t TARGET] [-i ITERS] [-m "METHODS"]
+#   config/trace-study.sh [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P "64 128 ..."] [-c CELLS] [-t TARGET] [-i ITERS] [-m "METHODS"]
 #
 # 1. records a darcy-transport run (config/lb-darcy-transport.opts, amr2d)
 #    and a 3D Poisson run (config/fichera.opts, amr3d) on RANKS ranks
@@ -15,7 +15,9 @@
 #    ranks, at least CELLS/10 tasks per rank, k^dim copies) for every method that runs on
 #    meshes and the Zoltan baselines; iterative methods stop at avg/max
 #    TARGET (default 0.999, Lieber et al. 2016's) or after ITERS iterations (default
-#    1000; the JSON's stop_reason says which);
+#    1000; the JSON's stop_reason says which); the runs this machine cannot
+#    hold or time (cap() below: Ripple, chain-mode tree, the Zoltan
+#    baselines, 3D task mode) stop at a smaller P unless -A;
 # 3. runs Lieber et al. 2016's POINT and BOX in task mode at 2048 ranks
 #    (mesh3d:16x16x8, 8x8x8 tasks per rank) for the same methods;
 # 4. postprocess/trace_study.py draws iterations, migration, imbalance and
@@ -25,24 +27,25 @@
 # Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl,
 # OUTDIR/*.png, OUTDIR/table.md.  MPIEXEC (default "mpiexec
 # --oversubscribe") and PYTHON (default /usr/bin/python3) can be set in
-# the environment.  The largest P takes minutes per method and gigabytes
-# of memory: start with -P "64 256 2048".
+# the environment.  The whole range takes about 25 minutes of CPU and up to
+# 3.5 GB in one run: start with -P "64 256 2048".
 set -eu
-build=build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0
+build=build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0
 sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
 methods="sfc diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
-while getopts b:o:n:kP:c:t:i:m: flag; do
+while getopts b:o:n:kAP:c:t:i:m: flag; do
   case $flag in
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     k) keep=1 ;;
+    A) all=1 ;;
     P) sizes=$OPTARG ;;
     c) cells=$OPTARG ;;
     t) target=$OPTARG ;;
     i) iters=$OPTARG ;;
     m) methods=$OPTARG ;;
-    *) echo "usage: $0 [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS]" >&2; exit 2 ;;
   esac
 done
 mpi=${MPIEXEC:-mpiexec --oversubscribe}
@@ -90,16 +93,46 @@ tiles() {  # N D
   done
   echo $p
 }
+# The largest P of a run on this machine (2 cores, at most 4 GiB a run),
+# measured: Ripple's tables grow as P^2 (line:16384 and mesh2d:256x128
+# would need more than 2^27 entries); chain-mode tree's time grows as P^2
+# (10 s of CPU at 16384 ranks); zoltan-rcb and zoltan-hsfc hold 1.4 GB at
+# 16384 ranks, zoltan-graph takes 68 s of CPU there, growing faster than P;
+# a 3D trace at 131072 ranks is 17.6 million tasks, over 4 GB.  -A runs
+# everything to the largest -P.
+cap() {  # MODE DIM METHOD
+  [ "$all" = 1 ] && { echo 1073741824; return; }
+  case $1:$2:$3 in
+    chain:*:ripple-*) echo 8192 ;;
+    chain:*:tree) echo 32768 ;;
+    tasks:*:ripple-*) echo 16384 ;;
+    tasks:*:zoltan-graph) echo 8192 ;;
+    tasks:*:zoltan-*) echo 32768 ;;
+    tasks:3:*) echo 65536 ;;
+    *) echo 1073741824 ;;
+  esac
+}
 stop="-lb_target $target -lb_max_iters $iters"
 # what lbbench prints of a run: iterations, the cells' or the tasks' balance
 show='/iterations\|cells:\|after migration\|error/p'
-for spec in darcy2d:2 fichera3d:3; do
-  t=${spec%:*} dim=${spec#*:}
-  n=$(trace_cells "$out/$t.jsonl")
-  for P in $sizes; do
+# Lieber et al.'s POINT and BOX first, then every P in increasing order, so
+# that a study cut short has its table and the smaller P complete.
+for s in point box; do
+  for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
+    case $m in sfc|multilevel|ripple-*) continue ;; esac
+    echo "== $s tasks P=2048 $m"
+    # shellcheck disable=SC2086
+    "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl" 2>&1 | sed -n "$show"
+  done
+done
+for P in $sizes; do
+  for spec in darcy2d:2 fichera3d:3; do
+    t=${spec%:*} dim=${spec#*:}
+    n=$(trace_cells "$out/$t.jsonl")
     r=$(( (P * cells + n - 1) / n ))
     rt=$(tiles $(( (P * cells / 10 + n - 1) / n )) "$dim")
     for m in $methods; do
+      if [ "$P" -gt "$(cap chain "$dim" "$m")" ]; then echo "== $t chain P=$P $m: skipped (above $(cap chain "$dim" "$m"))"; continue; fi
       echo "== $t chain P=$P x$r $m"
       # shellcheck disable=SC2086
       "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" -lb_method "$m" $stop -json "$out/chain.jsonl" 2>&1 | sed -n "$show"
@@ -107,19 +140,12 @@ for spec in darcy2d:2 fichera3d:3; do
     for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
       # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d
       case $dim:$m in *:sfc|*:multilevel|3:ripple-*) continue ;; esac
+      if [ "$P" -gt "$(cap tasks "$dim" "$m")" ]; then echo "== $t tasks P=$P $m: skipped (above $(cap tasks "$dim" "$m"))"; continue; fi
       echo "== $t tasks P=$P x$rt $m"
       # shellcheck disable=SC2086
       "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" -replicate "$rt" -lb_method "$m" $stop \
         -json "$out/tasks.jsonl" 2>&1 | sed -n "$show"
     done
-  done
-done
-for s in point box; do
-  for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
-    case $m in sfc|multilevel|ripple-*) continue ;; esac
-    echo "== $s tasks P=2048 $m"
-    # shellcheck disable=SC2086
-    "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl" 2>&1 | sed -n "$show"
   done
 done
 "$python" postprocess/trace_study.py -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl

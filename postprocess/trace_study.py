@@ -11,7 +11,9 @@ balancing (max/avg - 1 of the realised parts or ranks) and the method's run
 time.  OUTDIR/table.md is Lieber et al.'s Fig. 2 kind: at 2048 ranks, one
 row per method, POINT, BOX (lbbench task mode on mesh3d:16x16x8) and the
 real workloads (task mode) side by side: iterations, imbalance,
-MigrationTot and EdgeCutTot.
+MigrationTot and EdgeCutTot; under it the initial imbalance and each
+method's beyond_own (the share of the load its flows ask ranks to send
+beyond their own tasks, which one pass of task selection cannot).
 """
 import argparse
 import json
@@ -46,6 +48,22 @@ def measures(r):
     return r.get("iterations"), r["migration_tot"], r["imbalance"], r["runtime_s"]
 
 
+# one style per method, the same in every figure (12 methods: colour,
+# marker and line style together tell them apart)
+STYLES = {}
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#393b79"]
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p"]
+LINES = ["-", "--", "-.", ":"]
+FLOOR = 1e-6  # imbalance and migration below it are drawn at it (log axes)
+
+
+def style(method):
+    if method not in STYLES:
+        k = len(STYLES)
+        STYLES[method] = dict(color=COLOURS[k % len(COLOURS)], marker=MARKERS[k % len(MARKERS)], linestyle=LINES[k % len(LINES)])
+    return STYLES[method]
+
+
 def plots(rows, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -54,24 +72,37 @@ def plots(rows, out):
     for r in rows:
         if r["scenario"].startswith("trace:"):
             groups.setdefault((workload(r), mode(r)), []).append(r)
-    names = ("iterations", "migration (share moved)", "imbalance (max/avg - 1)", "run time (s)")
+    for method in sorted({r["method"] for r in rows}):
+        style(method)
     for (w, m), rs in sorted(groups.items()):
-        fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+        moved = "cells" if m == "chain" else "tasks"
+        names = ("iterations (count; Zoltan: none)",
+                 "migration: %s moved / all %s" % (moved, moved),
+                 "imbalance after balancing: max/avg - 1",
+                 "run time of the method (s, wall)")
+        fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+        handles, clipped = {}, set()
         for method in sorted({r["method"] for r in rs}):
             pts = sorted((r["ranks"], measures(r)) for r in rs if r["method"] == method)
             for k, ax in enumerate(axes.flat):
-                xy = [(p, v[k]) for p, v in pts if v[k] is not None and v[k] > 0]
+                xy = [(p, max(v[k], FLOOR) if k in (1, 2) else v[k]) for p, v in pts if v[k] is not None and (k in (1, 2) or v[k] > 0)]
+                clipped.update(k for p, v in pts if k in (1, 2) and v[k] is not None and v[k] < FLOOR)
                 if xy:
-                    ax.plot(*zip(*xy), marker="o", label=method)
+                    handles[method] = ax.plot(*zip(*xy), label=method, markersize=5, **style(method))[0]
         for k, ax in enumerate(axes.flat):
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
-            ax.set_xlabel("ranks P")
-            ax.set_title(names[k])
-        axes.flat[0].legend(fontsize=7)
-        fig.suptitle("%s, %s mode" % (w, m))
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "%s-%s.png" % (w, m)))
+            ax.set_xlabel("ranks P (virtual)")
+            ax.set_ylabel(names[k])
+            ax.grid(True, which="major", alpha=0.3)
+        for ax in (axes.flat[k] for k in sorted(clipped)):
+            ax.axhline(FLOOR, color="0.6", linewidth=0.6)
+            ax.annotate("values below %g drawn here" % FLOOR, (0.01, FLOOR), xycoords=("axes fraction", "data"), fontsize=7, color="0.4",
+                        va="bottom")
+        fig.legend(list(handles.values()), list(handles.keys()), loc="center left", bbox_to_anchor=(0.83, 0.5), fontsize=9, title="method")
+        fig.suptitle("%s, %s mode: the app's recorded loads replayed on P ranks (lbbench -virtual)" % (w, "task" if m == "tasks" else m))
+        fig.tight_layout(rect=(0, 0, 0.82, 0.96))
+        fig.savefig(os.path.join(out, "%s-%s.png" % (w, m)), dpi=90)
         plt.close(fig)
         print("wrote", os.path.join(out, "%s-%s.png" % (w, m)))
 
@@ -98,8 +129,18 @@ def table(rows, out, P=2048):
                 row.append("")
                 continue
             it = r.get("iterations")
-            row.append("%s / %.4f / %.3f / %.4f" % ("-" if it is None else it, r["imbalance"], r["migration_tot"], r["edgecut_tot"]))
+            row.append("%s / %.3g / %.3g / %.3g" % ("-" if it is None else it, r["imbalance"], r["migration_tot"], r["edgecut_tot"]))
         lines.append("| %s | %s |" % (m, " | ".join(row)))
+    lines += ["", "# %d ranks, task mode, before task selection: the initial imbalance (max/avg - 1) and beyond_own, the share of "
+              "the total load the method asks ranks to send beyond their own tasks (one pass of task selection cannot)" % P, "",
+              "| method | " + " | ".join(loads) + " |", "| --- |" + " --- |" * len(loads)]
+    for m in methods:
+        row = ["%.3g" % cells[(m, w)]["beyond_own"] if "beyond_own" in cells.get((m, w), {}) else "" for w in loads]
+        if any(row):
+            lines.append("| %s | %s |" % (m, " | ".join(row)))
+    init = ["%.3g" % next((r["initial_imbalance"] for (mm, ww), r in cells.items() if ww == w and "initial_imbalance" in r), float("nan"))
+            for w in loads]
+    lines.append("| initial imbalance | %s |" % " | ".join(init))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

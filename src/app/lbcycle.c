@@ -523,6 +523,18 @@ static PetscErrorCode measure(AmrLb lb, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
+/* The method's cuts (cells per rank) as the next split and in the report,
+ * with the cells they move: what lbbench's replay of the trace gives. */
+static PetscErrorCode cut_record(int P, const int64_t *cur, const int64_t *cut, int64_t *next, AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  memcpy(next, cut, sizeof(int64_t) * P);
+  PetscCall(PetscMalloc1(P, &r->cut_cells));
+  for (int q = 0; q < P; q++) r->cut_cells[q] = (long long)cut[q];
+  r->cut_migrated_cells = (long long)lb_curve_migrated(P, cur, cut);
+  PetscFunctionReturn(0);
+}
+
 /* The method's target loads on the processor graph (the line or the ring
  * of the ranks along the curve), realised as cut positions on the weighted
  * curve by the library's chain mode: new cells per rank. sfc-shift is seed
@@ -539,7 +551,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
     lb_curve_shift_action act;
     LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
     r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
-    memcpy(next, cut.counts, sizeof(int64_t) * lb->size);
+    PetscCall(cut_record(lb->size, cur, cut.counts, next, r));
     lb_curve_result_free(&cut);
     PetscFunctionReturn(0);
   }
@@ -547,10 +559,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   r->lb_iterations = res.run.iterations;
   r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;
-  memcpy(next, res.cut.counts, sizeof(int64_t) * lb->size);
-  PetscCall(PetscMalloc1(lb->size, &r->cut_cells));
-  for (int q = 0; q < lb->size; q++) r->cut_cells[q] = (long long)res.cut.counts[q];
-  r->cut_migrated_cells = (long long)res.migrated_cells;
+  PetscCall(cut_record(lb->size, cur, res.cut.counts, next, r));
   lb_chain_result_free(&res);
   PetscFunctionReturn(0);
 }

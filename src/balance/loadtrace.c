@@ -2,6 +2,7 @@
  * and the reader lbbench replays from.  Every number is put byte by byte
  * in little-endian order, so the file means the same on any machine. */
 #include "balance/loadtrace.h"
+#include "balance/impl/lbcall.h"
 
 #include <errno.h>
 #include <math.h>
@@ -189,47 +190,100 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
   return LB_OK;
 }
 
-lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
+/* Open trace path and check its file header: the file at its first
+ * record, its size and dimension. */
+static lb_err open_trace(const char *path, FILE **fp, long long *size, int *dim)
 {
   unsigned char h[LB_TRACE_FILE_BYTES];
-  long long size, at = LB_TRACE_FILE_BYTES, found = -1;
-  int dim, last = -1;
-  int64_t bytes;
-  lb_err err = LB_OK;
-  memset(t, 0, sizeof *t);
   FILE *f = fopen(path, "rb");
+  *fp = NULL;
   if (!f) return lb_error(LB_ERR_FILE, "trace '%s': cannot open: %s", path, strerror(errno));
-  if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+  lb_err err = LB_OK;
+  if (fseek(f, 0, SEEK_END) || (*size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+    err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+  else if (*size < LB_TRACE_FILE_BYTES || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, LB_TRACE_MAGIC, 8))
+    err = lb_error(LB_ERR_FILE, "trace '%s': not a load trace (no %s header)", path, LB_TRACE_MAGIC);
+  else if (get_u(h + 8, 4) != LB_TRACE_VERSION)
+    err = lb_error(LB_ERR_FILE, "trace '%s': version %u, this lbbench reads version %d", path, (unsigned)get_u(h + 8, 4), LB_TRACE_VERSION);
+  if (err) {
     fclose(f);
-    return lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+    return err;
   }
-  if (size < LB_TRACE_FILE_BYTES || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, LB_TRACE_MAGIC, 8)) {
+  *dim = (int)get_u(h + 12, 4);
+  if ((*dim != 2 && *dim != 3) || get_u(h + 16, 4) != (uint64_t)LB_TRACE_CELL_BYTES(*dim) || get_u(h + 20, 4) != LB_TRACE_CYCLE_BYTES ||
+      get_u(h + 24, 4) != LB_TRACE_MAX_TYPES)
+    err = lb_error(LB_ERR_FILE, "trace '%s': malformed header (dimension %d)", path, *dim);
+  else if (*size == LB_TRACE_FILE_BYTES)
+    err = lb_error(LB_ERR_FILE, "trace '%s': holds no cycle", path);
+  if (err) {
     fclose(f);
-    return lb_error(LB_ERR_FILE, "trace '%s': not a load trace (no %s header)", path, LB_TRACE_MAGIC);
+    return err;
   }
-  if (get_u(h + 8, 4) != LB_TRACE_VERSION) {
-    fclose(f);
-    return lb_error(LB_ERR_FILE, "trace '%s': version %u, this lbbench reads version %d", path, (unsigned)get_u(h + 8, 4), LB_TRACE_VERSION);
+  *fp = f;
+  return LB_OK;
+}
+
+/* Walk the records of an open trace, each one checked whole: the offset of
+ * cycle `cycle`'s record (-1: the last) in *found (-1: none), the last
+ * cycle in *last, and, with cycles non-NULL, every cycle number in file
+ * order (*cycles malloc'ed, *ncycles of them). */
+static lb_err walk(FILE *f, const char *path, int dim, long long size, int cycle, lb_load_trace *t, long long *found, int *last, int *ncycles,
+                   int **cycles)
+{
+  long long at = LB_TRACE_FILE_BYTES;
+  int64_t bytes;
+  int cap = 0;
+  *found = -1;
+  *last = -1;
+  if (cycles) {
+    *cycles = NULL;
+    *ncycles = 0;
   }
-  dim = (int)get_u(h + 12, 4);
-  if ((dim != 2 && dim != 3) || get_u(h + 16, 4) != (uint64_t)LB_TRACE_CELL_BYTES(dim) || get_u(h + 20, 4) != LB_TRACE_CYCLE_BYTES ||
-      get_u(h + 24, 4) != LB_TRACE_MAX_TYPES) {
-    fclose(f);
-    return lb_error(LB_ERR_FILE, "trace '%s': malformed header (dimension %d)", path, dim);
-  }
-  if (size == LB_TRACE_FILE_BYTES) {
-    fclose(f);
-    return lb_error(LB_ERR_FILE, "trace '%s': holds no cycle", path);
-  }
-  /* walk the records (each one checked whole), remembering the wanted one */
-  while (!err && at < size) {
-    if (fseek(f, at, SEEK_SET)) err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
-    else err = read_cycle_header(f, path, dim, at, size, t, &bytes);
-    if (err) break;
-    if (cycle < 0 || t->cycle == cycle) found = at;
-    last = t->cycle;
+  while (at < size) {
+    if (fseek(f, at, SEEK_SET)) return lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
+    LB_CALL(read_cycle_header(f, path, dim, at, size, t, &bytes));
+    if (cycle < 0 || t->cycle == cycle) *found = at;
+    *last = t->cycle;
     at += bytes;
+    if (!cycles) continue;
+    if (*ncycles == cap) {
+      int *grown = realloc(*cycles, (size_t)(cap = 2 * cap + 16) * sizeof *grown);
+      if (!grown) return lb_error(LB_ERR_MEM, "trace '%s': out of memory for its cycles", path);
+      *cycles = grown;
+    }
+    (*cycles)[(*ncycles)++] = t->cycle;
   }
+  return LB_OK;
+}
+
+lb_err lb_trace_cycles(const char *path, int *ncycles, int **cycles)
+{
+  FILE *f;
+  long long size, found;
+  int dim, last;
+  lb_load_trace t;
+  *cycles = NULL;
+  *ncycles = 0;
+  LB_CALL(open_trace(path, &f, &size, &dim));
+  lb_err err = walk(f, path, dim, size, -1, &t, &found, &last, ncycles, cycles);
+  fclose(f);
+  if (err) {
+    free(*cycles);
+    *cycles = NULL;
+    *ncycles = 0;
+  }
+  return err;
+}
+
+lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
+{
+  FILE *f;
+  long long size, found;
+  int dim, last;
+  int64_t bytes;
+  memset(t, 0, sizeof *t);
+  LB_CALL(open_trace(path, &f, &size, &dim));
+  lb_err err = walk(f, path, dim, size, cycle, t, &found, &last, NULL, NULL);
   if (!err && found < 0) err = lb_error(LB_ERR_FILE, "trace '%s': no cycle %d (the last is %d)", path, cycle, last);
   if (!err && fseek(f, found, SEEK_SET)) err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
   if (!err) err = read_cycle_header(f, path, dim, found, size, t, &bytes);

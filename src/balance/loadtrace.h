@@ -72,6 +72,10 @@ void lb_trace_cell(int dim, double w, int type, const double x[3], unsigned char
  *  with lb_trace_free. */
 lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t);
 
+/** The cycle numbers of trace file path in file order (*cycles malloc'ed,
+ *  *ncycles of them), every record checked as by lb_trace_read. */
+lb_err lb_trace_cycles(const char *path, int *ncycles, int **cycles);
+
 /** Free the arrays of a trace cycle. */
 void lb_trace_free(lb_load_trace *t);
 

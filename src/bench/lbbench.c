@@ -222,6 +222,76 @@ out:
   return err;
 }
 
+/* The replayed trace cycle: a line of lbbench's output. */
+static void print_trace(const bench_opts *o, const lb_load_trace *tr)
+{
+  printf("  trace: %dD cycle %d of %d ranks, %lld cells, %s weights, %s split, %d cop%s\n", tr->dim, tr->cycle, tr->nranks, (long long)tr->ncells,
+         lb_trace_weight_name(tr->weights), strcmp(o->trace_split, "even") ? "the app's" : "an even", (int)o->replicate, o->replicate > 1 ? "ies" : "y");
+}
+
+/* The replayed trace cycle and the cells per part: JSON fields after a comma. */
+static void json_trace(FILE *f, const bench_opts *o, const lb_load_trace *tr, int P, const int64_t *part_cells)
+{
+  fprintf(f, "\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", tr->cycle, tr->nranks, (long long)tr->ncells, (int)o->replicate);
+  json_string(f, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
+  fputs("\"part_cells\":[", f);
+  for (int q = 0; q < P; q++) fprintf(f, q ? ",%lld" : "%lld", (long long)part_cells[q]);
+  fputs("]", f);
+}
+
+/* sfc-shift on a trace, as the app ran it: Niemoeller et al. 2020's
+ * sequence on the ranks' measured times (lb_trace_shift), not the library
+ * method's shifts by the weights.  One step is one iteration (none when the
+ * sequence keeps its best partition); no target is checked. */
+static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_graph *g, const lb_load_trace *tr, int me)
+{
+  const int P = g->n;
+  static const char *const action_name[] = {"sfc", "shifted", "best"};
+  int64_t n, *counts = malloc((size_t)P * sizeof *counts);
+  double *w = NULL, t0 = MPI_Wtime();
+  lb_curve_result res, sfc;
+  lb_curve_shift_action act;
+  lb_metrics cm;
+  memset(&res, 0, sizeof res);
+  memset(&sfc, 0, sizeof sfc);
+  lb_err err = counts ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec);
+  if (!err) err = lb_trace_shift(o->scenario, (int)o->replicate, P, !strcmp(o->trace_split, "even"), o->p.opt[0], &n, &w, counts, &res, &act);
+  const double runtime = MPI_Wtime() - t0;
+  if (!err) err = lb_curve_sfc(MPI_COMM_SELF, n, w, P, &sfc);
+  if (!err && me == 0) {
+    const int iterations = act == LB_SHIFT_BEST ? 0 : 1;
+    const long long migrated = (long long)lb_curve_migrated(P, counts, res.counts), dist = (long long)lb_curve_cut_distance(P, res.cuts, sfc.cuts);
+    lb_metrics_loads(P, res.part_load, &cm);
+    printf("lbbench: %s in chain mode on %s as the app runs it (measured times), %lld cells, scenario %s\n", m->name, g->spec, (long long)n,
+           o->scenario);
+    print_trace(o, tr);
+    printf("  iterations %d  sequence step: %s  runtime %.6f s (the replay of every balanced cycle up to this one)\n", iterations,
+           action_name[act], runtime);
+    printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n", cm.max_over_avg,
+           cm.imbalance_pct, res.quality, migrated, dist);
+    if (o->json[0]) {
+      FILE *f = fopen(o->json, "a");
+      if (!f) err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json);
+      else {
+        json_run_header(f, m->name, g->spec, P, o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual", o->scenario);
+        fprintf(f, "\"iterations\":%d,\"target_iteration\":null,\"runtime_s\":%.9g,", iterations, runtime);
+        json_string(f, "shift_step", action_name[act]);
+        fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,\"cells\":%lld,\"migrated_cells\":%lld,"
+                   "\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,",
+                cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, (long long)n, migrated, res.quality, dist);
+        json_trace(f, o, tr, P, res.counts);
+        fputs("}\n", f);
+        if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+      }
+    }
+  }
+  lb_curve_result_free(&res);
+  lb_curve_result_free(&sfc);
+  free(w);
+  free(counts);
+  return err;
+}
+
 /* Chain mode: the scenario gives one weight per cell of a curve of
  * o->chain cells, first split into P pieces of equal cell count; the method
  * runs on the line or the ring of the P parts (-graph line:P or ring:P, as
@@ -256,9 +326,12 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   counts = malloc((size_t)P * sizeof *counts);
   if (!counts) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec); goto out; }
   if (traced) {
-    if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr)) ||
-        (err = lb_trace_curve(&tr, (int)o->replicate, P, !strcmp(o->trace_split, "even"), &n, &w, counts)))
+    if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr))) goto out;
+    if (!strcmp(m->name, "sfc-shift")) {
+      err = run_chain_shift(o, m, g, &tr, me);
       goto out;
+    }
+    if ((err = lb_trace_curve(&tr, (int)o->replicate, P, !strcmp(o->trace_split, "even"), &n, &w, counts))) goto out;
   } else {
     w = malloc((size_t)n * sizeof *w);
     if (!w) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
@@ -279,9 +352,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   if (me == 0) {
     const char *backend = o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual";
     printf("lbbench: %s in chain mode on %s (%s backend), %lld cells, scenario %s\n", m->name, g->spec, backend, (long long)n, o->scenario);
-    if (traced)
-      printf("  trace: %dD cycle %d of %d ranks, %lld cells, %s weights, %s split, %d cop%s\n", tr.dim, tr.cycle, tr.nranks, (long long)tr.ncells,
-             lb_trace_weight_name(tr.weights), strcmp(o->trace_split, "even") ? "the app's" : "an even", (int)o->replicate, o->replicate > 1 ? "ies" : "y");
+    if (traced) print_trace(o, &tr);
     printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
            res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
@@ -306,11 +377,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
               mt.max_over_avg, res.cut_time_s, res.sfc_time_s);
       if (o->p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.run.migration_cost, res.run.imbalance_cost);
       if (traced) {
-        fprintf(f, ",\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", tr.cycle, tr.nranks, (long long)tr.ncells, (int)o->replicate);
-        json_string(f, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
-        fputs("\"part_cells\":[", f);
-        for (int q = 0; q < P; q++) fprintf(f, q ? ",%lld" : "%lld", (long long)res.cut.counts[q]);
-        fputs("]", f);
+        fputc(',', f);
+        json_trace(f, o, &tr, P, res.cut.counts);
       }
       fputs("}\n", f);
       if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);

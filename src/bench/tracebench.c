@@ -14,27 +14,36 @@
 
 int lb_trace_is_scenario(const char *spec) { return strncmp(spec, "trace:", 6) == 0; }
 
-lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t)
+/* The file and the cycle (-1: the last) that spec "trace:FILE[:CYCLE]" names. */
+static lb_err parse_spec(const char *spec, char *path, size_t len, int *cycle)
 {
-  char path[4096];
   const char *rest = spec + 6, *colon = strrchr(rest, ':');
-  long cycle = -1;
-  memset(t, 0, sizeof *t);
-  if (R < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", R);
-  snprintf(path, sizeof path, "%s", rest);
+  *cycle = -1;
+  snprintf(path, len, "%s", rest);
   if (colon && colon[1]) {
     /* a last ":DIGITS" is the cycle; any other colon belongs to the path */
     const char *c = colon + 1;
     while (isdigit((unsigned char)*c)) c++;
     if (!*c) {
       errno = 0;
-      cycle = strtol(colon + 1, NULL, 10);
-      if (errno || cycle > INT_MAX) return lb_error(LB_ERR_ARG, "-scenario %s: cycle out of range", spec);
+      const long v = strtol(colon + 1, NULL, 10);
+      if (errno || v > INT_MAX) return lb_error(LB_ERR_ARG, "-scenario %s: cycle out of range", spec);
+      *cycle = (int)v;
       path[colon - rest] = '\0';
     }
   }
   if (!path[0]) return lb_error(LB_ERR_ARG, "-scenario %s: expected trace:FILE[:CYCLE]", spec);
-  return lb_trace_read(path, (int)cycle, t);
+  return LB_OK;
+}
+
+lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t)
+{
+  char path[4096];
+  int cycle;
+  memset(t, 0, sizeof *t);
+  if (R < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", R);
+  lb_err err = parse_spec(spec, path, sizeof path, &cycle);
+  return err ? err : lb_trace_read(path, cycle, t);
 }
 
 lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts)
@@ -197,4 +206,77 @@ void lb_tracetasks_free(lb_tracetasks *tt)
   free(tt->order);
   free(tt->start);
   memset(tt, 0, sizeof *tt);
+}
+
+/* Each part's measured time in cycle t.  When the P parts are the app's
+ * ranks tiled R times (the app's split, P = R Pt) part q measured what rank
+ * q mod Pt measured; otherwise every cell carries its rank's time in
+ * proportion to its weight (to its count on a rank of weight 0) and a part
+ * measured the sum of its cells'. */
+static void part_times(const lb_load_trace *t, int R, int P, int even, const int64_t *counts, double *measured)
+{
+  const int Pt = t->nranks;
+  const int64_t N = t->ncells;
+  if (!even && P == (int64_t)R * Pt) {
+    for (int q = 0; q < P; q++) measured[q] = t->time[q % Pt];
+    return;
+  }
+  for (int q = 0; q < P; q++) measured[q] = 0.0;
+  int q = 0;
+  int64_t end = counts[0];
+  for (int c = 0; c < R; c++)
+    for (int r = 0; r < Pt; r++) {
+      const int64_t a = t->first[r], b = r + 1 < Pt ? t->first[r + 1] : N;
+      double W = 0.0;
+      for (int64_t k = a; k < b; k++) W += t->w[k];
+      for (int64_t k = a; k < b; k++) {
+        while (c * N + k >= end && q + 1 < P) end += counts[++q];
+        measured[q] += W > 0.0 ? t->time[r] * t->w[k] / W : t->time[r] / (double)(b - a);
+      }
+    }
+}
+
+lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+                      lb_curve_shift_action *action)
+{
+  char path[4096];
+  int cycle, ncycles = 0, *cycles = NULL, last = -1, prev = 0;
+  lb_curve_shifter s;
+  lb_load_trace t;
+  double *measured = malloc((size_t)P * sizeof *measured);
+  memset(res, 0, sizeof *res);
+  memset(&s, 0, sizeof s);
+  *w = NULL;
+  lb_err err = measured ? parse_spec(spec, path, sizeof path, &cycle) : lb_error(LB_ERR_MEM, "sfc-shift: out of memory for %d parts", P);
+  if (!err) err = lb_trace_cycles(path, &ncycles, &cycles);
+  for (int i = 0; !err && i < ncycles; i++)
+    if (cycle < 0 || cycles[i] == cycle) last = i;
+  if (!err && last < 0) err = lb_error(LB_ERR_FILE, "trace '%s': no cycle %d", path, cycle);
+  if (!err) err = lb_curve_shifter_init(&s, P, penalty);
+  /* the app's sequence: one step on every cycle it balanced, up to this one */
+  for (int i = 0; !err && i <= last; i++) {
+    if ((err = lb_trace_read(path, cycles[i], &t))) break;
+    if (i == last || (t.flags & LB_TRACE_BALANCED)) {
+      /* a restart on another rank count keeps the steps, not the best partition */
+      if (prev && t.nranks != prev) s.have_best = s.settled = 0;
+      prev = t.nranks;
+      free(*w);
+      err = lb_trace_curve(&t, R, P, even, n, w, counts);
+      if (!err) {
+        part_times(&t, R, P, even, counts, measured);
+        lb_curve_result_free(res);
+        err = lb_curve_shifter_step(&s, MPI_COMM_SELF, *n, *w, counts, measured, res, action);
+      }
+    }
+    lb_trace_free(&t);
+  }
+  if (err) {
+    lb_curve_result_free(res);
+    free(*w);
+    *w = NULL;
+  }
+  lb_curve_shifter_free(&s);
+  free(cycles);
+  free(measured);
+  return err;
 }

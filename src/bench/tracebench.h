@@ -7,6 +7,7 @@
 #ifndef AMRDLB_TRACEBENCH_H
 #define AMRDLB_TRACEBENCH_H
 
+#include "balance/lbcurve.h"
 #include "balance/loadtrace.h"
 #include "balance/tasks.h"
 
@@ -22,6 +23,17 @@ lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t);
  *  scaled to P parts (even: equal cell counts instead).  More parts than
  *  cells is an error. */
 lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts);
+
+/** sfc-shift as the app ran it (Niemoeller et al. 2020's sequence): one
+ *  step on every cycle of the trace the app balanced, up to the cycle spec
+ *  names, each on that cycle's curve as lb_trace_curve gives it with the
+ *  ranks' measured times (scaled to P parts when the parts are not the
+ *  app's ranks tiled R times: a cell carries its rank's time in proportion
+ *  to its weight).  The last step's curve (*n cells, *w malloc'ed), its
+ *  split counts[0..P), new partition res and action.  Free res with
+ *  lb_curve_result_free. */
+lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+                      lb_curve_shift_action *action);
 
 /** The cells of a trace as tasks: R copies tiled in space, placed on the
  *  ranks of a mesh2d or mesh3d graph by their centres (equal slabs of the

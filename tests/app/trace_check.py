@@ -6,7 +6,8 @@ roundtrip: run the app with ARGS -trace_loads DIR/good.trace -report
   order, the cells of the adapted forest, the app's split) and replay every
   cycle the app balanced with lbbench on as many ranks (virtual backend and
   MPI backend, the latter for the first two such cycles: an mpiexec each)
-  with the app's method: the cuts (lb_cut_cells), the cells
+  with the app's method (sfc-shift: its sequence on the measured times, and
+  some step must leave sfc's cuts): the cuts (lb_cut_cells), the cells
   they move (lb_cut_migrated_cells) and the iteration counts must be the
   app's exactly.  --replicate R (sfc): the curve tiled R times on R times
   the ranks is cut R times as the app cut it.  --tasks: the cells as tasks
@@ -82,7 +83,7 @@ def roundtrip(a, args):
     opts = ["-lb_method", method, "-lb_target", app_option(args, "-lb_target", "0.99"),
             "-lb_max_iters", app_option(args, "-lb_max_iters", "1000"),
             "-lb_check_interval", app_option(args, "-lb_check_interval", "10")]
-    replayed = 0
+    replayed = shifted = 0
     for rec, line in zip(recs, lines):
         assert rec["P"] == a.ranks and rec["N"] > 0
         assert rec["weights"] == ["count", "timing", "model", "measured"].index(line["lb_weights"])
@@ -103,8 +104,11 @@ def roundtrip(a, args):
             got = (r["part_cells"], r["migrated_cells"], r["iterations"], r["target_iteration"])
             want = (line["lb_cut_cells"], line["lb_cut_migrated_cells"], line["lb_iterations"], line["lb_target_iteration"])
             assert got == want, "cycle %d on the %s backend: lbbench %s, the app %s" % (rec["cycle"], backend, got, want)
+            shifted += r.get("shift_step") == "shifted" and r["sfc_cut_distance"] > 0
         replayed += 1
     assert replayed >= 2, "too few balanced cycles to replay (%d)" % replayed
+    # sfc-shift: the measured times, not the weights, must have moved cuts
+    assert method != "sfc-shift" or shifted >= 1, "no sfc-shift step shifted a cut away from sfc's"
     last = [(rec, line) for rec, line in zip(recs, lines) if rec["flags"] & 1][-1]
     if a.replicate > 1:
         replicate(a, trace, opts, graph, *last)
