@@ -1,10 +1,12 @@
 /* The Poisson family (poisson.h): the shared ops, and the data of sine,
  * lshape, peak, interface, linear, quadratic and jump. */
+#define _POSIX_C_SOURCE 200809L /* getrusage */
 #include "problems/poisson.h"
 
 #include "mesh/p4est_dim.h"
 #include <math.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "util/options.h"
 #include "fem/poisson.h"
@@ -401,6 +403,27 @@ PetscErrorCode AmrPoissonMonitor(AmrProblem p, int cycle)
   PetscFunctionReturn(0);
 }
 
+/* Each rank's peak resident memory so far in bytes (the kernel's high-water
+ * mark, ru_maxrss in KiB on Linux), gathered on rank 0: what bounds the
+ * largest problem that fits, whatever allocated it. */
+static PetscErrorCode report_peak_rss(AmrProblem p, json_line *j)
+{
+  struct rusage ru;
+  long long mine, *all;
+  int P, rank;
+
+  PetscFunctionBeginUser;
+  PetscCheck(getrusage(RUSAGE_SELF, &ru) == 0, p->comm, PETSC_ERR_SYS, "getrusage failed");
+  mine = (long long)ru.ru_maxrss * 1024;
+  PetscCallMPI(MPI_Comm_size(p->comm, &P));
+  PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
+  PetscCall(PetscMalloc1(P, &all));
+  PetscCallMPI(MPI_Gather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0, p->comm));
+  if (rank == 0) json_ints(j, "rank_peak_rss", P, all);
+  PetscCall(PetscFree(all));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j)
 {
   PoissonState *s = p->impl;
@@ -416,6 +439,7 @@ PetscErrorCode AmrPoissonReport(AmrProblem p, json_line *j)
   json_real(j, "t_setup", s->t[0]);
   json_real(j, "t_assembly", s->t[1]);
   json_real(j, "t_ksp", s->t[2]);
+  PetscCall(report_peak_rss(p, j));
   PetscFunctionReturn(0);
 }
 
