@@ -66,6 +66,8 @@ PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *mf);
 PetscErrorCode FemPoissonMFDestroy(FemPoissonMF *mf);
 /** The shell matrix of the operator (owned by mf). */
 Mat FemPoissonMFMat(FemPoissonMF mf);
+/** Recompute the operator's diagonal (done by FemPoissonMFCreate). */
+PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf);
 /** The right-hand side b (load, Neumann data, Dirichlet lifting) without
  *  an assembled matrix; equals the assembled path's b. */
 PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b);
