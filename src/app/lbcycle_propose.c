@@ -84,8 +84,8 @@ PetscErrorCode AmrLbTraceCycle(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 
 /* The method's target loads on the processor graph (the line or the ring
  * of the ranks along the curve), realised as cut positions on the weighted
- * curve by the library's chain mode: new cells per rank. sfc-shift is seed
- * 003's sequence instead: sfc first, then every cut shifted once by the
+ * curve by the library's chain mode: new cells per rank. sfc-shift is
+ * Niemoeller et al. 2020's sequence instead: sfc first, then every cut shifted once by the
  * local work each rank measured in the cycle that just ran, so that it
  * corrects what the weights miss. */
 static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, int64_t *next, AmrLbRecord *r)
