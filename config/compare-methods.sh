@@ -41,7 +41,7 @@ case $repeat in '' | *[!0-9]* | 0) echo "$0: error: option -r $repeat: must be a
 mkdir -p "$out"
 rm -f "$out"/*.jsonl
 # the registered methods, as the program lists them under -help
-methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*>: \(.*\) (None)$/\1/p' | tr -d ',')
+methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*> .*(choose one of) \(.*\) (None)$/\1/p')
 [ -n "$methods" ] || { echo "$0: error: $amr -help lists no -lb_method values" >&2; exit 1; }
 weights=$(sed -n 's/^-lb_weights  *//p' "$opts")
 weights=${weights:-count}

@@ -18,27 +18,34 @@ void AmrAdaptOptionsDefaults(const char *strategy, PetscInt min_level, PetscInt 
   o->vtk_interval = 1;
 }
 
-static PetscBool strategy_known(const char *name)
+/* The strategies -amr_strategy takes: threshold, then mark.h's. */
+#define AMR_MAX_STRATEGIES 16
+
+static PetscErrorCode strategy_names(const char **names, int *n)
 {
-  if (!strcmp(name, "threshold")) return PETSC_TRUE;
-  for (int s = 0; AmrMarkStrategyName(s); s++)
-    if (!strcmp(AmrMarkStrategyName(s), name)) return PETSC_TRUE;
-  return PETSC_FALSE;
+  PetscFunctionBeginUser;
+  names[0] = "threshold";
+  for (*n = 1; AmrMarkStrategyName(*n - 1); (*n)++) {
+    PetscCheck(*n < AMR_MAX_STRATEGIES, PETSC_COMM_SELF, PETSC_ERR_PLIB, "more than %d marking strategies", AMR_MAX_STRATEGIES);
+    names[*n] = AmrMarkStrategyName(*n - 1);
+  }
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
 {
-  char slist[128] = "threshold";
-  PetscInt maxl = o->mark.max_level;
-  PetscBool set_report;
+  const char *names[AMR_MAX_STRATEGIES];
+  int nnames, strategy;
+  PetscInt maxl = o->mark.max_level, def;
+  PetscBool set_report, known;
 
   PetscFunctionBeginUser;
-  for (int s = 0; AmrMarkStrategyName(s); s++) {
-    PetscCall(PetscStrlcat(slist, ", ", sizeof slist));
-    PetscCall(PetscStrlcat(slist, AmrMarkStrategyName(s), sizeof slist));
-  }
+  PetscCall(strategy_names(names, &nnames));
+  PetscCall(PetscEListFind(nnames, names, o->strategy, &def, &known));
+  strategy = (int)def;
+  PetscCheck(known, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the problem's default strategy %s is not one of -amr_strategy's", o->strategy);
   PetscOptionsBegin(comm, NULL, "Adaptation and output", NULL);
-  AMR_OPTION("-amr_strategy", PetscOptionsString("-amr_strategy", slist, NULL, o->strategy, o->strategy, sizeof o->strategy, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-amr_strategy", "Marking strategy", "strategy", nnames, names, &strategy, NULL));
   AMR_OPTION("-amr_refine_fraction", PetscOptionsReal("-amr_refine_fraction", "fraction: share of the cells refined", NULL, o->mark.refine_fraction,
                                                       &o->mark.refine_fraction, NULL));
   AMR_OPTION("-amr_coarsen_fraction", PetscOptionsReal("-amr_coarsen_fraction", "fraction, doerfler: share of the cells coarsened", NULL,
@@ -54,8 +61,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
                                            &set_report));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle (the initial state of a problem with time and the last cycle always)", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
-  PetscCheck(strategy_known(o->strategy), comm, PETSC_ERR_USER_INPUT, "option -amr_strategy %s: unknown strategy (choose from %s)",
-             o->strategy, slist);
+  PetscCall(PetscStrncpy(o->strategy, names[strategy], sizeof o->strategy));
   PetscCheck(o->mark.refine_fraction >= 0 && o->mark.refine_fraction <= 1, comm, PETSC_ERR_USER_INPUT,
              "option -amr_refine_fraction %g: must be from 0 to 1", (double)o->mark.refine_fraction);
   PetscCheck(o->mark.coarsen_fraction >= 0 && o->mark.coarsen_fraction <= 1 - o->mark.refine_fraction, comm, PETSC_ERR_USER_INPUT,

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "balance/balance.h"
+#include "lboptions/lboptions.h"
+#include "util/options.h"
 #include "util/unknown_options.h"
 #include "util/json.h"
 #include "balance/lbchain.h"
@@ -81,8 +83,11 @@ static lb_err observe(lb_run *run, void *ctx)
 typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
   char capacity[PETSC_MAX_PATH_LEN];
-  char tasks[64], select[16], chain_cells[32], trace_split[16];
-  PetscBool virt, trace, costs, task_mode, chain_set;
+  char tasks[64], chain_cells[32], trace_split[16];
+  int select;            /* index into select_names */
+  PetscBool virt, trace, costs, task_mode, chain_set, help_only;
+  const lb_method *m;    /* NULL: a Zoltan method, or none given */
+  lb_err err;            /* a bad value the option reader left to bench() */
   PetscReal zoltan_tol;
   PetscReal base;
   PetscInt chain, repeat, replicate;
@@ -470,30 +475,43 @@ static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
   return LB_OK;
 }
 
-/* Reads the options into o and *m; *err reports a bad value, *help_only a -help run. */
-static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *err, PetscBool *help_only)
+static const char *const select_names[] = {"gain", "index"}, *const split_names[] = {"app", "even"};
+
+/* What lbbench's balancer options differ in from the app's: no default
+ * method, and the method stops by itself unless -lb_target or
+ * -lb_max_iters says otherwise; task mode adds Zoltan's methods. */
+static const AmrLbExtraMethod zoltan_methods[] = {
+  {.name = "zoltan-rcb", .summary = "Zoltan recursive coordinate bisection (task mode)"},
+  {.name = "zoltan-hsfc", .summary = "Zoltan Hilbert space-filling curve (task mode)"},
+  {.name = "zoltan-graph", .summary = "Zoltan PHG graph repartitioning, LB_APPROACH=REPARTITION (task mode)"},
+};
+static const AmrLbMethodDefaults bench_defaults = {.program = "lbbench", .method = NULL, .target = 0, .max_iters = 0, .nextra = 3, .extra = zoltan_methods};
+
+/* Reads the options into the bench_opts ctx; o->err reports a bad value
+ * found after reading, o->help_only a -help run. */
+static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
 {
+  bench_opts *o = ctx;
+  AmrLbMethodChoice method;
   char *injl[MAX_INJECT];
-  PetscInt ninj = MAX_INJECT, max_iters = 0, check_interval = LB_CHECK_INTERVAL;
-  PetscReal target = 0;
+  PetscInt ninj = MAX_INJECT;
   PetscBool set;
-  *err = LB_OK;
-  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "lbbench options", NULL);
+  int split = -1;
+
+  PetscFunctionBeginUser;
+  o->err = LB_OK;
+  PetscOptionsBegin(comm, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
   PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task), trace:FILE[:CYCLE] (the app's -trace_loads, with -chain or -tasks trace)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
-  PetscCall(PetscOptionsString("-lb_method", "balancing method (see the list below)", NULL, o->method, o->method, sizeof o->method, NULL));
+  PetscCall(AmrLbMethodOptionsRead(PetscOptionsObject, &bench_defaults, &method));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
   PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
-  PetscCall(PetscOptionsString("-select", "task mode: task selection order, gain (edge-cut gain first) or index", NULL, o->select, o->select, sizeof o->select, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-select", "task mode: task selection order, gain (edge-cut gain first) or index", "selection order", 2, select_names, &o->select, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
-  PetscCall(PetscOptionsReal("-lb_target", "stop when avg/max >= target (0: off)", NULL, target, &target, NULL));
-  PetscCall(PetscOptionsInt("-lb_max_iters", "stop after this many iterations (0: off)", NULL, max_iters, &max_iters, NULL));
-  PetscCall(PetscOptionsInt("-lb_check_interval", "neighbour-only methods (the diffusion family): check -lb_target every K iterations (1: every iteration; the stop can come up to K-1 iterations late)",
-                            NULL, check_interval, &check_interval, NULL));
   PetscCall(PetscOptionsInt("-repeat", "N: Lieber et al. 2016's timing: after the run, N more with its iteration count and no stop check; report the median run time and the spread (0: off)",
                             NULL, o->repeat, &o->repeat, NULL));
   PetscCall(PetscOptionsString("-capacity", "file:PATH: one relative capacity per rank; methods that take capacities (chemotaxis) balance load to capacity shares",
@@ -501,53 +519,30 @@ static PetscErrorCode read_options(bench_opts *o, const lb_method **m, lb_err *e
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
   PetscCall(PetscOptionsString("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell); no value with -scenario trace: the trace's curve", NULL, o->chain_cells, o->chain_cells, sizeof o->chain_cells, &o->chain_set));
-  PetscCall(PetscOptionsString("-trace_split", "-scenario trace in chain mode: the initial split, app (the app's, scaled to P ranks) or even (equal cell counts)", NULL, o->trace_split, o->trace_split, sizeof o->trace_split, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-trace_split", "-scenario trace in chain mode: the initial split, app (the app's, scaled to P ranks) or even (equal cell counts)", "initial split", 2, split_names, &split, NULL));
   PetscCall(PetscOptionsInt("-replicate", "-scenario trace: R copies of the recorded cells, along the curve (chain mode) or tiled in space (task mode)", NULL, o->replicate, &o->replicate, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
-  *m = lb_method_find(o->method);
-  for (int i = 0; i < lb_method_count(); i++) {
-    const lb_method *mi = lb_method_get(i);
-    for (int k = 0; k < mi->noptions; k++) {
-      char name[80], text[256];
-      snprintf(name, sizeof name, "-lb_%s", mi->options[k].name);
-      snprintf(text, sizeof text, "%s: %s", mi->name, mi->options[k].help);
-      PetscReal v = mi->options[k].def;
-      PetscCall(PetscOptionsReal(name, text, NULL, v, &v, NULL));
-      if (mi == *m) o->p.opt[k] = v;
-    }
-  }
   PetscOptionsEnd();
-  PetscCall(PetscOptionsHasHelp(NULL, help_only));
-  if (*help_only) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Methods (-lb_method):\n"));
-    for (int i = 0; i < lb_method_count(); i++)
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-20s %s\n", lb_method_get(i)->name, lb_method_get(i)->summary));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-20s %s\n  %-20s %s\n  %-20s %s\n", "zoltan-rcb", "Zoltan recursive coordinate bisection (task mode)",
-                          "zoltan-hsfc", "Zoltan Hilbert space-filling curve (task mode)", "zoltan-graph", "Zoltan PHG graph repartitioning, LB_APPROACH=REPARTITION (task mode)"));
-  }
-  o->p.target = target;
-  o->p.max_iters = (int)max_iters;
-  o->p.check_interval = (int)check_interval;
-  if (max_iters < 0) *err = lb_error(LB_ERR_ARG, "-lb_max_iters %d is negative", (int)max_iters);
-  if (!*err && check_interval < 1) *err = lb_error(LB_ERR_ARG, "-lb_check_interval %d must be at least 1", (int)check_interval);
-  if (!*err && o->repeat < 0) *err = lb_error(LB_ERR_ARG, "-repeat %d must not be negative", (int)o->repeat);
-  if (!*err) *err = parse_injections(injl, ninj, o->inject);
+  PetscCall(PetscOptionsHasHelp(NULL, &o->help_only));
+  PetscCall(PetscStrncpy(o->method, method.name ? method.name : "", sizeof o->method));
+  PetscCall(PetscStrncpy(o->trace_split, split >= 0 ? split_names[split] : "", sizeof o->trace_split));
+  o->m = method.method;
+  o->p = method.params;
+  if (o->repeat < 0) o->err = lb_error(LB_ERR_ARG, "-repeat %d must not be negative", (int)o->repeat);
+  if (!o->err) o->err = parse_injections(injl, ninj, o->inject);
   for (PetscInt i = 0; i < ninj; i++) PetscCall(PetscFree(injl[i]));
   o->p.inject = o->inject;
   o->p.ninject = (int)ninj;
-  return 0;
+  PetscFunctionReturn(0);
 }
 
 /* Every option again, with -help on (util/unknown_options.h). */
 static PetscErrorCode reread_options(void *ctx)
 {
   bench_opts o;
-  const lb_method *m;
-  lb_err err;
-  PetscBool help_only;
   (void)ctx;
   memset(&o, 0, sizeof o);
-  return read_options(&o, &m, &err, &help_only);
+  return read_options(PETSC_COMM_WORLD, &o);
 }
 
 /* An option nothing read is an error naming it and the nearest known one. */
@@ -584,8 +579,6 @@ static lb_err trace_options(bench_opts *o)
   if (o->chain_set && o->chain_cells[0]) return lb_error(LB_ERR_ARG, "-chain takes no value with -scenario trace: the cells come from the trace");
   if (!o->chain_set && strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-scenario trace replays in chain mode (-chain) or task mode (-tasks trace)");
   if (o->replicate < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", (int)o->replicate);
-  if (o->trace_split[0] && strcmp(o->trace_split, "app") && strcmp(o->trace_split, "even"))
-    return lb_error(LB_ERR_ARG, "-trace_split '%s': expected app or even", o->trace_split);
   if (o->trace_split[0] && !o->chain_set) return lb_error(LB_ERR_ARG, "-trace_split applies to chain mode (-chain)");
   return LB_OK;
 }
@@ -596,30 +589,20 @@ static lb_err bench(int me)
   memset(&o, 0, sizeof o);
   o.zoltan_tol = 1.001; /* the diffusion runs' usual target 0.999 */
   o.replicate = 1;
-  const lb_method *m = NULL;
+  char msg[512];
   lb_err err;
-  PetscBool help_only;
-  if (read_options(&o, &m, &err, &help_only) != 0) return lb_error(LB_ERR_ARG, "cannot read the options");
-  if (help_only) return LB_OK;
-  if (err) return err;
+  if (AmrOptionsQuietly(PETSC_COMM_WORLD, read_options, &o, msg, sizeof msg)) return lb_error(LB_ERR_ARG, "%s", msg);
+  if (o.help_only) return LB_OK;
+  if (o.err) return o.err;
+  const lb_method *m = o.m;
   if ((err = check_options())) return err;
   if (!o.graph[0]) return lb_error(LB_ERR_ARG, "-graph is required (e.g. -graph line:16)");
   if (!o.scenario[0]) return lb_error(LB_ERR_ARG, "-scenario is required (e.g. -scenario point:0:16)");
   if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");
   int zoltan = lb_zoltan_is_method(o.method);
-  if (!m && !zoltan) return lb_error(LB_ERR_METHOD, "-lb_method '%s' is not a known method (see -help)", o.method);
-  lb_params p;
-  lb_params_init(&p, m);
-  memcpy(p.opt, o.p.opt, sizeof p.opt);
-  p.backend = o.virt ? LB_BACKEND_VIRTUAL : LB_BACKEND_MPI;
-  p.comm = PETSC_COMM_WORLD;
-  p.target = o.p.target;
-  p.max_iters = o.p.max_iters;
-  p.check_interval = o.p.check_interval;
-  p.inject = o.p.inject;
-  p.ninject = o.p.ninject;
-  p.track_costs = o.costs;
-  o.p = p;
+  o.p.backend = o.virt ? LB_BACKEND_VIRTUAL : LB_BACKEND_MPI;
+  o.p.comm = PETSC_COMM_WORLD;
+  o.p.track_costs = o.costs;
   if ((err = trace_options(&o))) return err;
   if (o.capacity[0] && (o.chain_set || o.task_mode || zoltan))
     return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
@@ -633,12 +616,8 @@ static lb_err bench(int me)
   if (o.task_mode || zoltan) {
     if (o.trace || o.scale[0] || o.p.ninject > 0 || o.costs)
       return lb_error(LB_ERR_ARG, "-trace, -scale, -inject and -costs are not available in task mode (-tasks, zoltan-*)");
-    lb_select sel = LB_SELECT_GAIN;
-    if (o.select[0] && strcmp(o.select, "gain") != 0) {
-      if (strcmp(o.select, "index") != 0) return lb_error(LB_ERR_ARG, "-select '%s': expected gain or index", o.select);
-      sel = LB_SELECT_INDEX;
-    }
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate};
+    const lb_select sel = o.select == 1 ? LB_SELECT_INDEX : LB_SELECT_GAIN;
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {

@@ -3,52 +3,31 @@
  */
 
 #include "fem/advect.h"
-#include "fem/femutil.h"
+#include "util/options.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* The -adv_* options into ctx, an AdvectOptions; a bad value is an error
+ * naming the option (AdvectOptionsGet hands its message to the caller). */
+static PetscErrorCode advect_read(MPI_Comm comm, void *ctx)
+{
+  AdvectOptions *opt = ctx;
+  PetscBool limiter = PETSC_FALSE;
 
+  PetscFunctionBeginUser;
+  opt->degree = 1;
+  opt->cfl = 0.5;
+  PetscOptionsBegin(comm, NULL, "Advection (upwind DG) options", NULL);
+  PetscCall(AmrOptionsIntIn(PetscOptionsObject, "-adv_degree", "DG degree: 0 (finite volume) or 1", 0, 1, "0 or 1", &opt->degree, NULL));
+  opt->rk_stages = opt->degree + 2;
+  PetscCall(AmrOptionsIntIn(PetscOptionsObject, "-adv_rk", "SSP Runge-Kutta stages: 2 or 3 (default: degree + 2)", 2, 3, "2 or 3", &opt->rk_stages, NULL));
+  PetscCall(AmrOptionsRealIn(PetscOptionsObject, "-adv_cfl", "CFL number in (0, 1]: dt = cfl |K| / ((2p+1) outflow(K))", 0, 1, AMR_OPEN_LO,
+                             "a number in (0, 1]", &opt->cfl));
+  PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-adv_limiter", "Barth-Jespersen slope limiter for degree 1", &limiter));
+  PetscOptionsEnd();
+  opt->limiter = limiter ? 1 : 0;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode AdvectOptionsGet(MPI_Comm comm, AdvectOptions *opt, char *msg, size_t msglen)
 {
-  char degree[64] = "1", rk[64] = "", cfl[64] = "0.5", limiter[64] = "false";
-  PetscBool set;
-  long iv;
-  PetscFunctionBeginUser;
-  PetscOptionsBegin(comm, NULL, "Advection (upwind DG) options", NULL);
-  PetscCall(PetscOptionsString("-adv_degree", "DG degree: 0 (finite volume) or 1", NULL, degree, degree, sizeof degree, NULL));
-  PetscCall(PetscOptionsString("-adv_rk", "SSP Runge-Kutta stages: 2 or 3 (default: degree + 2)", NULL, rk, rk, sizeof rk, NULL));
-  PetscCall(PetscOptionsString("-adv_cfl", "CFL number in (0, 1]: dt = cfl |K| / ((2p+1) outflow(K))", NULL, cfl, cfl, sizeof cfl, NULL));
-  PetscCall(PetscOptionsString("-adv_limiter", "Barth-Jespersen slope limiter for degree 1", NULL, limiter, limiter, sizeof limiter, &set));
-  PetscOptionsEnd();
-  msg[0] = 0;
-  if (set && !limiter[0]) strcpy(limiter, "true"); /* a bare -adv_limiter switches it on */
-  if (!FemParseInt(degree, &iv) || (iv != 0 && iv != 1)) {
-    snprintf(msg, msglen, "option -adv_degree: '%s' is not 0 or 1", degree);
-    PetscFunctionReturn(PETSC_ERR_USER_INPUT);
-  }
-  opt->degree = (int)iv;
-  opt->rk_stages = opt->degree + 2;
-  if (rk[0]) {
-    if (!FemParseInt(rk, &iv) || (iv != 2 && iv != 3)) {
-      snprintf(msg, msglen, "option -adv_rk: '%s' is not 2 or 3", rk);
-      PetscFunctionReturn(PETSC_ERR_USER_INPUT);
-    }
-    opt->rk_stages = (int)iv;
-  }
-  if (!FemParseReal(cfl, &opt->cfl) || opt->cfl <= 0 || opt->cfl > 1) {
-    snprintf(msg, msglen, "option -adv_cfl: '%s' is not a number in (0, 1]", cfl);
-    PetscFunctionReturn(PETSC_ERR_USER_INPUT);
-  }
-  if (!strcmp(limiter, "1") || !strcmp(limiter, "true") || !strcmp(limiter, "yes"))
-    opt->limiter = 1;
-  else if (!strcmp(limiter, "0") || !strcmp(limiter, "false") || !strcmp(limiter, "no"))
-    opt->limiter = 0;
-  else {
-    snprintf(msg, msglen, "option -adv_limiter: '%s' is not true or false", limiter);
-    PetscFunctionReturn(PETSC_ERR_USER_INPUT);
-  }
-  PetscFunctionReturn(0);
+  return AmrOptionsQuietly(comm, advect_read, opt, msg, msglen);
 }

@@ -1,10 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "fem/femutil.h"
 
-#include <errno.h>
-#include <math.h>
 #include <mpi.h>
-#include <stdlib.h>
 #include <time.h>
 
 double FemThreadTime(void)
@@ -18,20 +15,4 @@ void FemClocks(double *cpu, double *wall)
 {
   *cpu = FemThreadTime();
   *wall = MPI_Wtime();
-}
-
-int FemParseReal(const char *s, double *v)
-{
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  return errno == 0 && end != s && *end == 0 && isfinite(*v);
-}
-
-int FemParseInt(const char *s, long *v)
-{
-  char *end;
-  errno = 0;
-  *v = strtol(s, &end, 10);
-  return errno == 0 && end != s && *end == 0;
 }

@@ -3,7 +3,7 @@
 
 /*
  * What the discretisations share and is not a discretisation: the clocks
- * of each rank's own work and the parsing of option values read as text.
+ * of each rank's own work.
  * No forest: one library for 2D and 3D.
  */
 
@@ -14,14 +14,5 @@ double FemThreadTime(void);
 
 /** FemThreadTime() and MPI_Wtime(), read together. */
 void FemClocks(double *cpu, double *wall);
-
-/** Parse a whole string as a finite double: 1 on success, 0 otherwise
- *  (empty, trailing text, overflow, NaN or infinity).  Options are read as
- *  strings and parsed here because PETSc's parser answers a malformed
- *  number without naming the option. */
-int FemParseReal(const char *s, double *v);
-
-/** Parse a whole string as a decimal integer: 1 on success, 0 otherwise. */
-int FemParseInt(const char *s, long *v);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fem/femutil.h"
+#include "util/options.h"
 
 #define OPTION "option -darcy_permeability"
 
@@ -84,7 +84,7 @@ static int split_commas(char *buf, char *part[], int n)
 static PetscErrorCode parse_constant(MPI_Comm comm, FemPermeability perm, const char *args)
 {
   PetscFunctionBeginUser;
-  PetscCheck(FemParseReal(args, &perm->k) && perm->k > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: K '%s' is not a positive number", perm->spec, args);
+  PetscCheck(AmrParseReal(args, &perm->k) && perm->k > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: K '%s' is not a positive number", perm->spec, args);
   perm->kind = PERM_CONSTANT;
   PetscFunctionReturn(0);
 }
@@ -98,11 +98,11 @@ static PetscErrorCode parse_lognormal(MPI_Comm comm, FemPermeability perm, const
   PetscFunctionBeginUser;
   PetscCheck(strlen(args) < sizeof buf && split_commas(strcpy(buf, args), part, 3), comm, PETSC_ERR_USER_INPUT,
              OPTION " %s: lognormal takes three values, SIGMA,LENGTH,SEED", perm->spec);
-  PetscCheck(FemParseReal(part[0], &sigma) && sigma > 0 && sigma <= MAX_SIGMA, comm, PETSC_ERR_USER_INPUT,
+  PetscCheck(AmrParseReal(part[0], &sigma) && sigma > 0 && sigma <= MAX_SIGMA, comm, PETSC_ERR_USER_INPUT,
              OPTION " %s: SIGMA '%s' is not a number in (0, %d]", perm->spec, part[0], MAX_SIGMA);
-  PetscCheck(FemParseReal(part[1], &length) && length > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: LENGTH '%s' is not a positive number", perm->spec,
+  PetscCheck(AmrParseReal(part[1], &length) && length > 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: LENGTH '%s' is not a positive number", perm->spec,
              part[1]);
-  PetscCheck(FemParseInt(part[2], &seed) && seed >= 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: SEED '%s' is not a non-negative integer",
+  PetscCheck(AmrParseInt(part[2], &seed) && seed >= 0, comm, PETSC_ERR_USER_INPUT, OPTION " %s: SEED '%s' is not a non-negative integer",
              perm->spec, part[2]);
   perm->kind = PERM_LOGNORMAL;
   lognormal_modes(perm, sigma, length, (uint64_t)seed);

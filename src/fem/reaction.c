@@ -5,6 +5,7 @@
 #include "fem/reaction.h"
 
 #include "fem/femutil.h"
+#include "util/options.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -179,40 +180,34 @@ ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a
   return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
 }
 
-/* A positive number (or zero when zero_ok), the whole string (femutil.h
- * says why options are parsed here). */
-static int parse_positive(const char *s, double *v, int zero_ok)
+/* The -react_* options into ctx, a ReactionParams whose values are the
+ * defaults; a bad value is an error naming the option. */
+static PetscErrorCode reaction_read(MPI_Comm comm, void *ctx)
 {
-  return FemParseReal(s, v) && (*v > 0 || (zero_ok && *v == 0));
+  ReactionParams *p = ctx;
+  const struct {
+    const char *name, *help;
+    double *value;
+    int zero_ok;
+  } opt[] = {
+      {"-react_k", "rate constant k of A + B -> C, rate k A B", &p->k, 0},
+      {"-react_rtol", "relative tolerance of the reaction integrator (ROS2)", &p->rtol, 0},
+      {"-react_atol", "absolute tolerance of the reaction integrator", &p->atol, 0},
+      {"-react_b0", "initial concentration of the resident species B", &p->b0, 1},
+      {"-react_threshold", "concentration above which a species counts as present (load types)", &p->threshold, 0},
+  };
+  const int n = (int)(sizeof opt / sizeof opt[0]);
+
+  PetscFunctionBeginUser;
+  PetscOptionsBegin(comm, NULL, "Reaction (reactive-transport) options", NULL);
+  for (int i = 0; i < n; i++)
+    PetscCall(AmrOptionsRealIn(PetscOptionsObject, opt[i].name, opt[i].help, 0, INFINITY, opt[i].zero_ok ? 0 : AMR_OPEN_LO,
+                               opt[i].zero_ok ? "a non-negative number" : "a positive number", opt[i].value));
+  PetscOptionsEnd();
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen)
 {
-  struct {
-    const char *name, *help;
-    double *value;
-    int zero_ok;
-    char text[64];
-  } opt[] = {
-      {"-react_k", "rate constant k of A + B -> C, rate k A B", &p->k, 0, ""},
-      {"-react_rtol", "relative tolerance of the reaction integrator (ROS2)", &p->rtol, 0, ""},
-      {"-react_atol", "absolute tolerance of the reaction integrator", &p->atol, 0, ""},
-      {"-react_b0", "initial concentration of the resident species B", &p->b0, 1, ""},
-      {"-react_threshold", "concentration above which a species counts as present (load types)", &p->threshold, 0, ""},
-  };
-  const int n = (int)(sizeof opt / sizeof opt[0]);
-  PetscFunctionBeginUser;
-  msg[0] = 0;
-  PetscOptionsBegin(comm, NULL, "Reaction (reactive-transport) options", NULL);
-  for (int i = 0; i < n; i++) {
-    snprintf(opt[i].text, sizeof opt[i].text, "%g", *opt[i].value);
-    PetscCall(PetscOptionsString(opt[i].name, opt[i].help, NULL, opt[i].text, opt[i].text, sizeof opt[i].text, NULL));
-  }
-  PetscOptionsEnd();
-  for (int i = 0; i < n; i++)
-    if (!parse_positive(opt[i].text, opt[i].value, opt[i].zero_ok)) {
-      snprintf(msg, msglen, "option %s: '%s' is not a %s number", opt[i].name, opt[i].text, opt[i].zero_ok ? "non-negative" : "positive");
-      PetscFunctionReturn(PETSC_ERR_USER_INPUT);
-    }
-  PetscFunctionReturn(0);
+  return AmrOptionsQuietly(comm, reaction_read, p, msg, msglen);
 }

@@ -1,5 +1,6 @@
 /** \file options.h
- * Option parsing helpers shared by the driver's parts. */
+ * Option helpers every program of the project reads its options with:
+ * errors that name the option and the bad value, choices listed by -help. */
 #ifndef AMR_UTIL_OPTIONS_H
 #define AMR_UTIL_OPTIONS_H
 
@@ -23,5 +24,48 @@
       SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s: %s", name, why_ ? why_ : "invalid value"); \
     } \
   } while (0)
+
+/** Read the choice option name (between PetscOptionsBegin and
+ *  PetscOptionsEnd) among the n names of list, through PetscOptionsEList,
+ *  so that -help lists them.  *index is the default on entry (-1: none)
+ *  and the choice on return; set (may be NULL) says whether the option was
+ *  given.  A value outside the list is a PETSC_ERR_USER_INPUT error
+ *  "option NAME VALUE: unknown WHAT (choose from A, B, C)". */
+PetscErrorCode AmrOptionsChoice(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, const char *what, int n,
+                                const char *const *list, int *index, PetscBool *set);
+
+/** Open ends of AmrOptionsRealIn's interval. */
+enum { AMR_OPEN_LO = 1, AMR_OPEN_HI = 2 };
+
+/** Read a real option as text and take the whole text as a finite number
+ *  in [lo, hi] (open at the ends open names; hi may be INFINITY).  Read as
+ *  text because PETSc's own parser rejects a malformed number without
+ *  naming the option: anything else is a PETSC_ERR_USER_INPUT error
+ *  "option NAME: 'TEXT' is not WHAT".  *value is the default on entry. */
+PetscErrorCode AmrOptionsRealIn(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, double lo, double hi, int open,
+                                const char *what, double *value);
+
+/** The same for a decimal integer in [lo, hi]; set (may be NULL) says
+ *  whether the option was given. */
+PetscErrorCode AmrOptionsIntIn(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, long lo, long hi, const char *what,
+                               int *value, PetscBool *set);
+
+/** A switch: a bare -NAME or -NAME true|yes|1 turns it on, -NAME
+ *  false|no|0 off; anything else is
+ *  "option NAME: 'TEXT' is not true or false". */
+PetscErrorCode AmrOptionsSwitch(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, PetscBool *value);
+
+/** Run read(comm, ctx) with PETSc's error printing off; an error's message goes
+ *  into msg (len bytes, empty without error) and its code is returned.
+ *  For programs and libraries that print the one error line themselves. */
+PetscErrorCode AmrOptionsQuietly(MPI_Comm comm, PetscErrorCode (*read)(MPI_Comm comm, void *ctx), void *ctx, char *msg, size_t len);
+
+/** Parse a whole string as a finite double: 1 on success, 0 otherwise
+ *  (empty, trailing text, overflow, NaN or infinity).  For values inside
+ *  an option's text (a field of a spec such as lognormal:S,L,SEED). */
+int AmrParseReal(const char *s, double *v);
+
+/** Parse a whole string as a decimal integer: 1 on success, 0 otherwise. */
+int AmrParseInt(const char *s, long *v);
 
 #endif

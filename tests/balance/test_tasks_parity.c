@@ -1,7 +1,7 @@
 /* Task selection and migration on P MPI processes (P = 1, 2, 4) and on P
  * virtual ranks in one process must agree exactly: every rank ends with the
- * same tasks (ids, weights, coordinates, in the same order) and all of seed
- * 001's metrics are equal, for every registered method, both selection
+ * same tasks (ids, weights, coordinates, in the same order) and all of
+ * Lieber et al. 2016's metrics are equal, for every registered method, both selection
  * orders and every rank mesh of P ranks below. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,80 @@
+/* decide: whether the proposed partition is worth its migration, by
+ * -lb_threshold's ski-rental rule (balance/lbdecide.h), or always without
+ * it; and what the proposed partition is predicted to gain. */
+#include "app/impl/lbcycle.h"
+
+PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, (r->t_rank_max - r->t_rank_avg) * lb->size));
+  r->excess_loss_rank_s = lb->decide.excess;
+  r->residual_loss_rank_s = lb->decide.residual;
+  r->balance_cost_rank_s = NAN;
+  r->predicted_loss_rank_s = r->predicted_cycle_gain_rank_s = NAN;
+  r->decision = "no_chance";
+  PetscFunctionReturn(0);
+}
+
+/* Cells rank r sends plus receives going from partition a to b. */
+static long long moved_by(int r, const int64_t *a, const int64_t *b, int P)
+{
+  int64_t a0 = 0, b0 = 0;
+  for (int q = 0; q < r && q < P; q++) {
+    a0 += a[q];
+    b0 += b[q];
+  }
+  const int64_t lo = a0 > b0 ? a0 : b0, hi = a0 + a[r] < b0 + b[r] ? a0 + a[r] : b0 + b[r];
+  const int64_t kept = hi > lo ? hi - lo : 0;
+  return (long long)(a[r] - kept + b[r] - kept);
+}
+
+/* What the new partition saves by the weights until the next chance to
+ * balance (reported), and what the move is predicted to take. */
+static void predict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r, double unit)
+{
+  const int P = lb->size;
+  long long mmax = 0;
+
+  for (int q = 0; q < P; q++) mmax = PetscMax(mmax, moved_by(q, s->cur, s->next, P));
+  r->predicted_gain_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * lb->o.interval;
+  r->predicted_migration_s = lb_migration_model_predict(&lb->migration, mmax);
+}
+
+PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
+{
+  const int P = lb->size;
+  const double unit = r->t_rank_avg * P / amr_lb_vsum(P, s->before);
+
+  PetscFunctionBeginUser;
+  predict(lb, s, r, unit);
+  /* -lb_threshold: one cycle's gain against the migration would keep a
+   * partition that loses a little every cycle forever; the ski-rental
+   * rule weighs the loss of every cycle since the last rebalance (beyond
+   * the least one since then) against the cost of this one, in
+   * rank-seconds. That cost is the migration: the balancer has run
+   * already, on every cycle that may balance, so declining would not
+   * save its time (on 4 oversubscribed ranks it takes 0.2-0.8 s wall a
+   * cycle, and counting it there vetoed every rebalance). Adaptation
+   * since the measurement can have unbalanced the partition that
+   * measured well: the floor looks at both. */
+  r->balance_cost_rank_s = r->predicted_migration_s * P;
+  /* and the coming cycle alone, by the weights: the kept partition's
+   * loss and what the new one saves of it */
+  s->in.lost_rank_s = r->excess_loss_rank_s;
+  s->in.cost_rank_s = r->balance_cost_rank_s;
+  s->in.kept_rank_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vsum(P, s->before) / P) * P;
+  s->in.gain_rank_s = fmax(0, unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * P);
+  s->in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
+  s->in.floor_pct = lb->o.threshold;
+  r->predicted_loss_rank_s = s->in.kept_rank_s;
+  r->predicted_cycle_gain_rank_s = s->in.gain_rank_s;
+  if (lb->o.threshold < 0) {
+    r->rebalanced = 1;
+    r->decision = "always";
+  } else {
+    LB_CHECK(lb->comm, lb_decide(&lb->decide, &s->in, &s->decision));
+    r->rebalanced = s->decision == LB_DECIDE_REBALANCE || s->decision == LB_DECIDE_GAIN;
+    r->decision = lb_decision_name(s->decision);
+  }
+  PetscFunctionReturn(0);
+}

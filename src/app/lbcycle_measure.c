@@ -1,0 +1,212 @@
+/* measure: the window of timed steps of this rank's own work, the cycle's
+ * rank times and imbalance, the cell costs (the timing fit, or the
+ * measured means) and what they predicted for the partition measured. */
+#include "app/impl/lbcycle.h"
+
+#include <string.h>
+
+PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
+{
+  PetscFunctionBeginUser;
+  memset(lb->counts, 0, sizeof lb->counts);
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) {
+    const int t = types ? types[i] : 0;
+    PetscCheck(t >= 0 && t < lb->o.ntypes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cell %d has load type %d, outside 0..%d", (int)i, t, lb->o.ntypes - 1);
+    lb->counts[t]++;
+  }
+  lb->wn = lb->whead = 0;
+  lb->step_counts = 1;
+  lb->cycle_cpu = lb->cycle_wall = 0;
+  lb->have_measured = 0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *counts)
+{
+  PetscFunctionBeginUser;
+  lb->cycle_cpu += cpu;
+  lb->cycle_wall += wall;
+  lb->win[lb->whead] = cpu;
+  if (counts) PetscCall(PetscArraycpy(lb->wcounts + (size_t)lb->whead * lb->o.ntypes, counts, lb->o.ntypes));
+  else lb->step_counts = 0;
+  lb->whead = (lb->whead + 1) % lb->o.window;
+  if (lb->wn < lb->o.window) lb->wn++;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWindowCosts(AmrLb lb, p4est_locidx_t n, const int *types, const double *cost)
+{
+  PetscFunctionBeginUser;
+  memset(lb->measured_sum, 0, sizeof lb->measured_sum);
+  memset(lb->measured_n, 0, sizeof lb->measured_n);
+  for (p4est_locidx_t i = 0; i < n; i++) {
+    const int t = types ? types[i] : 0;
+    lb->measured_sum[t] += cost[i];
+    lb->measured_n[t] += 1;
+  }
+  lb->have_measured = 1;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbCellCosts(AmrLb lb, p4est_locidx_t n, const double *cost)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(lb->cell_cost));
+  PetscCall(PetscMalloc1(n + 1, &lb->cell_cost));
+  PetscCall(PetscArraycpy(lb->cell_cost, cost, n));
+  lb->ncell_cost = n;
+  PetscFunctionReturn(0);
+}
+
+/* The per-type means of the window's measured cell costs, scaled like the
+ * fitted costs (mean cell weight 1 over the window's cells); NaN for a
+ * type without cells, or without measurement. */
+static PetscErrorCode measured_means(AmrLb lb, double *mean)
+{
+  const int T = lb->o.ntypes;
+  double g[2 * AMR_LB_MAX_TYPES], S = 0, N = 0;
+  int have;
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < T; t++) mean[t] = NAN;
+  PetscCallMPI(MPI_Allreduce(&lb->have_measured, &have, 1, MPI_INT, MPI_MIN, lb->comm));
+  if (!have) PetscFunctionReturn(0);
+  for (int t = 0; t < T; t++) {
+    g[t] = lb->measured_sum[t];
+    g[T + t] = lb->measured_n[t];
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2 * T, MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (int t = 0; t < T; t++) {
+    S += g[t];
+    N += g[T + t];
+  }
+  for (int t = 0; t < T && S > 0; t++)
+    if (g[T + t] > 0) mean[t] = g[t] / g[T + t] * N / S;
+  PetscFunctionReturn(0);
+}
+
+/* The cells per load type of this rank that the window's times belong to:
+ * the mean over the window's steps of the counts during each step when the
+ * problem reported them for every step, else the counts at the window's
+ * start.  The mean over all the window's steps, not only those the
+ * truncated mean keeps: the trim drops the fastest and the slowest steps,
+ * symmetrically about the middle of a front's steady advance, and a step
+ * slowed by another process has the counts of its neighbours. */
+static void window_counts(const AmrLb lb, double *mean)
+{
+  const int T = lb->o.ntypes;
+
+  for (int t = 0; t < T; t++) mean[t] = (double)lb->counts[t];
+  if (!lb->step_counts || lb->wn == 0) return;
+  for (int t = 0; t < T; t++) {
+    mean[t] = 0;
+    for (int k = 0; k < lb->wn; k++) mean[t] += (double)lb->wcounts[(size_t)k * T + t];
+    mean[t] /= lb->wn;
+  }
+}
+
+/* The local work of the cycle per rank (thread CPU, and wall) and its
+ * imbalance; *tsum is the sum over the ranks. */
+static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
+{
+  const int P = lb->size;
+  lb_metrics mt;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allgather(&lb->cycle_cpu, 1, MPI_DOUBLE, r->rank_time, 1, MPI_DOUBLE, lb->comm));
+  PetscCallMPI(MPI_Allgather(&lb->cycle_wall, 1, MPI_DOUBLE, r->rank_time_wall, 1, MPI_DOUBLE, lb->comm));
+  lb_metrics_loads(P, r->rank_time, &mt);
+  *tsum = amr_lb_vsum(P, r->rank_time);
+  r->t_rank_max = amr_lb_vmax(P, r->rank_time);
+  r->t_rank_avg = *tsum / P;
+  r->max_over_avg = *tsum > 0 ? mt.max_over_avg : 1;
+  r->imbalance_pct = *tsum > 0 ? mt.imbalance_pct : 0;
+  PetscFunctionReturn(0);
+}
+
+/* timing: the costs per load type that fit the window's step times to the
+ * counts (mean over its steps) on every rank. */
+static PetscErrorCode fit(AmrLb lb, const double *mean, AmrLbRecord *r)
+{
+  const int T = lb->o.ntypes;
+  lb_weights_options wo;
+  lb_weights_result res;
+  int64_t rounded[AMR_LB_MAX_TYPES];
+  double *times;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(lb->wn + 1, &times));
+  /* oldest first: the ring buffer starts at whead once it is full */
+  for (int k = 0; k < lb->wn; k++) times[k] = lb->win[lb->wn < lb->o.window ? k : (lb->whead + k) % lb->o.window];
+  lb_weights_options_default(&wo);
+  wo.trim = lb->o.trim;
+  wo.previous = lb->cost;
+  /* the library counts whole cells: a mean count of hundreds is off by
+   * at most half a cell */
+  for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
+  LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, rounded, &wo, lb->hist, &res));
+  PetscCall(PetscFree(times));
+  memcpy(lb->cost, res.cost, sizeof(double) * T);
+  memcpy(r->cost_stderr, res.cost_stderr, sizeof(double) * T);
+  r->fitted = res.fitted;
+  r->fit_flags = res.flags;
+  lb_weights_result_free(&res);
+  PetscFunctionReturn(0);
+}
+
+/* The cost per load type the weights use from now on, by -lb_weights. */
+static PetscErrorCode costs(AmrLb lb, const double *mean, AmrLbRecord *r)
+{
+  const int T = lb->o.ntypes;
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < T; t++) r->cost_stderr[t] = NAN;
+  if (lb->o.weights == AMR_LB_TIMING) PetscCall(fit(lb, mean, r));
+  else if (lb->o.weights == AMR_LB_COUNT)
+    for (int t = 0; t < T; t++) lb->cost[t] = 1.0;
+  PetscCall(measured_means(lb, r->cost_measured));
+  /* measured: the cells are weighed one by one; the costs per type that
+   * predict rank loads are the measured means */
+  for (int t = 0; t < T && lb->o.weights == AMR_LB_MEASURED; t++)
+    if (isfinite(r->cost_measured[t])) lb->cost[t] = r->cost_measured[t];
+  memcpy(r->cost, lb->cost, sizeof(double) * T);
+  PetscFunctionReturn(0);
+}
+
+/* The weights' prediction for the partition just measured, against the
+ * measurement: both as loads of mean 1, and their sMAPE. */
+static PetscErrorCode compare(AmrLb lb, const double *mean, double tsum, AmrLbRecord *r)
+{
+  const int P = lb->size, T = lb->o.ntypes;
+  double *counts, psum = 0, sm = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1((size_t)P * T, &counts));
+  PetscCallMPI(MPI_Allgather(mean, T, MPI_DOUBLE, counts, T, MPI_DOUBLE, lb->comm));
+  for (int q = 0; q < P; q++) {
+    r->rank_load_predicted[q] = 0;
+    for (int t = 0; t < T; t++) r->rank_load_predicted[q] += counts[(size_t)q * T + t] * lb->cost[t];
+    psum += r->rank_load_predicted[q];
+  }
+  PetscCall(PetscFree(counts));
+  for (int q = 0; q < P; q++) {
+    const double p = psum > 0 ? r->rank_load_predicted[q] * P / psum : 1, m = tsum > 0 ? r->rank_time[q] * P / tsum : 1;
+    r->rank_load_predicted[q] = p;
+    r->rank_load_measured[q] = m;
+    if (p + m > 0) sm += fabs(p - m) / ((p + m) / 2);
+  }
+  r->fit_smape = 100 * sm / P;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbMeasure(AmrLb lb, AmrLbRecord *r)
+{
+  double mean[AMR_LB_MAX_TYPES], tsum;
+
+  PetscFunctionBeginUser;
+  window_counts(lb, mean);
+  PetscCall(rank_times(lb, r, &tsum));
+  PetscCall(costs(lb, mean, r));
+  PetscCall(compare(lb, mean, tsum, r));
+  PetscFunctionReturn(0);
+}

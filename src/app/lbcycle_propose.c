@@ -1,0 +1,138 @@
+/* propose: the weight of every cell, the method's target loads realised as
+ * cuts on the weighted curve (families kept together), and -trace_loads's
+ * record of the curve the method saw. */
+#include "app/impl/lbcycle.h"
+#include "balance/lbchain.h"
+#include "balance/lbcurve.h"
+
+#include <string.h>
+
+/* Cells per rank of the current partition. */
+static void current_counts(const p4est_t *p4est, int64_t *counts)
+{
+  for (int r = 0; r < p4est->mpisize; r++) counts[r] = (int64_t)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]);
+}
+
+/* Weight of every local cell from its load type and the costs (mean cell
+ * weight 1); a cost the fit found to be zero still counts one work unit of
+ * the chain, so no cell is free to move. */
+static PetscErrorCode cell_weights(const p4est_t *p4est, const int *types, int ntypes, const double *cost, double **w)
+{
+  double q[AMR_LB_MAX_TYPES];
+
+  PetscFunctionBeginUser;
+  for (int t = 0; t < ntypes; t++) q[t] = fmax(1.0 / LB_CHAIN_UNITS, cost[t]);
+  PetscCall(PetscMalloc1(p4est->local_num_quadrants + 1, w));
+  for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) (*w)[i] = q[types ? types[i] : 0];
+  PetscFunctionReturn(0);
+}
+
+/* -lb_weights measured: every cell its own measured cost, mean cell weight
+ * 1; as with cell_weights, at least one work unit of the chain. */
+static PetscErrorCode measured_weights(AmrLb lb, const p4est_t *p4est, double **w)
+{
+  const p4est_locidx_t n = p4est->local_num_quadrants;
+  double g[2];
+
+  PetscFunctionBeginUser;
+  PetscCheck(lb->cell_cost && lb->ncell_cost == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "measured weights: %d cell costs for %d cells", (int)lb->ncell_cost,
+             (int)n);
+  g[0] = 0;
+  g[1] = (double)n;
+  for (p4est_locidx_t i = 0; i < n; i++) g[0] += lb->cell_cost[i];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
+  PetscCall(PetscMalloc1(n + 1, w));
+  for (p4est_locidx_t i = 0; i < n; i++) (*w)[i] = fmax(1.0 / LB_CHAIN_UNITS, g[0] > 0 ? lb->cell_cost[i] * g[1] / g[0] : 1.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWeigh(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
+{
+  const int P = lb->size;
+  lb_metrics mt;
+
+  PetscFunctionBeginUser;
+  if (lb->o.weights == AMR_LB_MEASURED)
+    PetscCall(measured_weights(lb, s->p4est, &s->w));
+  else
+    PetscCall(cell_weights(s->p4est, s->types, lb->o.ntypes, lb->cost, &s->w));
+  current_counts(s->p4est, s->cur);
+  memcpy(s->next, s->cur, sizeof(int64_t) * P);
+  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, s->p4est->local_num_quadrants, s->w, P, s->cur, s->before));
+  lb_metrics_loads(P, s->before, &mt);
+  r->kept_imbalance_pct = mt.imbalance_pct;
+  PetscFunctionReturn(0);
+}
+
+/* Append the curve the balancer weighs this cycle, on the split it starts
+ * from, with the measurement of the cycle that just ran. */
+PetscErrorCode AmrLbTraceCycle(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
+{
+  lb_load_trace h;
+
+  PetscFunctionBeginUser;
+  memset(&h, 0, sizeof h);
+  h.cycle = r->cycle;
+  h.weights = (int)lb->o.weights;
+  h.ntypes = lb->o.ntypes;
+  h.flags = (s->eligible ? LB_TRACE_BALANCED : 0) | (lb->o.ring ? LB_TRACE_RING : 0);
+  memcpy(h.cost, r->cost, sizeof(double) * lb->o.ntypes);
+  h.time = r->rank_time;
+  h.predicted = r->rank_load_predicted;
+  PetscCall(AmrTraceAppend(lb->trace, s->p4est, &h, s->w, s->types, &r->trace_write_s));
+  PetscFunctionReturn(0);
+}
+
+/* The method's cuts (cells per rank) as the next split and in the report,
+ * with the cells they move: what lbbench's replay of the trace gives. */
+static PetscErrorCode cut_record(int P, const int64_t *cur, const int64_t *cut, int64_t *next, AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  memcpy(next, cut, sizeof(int64_t) * P);
+  PetscCall(PetscMalloc1(P, &r->cut_cells));
+  for (int q = 0; q < P; q++) r->cut_cells[q] = (long long)cut[q];
+  r->cut_migrated_cells = (long long)lb_curve_migrated(P, cur, cut);
+  PetscFunctionReturn(0);
+}
+
+/* The method's target loads on the processor graph (the line or the ring
+ * of the ranks along the curve), realised as cut positions on the weighted
+ * curve by the library's chain mode: new cells per rank. sfc-shift is
+ * Niemoeller et al. 2020's sequence instead: sfc first, then every cut shifted once by the
+ * local work each rank measured in the cycle that just ran, so that it
+ * corrects what the weights miss. */
+static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, int64_t *next, AmrLbRecord *r)
+{
+  lb_chain_result res;
+
+  PetscFunctionBeginUser;
+  if (lb->shifting) {
+    lb_curve_result cut;
+    lb_curve_shift_action act;
+    LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
+    PetscCall(cut_record(lb->size, cur, cut.counts, next, r));
+    lb_curve_result_free(&cut);
+    PetscFunctionReturn(0);
+  }
+  LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
+  r->lb_iterations = res.run.iterations;
+  r->lb_target_iteration = res.run.target_iteration;
+  r->lb_rounds = res.run.rounds;
+  PetscCall(cut_record(lb->size, cur, res.cut.counts, next, r));
+  lb_chain_result_free(&res);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPropose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
+{
+  const int P = lb->size;
+  long long corrected;
+
+  PetscFunctionBeginUser;
+  PetscCall(targets(lb, s->p4est->local_num_quadrants, s->w, s->cur, s->next, r));
+  for (int q = 0; q < P; q++) s->counts[q] = (p4est_locidx_t)s->next[q];
+  PetscCall(AmrFamilyCounts(s->p4est, s->counts, &corrected));
+  for (int q = 0; q < P; q++) s->next[q] = s->counts[q];
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,167 @@
+/* report: the record of a cycle closed with the predictions for the next
+ * one and the run totals, and written as report fields, as the human line
+ * and, at the end, as the run summary. */
+#include "app/impl/lbcycle.h"
+
+#include <string.h>
+
+PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
+{
+  const int P = lb->size;
+  const double sum = amr_lb_vsum(P, s->after);
+  double tl[3];
+  lb_metrics mt;
+
+  PetscFunctionBeginUser;
+  lb_metrics_loads(P, s->after, &mt);
+  r->predicted_imbalance_pct = mt.imbalance_pct;
+  for (int q = 0; q < P; q++) {
+    r->rank_cells[q] = (long long)s->next[q];
+    r->rank_predicted[q] = sum > 0 ? s->after[q] * P / sum : 1;
+  }
+  tl[0] = s->lb_time;
+  tl[1] = MPI_Wtime() - lb->t_start;
+  tl[2] = r->trace_write_s;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, tl, 3, MPI_DOUBLE, MPI_MAX, lb->comm));
+  r->lb_time_s = tl[0];
+  r->trace_write_s = tl[2];
+  lb->lost += (r->t_rank_max - r->t_rank_avg) * P;
+  lb->lb_total += r->lb_time_s;
+  lb->migrate_total += r->migrate_time_s;
+  r->total_s = tl[1];
+  r->lost_rank_s = lb->lost;
+  r->lb_total_s = lb->lb_total;
+  r->migrate_total_s = lb->migrate_total;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
+  PetscCall(PetscFree(r->cut_cells));
+  PetscFunctionReturn(0);
+}
+
+/* The method, the measured and predicted imbalance, the weights and how
+ * well they predicted the measurement. */
+static void json_weights(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+{
+  char flags[256];
+  lb_weights_flags_string(r->fit_flags, flags, sizeof flags);
+  json_str(j, "lb_method", AmrLbMethodName(lb));
+  json_str(j, "lb_weights", amr_lb_weight_names[lb->o.weights]);
+  json_str(j, "lb_graph", lb->o.ring ? "ring" : "line");
+  json_bool(j, "rebalanced", r->rebalanced);
+  json_real(j, "t_rank_max", r->t_rank_max);
+  json_real(j, "t_rank_avg", r->t_rank_avg);
+  json_real(j, "imbalance_pct", r->imbalance_pct);
+  json_real(j, "max_over_avg", r->max_over_avg);
+  json_real(j, "predicted_imbalance_pct", r->predicted_imbalance_pct);
+  json_real(j, "kept_imbalance_pct", r->kept_imbalance_pct);
+  json_reals(j, "weights", lb->o.ntypes, r->cost);
+  json_reals(j, "weights_stderr", lb->o.ntypes, r->cost_stderr);
+  json_reals(j, "weights_measured", lb->o.ntypes, r->cost_measured);
+  json_bool(j, "weights_fitted", r->fitted);
+  json_str(j, "fit_flags", flags);
+  json_real(j, "fit_smape", r->fit_smape);
+}
+
+/* The method's run and the cuts it proposed. */
+static void json_method(json_line *j, const AmrLbRecord *r)
+{
+  json_int(j, "lb_iterations", r->lb_iterations);
+  if (r->lb_target_iteration >= 0)
+    json_int(j, "lb_target_iteration", r->lb_target_iteration);
+  else
+    json_null(j, "lb_target_iteration");
+  if (r->cut_cells) {
+    json_ints(j, "lb_cut_cells", r->nranks, r->cut_cells);
+    json_int(j, "lb_cut_migrated_cells", r->cut_migrated_cells);
+  } else {
+    json_null(j, "lb_cut_cells");
+    json_null(j, "lb_cut_migrated_cells");
+  }
+  json_int(j, "lb_rounds", r->lb_rounds);
+  json_real(j, "lb_time_s", r->lb_time_s);
+}
+
+/* The rule's inputs and decision, what moved, the run totals. */
+static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+{
+  json_real(j, "predicted_gain_s", r->predicted_gain_s);
+  json_real(j, "predicted_migration_s", r->predicted_migration_s);
+  json_real(j, "excess_loss_rank_s", r->excess_loss_rank_s);
+  json_real(j, "residual_loss_rank_s", r->residual_loss_rank_s);
+  json_real(j, "balance_cost_rank_s", r->balance_cost_rank_s);
+  json_real(j, "predicted_loss_rank_s", r->predicted_loss_rank_s);
+  json_real(j, "predicted_cycle_gain_rank_s", r->predicted_cycle_gain_rank_s);
+  json_str(j, "lb_decision", r->decision);
+  json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
+  json_int(j, "migrated_cells_max", r->migrated_cells_max);
+  json_real(j, "migrate_time_s", r->migrate_time_s);
+  json_int(j, "edge_cut", r->edge_cut);
+  json_int(j, "comm_edges", r->comm_edges);
+  json_int(j, "comm_edges_added", r->comm_edges_added);
+  json_int(j, "comm_edges_removed", r->comm_edges_removed);
+  json_real(j, "total_s", r->total_s);
+  json_real(j, "lost_rank_s", r->lost_rank_s);
+  json_real(j, "lb_total_s", r->lb_total_s);
+  json_real(j, "migrate_total_s", r->migrate_total_s);
+  if (lb->trace)
+    json_real(j, "trace_write_s", r->trace_write_s);
+  else
+    json_null(j, "trace_write_s");
+}
+
+void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+{
+  json_weights(j, lb, r);
+  json_method(j, r);
+  json_decision(j, lb, r);
+  json_ints(j, "rank_cells", r->nranks, r->rank_cells);
+  json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);
+  json_reals(j, "rank_time", r->nranks, r->rank_time);
+  json_reals(j, "rank_time_wall", r->nranks, r->rank_time_wall);
+  json_reals(j, "rank_load_measured", r->nranks, r->rank_load_measured);
+  json_reals(j, "rank_load_predicted", r->nranks, r->rank_load_predicted);
+}
+
+PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)
+{
+  char t[32] = "", why[128] = "";
+
+  PetscFunctionBeginUser;
+  if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
+  /* why -lb_threshold's rule did or did not rebalance */
+  if (!strcmp(r->decision, "rebalance"))
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "gain"))
+    PetscCall(PetscSNPrintf(why, sizeof why, ", next cycle's predicted gain %.3g > cost %.3g rank-s", r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "below_cost"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "below_floor"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
+  else if (!r->rebalanced)
+    PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
+  PetscCall(PetscPrintf(comm,
+                        "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
+                        program, r->cycle, t, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
+                        r->lb_iterations, solve_s, why));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
+{
+  double total = MPI_Wtime() - lb->t_start;
+  const double P = lb->size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCall(PetscPrintf(comm,
+                        "%s: summary (%s, %s weights): total %.3f s, lost to imbalance %.3f rank-s (%.1f%% of %d ranks x total), balancing %.4f s (%.2f%%), "
+                        "migrating %.4f s (%.2f%%)\n",
+                        program, AmrLbMethodName(lb), amr_lb_weight_names[lb->o.weights], total, lb->lost, 100 * lb->lost / (P * total), lb->size, lb->lb_total,
+                        100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
+  PetscFunctionReturn(0);
+}
