@@ -3,7 +3,6 @@
  * record of the curve the method saw. */
 #include "app/impl/lbcycle.h"
 #include "balance/lbchain.h"
-#include "balance/lbcurve.h"
 
 #include <string.h>
 
