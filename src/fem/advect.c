@@ -1071,6 +1071,16 @@ PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AdvectCellCentroids(Advect adv, double *xibar)
+{
+  const int nb = adv->nb;
+  PetscFunctionBeginUser;
+  PetscCall(sync_mesh(adv));
+  for (p4est_locidx_t K = 0; K < adv->nlocal; K++)
+    for (int k = 0; k < DIM; k++) xibar[(size_t)K * DIM + k] = nb > 1 ? adv->m0[(size_t)K * nb + 1 + k] / adv->vol[K] : 0;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AdvectL2Error(Advect adv, double *err)
 {
   p4est_t *p4est = adv->p4est;

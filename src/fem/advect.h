@@ -256,6 +256,11 @@ size_t AdvectCellBytes(const AdvectProblem *prob);
 /** Global integral of extra field f. */
 PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass);
 
+/** Fills xibar with each local cell's centroid in reference coordinates
+ *  on [-1, 1]^d (dim values per local cell): a DG function's value there
+ *  is its physical cell mean, which is c[0] only on affine cells. */
+PetscErrorCode AdvectCellCentroids(Advect adv, double *xibar);
+
 /** Fills values with each local cell's mean (length = local quadrants). */
 PetscErrorCode AdvectCellMeans(Advect adv, double *values);
 

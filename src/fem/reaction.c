@@ -125,7 +125,65 @@ static double point_xi(int q, int k)
   return (q >> k) & 1 ? gauss2 : -gauss2;
 }
 
-PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w)
+/** Value of the DG function with coefficients v (dim slopes) at point q. */
+static double point_value(const double *v, int dim, int q)
+{
+  double x = v[0];
+  for (int k = 0; k < dim; k++) x += v[1 + k] * point_xi(q, k);
+  return x;
+}
+
+/** The DG function v at the cell's reference centroid xibar (0 when
+ *  NULL): its physical mean. */
+static double mean_value(const double *v, int dim, const double *xibar)
+{
+  double x = v[0];
+  for (int k = 0; k < dim && xibar; k++) x += v[1 + k] * xibar[k];
+  return x;
+}
+
+/** Positivity limiter (after Zhang and Shu 2010): u -> mean + theta (u -
+ *  mean) for all three species with one theta in [0, 1], the largest that
+ *  makes every species non-negative at the cell's 2^d corners, hence on
+ *  the whole cell: at the reaction's points, over any child after
+ *  refinement, on curved cells too.  The physical means do not change, so
+ *  neither do the integrals; one theta for all species keeps every linear
+ *  invariant a linear invariant (B + C, constant b0 in
+ *  reactive-transport, stays constant).  A mean below 0 (which the scheme
+ *  does not make) gets theta = 0. */
+static void limit_positive(double *coef[REACTION_NS], int dim, const double *xibar)
+{
+  double theta = 1;
+  for (int s = 0; s < REACTION_NS; s++) {
+    const double mean = mean_value(coef[s], dim, xibar);
+    for (int q = 0; q < 1 << dim; q++) {
+      double v = coef[s][0];
+      for (int k = 0; k < dim; k++) v += coef[s][1 + k] * ((q >> k) & 1 ? 1 : -1);
+      if (v < 0) theta = fmin(theta, mean > 0 ? mean / (mean - v) : 0);
+    }
+  }
+  if (theta == 1) return;
+  for (int s = 0; s < REACTION_NS; s++) {
+    const double mean = mean_value(coef[s], dim, xibar);
+    coef[s][0] = mean + theta * (coef[s][0] - mean);
+    for (int k = 0; k < dim; k++) coef[s][1 + k] *= theta;
+  }
+}
+
+/** The exact reaction only runs forward and never consumes more than is
+ *  there: its extent x (C's gain, A's and B's loss) lies in
+ *  [0, min(A0, B0)].  ROS2 can step a little outside near a stiff
+ *  front; then the extent is clamped into that interval, along the
+ *  stoichiometry, so that A + C and B + C keep their values. */
+static void clamp_extent(const double y0[REACTION_NS], double y[REACTION_NS])
+{
+  const double x = y[2] - y0[2], top = fmax(0, fmin(y0[0], y0[1]));
+  if (x >= 0 && x <= top) return;
+  const double xc = fmin(fmax(x, 0), top);
+  for (int s = 0; s < REACTION_NS; s++) y[s] = y0[s] + xc * stoich[s];
+}
+
+PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w)
 {
   double *coef[REACTION_NS] = {a, b, c};
   /* values at the points: 2^d for degree 1 in d dimensions, else the mean */
@@ -135,24 +193,31 @@ PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *
   PetscFunctionBeginUser;
   PetscCheck(nb == 1 || nb == 3 || nb == 4, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "reaction: %d coefficients per species (1, 3 or 4)", nb);
   w->steps = w->rejected = 0;
+  /* transport's slopes of A and a coarsened cell's slopes may dip below 0
+   * at a point: there the clamped extent would be 0 while the rest of the
+   * cell reacts, and the mean could fall below 0 */
+  limit_positive(coef, dim, xibar);
   for (int q = 0; q < np; q++) {
     double y0[REACTION_NS];
-    for (int s = 0; s < REACTION_NS; s++) {
-      double v = coef[s][0];
-      for (int k = 0; k < dim; k++) v += coef[s][1 + k] * point_xi(q, k);
-      y[q][s] = y0[s] = v;
-    }
+    for (int s = 0; s < REACTION_NS; s++) y[q][s] = y0[s] = point_value(coef[s], dim, q);
     PetscCall(ReactionIntegrate(p, y[q], dt, w));
+    clamp_extent(y0, y[q]);
     changed |= memcmp(y0, y[q], sizeof y0) != 0;
   }
   /* least squares at the points: the mean, and 3 mean(v xi_k) for slope k
-   * (sum_q xi_k xi_j = np/3 delta_kj) */
+   * (sum_q xi_k xi_j = np/3 delta_kj).  The fit at xibar, the physical
+   * mean, weighs the points by (1 + 3 sum_k xi_k xibar_k) / np, all
+   * positive while sum_k |xibar_k| < 1/sqrt(3) (0 on affine cells; far
+   * less on the curved cells of meshes/): the mean of a non-negative
+   * species stays non-negative.  The slopes lose the points' bilinear
+   * part and may dip below 0 at corners, so they are limited again */
   for (int s = 0; s < REACTION_NS && changed; s++)
     for (int j = 0; j < nb; j++) {
       double sum = 0;
       for (int q = 0; q < np; q++) sum += y[q][s] * (j ? point_xi(q, j - 1) : 1);
       coef[s][j] = (j ? 3.0 : 1.0) * sum / np;
     }
+  if (changed) limit_positive(coef, dim, xibar);
   /* one clock read per cell: a read costs about as much as a cell where
    * nothing reacts, so the cells of a sweep share them */
   if (clock) {
@@ -170,11 +235,7 @@ ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a
   /* at the points the reaction integrates at: a cell whose mean holds
    * little A or B may still react where its slope piles them up */
   for (int q = 0; q < np; q++) {
-    double va = a[0], vb = b[0];
-    for (int k = 0; k < dim; k++) {
-      va += a[1 + k] * point_xi(q, k);
-      vb += b[1 + k] * point_xi(q, k);
-    }
+    const double va = point_value(a, dim, q), vb = point_value(b, dim, q);
     if (va > p->threshold && vb > p->threshold) return REACTION_REACTING;
   }
   return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;

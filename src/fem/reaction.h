@@ -29,6 +29,19 @@
  * (A + C, B + C), the fit is linear, so each invariant's DG coefficients,
  * and with them the integrals of A + C and B + C, change only by round-off.
  *
+ * Physical range: the exact reaction only runs forward and never consumes
+ * more than is there, so a point's extent (C's gain) is clamped into
+ * [0, min(A, B)] along the stoichiometry, where ROS2 overshoots near a
+ * stiff front; and before and after the points react, a positivity
+ * limiter after Zhang and Shu (2010) scales the three species' linear
+ * parts toward their means by one common factor so that each is
+ * non-negative at the cell's corners.  Then the means of A, B and C stay
+ * non-negative, A's mean does not grow, and as B + C stays b0 at every
+ * point, B and C stay within [0, b0]; the integrals are unchanged.  Without
+ * the limiter the fit's slopes (which drop the points' bilinear part) put
+ * B below 0 at points, and B's cell means fell to -0.035 in
+ * reactive-transport with degree 1.
+ *
  * Nothing here depends on the forest: the functions work on coefficient
  * arrays, the problem owns the storage.
  */
@@ -96,7 +109,10 @@ PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS],
 /**
  * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
  * A, B and C in the basis of fem/advect.h (nb = 1, 3 or 4), in place;
- * a cell where no point reacts keeps them bit for bit.  w receives the
+ * xibar (nb - 1 values, or NULL for the centre) is the cell's centroid in
+ * reference coordinates, where the DG function's value is its physical
+ * mean (AdvectCellCentroids).  A cell where no point reacts and no species
+ * dips below 0 at a corner keeps them bit for bit.  w receives the
  * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
  * with clock set to FemThreadTime() (fem/femutil.h) before a sweep over cells, each cell
  * reads the clock once, puts the thread CPU time since the previous
@@ -104,7 +120,7 @@ PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS],
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not
  * two).  clock NULL: not timed, w->cpu = 0.
  */
-PetscErrorCode ReactionCell(const ReactionParams *p, int nb, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w);
+PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w);
 
 /**
  * The load type of a cell from its coefficients (as ReactionCell takes

@@ -83,16 +83,18 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   AmrAdvection *s = p->impl;
   Reactive *r = reactive_state(p);
   const int nb = nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1;
-  double w0, c0, clock;
+  double w0, c0, clock, *xibar;
 
   PetscFunctionBeginUser;
   for (int t = 0; t < NLOADTYPES; t++) counts[t] = 0;
   FOR_LOCAL_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
+  PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants * DIM + 1, &xibar));
+  PetscCall(AdvectCellCentroids(s->adv, xibar));
   w0 = MPI_Wtime();
   clock = c0 = FemThreadTime();
   FOR_LOCAL_CELLS(s->p4est, K, d, {
     ReactionWork w = {0, 0, 0};
-    PetscCall(ReactionCell(&r->react, nb, d->c, AdvectCellExtra(d, FIELD_B), AdvectCellExtra(d, FIELD_C), dt, &clock, &w));
+    PetscCall(ReactionCell(&r->react, nb, xibar + (size_t)K * DIM, d->c, AdvectCellExtra(d, FIELD_B), AdvectCellExtra(d, FIELD_C), dt, &clock, &w));
     AdvectCellExtra(d, FIELD_COST)[0] += w.cpu;
     r->steps_local += w.steps;
     /* a point where nothing reacts takes one step: more is the front */
@@ -103,6 +105,7 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   })
   *cpu = FemThreadTime() - c0;
   *wall = MPI_Wtime() - w0;
+  PetscCall(PetscFree(xibar));
   r->wall_local += *wall;
   PetscFunctionReturn(0);
 }

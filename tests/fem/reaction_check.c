@@ -9,9 +9,16 @@
  *                 two finest is at least -min_rate
  *   conservation  random states (negative values too), random k and step
  *                 sizes: A + C and B + C unchanged to -tol (relative) by
- *                 every step, by integrations chained 1000 times and by
- *                 the DG cell update (1, 3, 4 coefficients) coefficient by
- *                 coefficient
+ *                 every step, by integrations chained 1000 times and, in
+ *                 their means, by the DG cell update (1, 3, 4
+ *                 coefficients), whose slopes of A + C and B + C are
+ *                 scaled by one factor in [0, 1] (the positivity limiter)
+ *   positivity    random DG cells as the transport leaves them (means in
+ *                 range, slopes that dip below 0 at points), B + C = b0,
+ *                 random k and steps: after the cell update every species
+ *                 is at least -tol at the reaction's points, so its mean
+ *                 and every child's mean too, and C at most b0 + tol;
+ *                 the mean of A does not grow
  *   contrast      DG cells with the default parameters over one step -dt:
  *                 each front cell takes at least -min_contrast times the
  *                 steps of every inert and reacted cell
@@ -103,6 +110,31 @@ static double invariant_change(const double *y0, const double *y)
   return fmax(d1, d2) / scale;
 }
 
+/** How far the slopes of A + C and B + C after (a, b, c) are from the
+ *  slopes before (a0, b0, c0) times one factor theta in [0, 1], theta
+ *  taken from the largest slope before; relative to max(1, that slope). */
+static double slope_scaling_error(int nb, const double *a0, const double *b0, const double *c0, const double *a, const double *b, const double *c)
+{
+  double before[2][3], after[2][3], big = 0, theta = 1, err = 0;
+  if (nb == 1) return 0;
+  for (int k = 1; k < nb; k++) {
+    before[0][k - 1] = a0[k] + c0[k];
+    before[1][k - 1] = b0[k] + c0[k];
+    after[0][k - 1] = a[k] + c[k];
+    after[1][k - 1] = b[k] + c[k];
+    for (int w = 0; w < 2; w++)
+      if (fabs(before[w][k - 1]) > big) {
+        big = fabs(before[w][k - 1]);
+        theta = after[w][k - 1] / before[w][k - 1];
+      }
+  }
+  if (big == 0) return 0;
+  err = fmax(0, fmax(-theta, theta - 1));
+  for (int w = 0; w < 2; w++)
+    for (int k = 0; k < nb - 1; k++) err = fmax(err, fabs(after[w][k] - theta * before[w][k]) / fmax(1, big));
+  return err;
+}
+
 static PetscErrorCode check_conservation(double tol)
 {
   ReactionParams p;
@@ -140,16 +172,68 @@ static PetscErrorCode check_conservation(double tol)
       c[j] = c0[j] = uniform(j ? -lim : 0, lim);
     }
     p.k = pow(10, uniform(0, 6));
-    PetscCall(ReactionCell(&p, nb, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
-    for (int j = 0; j < nb; j++) {
-      const double y0[3] = {a0[j], b0[j], c0[j]}, y[3] = {a[j], b[j], c[j]};
+    PetscCall(ReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
+    {
+      const double y0[3] = {a0[0], b0[0], c0[0]}, y[3] = {a[0], b[0], c[0]};
       worst_cell = fmax(worst_cell, invariant_change(y0, y));
     }
+    worst_cell = fmax(worst_cell, slope_scaling_error(nb, a0, b0, c0, a, b, c));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "largest relative change of A + C, B + C: one step %.3e, 1000 integrations %.3e (%ld steps), DG cells %.3e\n", worst_step,
                         worst_chain, steps, worst_cell));
   CHECK(worst_step <= tol && worst_chain <= tol && worst_cell <= tol);
+  PetscFunctionReturn(0);
+}
+
+/** Value at tensor Gauss point q (or at the centre of child q, xi = +-1/2
+ *  when half) of the DG function v with nb coefficients. */
+static double value_at(const double *v, int nb, int q, int half)
+{
+  const double g = half ? 0.5 : 0.57735026918962576451;
+  double x = v[0];
+  for (int k = 0; k < nb - 1; k++) x += v[1 + k] * ((q >> k) & 1 ? g : -g);
+  return x;
+}
+
+static PetscErrorCode check_positivity(double tol)
+{
+  ReactionParams p;
+  double lowest = 0, c_over = 0, a_growth = 0;
+  int dipped = 0;
+  PetscFunctionBeginUser;
+  ReactionDefaults(&p);
+  srand(2468);
+  for (int i = 0; i < 30000; i++) {
+    const int nb = i % 3 == 0 ? 1 : i % 3 == 1 ? 3 : 4, np = nb > 1 ? 1 << (nb - 1) : 1;
+    double a[4], b[4], c[4];
+    ReactionWork w;
+    /* means in range, slopes up to 1.5 times the mean: points dip below 0
+     * (counted: the check must see them); B + C = b0 at every point */
+    a[0] = uniform(0, 1);
+    b[0] = uniform(0, p.b0);
+    c[0] = p.b0 - b[0];
+    for (int k = 1; k < nb; k++) {
+      a[k] = uniform(-1.5, 1.5) * a[0];
+      b[k] = uniform(-1.5, 1.5) * fmin(b[0], c[0]);
+      c[k] = -b[k];
+    }
+    const double amean = a[0];
+    for (int q = 0; q < np; q++) dipped += value_at(a, nb, q, 0) < 0 || value_at(b, nb, q, 0) < 0 || value_at(c, nb, q, 0) < 0;
+    p.k = pow(10, uniform(0, 6));
+    PetscCall(ReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
+    for (int q = 0; q < np; q++)
+      for (int half = 0; half < 2; half++) {
+        lowest = fmin(lowest, fmin(value_at(a, nb, q, half), fmin(value_at(b, nb, q, half), value_at(c, nb, q, half))));
+        c_over = fmax(c_over, value_at(c, nb, q, half) - p.b0);
+      }
+    a_growth = fmax(a_growth, a[0] - amean);
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "%d points below 0 before; after: lowest species value at the points and the children's centres %.3e, C above b0 by %.3e, "
+                        "A's mean grown by %.3e\n",
+                        dipped, lowest, c_over, a_growth));
+  CHECK(dipped > 0 && lowest >= -tol && c_over <= tol && a_growth <= tol);
   PetscFunctionReturn(0);
 }
 
@@ -180,7 +264,7 @@ static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double
     memcpy(b, cells[i].b, sizeof b);
     memcpy(c, cells[i].c, sizeof c);
     const ReactionState st = ReactionCellState(&p, 3, a, b, c);
-    PetscCall(ReactionCell(&p, 3, a, b, c, dt, NULL, &w));
+    PetscCall(ReactionCell(&p, 3, NULL, a, b, c, dt, NULL, &w));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n", cells[i].what, (int)st, w.steps,
                           w.rejected, a[0], b[0], c[0]));
     const int front = !strncmp(cells[i].what, "front", 5);
@@ -220,10 +304,12 @@ int main(int argc, char **argv)
     PetscCall(check_order(min_rate));
   else if (!strcmp(check, "conservation"))
     PetscCall(check_conservation(tol));
+  else if (!strcmp(check, "positivity"))
+    PetscCall(check_positivity(tol));
   else if (!strcmp(check, "contrast"))
     PetscCall(check_contrast(&p, dt, min_contrast));
   else
-    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation or contrast", check);
+    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation, positivity or contrast", check);
   if (msg[0]) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction_check: error: %s\n", msg));
     PetscCall(PetscFinalize());

@@ -156,7 +156,9 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
       double *a = r->cell[K]->c, *b = r->spec[1] + (size_t)K * r->nb, *cc = r->spec[2] + (size_t)K * r->nb;
       ReactionWork w;
       const ReactionState st = ReactionCellState(&c->react, r->nb, a, b, cc);
-      PetscCall(ReactionCell(&c->react, r->nb, a, b, cc, dt, &clock, &w));
+      double xibar[DIM];
+      for (int k = 0; k < DIM; k++) xibar[k] = r->nb > 1 ? m0[(size_t)K * r->nb + 1 + k] / m0[(size_t)K * r->nb] : 0;
+      PetscCall(ReactionCell(&c->react, r->nb, xibar, a, b, cc, dt, &clock, &w));
       r->cell_steps[st] += 1;
       r->steps[st] += w.steps;
       r->cpu[st] += w.cpu;
