@@ -569,16 +569,18 @@ PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b)
   double cpu0, wall0;
 
   PetscFunctionBeginUser;
-  PetscCall(VecSetOption(b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE)); /* Dirichlet rows of edof */
+  PetscCall(VecSetOption(b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE)); /* Dirichlet rows */
   PetscCall(VecZeroEntries(b));
   FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     double F[FEM_MAX_VNODES];
+    PetscInt rows[FEM_MAX_VNODES];
     const double *C;
+    element_dofs(fp, e, rows);
     element_system(fp, e, NULL, F);
     PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
     if (C) apply_constraints(vn, C, NULL, F);
-    PetscCall(VecSetValues(b, vn, fp->edof + (size_t)e * vn, F, ADD_VALUES));
+    PetscCall(VecSetValues(b, vn, rows, F, ADD_VALUES));
   }
   add_work(fp, cpu0, wall0);
   PetscCall(VecAssemblyBegin(b));

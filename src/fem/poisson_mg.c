@@ -17,6 +17,7 @@
  * apply then gathers the coarse values it needs with one VecScatter.
  * Restriction is the transpose, written out cell by cell. */
 #include "mesh/p4est_dim.h"
+#include "fem/femutil.h"
 #include "fem/poisson_impl.h"
 
 /* The transfer between two successive levels. */
@@ -49,6 +50,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
   Vec lf;
   const PetscScalar *ca, *wa;
   PetscScalar *fa;
+  double cpu0, wall0;
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(P, &t));
@@ -61,6 +63,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
   PetscCall(VecGetArray(lf, &fa));
   PetscCall(VecGetArrayRead(t->cl, &ca));
   PetscCall(VecGetArrayRead(t->winv, &wa)); /* local form: owned entries and ghosts */
+  FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const PetscInt *ci = t->cidx + (size_t)e * vc;
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vf;
@@ -83,6 +86,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
       fa[en[i]] += wa[en[i]] * s;
     }
   }
+  add_work(t->f, cpu0, wall0);
   PetscCall(VecRestoreArrayRead(t->winv, &wa));
   PetscCall(VecRestoreArrayRead(t->cl, &ca));
   PetscCall(VecRestoreArray(lf, &fa));
@@ -99,6 +103,7 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
   Vec lf;
   PetscScalar *ca;
   const PetscScalar *fa, *wa;
+  double cpu0, wall0;
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(P, &t));
@@ -112,6 +117,7 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
   PetscCall(VecGetArrayRead(lf, &fa));
   PetscCall(VecGetArray(t->cl, &ca));
   PetscCall(VecGetArrayRead(t->winv, &wa));
+  FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const PetscInt *ci = t->cidx + (size_t)e * vc;
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vf;
@@ -134,6 +140,7 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
       ca[ci[k]] += s;
     }
   }
+  add_work(t->f, cpu0, wall0);
   PetscCall(VecRestoreArrayRead(t->winv, &wa));
   PetscCall(VecRestoreArray(t->cl, &ca));
   PetscCall(VecRestoreArrayRead(lf, &fa));
