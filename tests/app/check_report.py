@@ -23,14 +23,14 @@ check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
 check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE [RATIO]]
     Niemoeller et al. 2020 against real time: from a skewed start, after CYCLE (default
     3) rebalanced cycles, the measured imbalance of the local work with
-    timing weights (mean over cycle CYCLE to the last) is at most RATIO
+    timing weights (median over cycle CYCLE to the last) is at most RATIO
     (default 0.5) times count weights' over the same cycles.
 check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
     Niemoeller et al. 2020's offset shifting against real time, with cell costs that are
-    wrong: over the later cycles (the last two thirds) sfc's mean measured
+    wrong: over the later cycles (the last two thirds) sfc's median measured
     I% stays at least FLOOR (default 40), sfc-shift's is at most FRACTION
-    (default 1/3) of sfc's, and sfc-shift's falls: the mean of its last
-    third of cycles is at most half the mean of cycles 1-3 (the cycle on
+    (default 1/3) of sfc's, and sfc-shift's falls: the median of its last
+    third of cycles is at most half the median of cycles 1-3 (the cycle on
     the sfc split and the first two shifted ones).
 check_report.py schema REPORT [REPORT ...]
     one schema for every problem: every record of every report begins with
@@ -41,6 +41,7 @@ Exit status 0 when the check holds.
 """
 import json
 import math
+import statistics
 import sys
 
 FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg imbalance_pct max_over_avg "
@@ -176,13 +177,15 @@ def check_timing(timing, count, k, ratio):
     if not all(r["rebalanced"] for r in timing[:k]):
         bad.append("timing run: not every one of the first %d cycles rebalanced" % k)
     # One cycle's I% on 2 ranks swings with the cores' own speed (5-20% on
-    # a VM, even for pure arithmetic) and a 2-rank fit can miss for a few
-    # cycles: the means over all the cycles after the k rebalances are
-    # compared, not a cycle against the first one (whose I% ranged 6-67).
-    mt, mc = sum(it[k:n]) / (n - k), sum(ic[k:n]) / (n - k)
-    print("cycles %d-%d: mean I%% %.1f with timing weights, %.1f with count weights" % (k, n - 1, mt, mc))
+    # a VM, even for pure arithmetic), a 2-rank fit can miss for a few
+    # cycles, and a cycle in which another process took a rank's core or
+    # cache is an outlier: the medians over all the cycles after the k
+    # rebalances are compared, not a cycle against the first one (whose
+    # I% ranged 6-67), and not means, which one disturbed cycle moves.
+    mt, mc = statistics.median(it[k:n]), statistics.median(ic[k:n])
+    print("cycles %d-%d: median I%% %.1f with timing weights, %.1f with count weights" % (k, n - 1, mt, mc))
     if not mt <= ratio * mc:
-        bad.append("timing weights: mean I%% %.1f of cycles %d-%d is more than %g times count weights' %.1f" % (mt, k, n - 1, ratio, mc))
+        bad.append("timing weights: median I%% %.1f of cycles %d-%d is more than %g times count weights' %.1f" % (mt, k, n - 1, ratio, mc))
     return bad
 
 
@@ -204,19 +207,20 @@ def check_shift(sfc, shift, floor, fraction):
     # later cycles are the ones where shifting has had time to act
     later, last = n // 3, n - n // 3
 
-    def mean(recs, lo, hi):
-        return sum(r["imbalance_pct"] for r in recs[lo:hi]) / (hi - lo)
+    # medians: a cycle disturbed by another process is one outlier
+    def median(recs, lo, hi):
+        return statistics.median(r["imbalance_pct"] for r in recs[lo:hi])
 
-    ms, mh = mean(sfc, later, n), mean(shift, later, n)
-    first, final = mean(shift, 1, 4), mean(shift, last, n)
-    print("cycles %d-%d: mean I%% %.1f with sfc, %.1f with sfc-shift (%.2f of sfc's)" % (later, n - 1, ms, mh, mh / ms if ms > 0 else math.inf))
-    print("sfc-shift: mean I%% %.1f in cycles 1-3, %.1f in cycles %d-%d" % (first, final, last, n - 1))
+    ms, mh = median(sfc, later, n), median(shift, later, n)
+    first, final = median(shift, 1, 4), median(shift, last, n)
+    print("cycles %d-%d: median I%% %.1f with sfc, %.1f with sfc-shift (%.2f of sfc's)" % (later, n - 1, ms, mh, mh / ms if ms > 0 else math.inf))
+    print("sfc-shift: median I%% %.1f in cycles 1-3, %.1f in cycles %d-%d" % (first, final, last, n - 1))
     if not ms >= floor:
-        bad.append("sfc: mean I%% %.1f of cycles %d-%d is below %.1f" % (ms, later, n - 1, floor))
+        bad.append("sfc: median I%% %.1f of cycles %d-%d is below %.1f" % (ms, later, n - 1, floor))
     if not mh <= fraction * ms:
-        bad.append("sfc-shift: mean I%% %.1f of cycles %d-%d is more than %.2f of sfc's %.1f" % (mh, later, n - 1, fraction, ms))
+        bad.append("sfc-shift: median I%% %.1f of cycles %d-%d is more than %.2f of sfc's %.1f" % (mh, later, n - 1, fraction, ms))
     if not final <= 0.5 * first:
-        bad.append("sfc-shift: mean I%% %.1f of cycles %d-%d is more than half of cycles 1-3's %.1f" % (final, last, n - 1, first))
+        bad.append("sfc-shift: median I%% %.1f of cycles %d-%d is more than half of cycles 1-3's %.1f" % (final, last, n - 1, first))
     return bad
 
 
