@@ -27,8 +27,8 @@
 # Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl,
 # OUTDIR/*.png, OUTDIR/table.md.  MPIEXEC (default "mpiexec
 # --oversubscribe") and PYTHON (default /usr/bin/python3) can be set in
-# the environment.  The whole range takes about 25 minutes of CPU and up to
-# 3.5 GB in one run: start with -P "64 256 2048".
+# the environment.  The whole range took 14.7 minutes of CPU here, up to
+# 3.1 GB in one run: start with -P "64 256 2048".
 set -eu
 build=build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0
 sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
@@ -94,20 +94,21 @@ tiles() {  # N D
   echo $p
 }
 # The largest P of a run on this machine (2 cores, at most 4 GiB a run),
-# measured: Ripple's tables grow as P^2 (line:16384 and mesh2d:256x128
+# measured: Ripple's tables grow as P^2 (line:8192 and mesh2d:256x128
 # would need more than 2^27 entries); chain-mode tree's time grows as P^2
 # (10 s of CPU at 16384 ranks); zoltan-rcb and zoltan-hsfc hold 1.4 GB at
-# 16384 ranks, zoltan-graph takes 68 s of CPU there, growing faster than P;
+# 16384 ranks (a study with them at 32768 peaked at 5.1 GB), zoltan-graph
+# takes 68 s of CPU there, growing faster than P;
 # a 3D trace at 131072 ranks is 17.6 million tasks, over 4 GB.  -A runs
 # everything to the largest -P.
 cap() {  # MODE DIM METHOD
   [ "$all" = 1 ] && { echo 1073741824; return; }
   case $1:$2:$3 in
-    chain:*:ripple-*) echo 8192 ;;
+    chain:*:ripple-*) echo 4096 ;;
     chain:*:tree) echo 32768 ;;
     tasks:*:ripple-*) echo 16384 ;;
     tasks:*:zoltan-graph) echo 8192 ;;
-    tasks:*:zoltan-*) echo 32768 ;;
+    tasks:*:zoltan-*) echo 16384 ;;
     tasks:3:*) echo 65536 ;;
     *) echo 1073741824 ;;
   esac
