@@ -133,7 +133,6 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscCall(VecDestroy(&fp->b));
   PetscCall(VecDestroy(&fp->u));
   PetscCall(PetscFree(fp->gidx));
-  PetscCall(PetscFree(fp->edof));
   PetscCall(PetscFree(fp->xnode));
   PetscCall(PetscFree2(fp->dirichlet, fp->gval));
   PetscCall(PetscFree2(fp->etree, fp->equad));
@@ -278,6 +277,13 @@ static FemBC face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q,
 }
 
 /* Whether row i of constraint matrix C (may be NULL) leaves node i free. */
+void element_dofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows)
+{
+  const int vn = fp->qe.vnodes;
+  const p4est_locidx_t *en = fp->lnodes->element_nodes + (size_t)e * vn;
+  for (int i = 0; i < vn; i++) rows[i] = fp->dirichlet[en[i]] ? -1 : fp->gidx[en[i]];
+}
+
 int node_free(const double *C, int n, int i)
 {
   if (!C) return 1;
@@ -524,11 +530,8 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
   PetscCall(VecDestroy(&flag));
 
-  PetscCall(PetscMalloc1((size_t)nel * vn, &fp->edof));
-  for (size_t k = 0; k < (size_t)nel * vn; k++) {
-    const p4est_locidx_t node = ln->element_nodes[k];
-    fp->edof[k] = fp->dirichlet[node] ? -1 : fp->gidx[node];
-  }
+  /* the coordinates served the Dirichlet data only */
+  PetscCall(PetscFree(fp->xnode));
 
   /* BoomerAMG needs the matrix, even under a matrix-free operator */
   if (fp->assembled || (fp->ksp && fp->opt.pc == FEM_POISSON_PC_AMG)) {
@@ -688,8 +691,9 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
   FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
-    const PetscInt *rows = fp->edof + (size_t)e * vn;
+    PetscInt rows[FEM_MAX_VNODES];
     const double *C;
+    element_dofs(fp, e, rows);
     element_system(fp, e, K, F);
     PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
     if (C) apply_constraints(vn, C, K, F);

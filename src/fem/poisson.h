@@ -96,8 +96,9 @@ PetscErrorCode FemPoissonPointValues(FemPoisson fp, double **values);
 
 /** This rank's own work since FemPoissonCreate, thread CPU and wall
  *  seconds: the element loop of the assembly, the face loop of the Kelly
- *  estimate and the cell loops of the matrix-free operator (on every
- *  multigrid level, whose assembly loops count too), without the
+ *  estimate and the cell loops of the matrix-free operator (apply,
+ *  diagonal, right-hand side) and of the multigrid's transfers, on every
+ *  multigrid level (whose assembly loops count too), without the
  *  exchanges that wait on other ranks. */
 void FemPoissonWorkTime(FemPoisson fp, double *cpu, double *wall);
 

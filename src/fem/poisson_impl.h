@@ -22,8 +22,7 @@ struct fem_poisson {
   p4est_lnodes_t *lnodes;
   PetscInt nglobal;
   PetscInt *gidx;      /* global number of every local node */
-  PetscInt *edof;      /* element x vnodes: global number, -1 if Dirichlet */
-  double *xnode;       /* 3 coordinates per local node */
+  double *xnode;       /* 3 coordinates per local node, during setup only */
   char *dirichlet;     /* per local node */
   double *gval;        /* Dirichlet value per local node */
   double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
@@ -57,6 +56,8 @@ PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const do
 double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3],
                         double Ji[3][3]);
 void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F);
+/** The global numbers of element e's nodes, -1 for Dirichlet nodes. */
+void element_dofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows);
 void apply_constraints(int n, const double *C, double *K, double *F);
 int node_free(const double *C, int n, int i);
 void add_work(FemPoisson fp, double cpu0, double wall0);
@@ -66,6 +67,8 @@ PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *mf);
 PetscErrorCode FemPoissonMFDestroy(FemPoissonMF *mf);
 /** The shell matrix of the operator (owned by mf). */
 Mat FemPoissonMFMat(FemPoissonMF mf);
+/** Recompute the operator's diagonal (done by FemPoissonMFCreate). */
+PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf);
 /** The right-hand side b (load, Neumann data, Dirichlet lifting) without
  *  an assembled matrix; equals the assembled path's b. */
 PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b);

@@ -19,15 +19,50 @@
 /* Entries of a symmetric dim x dim tensor. */
 #define FEM_NSYM (P4EST_DIM * (P4EST_DIM + 1) / 2)
 
+/* Cells evaluated at once by the sum-factorisation kernel: every value of
+ * the kernel holds FEM_MF_LANES numbers, the lanes innermost, so the
+ * compiler turns the lane loops into vector instructions (the
+ * contractions' own loops are 2 or 3 long, too short to vectorise). */
+#define FEM_MF_LANES 4
+typedef double Lanes[FEM_MF_LANES];
+
+/* The build targets the generic x86-64 ISA (2 doubles per vector, no
+ * FMA); where GCC can, the kernels get a second version for x86-64-v3
+ * (AVX2 + FMA: a lane batch is one vector), chosen at load time. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define FEM_MF_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define FEM_MF_CLONES
+#endif
+/* The kernels below are inlined into each clone, with n constant. */
+#if defined(__GNUC__)
+#define FEM_MF_INLINE inline __attribute__((always_inline))
+#else
+#define FEM_MF_INLINE inline
+#endif
+
+/* A constraint matrix C of a face code by its rows that are not unit rows
+ * (the hanging nodes' interpolation), the entries in row order. */
+typedef struct {
+  int nent;
+  unsigned char unit[FEM_MAX_VNODES];  /* row i of C is e_i */
+  unsigned char hang[FEM_MAX_VNODES];  /* column i of C is not e_i */
+  unsigned char *row, *col;
+  double *val;
+} Hanging;
+
 struct fem_poisson_mf {
   FemPoisson fp;
   int n;                                /* nodes = Gauss points per direction */
   double B[FEM_MAX_N1 * FEM_MAX_N1];    /* B[q*n+i]: 1D basis function i at point q */
   double D[FEM_MAX_N1 * FEM_MAX_N1];    /* D[q*n+p]: derivative at point q of the Lagrange
                                            polynomial through the points that is 1 at p */
+  double H[3][FEM_MAX_N1 * FEM_MAX_N1]; /* B B, B B', B' B' pointwise ([q*n+i]): the 1D
+                                           factors of the diagonal */
   double *geo;                          /* metric tensors, FEM_NSYM per entry */
   size_t *goff;                         /* per cell: its first tensor in geo */
   char *gconst;                         /* per cell: one tensor, to be weighted by w_q */
+  Hanging *hc[FEM_NCODES];              /* sparse constraints by face code */
   Vec xg, yg;                           /* ghosted, in lnodes' local order */
   Vec diag;
   Mat A;
@@ -41,52 +76,56 @@ static const int sym_index[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
 #endif
 #define sym(a, b) sym_index[a][b]
 
-/* out = M (or M^T) applied along direction d of the n^dim tensor in; add:
- * out += instead. */
-static inline void contract(int n, int d, const double *M, int trans, int add, const double *in, double *out)
+/* out = M (or M^T) applied along direction d of the n^dim tensor in, lane
+ * by lane; add: out += instead.  Inlined with constant n and d, so all
+ * bounds are constants. */
+static FEM_MF_INLINE void contract(const int n, const int d, const double *restrict M, const int trans, const int add,
+                            const Lanes *restrict in, Lanes *restrict out)
 {
-  int s = 1, total = 1;
-  for (int k = 0; k < d; k++) s *= n;
-  for (int k = 0; k < P4EST_DIM; k++) total *= n;
+  const int s = d == 0 ? 1 : d == 1 ? n : n * n, total = P4EST_DIM == 2 ? n * n : n * n * n;
   for (int po = 0; po < total; po += s * n)
     for (int a = 0; a < n; a++)
       for (int pi = 0; pi < s; pi++) {
-        double v = 0.0;
-        for (int b = 0; b < n; b++) v += (trans ? M[b * n + a] : M[a * n + b]) * in[po + b * s + pi];
-        out[po + a * s + pi] = add ? out[po + a * s + pi] + v : v;
+        Lanes v = {0};
+        for (int b = 0; b < n; b++) {
+          const double m = trans ? M[b * n + a] : M[a * n + b];
+          for (int l = 0; l < FEM_MF_LANES; l++) v[l] += m * in[po + b * s + pi][l];
+        }
+        for (int l = 0; l < FEM_MF_LANES; l++) out[po + a * s + pi][l] = add ? out[po + a * s + pi][l] + v[l] : v[l];
       }
 }
 
-/* y = K u on one cell: values at the points (B in every direction), their
- * reference gradients by the collocation derivative D, the metric, and
- * the transposed steps back.  Inlined for each n, so that the compiler
- * unrolls the short loops of the contractions. */
-static inline void cell_apply_n(const FemPoissonMF mf, p4est_locidx_t e, const double *u, double *y, const int n)
+/* y = K u on FEM_MF_LANES cells (G[l], cst[l]: lane l's metric): values at
+ * the points (B in every direction), their reference gradients by the
+ * collocation derivative D, the metric, and the transposed steps back. */
+static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst,
+                          const Lanes *u, Lanes *y)
 {
-  int npts = 1;
-  for (int d = 0; d < P4EST_DIM; d++) npts *= n;
-  const double *w = mf->fp->qe.cell.w, *G = mf->geo + mf->goff[e];
-  const int cst = mf->gconst[e];
-  double t0[FEM_MAX_VNODES], t1[FEM_MAX_VNODES], g[P4EST_DIM][FEM_MAX_VNODES];
-  double *uq;
+  const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
+  const double *w = mf->fp->qe.cell.w;
+  Lanes t0[FEM_MAX_VNODES], t1[FEM_MAX_VNODES], g[P4EST_DIM][FEM_MAX_VNODES];
 
   contract(n, 0, mf->B, 0, 0, u, t0);
+#ifndef P4_TO_P8
   contract(n, 1, mf->B, 0, 0, t0, t1);
-  uq = t1;
-#ifdef P4_TO_P8
+  for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 0, 0, t1, g[d]);
+#else
+  contract(n, 1, mf->B, 0, 0, t0, t1);
   contract(n, 2, mf->B, 0, 0, t1, t0);
-  uq = t0;
+  for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 0, 0, t0, g[d]);
 #endif
-  for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 0, 0, uq, g[d]);
   for (int q = 0; q < npts; q++) {
-    const double *Gq = cst ? G : G + (size_t)q * FEM_NSYM, wq = cst ? w[q] : 1.0;
-    double gr[P4EST_DIM];
-    for (int a = 0; a < P4EST_DIM; a++) gr[a] = g[a][q];
-    for (int a = 0; a < P4EST_DIM; a++) {
-      double f = 0.0;
-      for (int b = 0; b < P4EST_DIM; b++) f += Gq[sym(a, b)] * gr[b];
-      g[a][q] = wq * f;
+    Lanes f[P4EST_DIM];
+    for (int l = 0; l < FEM_MF_LANES; l++) {
+      const double *Gq = cst[l] ? G[l] : G[l] + (size_t)q * FEM_NSYM, wq = cst[l] ? w[q] : 1.0;
+      for (int a = 0; a < P4EST_DIM; a++) {
+        double s = 0.0;
+        for (int b = 0; b < P4EST_DIM; b++) s += Gq[sym(a, b)] * g[b][q][l];
+        f[a][l] = wq * s;
+      }
     }
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int l = 0; l < FEM_MF_LANES; l++) g[a][q][l] = f[a][l];
   }
   for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 1, d > 0, g[d], t0);
 #ifndef P4_TO_P8
@@ -99,66 +138,135 @@ static inline void cell_apply_n(const FemPoissonMF mf, p4est_locidx_t e, const d
 #endif
 }
 
-static void cell_apply(const FemPoissonMF mf, p4est_locidx_t e, const double *u, double *y)
+FEM_MF_CLONES static void kernel2(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
 {
-  if (mf->n == 2) cell_apply_n(mf, e, u, y, 2);
-  else cell_apply_n(mf, e, u, y, 3);
+  kernel(mf, 2, G, cst, u, y);
 }
 
-/* y += sum over local cells of C^T K C x_e (x_e zero at Dirichlet nodes
- * if mask), in lnodes' local order. */
-static PetscErrorCode apply_cells(FemPoissonMF mf, const double *x, double *y, int mask)
+FEM_MF_CLONES static void kernel3(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
+{
+  kernel(mf, 3, G, cst, u, y);
+}
+
+static void cell_kernel(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
+{
+  if (mf->n == 2) kernel2(mf, G, cst, u, y);
+  else kernel3(mf, G, cst, u, y);
+}
+
+/* v = C u into lane l (C of h; h NULL: the identity). */
+static inline void constrain(const Hanging *h, int vn, const double *u, Lanes *v, int l)
+{
+  for (int i = 0; i < vn; i++) v[i][l] = u[i];
+  if (!h) return;
+  for (int i = 0; i < vn; i++)
+    if (!h->unit[i]) v[i][l] = 0.0;
+  for (int k = 0; k < h->nent; k++) v[h->row[k]][l] += h->val[k] * u[h->col[k]];
+}
+
+/* u = C^T v of lane l. */
+static inline void constrain_t(const Hanging *h, int vn, const Lanes *v, int l, double *u)
+{
+  for (int i = 0; i < vn; i++) u[i] = v[i][l];
+  if (!h) return;
+  for (int i = 0; i < vn; i++)
+    if (!h->unit[i]) u[i] = 0.0;
+  for (int k = 0; k < h->nent; k++) u[h->col[k]] += h->val[k] * v[h->row[k]][l];
+}
+
+/* The sparse form of every face code's constraint matrix that a local
+ * cell has. */
+static PetscErrorCode hanging_tables(FemPoissonMF mf)
 {
   FemPoisson fp = mf->fp;
   const p4est_lnodes_t *ln = fp->lnodes;
   const int vn = fp->qe.vnodes;
-  double cpu0, wall0;
 
   PetscFunctionBeginUser;
-  FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
-    const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
-    double ue[FEM_MAX_VNODES], ve[FEM_MAX_VNODES], ye[FEM_MAX_VNODES];
+    const p4est_lnodes_code_t fc = ln->face_code[e];
     const double *C;
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-    for (int i = 0; i < vn; i++) ue[i] = mask && fp->dirichlet[en[i]] ? 0.0 : x[en[i]];
-    if (!C) {
-      cell_apply(mf, e, ue, ye);
-      for (int i = 0; i < vn; i++) y[en[i]] += ye[i];
-      continue;
-    }
+    Hanging *h;
+    if (!fc || mf->hc[fc]) continue;
+    PetscCall(constraint_matrix(fp, fc, &C));
+    PetscCall(PetscCalloc1(1, &h));
     for (int i = 0; i < vn; i++) {
-      ve[i] = 0.0;
-      for (int j = 0; j < vn; j++) ve[i] += C[i * vn + j] * ue[j];
+      h->unit[i] = (unsigned char)node_free(C, vn, i);
+      for (int j = 0; j < vn && !h->unit[i]; j++) h->nent += C[i * vn + j] != 0.0;
     }
-    cell_apply(mf, e, ve, ye);
-    for (int j = 0; j < vn; j++) {
-      double s = 0.0;
-      for (int i = 0; i < vn; i++) s += C[i * vn + j] * ye[i];
-      y[en[j]] += s;
-    }
+    PetscCall(PetscMalloc3(h->nent + 1, &h->row, h->nent + 1, &h->col, h->nent + 1, &h->val));
+    h->nent = 0;
+    for (int i = 0; i < vn; i++)
+      for (int j = 0; j < vn && !h->unit[i]; j++)
+        if (C[i * vn + j] != 0.0) {
+          h->row[h->nent] = (unsigned char)i;
+          h->col[h->nent] = (unsigned char)j;
+          h->val[h->nent++] = C[i * vn + j];
+          h->hang[j] = 1;
+        }
+    for (int i = 0; i < vn; i++)
+      if (!h->unit[i]) h->hang[i] = 1;
+    mf->hc[fc] = h;
   }
-  add_work(fp, cpu0, wall0);
   PetscFunctionReturn(0);
 }
 
-/* yg = the cells' sum of x's local form (ghosts included), added up at the
- * owners. */
+/* y += sum over local cells of C^T K C x_e, in lnodes' local order, the
+ * cells FEM_MF_LANES at a time (the last batch repeats its first cell in
+ * the lanes it lacks, and drops their results). */
+static void apply_cells(FemPoissonMF mf, const double *x, double *y)
+{
+  FemPoisson fp = mf->fp;
+  const p4est_lnodes_t *ln = fp->lnodes;
+  const p4est_locidx_t nel = ln->num_local_elements;
+  const int vn = fp->qe.vnodes;
+  double cpu0, wall0;
+
+  FemClocks(&cpu0, &wall0);
+  for (p4est_locidx_t e0 = 0; e0 < nel; e0 += FEM_MF_LANES) {
+    const int nb = nel - e0 < FEM_MF_LANES ? (int)(nel - e0) : FEM_MF_LANES;
+    const double *G[FEM_MF_LANES];
+    char cst[FEM_MF_LANES];
+    Lanes u[FEM_MAX_VNODES], v[FEM_MAX_VNODES];
+    for (int l = 0; l < FEM_MF_LANES; l++) {
+      const p4est_locidx_t e = e0 + (l < nb ? l : 0);
+      const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
+      double ue[FEM_MAX_VNODES];
+      for (int i = 0; i < vn; i++) ue[i] = x[en[i]];
+      constrain(mf->hc[ln->face_code[e]], vn, ue, u, l);
+      G[l] = mf->geo + mf->goff[e];
+      cst[l] = mf->gconst[e];
+    }
+    cell_kernel(mf, G, cst, u, v);
+    for (int l = 0; l < nb; l++) {
+      const p4est_locidx_t *en = ln->element_nodes + (size_t)(e0 + l) * vn;
+      double ye[FEM_MAX_VNODES];
+      constrain_t(mf->hc[ln->face_code[e0 + l]], vn, v, l, ye);
+      for (int i = 0; i < vn; i++) y[en[i]] += ye[i];
+    }
+  }
+  add_work(fp, cpu0, wall0);
+}
+
+/* yg = the cells' sum of x's local form (ghosts included; its Dirichlet
+ * entries zeroed first if mask), added up at the owners. */
 static PetscErrorCode apply_local(FemPoissonMF mf, int mask)
 {
+  const p4est_locidx_t nloc = mf->fp->lnodes->num_local_nodes;
   Vec lx, ly;
-  const PetscScalar *xa;
-  PetscScalar *ya;
+  PetscScalar *xa, *ya;
 
   PetscFunctionBeginUser;
   PetscCall(VecGhostGetLocalForm(mf->xg, &lx));
   PetscCall(VecGhostGetLocalForm(mf->yg, &ly));
   PetscCall(VecZeroEntries(ly));
-  PetscCall(VecGetArrayRead(lx, &xa));
+  PetscCall(VecGetArray(lx, &xa));
   PetscCall(VecGetArray(ly, &ya));
-  PetscCall(apply_cells(mf, xa, ya, mask));
+  for (p4est_locidx_t i = 0; mask && i < nloc; i++)
+    if (mf->fp->dirichlet[i]) xa[i] = 0.0;
+  apply_cells(mf, xa, ya);
   PetscCall(VecRestoreArray(ly, &ya));
-  PetscCall(VecRestoreArrayRead(lx, &xa));
+  PetscCall(VecRestoreArray(lx, &xa));
   PetscCall(VecGhostRestoreLocalForm(mf->yg, &ly));
   PetscCall(VecGhostRestoreLocalForm(mf->xg, &lx));
   PetscCall(VecGhostUpdateBegin(mf->yg, ADD_VALUES, SCATTER_REVERSE));
@@ -202,12 +310,96 @@ static PetscErrorCode get_diagonal(Mat A, Vec d)
   PetscFunctionReturn(0);
 }
 
-/* The diagonal of C^T K C per cell, from the cell operator applied to the
- * columns of C (unit vectors without hanging nodes), summed at the owners. */
-static PetscErrorCode compute_diagonal(FemPoissonMF mf)
+/* The diagonal of K on FEM_MF_LANES cells: K_ii = sum_q sum_ab G_ab(q)
+ * d_a phi_i(q) d_b phi_i(q), and each product of two reference gradient
+ * components is a product of the 1D factors H (B B, B B' or B' B' by
+ * direction), so per pair (a, b) the sum over the points is the transposed
+ * contraction of G_ab by those factors: dim(dim+1)/2 sum factorisations,
+ * about the cost of one apply, instead of one apply per column. */
+static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst, Lanes *dg)
+{
+  const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
+  const double *w = mf->fp->qe.cell.w;
+  Lanes gq[FEM_MAX_VNODES], t0[FEM_MAX_VNODES], t1[FEM_MAX_VNODES];
+
+  for (int i = 0; i < npts; i++)
+    for (int l = 0; l < FEM_MF_LANES; l++) dg[i][l] = 0.0;
+  for (int a = 0; a < P4EST_DIM; a++)
+    for (int b = a; b < P4EST_DIM; b++) {
+      const double *h[P4EST_DIM];
+      for (int d = 0; d < P4EST_DIM; d++) h[d] = mf->H[(d == a) + (d == b)];
+      for (int q = 0; q < npts; q++)
+        for (int l = 0; l < FEM_MF_LANES; l++)
+          gq[q][l] = (a == b ? 1.0 : 2.0) * (cst[l] ? w[q] * G[l][sym(a, b)] : G[l][(size_t)q * FEM_NSYM + sym(a, b)]);
+      contract(n, 0, h[0], 1, 0, gq, t0);
+#ifndef P4_TO_P8
+      contract(n, 1, h[1], 1, 0, t0, t1);
+#else
+      contract(n, 1, h[1], 1, 0, t0, t1);
+      contract(n, 2, h[2], 1, 0, t1, t0);
+      for (int i = 0; i < npts; i++)
+        for (int l = 0; l < FEM_MF_LANES; l++) t1[i][l] = t0[i][l];
+#endif
+      for (int i = 0; i < npts; i++)
+        for (int l = 0; l < FEM_MF_LANES; l++) dg[i][l] += t1[i][l];
+    }
+}
+
+FEM_MF_CLONES static void diag_kernel2(const FemPoissonMF mf, const double *const *G, const char *cst, Lanes *dg)
+{
+  diag_kernel(mf, 2, G, cst, dg);
+}
+
+FEM_MF_CLONES static void diag_kernel3(const FemPoissonMF mf, const double *const *G, const char *cst, Lanes *dg)
+{
+  diag_kernel(mf, 3, G, cst, dg);
+}
+
+/* The diagonal of C^T K C of cell e into d: K's own diagonal where the
+ * column of C is a unit vector, else c^T K c of the column c, applied a
+ * lane's worth of columns at a time. */
+static void hanging_diagonal(const FemPoissonMF mf, p4est_locidx_t e, const Hanging *h, const Lanes *dg, int l0,
+                             double *d)
+{
+  const int vn = mf->fp->qe.vnodes;
+  const double *G[FEM_MF_LANES];
+  char cst[FEM_MF_LANES];
+  int col[FEM_MF_LANES], nc = 0;
+  Lanes u[FEM_MAX_VNODES], v[FEM_MAX_VNODES];
+
+  for (int l = 0; l < FEM_MF_LANES; l++) {
+    G[l] = mf->geo + mf->goff[e];
+    cst[l] = mf->gconst[e];
+  }
+  for (int j = 0; j <= vn; j++) {
+    if (j < vn && !h->hang[j]) {
+      d[j] = dg[j][l0];
+      continue;
+    }
+    if (j < vn) {
+      double c[FEM_MAX_VNODES] = {0};
+      c[j] = 1.0;
+      constrain(h, vn, c, u, nc);
+      col[nc++] = j;
+    }
+    if (nc == FEM_MF_LANES || (j == vn && nc)) {
+      cell_kernel(mf, G, cst, u, v);
+      for (int k = 0; k < nc; k++) {
+        d[col[k]] = 0.0;
+        for (int i = 0; i < vn; i++) d[col[k]] += u[i][k] * v[i][k];
+      }
+      nc = 0;
+    }
+  }
+}
+
+/* The diagonal of the operator: per cell that of C^T K C, summed at the
+ * owners. */
+PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf)
 {
   FemPoisson fp = mf->fp;
   const p4est_lnodes_t *ln = fp->lnodes;
+  const p4est_locidx_t nel = ln->num_local_elements;
   const int vn = fp->qe.vnodes;
   Vec ld;
   PetscScalar *da;
@@ -218,15 +410,26 @@ static PetscErrorCode compute_diagonal(FemPoissonMF mf)
   PetscCall(VecZeroEntries(ld));
   PetscCall(VecGetArray(ld, &da));
   FemClocks(&cpu0, &wall0);
-  for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
-    const double *C;
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-    for (int j = 0; j < vn; j++) {
-      double ve[FEM_MAX_VNODES], ye[FEM_MAX_VNODES], s = 0.0;
-      for (int i = 0; i < vn; i++) ve[i] = C ? C[i * vn + j] : (double)(i == j);
-      cell_apply(mf, e, ve, ye);
-      for (int i = 0; i < vn; i++) s += ve[i] * ye[i];
-      da[ln->element_nodes[(size_t)e * vn + j]] += s;
+  for (p4est_locidx_t e0 = 0; e0 < nel; e0 += FEM_MF_LANES) {
+    const int nb = nel - e0 < FEM_MF_LANES ? (int)(nel - e0) : FEM_MF_LANES;
+    const double *G[FEM_MF_LANES];
+    char cst[FEM_MF_LANES];
+    Lanes dg[FEM_MAX_VNODES];
+    for (int l = 0; l < FEM_MF_LANES; l++) {
+      const p4est_locidx_t e = e0 + (l < nb ? l : 0);
+      G[l] = mf->geo + mf->goff[e];
+      cst[l] = mf->gconst[e];
+    }
+    if (mf->n == 2) diag_kernel2(mf, G, cst, dg);
+    else diag_kernel3(mf, G, cst, dg);
+    for (int l = 0; l < nb; l++) {
+      const p4est_locidx_t e = e0 + l, *en = ln->element_nodes + (size_t)e * vn;
+      const Hanging *h = mf->hc[ln->face_code[e]];
+      double d[FEM_MAX_VNODES];
+      if (h) hanging_diagonal(mf, e, h, dg, l, d);
+      else
+        for (int i = 0; i < vn; i++) d[i] = dg[i][l];
+      for (int i = 0; i < vn; i++) da[en[i]] += d[i];
     }
   }
   add_work(fp, cpu0, wall0);
@@ -298,6 +501,14 @@ static void tables(FemPoissonMF mf)
       }
       mf->D[q * n + p] = s;
     }
+  for (int q = 0; q < n; q++)
+    for (int i = 0; i < n; i++) {
+      double db = 0.0; /* basis i's derivative at point q */
+      for (int p = 0; p < n; p++) db += mf->D[q * n + p] * mf->B[p * n + i];
+      mf->H[0][q * n + i] = mf->B[q * n + i] * mf->B[q * n + i];
+      mf->H[1][q * n + i] = mf->B[q * n + i] * db;
+      mf->H[2][q * n + i] = db * db;
+    }
 }
 
 PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *out)
@@ -312,10 +523,11 @@ PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *out)
   PetscCheck(fp->qe.cell.n1 == mf->n, fp->comm, PETSC_ERR_PLIB, "sum factorisation needs as many points as nodes per direction");
   tables(mf);
   PetscCall(compute_geometry(mf));
+  PetscCall(hanging_tables(mf));
   PetscCall(VecDuplicate(fp->u, &mf->xg));
   PetscCall(VecDuplicate(fp->u, &mf->yg));
   PetscCall(VecDuplicate(fp->b, &mf->diag));
-  PetscCall(compute_diagonal(mf));
+  PetscCall(FemPoissonMFDiagonal(mf));
   PetscCall(VecGetLocalSize(fp->b, &n));
   PetscCall(VecGetSize(fp->b, &N));
   PetscCall(MatCreateShell(fp->comm, n, n, N, N, mf, &mf->A));
@@ -339,6 +551,11 @@ PetscErrorCode FemPoissonMFDestroy(FemPoissonMF *mfp)
   PetscCall(VecDestroy(&mf->diag));
   PetscCall(PetscFree2(mf->goff, mf->gconst));
   PetscCall(PetscFree(mf->geo));
+  for (int c = 0; c < FEM_NCODES; c++)
+    if (mf->hc[c]) {
+      PetscCall(PetscFree3(mf->hc[c]->row, mf->hc[c]->col, mf->hc[c]->val));
+      PetscCall(PetscFree(mf->hc[c]));
+    }
   PetscCall(PetscFree(mf));
   *mfp = NULL;
   PetscFunctionReturn(0);
@@ -358,16 +575,18 @@ PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b)
   double cpu0, wall0;
 
   PetscFunctionBeginUser;
-  PetscCall(VecSetOption(b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE)); /* Dirichlet rows of edof */
+  PetscCall(VecSetOption(b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE)); /* Dirichlet rows */
   PetscCall(VecZeroEntries(b));
   FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     double F[FEM_MAX_VNODES];
+    PetscInt rows[FEM_MAX_VNODES];
     const double *C;
+    element_dofs(fp, e, rows);
     element_system(fp, e, NULL, F);
     PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
     if (C) apply_constraints(vn, C, NULL, F);
-    PetscCall(VecSetValues(b, vn, fp->edof + (size_t)e * vn, F, ADD_VALUES));
+    PetscCall(VecSetValues(b, vn, rows, F, ADD_VALUES));
   }
   add_work(fp, cpu0, wall0);
   PetscCall(VecAssemblyBegin(b));

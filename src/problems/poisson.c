@@ -219,8 +219,7 @@ typedef struct {
   signed char *tree_bc; /* per tree face from -bc_* (AmrMeshBoundaryTypes), NULL: the problem's own */
 } PoissonState;
 
-/* -jump_contrast: k beyond x = 1/2 (1 before it). */
-static PetscErrorCode jump_options(MPI_Comm comm)
+PetscErrorCode AmrPoissonJumpOptions(MPI_Comm comm)
 {
   PetscReal contrast = JUMP_K;
 
@@ -267,7 +266,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
     sopt.eig_its = (int)its;
   }
   PetscOptionsEnd();
-  if (pde == &jump_data) PetscCall(jump_options(p->comm));
+  if (pde == &jump_data) PetscCall(AmrPoissonJumpOptions(p->comm));
   PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", p->ops->name, P4EST_DIM);
   PetscCheck(degree == 1 || degree == 2, p->comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", degree);
   PetscCall(PetscCalloc1(1, &s));

@@ -37,6 +37,9 @@ PetscErrorCode AmrPoissonLoad(AmrProblem p, AmrCkpState st);
  *  problems' and darcy-transport's pressure solve. */
 PetscErrorCode AmrProblemSolveTimed(AmrProblem p, FemPoisson fp, PetscInt *its, PetscReal *rnorm);
 
+/** Read -jump_contrast, k beyond x = 1/2 (1 before it) of the problem
+ *  jump (done by AmrPoissonCreate for -problem jump). */
+PetscErrorCode AmrPoissonJumpOptions(MPI_Comm comm);
 /** The data of the registered Poisson problem called name; NULL when name
  *  is not a registered Poisson problem. */
 const FemProblem *AmrPoissonData(const char *name);

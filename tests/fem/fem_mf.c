@@ -5,6 +5,7 @@
 #include "mesh/p4est_dim.h"
 #include <petscsys.h>
 #include "app/lbcycle.h"
+#include "fem/femutil.h"
 #include "fem/poisson_impl.h"
 #include "mesh/mesh.h"
 #include "mesh/shapes.h"
@@ -40,11 +41,46 @@ static PetscErrorCode rel_diff(Vec a, Vec b, double *rel)
   PetscFunctionReturn(0);
 }
 
+/* Thread CPU per apply of the assembled and the matrix-free operator and
+ * per matrix-free diagonal, medians of nrep, in microseconds per local
+ * cell (rank 0's). */
+static PetscErrorCode bench(FemPoisson fa, FemPoisson fm, int nrep)
+{
+  Mat A = FemPoissonMatrix(fa), M = FemPoissonOperatorMat(fm);
+  Vec x, y;
+  double t[3][64];
+  const double ncell = (double)fa->lnodes->num_local_elements;
+
+  PetscFunctionBeginUser;
+  nrep = nrep > 64 ? 64 : nrep;
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  for (int r = 0; r < nrep; r++) {
+    double c0, c1, w;
+    FemClocks(&c0, &w);
+    PetscCall(MatMult(A, x, y));
+    FemClocks(&c1, &w);
+    t[0][r] = c1 - c0;
+    PetscCall(MatMult(M, x, y));
+    FemClocks(&c0, &w);
+    t[1][r] = c0 - c1;
+    PetscCall(FemPoissonMFDiagonal(fm->mf));
+    FemClocks(&c1, &w);
+    t[2][r] = c1 - c0;
+  }
+  for (int k = 0; k < 3; k++) PetscCall(PetscSortReal(nrep, t[k]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bench (rank 0, %d cells, thread CPU, median of %d): assembled %.3f us/cell, matrix-free %.3f us/cell, diagonal %.3f us/cell\n",
+                        (int)ncell, nrep, 1e6 * t[0][nrep / 2] / ncell, 1e6 * t[1][nrep / 2] / ncell, 1e6 * t[2][nrep / 2] / ncell));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char shape[64] = "", meshfile[PETSC_MAX_PATH_LEN] = "", pname[64] = "linear";
   char dirichlet[PETSC_MAX_PATH_LEN] = "", neumann[PETSC_MAX_PATH_LEN] = "";
-  PetscInt degree = 1, level0 = 1, maxlevel = 3;
+  PetscInt degree = 1, level0 = 1, maxlevel = 3, nbench = 0;
   PetscReal tol = 1e-12, soltol = 1e-8;
   AmrMesh mesh = {0};
   p4est_connectivity_t *conn;
@@ -63,6 +99,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-level0", "uniform level", NULL, level0, &level0, NULL));
   PetscCall(PetscOptionsInt("-maxlevel", "finest level", NULL, maxlevel, &maxlevel, NULL));
   PetscCall(PetscOptionsReal("-tol", "largest relative difference of A x, diagonal and b", NULL, tol, &tol, NULL));
+  PetscCall(PetscOptionsInt("-bench", "time this many applies of each operator and of the diagonal (0: none)", NULL, nbench, &nbench, NULL));
   PetscCall(PetscOptionsReal("-soltol", "largest relative difference of the solutions", NULL, soltol, &soltol, NULL));
   PetscOptionsEnd();
   const FemProblem *prob = AmrPoissonData(pname);
@@ -117,6 +154,8 @@ int main(int argc, char **argv)
   PetscCall(rel_diff(ya, ym, &ddiag));
   PetscCall(FemPoissonMFRHS(fm->mf, b));
   PetscCall(rel_diff(fa->b, b, &drhs));
+
+  if (nbench > 0) PetscCall(bench(fa, fm, (int)nbench));
 
   PetscInt its[2];
   PetscReal rnorm;
