@@ -34,6 +34,12 @@ typedef double Lanes[FEM_MF_LANES];
 #else
 #define FEM_MF_CLONES
 #endif
+/* The kernels below are inlined into each clone, with n constant. */
+#if defined(__GNUC__)
+#define FEM_MF_INLINE inline __attribute__((always_inline))
+#else
+#define FEM_MF_INLINE inline
+#endif
 
 /* A constraint matrix C of a face code by its rows that are not unit rows
  * (the hanging nodes' interpolation), the entries in row order. */
@@ -73,7 +79,7 @@ static const int sym_index[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
 /* out = M (or M^T) applied along direction d of the n^dim tensor in, lane
  * by lane; add: out += instead.  Inlined with constant n and d, so all
  * bounds are constants. */
-static inline void contract(const int n, const int d, const double *restrict M, const int trans, const int add,
+static FEM_MF_INLINE void contract(const int n, const int d, const double *restrict M, const int trans, const int add,
                             const Lanes *restrict in, Lanes *restrict out)
 {
   const int s = d == 0 ? 1 : d == 1 ? n : n * n, total = P4EST_DIM == 2 ? n * n : n * n * n;
@@ -92,7 +98,7 @@ static inline void contract(const int n, const int d, const double *restrict M, 
 /* y = K u on FEM_MF_LANES cells (G[l], cst[l]: lane l's metric): values at
  * the points (B in every direction), their reference gradients by the
  * collocation derivative D, the metric, and the transposed steps back. */
-static inline void kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst,
+static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst,
                           const Lanes *u, Lanes *y)
 {
   const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
@@ -310,7 +316,7 @@ static PetscErrorCode get_diagonal(Mat A, Vec d)
  * direction), so per pair (a, b) the sum over the points is the transposed
  * contraction of G_ab by those factors: dim(dim+1)/2 sum factorisations,
  * about the cost of one apply, instead of one apply per column. */
-static inline void diag_kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst, Lanes *dg)
+static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst, Lanes *dg)
 {
   const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
   const double *w = mf->fp->qe.cell.w;

@@ -29,6 +29,7 @@ typedef struct {
   unsigned char *rel;  /* per fine cell: 0 the same cell, 1 + child id of the parent */
   p4est_lnodes_code_t *cfc; /* per fine cell: the coarse cell's face code */
   double *E[P4EST_CHILDREN + 1]; /* per rel: f.vnodes x c.vnodes interpolation */
+  uint32_t *fmask;     /* per face code of f's cells: bit i set if node i is free */
   Vec winv;            /* ghosted (f's layout): 1 / number of cells interpolating each node */
   Vec fg;              /* ghosted work vector of f */
   Mat P;               /* shell: MatMult prolongs, MatMultTranspose restricts */
@@ -67,10 +68,10 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const PetscInt *ci = t->cidx + (size_t)e * vc;
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vf;
-    const double *Cc, *Cf, *E = t->E[t->rel[e]];
+    const double *Cc, *E = t->E[t->rel[e]];
+    const uint32_t fm = t->fmask[ln->face_code[e]];
     double xe[FEM_MAX_VNODES], ve[FEM_MAX_VNODES];
     PetscCall(constraint_matrix(t->c, t->cfc[e], &Cc));
-    PetscCall(constraint_matrix(t->f, ln->face_code[e], &Cf));
     for (int j = 0; j < vc; j++) xe[j] = ci[j] >= 0 ? ca[ci[j]] : 0.0;
     for (int j = 0; j < vc; j++) {
       ve[j] = xe[j];
@@ -80,7 +81,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
       }
     }
     for (int i = 0; i < vf; i++) {
-      if (!node_free(Cf, vf, i) || t->f->dirichlet[en[i]]) continue;
+      if (!(fm >> i & 1) || t->f->dirichlet[en[i]]) continue;
       double s = 0.0;
       for (int j = 0; j < vc; j++) s += E[i * vc + j] * ve[j];
       fa[en[i]] += wa[en[i]] * s;
@@ -121,12 +122,12 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const PetscInt *ci = t->cidx + (size_t)e * vc;
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vf;
-    const double *Cc, *Cf, *E = t->E[t->rel[e]];
+    const double *Cc, *E = t->E[t->rel[e]];
+    const uint32_t fm = t->fmask[ln->face_code[e]];
     double ve[FEM_MAX_VNODES] = {0};
     PetscCall(constraint_matrix(t->c, t->cfc[e], &Cc));
-    PetscCall(constraint_matrix(t->f, ln->face_code[e], &Cf));
     for (int i = 0; i < vf; i++) {
-      if (!node_free(Cf, vf, i) || t->f->dirichlet[en[i]]) continue;
+      if (!(fm >> i & 1) || t->f->dirichlet[en[i]]) continue;
       const double w = wa[en[i]] * fa[en[i]];
       for (int j = 0; j < vc; j++) ve[j] += E[i * vc + j] * w;
     }
@@ -151,8 +152,10 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
   PetscFunctionReturn(0);
 }
 
-/* Per fine node, 1 / the number of local cells in which it is free (summed
- * over all ranks), so that prolongation's sum over cells interpolates. */
+/* Per face code of the fine cells, which of their nodes are free (a cell
+ * always has some); per fine node, 1 / the number of local cells in which
+ * it is free (summed over all ranks), so that prolongation's sum over
+ * cells interpolates. */
 static PetscErrorCode node_weights(Transfer *t)
 {
   const p4est_lnodes_t *ln = t->f->lnodes;
@@ -162,15 +165,20 @@ static PetscErrorCode node_weights(Transfer *t)
   PetscInt n;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscCalloc1(FEM_NCODES, &t->fmask));
   PetscCall(VecDuplicate(t->f->u, &t->winv));
   PetscCall(VecGhostGetLocalForm(t->winv, &lw));
   PetscCall(VecZeroEntries(lw));
   PetscCall(VecGetArray(lw, &wa));
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
-    const double *Cf;
-    PetscCall(constraint_matrix(t->f, ln->face_code[e], &Cf));
+    const p4est_lnodes_code_t fc = ln->face_code[e];
+    if (!t->fmask[fc]) {
+      const double *Cf;
+      PetscCall(constraint_matrix(t->f, fc, &Cf));
+      for (int i = 0; i < vf; i++) t->fmask[fc] |= (uint32_t)node_free(Cf, vf, i) << i;
+    }
     for (int i = 0; i < vf; i++)
-      if (node_free(Cf, vf, i)) wa[ln->element_nodes[(size_t)e * vf + i]] += 1.0;
+      if (t->fmask[fc] >> i & 1) wa[ln->element_nodes[(size_t)e * vf + i]] += 1.0;
   }
   PetscCall(VecRestoreArray(lw, &wa));
   PetscCall(VecGhostRestoreLocalForm(t->winv, &lw));
@@ -353,6 +361,7 @@ static PetscErrorCode transfer_destroy(Transfer *t)
   PetscCall(VecDestroy(&t->cl));
   PetscCall(VecScatterDestroy(&t->scatter));
   PetscCall(VecDestroy(&t->winv));
+  PetscCall(PetscFree(t->fmask));
   PetscCall(VecDestroy(&t->fg));
   PetscCall(PetscFree3(t->cidx, t->rel, t->cfc));
   for (int r = 0; r <= P4EST_CHILDREN; r++) PetscCall(PetscFree(t->E[r]));
