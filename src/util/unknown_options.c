@@ -158,7 +158,7 @@ PetscErrorCode AmrOptionsCheckUnused(MPI_Comm comm, int nsolvers, const char *co
       }
     }
     /* a known name that this run does not read: another method's option */
-    if (best == 0) PetscCall(PetscStrncpy(hint, " (not read with the chosen -problem, -lb_method and mode)", sizeof hint));
+    if (best == 0) PetscCall(PetscStrncpy(hint, " (not read with the options chosen: another -problem, -lb_method or mode reads it)", sizeof hint));
     /* PETSc's -help is too far from -h for the distance */
     if (!strcmp(unknown, "h")) PetscCall(PetscStrncpy(hint, " (did you mean -help?)", sizeof hint));
   }
