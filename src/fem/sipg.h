@@ -34,7 +34,8 @@ typedef double (*FemSipgPermeability)(void *ctx, const double x[3]);
  * evaluated at every quadrature point (on a face, from each side: a k that
  * jumps at the face is taken from either cell).  The KSP takes options with
  * prefix (its default: conjugate gradients with BoomerAMG to a relative
- * residual of 1e-14).
+ * residual of 1e-8, then one sweep of iterative refinement to the same
+ * tolerance: about 1e-16 together).
  */
 PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPermeability perm, void *kctx, const char *prefix, FemSipg *out);
 
