@@ -36,29 +36,29 @@ typedef struct {
   p4est_locidx_t a, b;
   int a_local, b_local;
   double bn[FQ_MAX]; /* quadrature weight * b.n dS, n outward from a */
-  double phia[FQ_MAX][ADVECT_NB], phib[FQ_MAX][ADVECT_NB];
+  double phia[FQ_MAX][FEM_ADVECT_NB], phib[FQ_MAX][FEM_ADVECT_NB];
 } Face;
 
 /** A domain boundary face of local cell a. */
 typedef struct {
   p4est_locidx_t a;
   double bn[FQ_MAX];
-  double phia[FQ_MAX][ADVECT_NB];
+  double phia[FQ_MAX][FEM_ADVECT_NB];
   double x[FQ_MAX][3];
 } BFace;
 
-struct _p_Advect {
+struct _p_FemAdvect {
   p4est_t *p4est;
-  const AdvectProblem *prob;
+  const FemAdvectProblem *prob;
   void *ctx;
-  AdvectOptions opt;
+  FemAdvectOptions opt;
   int nb; /* basis functions in use: 1 or DIM + 1 */
   int nqf; /* face points per tangential direction */
   int nqv; /* volume points per direction for the volume term */
   double time;
   double inflow_local; /* net boundary inflow on this rank, all steps */
 
-  /* mesh data, rebuilt by AdvectMeshChanged */
+  /* mesh data, rebuilt by FemAdvectMeshChanged */
   p4est_ghost_t *ghost;
   p4est_locidx_t nlocal, nghost;
   double *vol; /* |K| */
@@ -72,23 +72,23 @@ struct _p_Advect {
   size_t nbfaces, capbfaces;
   void **mirror_state, **mirror_mean;
 
-  /* with an active region (AdvectSetActive), only its cells and their
+  /* with an active region (FemAdvectSetActive), only its cells and their
    * face neighbours advect (active = 1), local then ghost */
   int restricted;
   double *active;
-  double floor; /* AdvectSetActive: tracer that makes a cell outside advect */
+  double floor; /* FemAdvectSetActive: tracer that makes a cell outside advect */
   unsigned char *emit; /* per stage: active, or tracer above floor */
 
   /* work arrays */
   double *u, *u0, *rhs, *mean, *mn, *mx;
-  AdvectCell **cells; /* user data of the local cells, in order */
+  FemAdvectCell **cells; /* user data of the local cells, in order */
   PetscErrorCode cb_err; /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
   long revision; /* of the forest the mesh data belong to */
 
-  /* AdvectFacePoints: the face iteration lists its points here */
+  /* FemAdvectFacePoints: the face iteration lists its points here */
   int collecting;
-  AdvectFacePoint *collect;
+  FemAdvectFacePoint *collect;
   size_t ncollect, capcollect;
 
   /* this rank's own work in time steps (thread CPU and wall seconds), and
@@ -96,7 +96,7 @@ struct _p_Advect {
   double work_cpu, work_wall, wait_cpu, wait_wall;
 };
 
-/* -log_view events, registered by the first AdvectCreate() */
+/* -log_view events, registered by the first FemAdvectCreate() */
 static PetscLogEvent ev_setup, ev_advance, ev_adapt;
 
 /* Gauss-Legendre rules on [-1,1] with 1, 2 and 3 points. */
@@ -119,7 +119,7 @@ static void quad_box(const p4est_quadrant_t *q, double lo[DIM], double *h)
 }
 
 /** Basis values at cell coordinates xi. */
-static void basis(int nb, const double xi[DIM], double phi[ADVECT_NB])
+static void basis(int nb, const double xi[DIM], double phi[FEM_ADVECT_NB])
 {
   phi[0] = 1;
   for (int k = 0; k + 1 < nb; k++) phi[1 + k] = xi[k];
@@ -167,12 +167,12 @@ static double cell_map(const p4est_connectivity_t *conn, p4est_topidx_t t, const
 }
 
 /** Mass matrix of quadrant q (nb x nb, row major). */
-static void mass_matrix(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double *m)
+static void mass_matrix(FemAdvect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double *m)
 {
   const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
   for (int i = 0; i < nb * nb; i++) m[i] = 0;
   for (int p = 0; p < np; p++) {
-    double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
+    double xi[DIM], w, x[3], jinv[3][3], phi[FEM_ADVECT_NB];
     tensor_point(NQ_EXACT, p, xi, &w);
     w *= cell_map(adv->p4est->connectivity, t, q, xi, x, jinv);
     basis(nb, xi, phi);
@@ -182,7 +182,7 @@ static void mass_matrix(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *q,
 }
 
 /** Solves m x = b in place (b becomes x) by Gaussian elimination with
- *  partial pivoting; m is destroyed.  n <= ADVECT_NB. */
+ *  partial pivoting; m is destroyed.  n <= FEM_ADVECT_NB. */
 static void solve_small(int n, double *m, double *b)
 {
   for (int k = 0; k < n; k++) {
@@ -212,13 +212,13 @@ static void solve_small(int n, double *m, double *b)
 }
 
 /** L2 projection of exact(x, t) onto the basis of quadrant q. */
-static void project_exact(Advect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double tm, double *c)
+static void project_exact(FemAdvect adv, p4est_topidx_t t, const p4est_quadrant_t *q, double tm, double *c)
 {
   const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
-  double m[ADVECT_NB * ADVECT_NB];
+  double m[FEM_ADVECT_NB * FEM_ADVECT_NB];
   for (int i = 0; i < nb; i++) c[i] = 0;
   for (int p = 0; p < np; p++) {
-    double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
+    double xi[DIM], w, x[3], jinv[3][3], phi[FEM_ADVECT_NB];
     tensor_point(NQ_EXACT, p, xi, &w);
     w *= cell_map(adv->p4est->connectivity, t, q, xi, x, jinv);
     basis(nb, xi, phi);
@@ -238,9 +238,9 @@ static void init_cell(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
   memset(q->p.user_data, 0, p4est->data_size);
 }
 
-double *AdvectCellExtra(AdvectCell *cell, int f) { return (double *)(cell + 1) + (size_t)f * ADVECT_NB; }
+double *FemAdvectCellExtra(FemAdvectCell *cell, int f) { return (double *)(cell + 1) + (size_t)f * FEM_ADVECT_NB; }
 
-size_t AdvectCellBytes(const AdvectProblem *prob) { return sizeof(AdvectCell) + (size_t)prob->nextra * ADVECT_NB * sizeof(double); }
+size_t FemAdvectCellBytes(const FemAdvectProblem *prob) { return sizeof(FemAdvectCell) + (size_t)prob->nextra * FEM_ADVECT_NB * sizeof(double); }
 
 /** Cell coordinates in quadrant q of the point with cell coordinates xi in
  *  quadrant from (same tree). */
@@ -256,10 +256,10 @@ static void relative_xi(const p4est_quadrant_t *from, const double xi[DIM], cons
 }
 
 /** The coefficient arrays of a cell: the tracer's, then the extra fields'. */
-static int cell_fields(Advect adv, AdvectCell *d, double *f[1 + ADVECT_MAX_EXTRA])
+static int cell_fields(FemAdvect adv, FemAdvectCell *d, double *f[1 + FEM_ADVECT_MAX_EXTRA])
 {
   f[0] = d->c;
-  for (int k = 0; k < adv->prob->nextra; k++) f[1 + k] = AdvectCellExtra(d, k);
+  for (int k = 0; k < adv->prob->nextra; k++) f[1 + k] = FemAdvectCellExtra(d, k);
   return 1 + adv->prob->nextra;
 }
 
@@ -290,17 +290,17 @@ static void limit_cell(double *c, const double xibar[DIM], double um, double mn,
 
 static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quadrant_t *out[], int nin, p4est_quadrant_t *in[])
 {
-  Advect adv = p4est->user_pointer;
+  FemAdvect adv = p4est->user_pointer;
   const int nb = adv->nb;
-  double *pf[1 + ADVECT_MAX_EXTRA], *cf[1 + ADVECT_MAX_EXTRA];
+  double *pf[1 + FEM_ADVECT_MAX_EXTRA], *cf[1 + FEM_ADVECT_MAX_EXTRA];
   if (nout == 1) {
     /* refinement: the children restrict the parent's polynomials exactly */
     const int nf = cell_fields(adv, out[0]->p.user_data, pf);
     for (int i = 0; i < nin; i++) {
-      AdvectCell *cd = in[i]->p.user_data;
+      FemAdvectCell *cd = in[i]->p.user_data;
       memcpy(cd, out[0]->p.user_data, p4est->data_size);
       cell_fields(adv, cd, cf);
-      double xi0[DIM] = {0}, xi[DIM], phi[ADVECT_NB];
+      double xi0[DIM] = {0}, xi[DIM], phi[FEM_ADVECT_NB];
       relative_xi(in[i], xi0, out[0], xi);
       basis(nb, xi, phi);
       for (int f = 0; f < nf; f++) {
@@ -312,19 +312,19 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
   }
   /* coarsening: L2 projection of the children onto the parent, which keeps
    * each field's integral because the constant is in the parent's space */
-  AdvectCell *pd = in[0]->p.user_data;
+  FemAdvectCell *pd = in[0]->p.user_data;
   const int np = ipow(NQ_EXACT, DIM), nf = cell_fields(adv, pd, pf);
-  double rhs[1 + ADVECT_MAX_EXTRA][ADVECT_NB] = {{0}}, m[ADVECT_NB * ADVECT_NB];
+  double rhs[1 + FEM_ADVECT_MAX_EXTRA][FEM_ADVECT_NB] = {{0}}, m[FEM_ADVECT_NB * FEM_ADVECT_NB];
   pd->indicator = 0;
   pd->load_type = 0;
   pd->mark = 0;
   for (int i = 0; i < nout; i++) {
-    AdvectCell *cd = out[i]->p.user_data;
+    FemAdvectCell *cd = out[i]->p.user_data;
     if (cd->indicator > pd->indicator) pd->indicator = cd->indicator;
     if (cd->load_type > pd->load_type) pd->load_type = cd->load_type;
     cell_fields(adv, cd, cf);
     for (int p = 0; p < np; p++) {
-      double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB], xp[DIM], php[ADVECT_NB];
+      double xi[DIM], w, x[3], jinv[3][3], phi[FEM_ADVECT_NB], xp[DIM], php[FEM_ADVECT_NB];
       tensor_point(NQ_EXACT, p, xi, &w);
       w *= cell_map(p4est->connectivity, t, out[i], xi, x, jinv);
       basis(nb, xi, phi);
@@ -338,23 +338,23 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
   }
   mass_matrix(adv, t, in[0], m);
   for (int f = 0; f < nf; f++) {
-    double mf[ADVECT_NB * ADVECT_NB];
+    double mf[FEM_ADVECT_NB * FEM_ADVECT_NB];
     memcpy(mf, m, sizeof mf);
     solve_small(nb, mf, rhs[f]);
-    for (int k = 0; k < ADVECT_NB; k++) pf[f][k] = k < nb ? rhs[f][k] : 0;
+    for (int k = 0; k < FEM_ADVECT_NB; k++) pf[f][k] = k < nb ? rhs[f][k] : 0;
   }
   if (adv->opt.limiter && nb > 1) {
     /* the projection can leave its children's range at a vertex, and a
      * refinement (2:1 balance) right after would pass that on to the
      * means: limited to the children's means, as the time steps limit */
-    double xibar[DIM], mean[1 + ADVECT_MAX_EXTRA] = {0}, mn[1 + ADVECT_MAX_EXTRA], mx[1 + ADVECT_MAX_EXTRA];
+    double xibar[DIM], mean[1 + FEM_ADVECT_MAX_EXTRA] = {0}, mn[1 + FEM_ADVECT_MAX_EXTRA], mx[1 + FEM_ADVECT_MAX_EXTRA];
     for (int k = 0; k < DIM; k++) xibar[k] = m[1 + k] / m[0];
     for (int f = 0; f < nf; f++) {
       mn[f] = INFINITY;
       mx[f] = -INFINITY;
     }
     for (int i = 0; i < nout; i++) {
-      double mc[ADVECT_NB * ADVECT_NB];
+      double mc[FEM_ADVECT_NB * FEM_ADVECT_NB];
       cell_fields(adv, out[i]->p.user_data, cf);
       mass_matrix(adv, t, out[i], mc);
       for (int f = 0; f < nf; f++) {
@@ -375,7 +375,7 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
 /* ---------------------------------------------------------------------- */
 /* mesh data                                                               */
 
-static void free_mesh(Advect adv)
+static void free_mesh(FemAdvect adv)
 {
   if (adv->ghost) p4est_ghost_destroy(adv->ghost);
   adv->ghost = NULL;
@@ -417,7 +417,7 @@ typedef struct {
   int local;
 } FaceSide;
 
-static FaceSide side_quad(Advect adv, const p4est_iter_face_side_t *s, int j)
+static FaceSide side_quad(FemAdvect adv, const p4est_iter_face_side_t *s, int j)
 {
   FaceSide f;
   int ghost = s->is_hanging ? s->is.hanging.is_ghost[j] : s->is.full.is_ghost;
@@ -476,10 +476,10 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 
 /** Quadrature on face `face` of side a: weights * b.n (n outward from a),
  *  basis values of a and, when b is given, of b at the same points.  While
- *  AdvectFacePoints collects, the points go to its list instead and the
+ *  FemAdvectFacePoints collects, the points go to its list instead and the
  *  fluxes are not evaluated. */
-static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *b, double bn[FQ_MAX], double phia[][ADVECT_NB],
-                       double phib[][ADVECT_NB], double xs[][3])
+static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSide *b, double bn[FQ_MAX], double phia[][FEM_ADVECT_NB],
+                       double phib[][FEM_ADVECT_NB], double xs[][3])
 {
   const p4est_connectivity_t *conn = adv->p4est->connectivity;
   const int ax = face / 2, up = face % 2, nb = adv->nb, n = adv->nqf;
@@ -495,10 +495,10 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
       if (p4est_find_face_transform((p4est_connectivity_t *)conn, a->tree, face, ft) < 0) return -1;
     }
   }
-  if (adv->collecting && grow((void **)&adv->collect, &adv->capcollect, adv->ncollect + np, sizeof(AdvectFacePoint))) return -2;
+  if (adv->collecting && grow((void **)&adv->collect, &adv->capcollect, adv->ncollect + np, sizeof(FemAdvectFacePoint))) return -2;
   for (int p = 0; p < np; p++) {
     double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3];
-    AdvectFacePoint fp = {.a = {.tree = a->tree, .quad = a->q, .cell = a->idx}, .a_local = a->local};
+    FemAdvectFacePoint fp = {.a = {.tree = a->tree, .quad = a->q, .cell = a->idx}, .a_local = a->local};
     int idx = p;
     for (int k = 0; k < DIM; k++) {
       if (k == ax) {
@@ -527,7 +527,7 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
         for (int k = 0; k < DIM; k++) rb[k] = r[k];
       for (int k = 0; k < DIM; k++) xi[k] = 2 * (rb[k] - lob[k]) / hb - 1;
       basis(nb, xi, phib[p]);
-      fp.b = (AdvectPoint){.tree = b->tree, .quad = b->q, .cell = b->idx};
+      fp.b = (FemAdvectPoint){.tree = b->tree, .quad = b->q, .cell = b->idx};
       for (int k = 0; k < 3; k++) fp.b.x[k] = fp.a.x[k];
       for (int k = 0; k < DIM; k++) fp.b.eta[k] = (rb[k] - lob[k]) / hb;
       fp.b_local = b->local;
@@ -550,7 +550,7 @@ static int face_points(Advect adv, const FaceSide *a, int face, const FaceSide *
 /** The error of a face_points() return value. */
 static PetscErrorCode face_error(int rc) { return rc == -2 ? PETSC_ERR_MEM : PETSC_ERR_PLIB; }
 
-static void add_face(Advect adv, const FaceSide *a, int face, const FaceSide *b)
+static void add_face(FemAdvect adv, const FaceSide *a, int face, const FaceSide *b)
 {
   Face scratch, *f = &scratch; /* collecting: the points only */
   if (adv->cb_err) return;
@@ -584,7 +584,7 @@ static int side_before(const FaceSide *x, const FaceSide *y)
 
 static void face_cb(p4est_iter_face_info_t *info, void *user)
 {
-  Advect adv = user;
+  FemAdvect adv = user;
   sc_array_t *sides = &info->sides;
   p4est_iter_face_side_t *s0 = p4est_iter_fside_array_index_int(sides, 0);
   if (adv->cb_err) return;
@@ -627,7 +627,7 @@ static void face_cb(p4est_iter_face_info_t *info, void *user)
     add_face(adv, &b, s1->face, &a);
 }
 
-static void exchange(Advect adv, double *arr, void **mirrors, size_t size)
+static void exchange(FemAdvect adv, double *arr, void **mirrors, size_t size)
 {
   double c0, w0, c1, w1;
   FemClocks(&c0, &w0);
@@ -638,7 +638,7 @@ static void exchange(Advect adv, double *arr, void **mirrors, size_t size)
 }
 
 /** Ghost exchange of nper doubles per cell of arr (local, then ghost). */
-static PetscErrorCode exchange_array(Advect adv, double *arr, size_t nper)
+static PetscErrorCode exchange_array(FemAdvect adv, double *arr, size_t nper)
 {
   const size_t nm = adv->ghost->mirrors.elem_count;
   void **mirrors;
@@ -656,9 +656,9 @@ static PetscErrorCode exchange_array(Advect adv, double *arr, size_t nper)
 /** The active region from its seed cells: they and their face neighbours.
  *  A face whose upwind cell lies outside carries no flux, on both sides, so
  *  the region saves work without losing conservation. */
-static PetscErrorCode sync_mesh(Advect adv);
+static PetscErrorCode sync_mesh(FemAdvect adv);
 
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor)
+PetscErrorCode FemAdvectSetActive(FemAdvect adv, const int *seed, double floor)
 {
   double *region = adv->mn; /* local work space */
   PetscFunctionBeginUser;
@@ -679,7 +679,7 @@ PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor)
 }
 
 /** The face iteration: the face list, or while collecting the points. */
-static PetscErrorCode iterate_faces(Advect adv)
+static PetscErrorCode iterate_faces(FemAdvect adv)
 {
   PetscFunctionBeginUser;
   adv->cb_err = 0;
@@ -693,7 +693,7 @@ static PetscErrorCode iterate_faces(Advect adv)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n)
+PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size_t *n)
 {
   PetscErrorCode ierr;
   PetscFunctionBeginUser;
@@ -705,7 +705,7 @@ PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n)
   adv->collecting = 0;
   if (!ierr) {
     ierr = PetscMalloc1(adv->ncollect + 1, pts);
-    if (!ierr) memcpy(*pts, adv->collect, sizeof(AdvectFacePoint) * adv->ncollect);
+    if (!ierr) memcpy(*pts, adv->collect, sizeof(FemAdvectFacePoint) * adv->ncollect);
   }
   free(adv->collect);
   adv->collect = NULL;
@@ -714,7 +714,7 @@ PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectMeshChanged(Advect adv)
+PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
 {
   p4est_t *p4est = adv->p4est;
   const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
@@ -739,7 +739,7 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
   adv->mean = malloc((nt + 1) * sizeof(double));
   adv->mn = malloc((nl + 1) * sizeof(double));
   adv->mx = malloc((nl + 1) * sizeof(double));
-  adv->cells = malloc((nl + 1) * sizeof(AdvectCell *));
+  adv->cells = malloc((nl + 1) * sizeof(FemAdvectCell *));
   adv->active = malloc((nt + 1) * sizeof(double));
   adv->emit = malloc(nt + 1);
   PetscCheck(adv->cells && adv->active && adv->emit && adv->vol && adv->m0 && adv->minv && adv->gvol && adv->outflow && adv->mirror_state && adv->mirror_mean &&
@@ -757,14 +757,14 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
       const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
       const size_t K = tr->quadrants_offset + i;
-      double m[ADVECT_NB * ADVECT_NB];
+      double m[FEM_ADVECT_NB * FEM_ADVECT_NB];
       adv->cells[K] = q->p.user_data;
       mass_matrix(adv, t, q, m);
       adv->vol[K] = m[0];
       for (int j = 0; j < nb; j++) adv->m0[K * nb + j] = m[j];
       double *mi = adv->minv + K * nb * nb;
       for (int j = 0; j < nb; j++) {
-        double e[ADVECT_NB] = {0}, mc[ADVECT_NB * ADVECT_NB];
+        double e[FEM_ADVECT_NB] = {0}, mc[FEM_ADVECT_NB * FEM_ADVECT_NB];
         e[j] = 1;
         memcpy(mc, m, sizeof(double) * nb * nb);
         solve_small(nb, mc, e);
@@ -772,7 +772,7 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
       }
       for (int p = 0; nb > 1 && p < npv; p++) {
         double xi[DIM], w, jinv[3][3], vel[3];
-        AdvectPoint pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t)K};
+        FemAdvectPoint pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t)K};
         tensor_point(adv->nqv, p, xi, &w);
         w *= cell_map(p4est->connectivity, t, q, xi, pt.x, jinv);
         for (int k = 0; k < DIM; k++) pt.eta[k] = 0.5 * (xi[k] + 1);
@@ -806,17 +806,17 @@ PetscErrorCode AdvectMeshChanged(Advect adv)
 
 /** Rebuilds the mesh data if the forest changed since the last build (its
  *  revision is the same on all ranks, so all ranks rebuild together). */
-static PetscErrorCode sync_mesh(Advect adv)
+static PetscErrorCode sync_mesh(FemAdvect adv)
 {
   PetscFunctionBeginUser;
-  if (adv->p4est->revision != adv->revision) PetscCall(AdvectMeshChanged(adv));
+  if (adv->p4est->revision != adv->revision) PetscCall(FemAdvectMeshChanged(adv));
   PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------------- */
 /* time stepping                                                           */
 
-PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper)
+PetscErrorCode FemAdvectGhostExchange(FemAdvect adv, double *arr, size_t nper)
 {
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
@@ -824,9 +824,9 @@ PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper)
   PetscFunctionReturn(0);
 }
 
-p4est_t *AdvectForest(Advect adv) { return adv->p4est; }
+p4est_t *FemAdvectForest(FemAdvect adv) { return adv->p4est; }
 
-PetscErrorCode AdvectCellCounts(Advect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost)
+PetscErrorCode FemAdvectCellCounts(FemAdvect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost)
 {
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
@@ -837,14 +837,14 @@ PetscErrorCode AdvectCellCounts(Advect adv, p4est_locidx_t *nlocal, p4est_locidx
 
 /** M^{-1} times the DG residual of state u at time t; returns the boundary
  *  outflow integral of this rank. */
-static double residual(Advect adv, double t)
+static double residual(FemAdvect adv, double t)
 {
   const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
   const int nqf = ipow(adv->nqf, DIM - 1);
   const double *u = adv->u;
   double *r = adv->rhs, outflow = 0;
   memset(r, 0, sizeof(double) * (size_t)adv->nlocal * nb);
-  double phiv[1 << DIM][ADVECT_NB]; /* basis at the volume points */
+  double phiv[1 << DIM][FEM_ADVECT_NB]; /* basis at the volume points */
   for (int p = 0; nb > 1 && p < npv; p++) {
     double xi[DIM], w;
     tensor_point(adv->nqv, p, xi, &w);
@@ -888,7 +888,7 @@ static double residual(Advect adv, double t)
     }
   }
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    double tmp[ADVECT_NB];
+    double tmp[FEM_ADVECT_NB];
     const double *mi = adv->minv + (size_t)K * nb * nb;
     for (int i = 0; i < nb; i++) {
       tmp[i] = 0;
@@ -900,7 +900,7 @@ static double residual(Advect adv, double t)
 }
 
 /** Cell means of the local cells of state u, then exchanged to ghosts. */
-static void compute_means(Advect adv)
+static void compute_means(FemAdvect adv)
 {
   const int nb = adv->nb;
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
@@ -914,7 +914,7 @@ static void compute_means(Advect adv)
 /** Barth-Jespersen: scales the linear part of every cell so that its
  *  vertex values stay within the means of the cell and its face
  *  neighbours; keeps every cell mean, hence conservative. */
-static void limit(Advect adv)
+static void limit(FemAdvect adv)
 {
   const int nb = adv->nb;
   compute_means(adv);
@@ -938,7 +938,7 @@ static void limit(Advect adv)
   }
 }
 
-PetscErrorCode AdvectTimeStep(Advect adv, double *dt)
+PetscErrorCode FemAdvectTimeStep(FemAdvect adv, double *dt)
 {
   double local = INFINITY;
   PetscFunctionBeginUser;
@@ -950,7 +950,7 @@ PetscErrorCode AdvectTimeStep(Advect adv, double *dt)
 }
 
 /** Copies the state between the quadrant data and the work array. */
-static void state_io(Advect adv, int to_cells)
+static void state_io(FemAdvect adv, int to_cells)
 {
   const size_t bytes = sizeof(double) * adv->nb;
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
@@ -964,7 +964,7 @@ static void state_io(Advect adv, int to_cells)
 
 /** One SSP-RK step in Shu-Osher form, tracking the boundary inflow with
  *  the same convex combinations so that mass balance holds exactly. */
-static void rk_step(Advect adv, double dt)
+static void rk_step(FemAdvect adv, double dt)
 {
   static const double a2[2] = {0, 0.5}, a3[3] = {0, 0.75, 1.0 / 3};
   static const double c2[2] = {0, 1}, c3[3] = {0, 1, 0.5};
@@ -991,14 +991,14 @@ static void rk_step(Advect adv, double dt)
   adv->work_wall += (w1 - w0) - (adv->wait_wall - waitw);
 }
 
-PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken)
+PetscErrorCode FemAdvectAdvance(FemAdvect adv, double t_end, int nsteps, int *taken)
 {
   double dt;
   int n = 0;
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
   PetscCall(PetscLogEventBegin(ev_advance, 0, 0, 0, 0));
-  PetscCall(AdvectTimeStep(adv, &dt));
+  PetscCall(FemAdvectTimeStep(adv, &dt));
   state_io(adv, 0);
   /* a coarsened cell's L2 projection can undershoot its children's
    * bounds: limited again, every stage starts from a limited state, which
@@ -1018,21 +1018,21 @@ PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken)
   PetscFunctionReturn(0);
 }
 
-double AdvectTime(Advect adv) { return adv->time; }
+double FemAdvectTime(FemAdvect adv) { return adv->time; }
 
-void AdvectGetHistory(Advect adv, double *time, double *inflow_local)
+void FemAdvectGetHistory(FemAdvect adv, double *time, double *inflow_local)
 {
   *time = adv->time;
   *inflow_local = adv->inflow_local;
 }
 
-void AdvectSetHistory(Advect adv, double time, double inflow_local)
+void FemAdvectSetHistory(FemAdvect adv, double time, double inflow_local)
 {
   adv->time = time;
   adv->inflow_local = inflow_local;
 }
 
-void AdvectWorkTime(Advect adv, double *cpu, double *wall)
+void FemAdvectWorkTime(FemAdvect adv, double *cpu, double *wall)
 {
   *cpu = adv->work_cpu;
   *wall = adv->work_wall;
@@ -1041,7 +1041,7 @@ void AdvectWorkTime(Advect adv, double *cpu, double *wall)
 /* ---------------------------------------------------------------------- */
 /* diagnostics                                                             */
 
-PetscErrorCode AdvectMass(Advect adv, double *mass, double *inflow)
+PetscErrorCode FemAdvectMass(FemAdvect adv, double *mass, double *inflow)
 {
   const int nb = adv->nb;
   double loc[2] = {0, adv->inflow_local}, glob[2];
@@ -1056,7 +1056,7 @@ PetscErrorCode AdvectMass(Advect adv, double *mass, double *inflow)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass)
+PetscErrorCode FemAdvectExtraMass(FemAdvect adv, int f, double *mass)
 {
   const int nb = adv->nb;
   double loc = 0;
@@ -1064,14 +1064,14 @@ PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass)
   PetscCheck(f >= 0 && f < adv->prob->nextra, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "extra field %d of %d", f, adv->prob->nextra);
   PetscCall(sync_mesh(adv));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    const double *c = AdvectCellExtra(adv->cells[K], f);
+    const double *c = FemAdvectCellExtra(adv->cells[K], f);
     for (int j = 0; j < nb; j++) loc += adv->m0[(size_t)K * nb + j] * c[j];
   }
   PetscCallMPI(MPI_Allreduce(&loc, mass, 1, MPI_DOUBLE, MPI_SUM, adv->p4est->mpicomm));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectCellCentroids(Advect adv, double *xibar)
+PetscErrorCode FemAdvectCellCentroids(FemAdvect adv, double *xibar)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
@@ -1081,7 +1081,7 @@ PetscErrorCode AdvectCellCentroids(Advect adv, double *xibar)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectL2Error(Advect adv, double *err)
+PetscErrorCode FemAdvectL2Error(FemAdvect adv, double *err)
 {
   p4est_t *p4est = adv->p4est;
   const int nb = adv->nb, np = ipow(NQ_EXACT, DIM);
@@ -1091,9 +1091,9 @@ PetscErrorCode AdvectL2Error(Advect adv, double *err)
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
       const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
-      const AdvectCell *d = q->p.user_data;
+      const FemAdvectCell *d = q->p.user_data;
       for (int p = 0; p < np; p++) {
-        double xi[DIM], w, x[3], jinv[3][3], phi[ADVECT_NB];
+        double xi[DIM], w, x[3], jinv[3][3], phi[FEM_ADVECT_NB];
         tensor_point(NQ_EXACT, p, xi, &w);
         w *= cell_map(p4est->connectivity, t, q, xi, x, jinv);
         basis(nb, xi, phi);
@@ -1107,7 +1107,7 @@ PetscErrorCode AdvectL2Error(Advect adv, double *err)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectCellMeans(Advect adv, double *values)
+PetscErrorCode FemAdvectCellMeans(FemAdvect adv, double *values)
 {
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
@@ -1117,7 +1117,7 @@ PetscErrorCode AdvectCellMeans(Advect adv, double *values)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectCornerValues(Advect adv, double **values)
+PetscErrorCode FemAdvectCornerValues(FemAdvect adv, double **values)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
@@ -1136,14 +1136,14 @@ PetscErrorCode AdvectCornerValues(Advect adv, double **values)
 }
 
 /** Global range of the cell means of the tracer (f < 0) or of extra field f. */
-static PetscErrorCode mean_range(Advect adv, int f, double *umin, double *umax)
+static PetscErrorCode mean_range(FemAdvect adv, int f, double *umin, double *umax)
 {
   const int nb = adv->nb;
   double loc[2] = {INFINITY, INFINITY}, glob[2];
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
-    const double *c = f < 0 ? adv->cells[K]->c : AdvectCellExtra(adv->cells[K], f);
+    const double *c = f < 0 ? adv->cells[K]->c : FemAdvectCellExtra(adv->cells[K], f);
     double m = 0;
     for (int j = 0; j < nb; j++) m += adv->m0[(size_t)K * nb + j] * c[j];
     m /= adv->vol[K];
@@ -1156,14 +1156,14 @@ static PetscErrorCode mean_range(Advect adv, int f, double *umin, double *umax)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax)
+PetscErrorCode FemAdvectMeanRange(FemAdvect adv, double *umin, double *umax)
 {
   PetscFunctionBeginUser;
   PetscCall(mean_range(adv, -1, umin, umax));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectExtraMeanRange(Advect adv, int f, double *umin, double *umax)
+PetscErrorCode FemAdvectExtraMeanRange(FemAdvect adv, int f, double *umin, double *umax)
 {
   PetscFunctionBeginUser;
   PetscCheck(f >= 0 && f < adv->prob->nextra, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "extra field %d of %d", f, adv->prob->nextra);
@@ -1171,7 +1171,7 @@ PetscErrorCode AdvectExtraMeanRange(Advect adv, int f, double *umin, double *uma
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax)
+PetscErrorCode FemAdvectPointRange(FemAdvect adv, double *umin, double *umax)
 {
   const int nb = adv->nb, n = adv->nqf, npv = ipow(n, DIM);
   double loc[2] = {INFINITY, INFINITY}, glob[2];
@@ -1180,7 +1180,7 @@ PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax)
   for (p4est_locidx_t K = 0; K < adv->nlocal; K++) {
     const double *c = adv->cells[K]->c;
     for (int p = 0; p < npv; p++) {
-      double xi[DIM], w, phi[ADVECT_NB];
+      double xi[DIM], w, phi[FEM_ADVECT_NB];
       tensor_point(n, p, xi, &w);
       /* the volume point, then its projections onto the faces across
        * each direction: the face rule's points */
@@ -1201,7 +1201,7 @@ PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectFluxDivergence(Advect adv, double *div)
+PetscErrorCode FemAdvectFluxDivergence(FemAdvect adv, double *div)
 {
   const int nqf = ipow(adv->nqf, DIM - 1);
   double *sum, loc[2] = {0, 0}, glob[2];
@@ -1232,7 +1232,7 @@ PetscErrorCode AdvectFluxDivergence(Advect adv, double *div)
 /* ---------------------------------------------------------------------- */
 /* adaptation                                                              */
 
-PetscErrorCode AdvectIndicator(Advect adv)
+PetscErrorCode FemAdvectIndicator(FemAdvect adv)
 {
   const int nb = adv->nb;
   PetscFunctionBeginUser;
@@ -1254,7 +1254,7 @@ PetscErrorCode AdvectIndicator(Advect adv)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectClassify(Advect adv, double threshold)
+PetscErrorCode FemAdvectClassify(FemAdvect adv, double threshold)
 {
   PetscFunctionBeginUser;
   PetscCall(sync_mesh(adv));
@@ -1266,23 +1266,23 @@ PetscErrorCode AdvectClassify(Advect adv, double threshold)
 
 static int refine_cb(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
 {
-  Advect adv = p4est->user_pointer;
-  const AdvectCell *d = q->p.user_data;
+  FemAdvect adv = p4est->user_pointer;
+  const FemAdvectCell *d = q->p.user_data;
   (void)t;
   return q->level < adv->max_level && d->mark > 0;
 }
 
 static int coarsen_cb(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q[])
 {
-  Advect adv = p4est->user_pointer;
+  FemAdvect adv = p4est->user_pointer;
   (void)t;
   if (q[0]->level <= adv->min_level) return 0;
   for (int i = 0; i < P4EST_CHILDREN; i++)
-    if (((const AdvectCell *)q[i]->p.user_data)->mark >= 0) return 0;
+    if (((const FemAdvectCell *)q[i]->p.user_data)->mark >= 0) return 0;
   return 1;
 }
 
-PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, int max_level)
+PetscErrorCode FemAdvectAdapt(FemAdvect adv, const signed char *marks, int min_level, int max_level)
 {
   p4est_t *p4est = adv->p4est;
   void *saved = p4est->user_pointer;
@@ -1307,36 +1307,36 @@ PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, 
 /* ---------------------------------------------------------------------- */
 /* set-up                                                                  */
 
-PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx, const AdvectOptions *opt, Advect *out)
+PetscErrorCode FemAdvectCreate(p4est_t *p4est, const FemAdvectProblem *prob, void *ctx, const FemAdvectOptions *opt, FemAdvect *out)
 {
-  Advect adv;
+  FemAdvect adv;
   static PetscClassId classid;
   PetscFunctionBeginUser;
   if (!classid) {
     PetscCall(PetscClassIdRegister("Advection", &classid));
-    PetscCall(PetscLogEventRegister("AdvectSetup", classid, &ev_setup));
-    PetscCall(PetscLogEventRegister("AdvectAdvance", classid, &ev_advance));
-    PetscCall(PetscLogEventRegister("AdvectAdapt", classid, &ev_adapt));
+    PetscCall(PetscLogEventRegister("FemAdvectSetup", classid, &ev_setup));
+    PetscCall(PetscLogEventRegister("FemAdvectAdvance", classid, &ev_advance));
+    PetscCall(PetscLogEventRegister("FemAdvectAdapt", classid, &ev_adapt));
   }
-  PetscCheck(prob->nextra >= 0 && prob->nextra <= ADVECT_MAX_EXTRA, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%d extra fields (at most %d)", prob->nextra,
-             ADVECT_MAX_EXTRA);
+  PetscCheck(prob->nextra >= 0 && prob->nextra <= FEM_ADVECT_MAX_EXTRA, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%d extra fields (at most %d)", prob->nextra,
+             FEM_ADVECT_MAX_EXTRA);
   PetscCall(PetscCalloc1(1, &adv));
   adv->p4est = p4est;
   adv->prob = prob;
   adv->ctx = ctx;
   adv->opt = *opt;
-  adv->nb = opt->degree ? ADVECT_NB : 1;
+  adv->nb = opt->degree ? FEM_ADVECT_NB : 1;
   adv->nqf = prob->face_flux ? 2 : opt->degree + 1;
   adv->nqv = opt->degree + 1;
   void *saved = p4est->user_pointer;
-  p4est_reset_data(p4est, AdvectCellBytes(prob), init_cell, saved);
-  PetscCall(AdvectMeshChanged(adv));
-  PetscCall(AdvectProjectExact(adv));
+  p4est_reset_data(p4est, FemAdvectCellBytes(prob), init_cell, saved);
+  PetscCall(FemAdvectMeshChanged(adv));
+  PetscCall(FemAdvectProjectExact(adv));
   *out = adv;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectProjectExact(Advect adv)
+PetscErrorCode FemAdvectProjectExact(FemAdvect adv)
 {
   p4est_t *p4est = adv->p4est;
   PetscFunctionBeginUser;
@@ -1356,7 +1356,7 @@ PetscErrorCode AdvectProjectExact(Advect adv)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectDestroy(Advect *adv)
+PetscErrorCode FemAdvectDestroy(FemAdvect *adv)
 {
   PetscFunctionBeginUser;
   if (!*adv) PetscFunctionReturn(0);
@@ -1365,13 +1365,13 @@ PetscErrorCode AdvectDestroy(Advect *adv)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectCellTypes(p4est_t *p4est, int *types)
+PetscErrorCode FemAdvectCellTypes(p4est_t *p4est, int *types)
 {
   PetscFunctionBeginUser;
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      types[tr->quadrants_offset + i] = ((const AdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+      types[tr->quadrants_offset + i] = ((const FemAdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
   }
   PetscFunctionReturn(0);
 }

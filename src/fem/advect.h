@@ -6,9 +6,9 @@
  * forest, degree 0 or 1, explicit SSP Runge-Kutta.  One source compiles to
  * 2D and 3D (p4est_to_p8est.h convention).
  *
- * The solution lives in the quadrants' user data (AdvectCell), so that
+ * The solution lives in the quadrants' user data (FemAdvectCell), so that
  * refinement, coarsening and partitioning carry it; the solver keeps the
- * geometry and the face list, rebuilt by AdvectMeshChanged() after every
+ * geometry and the face list, rebuilt by FemAdvectMeshChanged() after every
  * change of the forest.
  */
 
@@ -16,15 +16,15 @@
 #include "mesh/p4est_dim.h"
 
 /** Coefficients per cell: the constant and one linear mode per direction. */
-#define ADVECT_NB (P4EST_DIM + 1)
+#define FEM_ADVECT_NB (P4EST_DIM + 1)
 
 /** Per-quadrant data: the state that adapt and partition must carry. */
 typedef struct {
-  double c[ADVECT_NB]; /**< u = c0 + sum_k c[1+k] xi_k, xi in [-1,1]^d */
+  double c[FEM_ADVECT_NB]; /**< u = c0 + sum_k c[1+k] xi_k, xi in [-1,1]^d */
   double indicator; /**< last jump/gradient indicator value */
   int load_type; /**< 0: transport-free cell, 1: tracer present */
   int mark; /**< adaptation in progress: +1 refine, -1 coarsen */
-} AdvectCell;
+} FemAdvectCell;
 
 /** A point where the velocity is wanted, with the cell that holds it, so
  *  that a velocity computed from a finite element field can be evaluated
@@ -35,26 +35,26 @@ typedef struct {
   const p4est_quadrant_t *quad; /**< the cell */
   p4est_locidx_t cell; /**< local index, or local count + ghost index */
   double eta[3]; /**< coordinates in the cell, [0,1]^d */
-} AdvectPoint;
+} FemAdvectPoint;
 
 /** A face quadrature point as both cells of the face see it, for a problem
- *  that gives the normal flux itself (AdvectProblem.face_flux).  Every face
+ *  that gives the normal flux itself (FemAdvectProblem.face_flux).  Every face
  *  is seen from one canonical side a (the small side of a hanging face,
  *  else the earlier cell of the forest), on every rank alike, so the two
  *  ranks of a face compute its points bitwise equal. */
 typedef struct {
-  AdvectPoint a; /**< the point in cell a */
-  AdvectPoint b; /**< the point in cell b; b.quad is NULL on the domain boundary */
+  FemAdvectPoint a; /**< the point in cell a */
+  FemAdvectPoint b; /**< the point in cell b; b.quad is NULL on the domain boundary */
   double ndS[3]; /**< quadrature weight times area element times the unit normal out of a */
   int a_local, b_local; /**< whether a, b are this rank's cells */
-} AdvectFacePoint;
+} FemAdvectFacePoint;
 
 /** The data of an advection problem (the problems are in src/problems):
  *  stationary velocity, initial and inflow data. */
 typedef struct {
   const char *name;
-  /** Velocity b at a point; fixed until the next AdvectMeshChanged(). */
-  void (*velocity)(void *ctx, const AdvectPoint *pt, double b[3]);
+  /** Velocity b at a point; fixed until the next FemAdvectMeshChanged(). */
+  void (*velocity)(void *ctx, const FemAdvectPoint *pt, double b[3]);
   /** Exact solution u(x, t); also the initial (t = 0) and inflow data. */
   double (*exact)(void *ctx, const double x[3], double t);
   /** Whether exact() is the true solution (and errors are meaningful). */
@@ -62,11 +62,11 @@ typedef struct {
   /** Default -t_final: one revolution, or a crossing of the domain. */
   double t_final;
   /** Extra DG fields per cell that the solver does not advect (species
-   *  that stay where they are): stored after the AdvectCell in the
-   *  quadrant data (AdvectCellExtra), zero initially, carried through
+   *  that stay where they are): stored after the FemAdvectCell in the
+   *  quadrant data (FemAdvectCellExtra), zero initially, carried through
    *  refine, coarsen and 2:1 balance with the tracer's conservative
    *  projection and through partition with the quadrant data.  At most
-   *  ADVECT_MAX_EXTRA. */
+   *  FEM_ADVECT_MAX_EXTRA. */
   int nextra;
   /** Optional: the normal flux at a face point, integrated with its
    *  weight (b.n dS out of fp->a), in place of the velocity's on faces; the
@@ -75,12 +75,12 @@ typedef struct {
    *  (a locally conservative Darcy flux) keeps the cell means of degree 0,
    *  and of degree 1 with the limiter, within the inflow data's range.
    *  With it, every degree integrates faces with 2 points per direction,
-   *  the points of AdvectFacePoints(). */
-  double (*face_flux)(void *ctx, const AdvectFacePoint *fp);
-} AdvectProblem;
+   *  the points of FemAdvectFacePoints(). */
+  double (*face_flux)(void *ctx, const FemAdvectFacePoint *fp);
+} FemAdvectProblem;
 
-/** Most extra fields of AdvectProblem.nextra. */
-#define ADVECT_MAX_EXTRA 4
+/** Most extra fields of FemAdvectProblem.nextra. */
+#define FEM_ADVECT_MAX_EXTRA 4
 
 /** Discretisation choices (the -adv_* options). */
 typedef struct {
@@ -88,9 +88,9 @@ typedef struct {
   int rk_stages; /**< 2 or 3 (SSP) */
   double cfl; /**< dt = cfl * min_K |K| / ((2p+1) outflow(K)) */
   int limiter; /**< Barth-Jespersen slope limiter for degree 1 */
-} AdvectOptions;
+} FemAdvectOptions;
 
-typedef struct _p_Advect *Advect;
+typedef struct _p_FemAdvect *FemAdvect;
 
 /**
  * Reads -adv_degree, -adv_rk, -adv_cfl and -adv_limiter from the PETSc
@@ -98,14 +98,14 @@ typedef struct _p_Advect *Advect;
  * error trace and put one sentence naming the option into msg, so that the
  * caller can print a single "error:" line on every rank count.
  */
-PetscErrorCode AdvectOptionsGet(MPI_Comm comm, AdvectOptions *opt, char *msg, size_t msglen);
+PetscErrorCode FemAdvectOptionsRead(MPI_Comm comm, FemAdvectOptions *opt, char *msg, size_t msglen);
 
 /**
- * Attaches a solver to p4est: resets the quadrant data to AdvectCell,
+ * Attaches a solver to p4est: resets the quadrant data to FemAdvectCell,
  * builds the ghost layer and the face list, and projects the problem's
  * exact(x, 0) onto every cell.  ctx is passed to the problem's functions.
  */
-PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx, const AdvectOptions *opt, Advect *adv);
+PetscErrorCode FemAdvectCreate(p4est_t *p4est, const FemAdvectProblem *prob, void *ctx, const FemAdvectOptions *opt, FemAdvect *adv);
 
 /**
  * Replaces the solution by the projection of exact(x, t) at the current
@@ -113,10 +113,10 @@ PetscErrorCode AdvectCreate(p4est_t *p4est, const AdvectProblem *prob, void *ctx
  * data, this gives the fine cells the data instead of the coarse cells'
  * restriction of it.
  */
-PetscErrorCode AdvectProjectExact(Advect adv);
+PetscErrorCode FemAdvectProjectExact(FemAdvect adv);
 
 /** Frees the solver (not the forest). */
-PetscErrorCode AdvectDestroy(Advect *adv);
+PetscErrorCode FemAdvectDestroy(FemAdvect *adv);
 
 /**
  * Rebuilds the ghost layer, geometry and face list.  Every other function
@@ -124,58 +124,58 @@ PetscErrorCode AdvectDestroy(Advect *adv);
  * balance, partition); call it after a change p4est does not count, such as
  * a new velocity field.
  */
-PetscErrorCode AdvectMeshChanged(Advect adv);
+PetscErrorCode FemAdvectMeshChanged(FemAdvect adv);
 
 /** The stable time step of the current mesh: equal on all ranks. */
-PetscErrorCode AdvectTimeStep(Advect adv, double *dt);
+PetscErrorCode FemAdvectTimeStep(FemAdvect adv, double *dt);
 
 /**
  * Advances from the solver's current time by up to nsteps steps, stopping
  * exactly at t_end; returns the number of steps taken.
  */
-PetscErrorCode AdvectAdvance(Advect adv, double t_end, int nsteps, int *taken);
+PetscErrorCode FemAdvectAdvance(FemAdvect adv, double t_end, int nsteps, int *taken);
 
 /** Current simulation time. */
-double AdvectTime(Advect adv);
+double FemAdvectTime(FemAdvect adv);
 
 /** What the solver accumulates over its steps: the time and this rank's
- *  share of the net boundary inflow (AdvectMass sums the shares). */
-void AdvectGetHistory(Advect adv, double *time, double *inflow_local);
+ *  share of the net boundary inflow (FemAdvectMass sums the shares). */
+void FemAdvectGetHistory(FemAdvect adv, double *time, double *inflow_local);
 
 /** Continue from a saved history (a restart): the time and this rank's
- *  share of the inflow, so that AdvectMass's sum goes on from the total. */
-void AdvectSetHistory(Advect adv, double time, double inflow_local);
+ *  share of the inflow, so that FemAdvectMass's sum goes on from the total. */
+void FemAdvectSetHistory(FemAdvect adv, double time, double inflow_local);
 
 /** The load type of every local cell of \a p4est, whose user data are
- *  AdvectCell, into types (local_num_quadrants values). */
-PetscErrorCode AdvectCellTypes(p4est_t *p4est, int *types);
+ *  FemAdvectCell, into types (local_num_quadrants values). */
+PetscErrorCode FemAdvectCellTypes(p4est_t *p4est, int *types);
 
 /**
- * This rank's own work in time steps since AdvectCreate(), in seconds of
+ * This rank's own work in time steps since FemAdvectCreate(), in seconds of
  * thread CPU time and of wall time: residuals, updates and the limiter,
  * without the ghost exchanges that wait on other ranks.  The load balancer
  * turns differences of it into per-step times.
  */
-void AdvectWorkTime(Advect adv, double *cpu, double *wall);
+void FemAdvectWorkTime(FemAdvect adv, double *cpu, double *wall);
 
 /**
  * Global integral of u, and the net boundary inflow integrated over all
  * steps so far: mass(t) = mass(0) + inflow up to round-off.
  */
-PetscErrorCode AdvectMass(Advect adv, double *mass, double *inflow);
+PetscErrorCode FemAdvectMass(FemAdvect adv, double *mass, double *inflow);
 
 /** L2 error against the problem's exact solution at the current time. */
-PetscErrorCode AdvectL2Error(Advect adv, double *err);
+PetscErrorCode FemAdvectL2Error(FemAdvect adv, double *err);
 
 /** Global minimum and maximum of the cell means. */
-PetscErrorCode AdvectMeanRange(Advect adv, double *umin, double *umax);
+PetscErrorCode FemAdvectMeanRange(FemAdvect adv, double *umin, double *umax);
 
 /** Global minimum and maximum of the cell means of extra field f. */
-PetscErrorCode AdvectExtraMeanRange(Advect adv, int f, double *umin, double *umax);
+PetscErrorCode FemAdvectExtraMeanRange(FemAdvect adv, int f, double *umin, double *umax);
 
 /** Global minimum and maximum of u at the quadrature points of the volume
  *  and face terms of every cell (degree 1: values the means do not show). */
-PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax);
+PetscErrorCode FemAdvectPointRange(FemAdvect adv, double *umin, double *umax);
 
 /**
  * The face quadrature points of the current mesh with face_flux's rule,
@@ -184,7 +184,7 @@ PetscErrorCode AdvectPointRange(Advect adv, double *umin, double *umax);
  * face of a local cell.  A fresh array (count in *n) the caller frees with
  * PetscFree; the points of one face are consecutive.
  */
-PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n);
+PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size_t *n);
 
 /**
  * Discrete divergence of the face fluxes the transport integrates with:
@@ -192,14 +192,14 @@ PetscErrorCode AdvectFacePoints(Advect adv, AdvectFacePoint **pts, size_t *n);
  * relative to the largest |flux through a face| (0 when no flux).
  * Collective.
  */
-PetscErrorCode AdvectFluxDivergence(Advect adv, double *div);
+PetscErrorCode FemAdvectFluxDivergence(FemAdvect adv, double *div);
 
 /**
  * Computes the jump/gradient indicator of every local cell: the largest
  * jump of cell means across its faces and, for degree 1, the variation of u
- * inside the cell.  Stored in AdvectCell.indicator.
+ * inside the cell.  Stored in FemAdvectCell.indicator.
  */
-PetscErrorCode AdvectIndicator(Advect adv);
+PetscErrorCode FemAdvectIndicator(FemAdvect adv);
 
 /**
  * Refines the local cells marked +1 (below max_level), coarsens families
@@ -208,10 +208,10 @@ PetscErrorCode AdvectIndicator(Advect adv);
  * ranks are not coarsened: repartition keeping families together (the
  * app's repartition does).
  */
-PetscErrorCode AdvectAdapt(Advect adv, const signed char *marks, int min_level, int max_level);
+PetscErrorCode FemAdvectAdapt(FemAdvect adv, const signed char *marks, int min_level, int max_level);
 
 /** Sets load_type = 1 where the cell mean exceeds threshold, else 0. */
-PetscErrorCode AdvectClassify(Advect adv, double threshold);
+PetscErrorCode FemAdvectClassify(FemAdvect adv, double threshold);
 
 /**
  * Restricts the advection to an active region until the mesh changes: the
@@ -226,42 +226,42 @@ PetscErrorCode AdvectClassify(Advect adv, double threshold);
  * steps let tracer pile up in cells that received it but never passed it
  * on.  seed NULL: every cell.
  */
-PetscErrorCode AdvectSetActive(Advect adv, const int *seed, double floor);
+PetscErrorCode FemAdvectSetActive(FemAdvect adv, const int *seed, double floor);
 
 /** The forest the solver works on. */
-p4est_t *AdvectForest(Advect adv);
+p4est_t *FemAdvectForest(FemAdvect adv);
 
 /** Numbers of local cells and of ghost cells (face neighbours on other
  *  ranks) of the current mesh. */
-PetscErrorCode AdvectCellCounts(Advect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost);
+PetscErrorCode FemAdvectCellCounts(FemAdvect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost);
 
 /**
  * Fills the ghost part of arr (nper doubles per cell, local cells first,
- * then ghosts in the order of AdvectPoint.cell) from the owners.
+ * then ghosts in the order of FemAdvectPoint.cell) from the owners.
  */
-PetscErrorCode AdvectGhostExchange(Advect adv, double *arr, size_t nper);
+PetscErrorCode FemAdvectGhostExchange(FemAdvect adv, double *arr, size_t nper);
 
 /** The DG solution at the corners of every local cell, for output as
  *  discontinuous point data: local quadrants x P4EST_CHILDREN values,
  *  corners in p4est's order (x fastest), in a fresh array the caller
  *  frees with PetscFree. */
-PetscErrorCode AdvectCornerValues(Advect adv, double **values);
-/** Coefficients of extra field f (0 <= f < nextra) of a cell, ADVECT_NB
- *  doubles in the basis of AdvectCell.c; cell is the quadrant's user data. */
-double *AdvectCellExtra(AdvectCell *cell, int f);
+PetscErrorCode FemAdvectCornerValues(FemAdvect adv, double **values);
+/** Coefficients of extra field f (0 <= f < nextra) of a cell, FEM_ADVECT_NB
+ *  doubles in the basis of FemAdvectCell.c; cell is the quadrant's user data. */
+double *FemAdvectCellExtra(FemAdvectCell *cell, int f);
 
-/** Bytes of quadrant data per cell: the AdvectCell and the extra fields. */
-size_t AdvectCellBytes(const AdvectProblem *prob);
+/** Bytes of quadrant data per cell: the FemAdvectCell and the extra fields. */
+size_t FemAdvectCellBytes(const FemAdvectProblem *prob);
 
 /** Global integral of extra field f. */
-PetscErrorCode AdvectExtraMass(Advect adv, int f, double *mass);
+PetscErrorCode FemAdvectExtraMass(FemAdvect adv, int f, double *mass);
 
 /** Fills xibar with each local cell's centroid in reference coordinates
  *  on [-1, 1]^d (dim values per local cell): a DG function's value there
  *  is its physical cell mean, which is c[0] only on affine cells. */
-PetscErrorCode AdvectCellCentroids(Advect adv, double *xibar);
+PetscErrorCode FemAdvectCellCentroids(FemAdvect adv, double *xibar);
 
 /** Fills values with each local cell's mean (length = local quadrants). */
-PetscErrorCode AdvectCellMeans(Advect adv, double *values);
+PetscErrorCode FemAdvectCellMeans(FemAdvect adv, double *values);
 
 #endif

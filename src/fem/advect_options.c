@@ -5,11 +5,11 @@
 #include "fem/advect.h"
 #include "util/options.h"
 
-/* The -adv_* options into ctx, an AdvectOptions; a bad value is an error
- * naming the option (AdvectOptionsGet hands its message to the caller). */
+/* The -adv_* options into ctx, an FemAdvectOptions; a bad value is an error
+ * naming the option (FemAdvectOptionsRead hands its message to the caller). */
 static PetscErrorCode advect_read(MPI_Comm comm, void *ctx)
 {
-  AdvectOptions *opt = ctx;
+  FemAdvectOptions *opt = ctx;
   PetscBool limiter = PETSC_FALSE;
 
   PetscFunctionBeginUser;
@@ -27,7 +27,7 @@ static PetscErrorCode advect_read(MPI_Comm comm, void *ctx)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdvectOptionsGet(MPI_Comm comm, AdvectOptions *opt, char *msg, size_t msglen)
+PetscErrorCode FemAdvectOptionsRead(MPI_Comm comm, FemAdvectOptions *opt, char *msg, size_t msglen)
 {
   return AmrOptionsQuietly(comm, advect_read, opt, msg, msglen);
 }

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "fem/femutil.h"
-#include "fem/poisson_impl.h"
+#include "fem/impl/poisson.h"
 #include "mesh/geom.h"
 
 /* Add the time since (cpu0, wall0) to the local work (a multigrid level's

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 #include "fem/femutil.h"
-#include "fem/poisson_impl.h"
+#include "fem/impl/poisson.h"
 
 /* Entries of a symmetric dim x dim tensor. */
 #define FEM_NSYM (P4EST_DIM * (P4EST_DIM + 1) / 2)

@@ -18,7 +18,7 @@
  * Restriction is the transpose, written out cell by cell. */
 #include "mesh/p4est_dim.h"
 #include "fem/femutil.h"
-#include "fem/poisson_impl.h"
+#include "fem/impl/poisson.h"
 
 /* The transfer between two successive levels. */
 typedef struct {

@@ -21,7 +21,7 @@ static const double safety = 0.9, grow_max = 5, shrink_max = 0.2;
 /* Steps one point may take in one call before it counts as a failure. */
 static const int max_steps = 100000;
 
-void ReactionDefaults(ReactionParams *p)
+void FemReactionDefaults(FemReactionParams *p)
 {
   p->k = 1e5;
   p->rtol = 1e-2;
@@ -31,10 +31,10 @@ void ReactionDefaults(ReactionParams *p)
 }
 
 /* The stoichiometry s = (-1, -1, 1): f(y) = r(y) s. */
-static const double stoich[REACTION_NS] = {-1, -1, 1};
+static const double stoich[FEM_REACTION_NS] = {-1, -1, 1};
 
 /** Rate r and its gradient g = dr/dy. */
-static double rate(const ReactionParams *p, const double y[REACTION_NS], double g[REACTION_NS])
+static double rate(const FemReactionParams *p, const double y[FEM_REACTION_NS], double g[FEM_REACTION_NS])
 {
   const double a = fmax(y[0], 0), b = fmax(y[1], 0);
   if (g) {
@@ -50,57 +50,57 @@ static double rate(const ReactionParams *p, const double y[REACTION_NS], double 
  *  1 + gamma h k (A+ + B+) >= 1: the matrix is never singular.  The
  *  correction is along s, which keeps w.x = w.v for every invariant w
  *  (w.s = 0). */
-static void solve_w(double gh, const double g[REACTION_NS], double v[REACTION_NS])
+static void solve_w(double gh, const double g[FEM_REACTION_NS], double v[FEM_REACTION_NS])
 {
   double gv = 0, gs = 0;
-  for (int i = 0; i < REACTION_NS; i++) {
+  for (int i = 0; i < FEM_REACTION_NS; i++) {
     gv += g[i] * v[i];
     gs += g[i] * stoich[i];
   }
   const double f = gh * gv / (1 - gh * gs);
-  for (int i = 0; i < REACTION_NS; i++) v[i] += f * stoich[i];
+  for (int i = 0; i < FEM_REACTION_NS; i++) v[i] += f * stoich[i];
 }
 
-double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h)
+double FemReactionStep(const FemReactionParams *p, double y[FEM_REACTION_NS], double h)
 {
-  double g[REACTION_NS], k1[REACTION_NS], k2[REACTION_NS], y1[REACTION_NS];
+  double g[FEM_REACTION_NS], k1[FEM_REACTION_NS], k2[FEM_REACTION_NS], y1[FEM_REACTION_NS];
   const double gh = ros2_gamma * h;
   /* W = I - gamma h J(y); W k1 = f(y); W k2 = f(y + h k1) - 2 k1;
    * y+ = y + 3/2 h k1 + 1/2 h k2 */
   const double r0 = rate(p, y, g);
-  for (int i = 0; i < REACTION_NS; i++) k1[i] = r0 * stoich[i];
+  for (int i = 0; i < FEM_REACTION_NS; i++) k1[i] = r0 * stoich[i];
   solve_w(gh, g, k1);
-  for (int i = 0; i < REACTION_NS; i++) y1[i] = y[i] + h * k1[i];
+  for (int i = 0; i < FEM_REACTION_NS; i++) y1[i] = y[i] + h * k1[i];
   const double r1 = rate(p, y1, NULL);
-  for (int i = 0; i < REACTION_NS; i++) k2[i] = r1 * stoich[i] - 2 * k1[i];
+  for (int i = 0; i < FEM_REACTION_NS; i++) k2[i] = r1 * stoich[i] - 2 * k1[i];
   solve_w(gh, g, k2);
   /* error: y+ minus the embedded first-order solution y + h k1.  Not
    * filtered by W^{-1} (Shampine): on this nonlinear rate the filtered
    * estimate accepts a single step across the whole stiff transient with
    * an error far above the tolerance */
   double err = 0;
-  for (int i = 0; i < REACTION_NS; i++) {
+  for (int i = 0; i < FEM_REACTION_NS; i++) {
     const double yn = y[i] + 1.5 * h * k1[i] + 0.5 * h * k2[i];
     const double e = 0.5 * h * (k1[i] + k2[i]);
     const double sc = p->atol + p->rtol * fmax(fabs(y[i]), fabs(yn));
     err += (e / sc) * (e / sc);
     y[i] = yn;
   }
-  return sqrt(err / REACTION_NS);
+  return sqrt(err / FEM_REACTION_NS);
 }
 
-PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS], double t, ReactionWork *w)
+PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REACTION_NS], double t, FemReactionWork *w)
 {
   double done = 0, h = t;
   int n = 0;
   PetscFunctionBeginUser;
   while (done < t) {
-    double trial[REACTION_NS];
+    double trial[FEM_REACTION_NS];
     /* the last step ends exactly at t */
     const int last = done + h >= t * (1 - 1e-12);
     if (last) h = t - done;
     memcpy(trial, y, sizeof trial);
-    const double err = ReactionStep(p, trial, h);
+    const double err = FemReactionStep(p, trial, h);
     PetscCheck(++n <= max_steps, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED,
                "reaction: no solution within %d steps (state %g %g %g, k %g, rtol %g, atol %g)", max_steps, y[0], y[1], y[2], p->k, p->rtol, p->atol);
     w->steps++;
@@ -149,7 +149,7 @@ static double mean_value(const double *v, int dim, const double *xibar)
  *  on curved cells too.  The physical means do not change, so neither do
  *  the integrals.  A mean below 0 (which the scheme does not make) gets
  *  theta = 0. */
-static void limit_species(double *coef[REACTION_NS], int first, int last, int dim, const double *xibar)
+static void limit_species(double *coef[FEM_REACTION_NS], int first, int last, int dim, const double *xibar)
 {
   double theta = 1;
   for (int s = first; s <= last; s++) {
@@ -175,7 +175,7 @@ static void limit_species(double *coef[REACTION_NS], int first, int last, int di
  *  which are of order 1 there, by that ratio (the 1- and 4-rank runs, whose
  *  pressures differ in the last digits, then differed by 1e-5 in the
  *  species integrals). */
-static void limit_positive(double *coef[REACTION_NS], int dim, const double *xibar)
+static void limit_positive(double *coef[FEM_REACTION_NS], int dim, const double *xibar)
 {
   limit_species(coef, 0, 0, dim, xibar);
   limit_species(coef, 1, 2, dim, xibar);
@@ -186,19 +186,19 @@ static void limit_positive(double *coef[REACTION_NS], int dim, const double *xib
  *  [0, min(A0, B0)].  ROS2 can step a little outside near a stiff
  *  front; then the extent is clamped into that interval, along the
  *  stoichiometry, so that A + C and B + C keep their values. */
-static void clamp_extent(const double y0[REACTION_NS], double y[REACTION_NS])
+static void clamp_extent(const double y0[FEM_REACTION_NS], double y[FEM_REACTION_NS])
 {
   const double x = y[2] - y0[2], top = fmax(0, fmin(y0[0], y0[1]));
   if (x >= 0 && x <= top) return;
   const double xc = fmin(fmax(x, 0), top);
-  for (int s = 0; s < REACTION_NS; s++) y[s] = y0[s] + xc * stoich[s];
+  for (int s = 0; s < FEM_REACTION_NS; s++) y[s] = y0[s] + xc * stoich[s];
 }
 
-PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w)
+PetscErrorCode FemReactionCell(const FemReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, FemReactionWork *w)
 {
-  double *coef[REACTION_NS] = {a, b, c};
+  double *coef[FEM_REACTION_NS] = {a, b, c};
   /* values at the points: 2^d for degree 1 in d dimensions, else the mean */
-  double y[1 << (REACTION_MAX_NB - 1)][REACTION_NS];
+  double y[1 << (FEM_REACTION_MAX_NB - 1)][FEM_REACTION_NS];
   const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
   int changed = 0;
   PetscFunctionBeginUser;
@@ -209,9 +209,9 @@ PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar
    * cell reacts, and the mean could fall below 0 */
   limit_positive(coef, dim, xibar);
   for (int q = 0; q < np; q++) {
-    double y0[REACTION_NS];
-    for (int s = 0; s < REACTION_NS; s++) y[q][s] = y0[s] = point_value(coef[s], dim, q);
-    PetscCall(ReactionIntegrate(p, y[q], dt, w));
+    double y0[FEM_REACTION_NS];
+    for (int s = 0; s < FEM_REACTION_NS; s++) y[q][s] = y0[s] = point_value(coef[s], dim, q);
+    PetscCall(FemReactionIntegrate(p, y[q], dt, w));
     clamp_extent(y0, y[q]);
     changed |= memcmp(y0, y[q], sizeof y0) != 0;
   }
@@ -222,7 +222,7 @@ PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar
    * less on the curved cells of meshes/): the mean of a non-negative
    * species stays non-negative.  The slopes lose the points' bilinear
    * part and may dip below 0 at corners, so they are limited again */
-  for (int s = 0; s < REACTION_NS && changed; s++)
+  for (int s = 0; s < FEM_REACTION_NS && changed; s++)
     for (int j = 0; j < nb; j++) {
       double sum = 0;
       for (int q = 0; q < np; q++) sum += y[q][s] * (j ? point_xi(q, j - 1) : 1);
@@ -240,23 +240,23 @@ PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar
   PetscFunctionReturn(0);
 }
 
-ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a, const double *b, const double *c)
+FemReactionState FemReactionCellState(const FemReactionParams *p, int nb, const double *a, const double *b, const double *c)
 {
   const int dim = nb - 1, np = nb > 1 ? 1 << dim : 1;
   /* at the points the reaction integrates at: a cell whose mean holds
    * little A or B may still react where its slope piles them up */
   for (int q = 0; q < np; q++) {
     const double va = point_value(a, dim, q), vb = point_value(b, dim, q);
-    if (va > p->threshold && vb > p->threshold) return REACTION_REACTING;
+    if (va > p->threshold && vb > p->threshold) return FEM_REACTION_REACTING;
   }
-  return c[0] > p->threshold ? REACTION_REACTED : REACTION_INERT;
+  return c[0] > p->threshold ? FEM_REACTION_REACTED : FEM_REACTION_INERT;
 }
 
-/* The -react_* options into ctx, a ReactionParams whose values are the
+/* The -react_* options into ctx, a FemReactionParams whose values are the
  * defaults; a bad value is an error naming the option. */
 static PetscErrorCode reaction_read(MPI_Comm comm, void *ctx)
 {
-  ReactionParams *p = ctx;
+  FemReactionParams *p = ctx;
   const struct {
     const char *name, *help;
     double *value;
@@ -279,7 +279,7 @@ static PetscErrorCode reaction_read(MPI_Comm comm, void *ctx)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen)
+PetscErrorCode FemReactionOptionsRead(MPI_Comm comm, FemReactionParams *p, char *msg, size_t msglen)
 {
   return AmrOptionsQuietly(comm, reaction_read, p, msg, msglen);
 }

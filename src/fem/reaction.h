@@ -49,10 +49,10 @@
 #include <petscsys.h>
 
 /** Species: A (advected), B (resident reactant), C (product). */
-#define REACTION_NS 3
+#define FEM_REACTION_NS 3
 
 /** Most DG coefficients per species: 1 (degree 0) or dim + 1 (degree 1). */
-#define REACTION_MAX_NB 4
+#define FEM_REACTION_MAX_NB 4
 
 /** Parameters of the kinetics and of the integrator (the -react_* options). */
 typedef struct {
@@ -61,42 +61,42 @@ typedef struct {
   double atol; /**< absolute tolerance (concentration units) */
   double b0; /**< initial concentration of B (the problem's data) */
   double threshold; /**< concentration that counts as present (load types) */
-} ReactionParams;
+} FemReactionParams;
 
 /** Load types by reaction state; the values are the problem's load types. */
 typedef enum {
-  REACTION_INERT = 0, /**< nothing to react: no A, or no B and no C */
-  REACTION_REACTING = 1, /**< A and B both present: the front */
-  REACTION_REACTED = 2, /**< C formed, A or B used up: behind the front */
-  REACTION_NTYPES = 3
-} ReactionState;
+  FEM_REACTION_INERT = 0, /**< nothing to react: no A, or no B and no C */
+  FEM_REACTION_REACTING = 1, /**< A and B both present: the front */
+  FEM_REACTION_REACTED = 2, /**< C formed, A or B used up: behind the front */
+  FEM_REACTION_NTYPES = 3
+} FemReactionState;
 
 /** The work of one cell's integration. */
 typedef struct {
   int steps; /**< ROS2 steps tried, summed over the cell's points */
   int rejected; /**< of them, rejected by the error control */
   double cpu; /**< thread CPU seconds of the cell (0 when not timed) */
-} ReactionWork;
+} FemReactionWork;
 
 /** The defaults: k 1e5, rtol 1e-2, atol 1e-5, b0 0.5, threshold 1e-5 (a
  *  concentration below atol reacts in one step, see README). */
-void ReactionDefaults(ReactionParams *p);
+void FemReactionDefaults(FemReactionParams *p);
 
 /**
  * Reads -react_k, -react_rtol, -react_atol, -react_b0 and
  * -react_threshold over the values in p, which are the defaults listed
- * under -help (ReactionDefaults, or a problem's own).  A bad value
+ * under -help (FemReactionDefaults, or a problem's own).  A bad value
  * returns PETSC_ERR_USER_INPUT without a PETSc error trace and puts one
  * sentence naming the option into msg, as the -adv_* options do.
  */
-PetscErrorCode ReactionOptionsGet(MPI_Comm comm, ReactionParams *p, char *msg, size_t msglen);
+PetscErrorCode FemReactionOptionsRead(MPI_Comm comm, FemReactionParams *p, char *msg, size_t msglen);
 
 /**
  * One ROS2 step of size h from y (A, B, C), in place.  Returns the error
  * estimate (difference to the embedded first-order solution) in the
  * weighted RMS norm of rtol and atol: at most 1 means within tolerance.
  */
-double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h);
+double FemReactionStep(const FemReactionParams *p, double y[FEM_REACTION_NS], double h);
 
 /**
  * Integrates the reaction at one point from y over time t in place with
@@ -104,14 +104,14 @@ double ReactionStep(const ReactionParams *p, double y[REACTION_NS], double h);
  * the caller zeroes).  Fails with PETSC_ERR_NOT_CONVERGED after 100000
  * steps (a tolerance far below round-off).
  */
-PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS], double t, ReactionWork *w);
+PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REACTION_NS], double t, FemReactionWork *w);
 
 /**
  * The reaction of one cell over dt: a, b, c are the nb DG coefficients of
  * A, B and C in the basis of fem/advect.h (nb = 1, 3 or 4), in place;
  * xibar (nb - 1 values, or NULL for the centre) is the cell's centroid in
  * reference coordinates, where the DG function's value is its physical
- * mean (AdvectCellCentroids).  A cell where no point reacts and no species
+ * mean (FemAdvectCellCentroids).  A cell where no point reacts and no species
  * dips below 0 at a corner keeps them bit for bit.  w receives the
  * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
  * with clock set to FemThreadTime() (fem/femutil.h) before a sweep over cells, each cell
@@ -120,14 +120,14 @@ PetscErrorCode ReactionIntegrate(const ReactionParams *p, double y[REACTION_NS],
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not
  * two).  clock NULL: not timed, w->cpu = 0.
  */
-PetscErrorCode ReactionCell(const ReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, ReactionWork *w);
+PetscErrorCode FemReactionCell(const FemReactionParams *p, int nb, const double *xibar, double *a, double *b, double *c, double dt, double *clock, FemReactionWork *w);
 
 /**
- * The load type of a cell from its coefficients (as ReactionCell takes
+ * The load type of a cell from its coefficients (as FemReactionCell takes
  * them): reacting when A and B both exceed the threshold at one of the
  * points the reaction integrates at, else reacted when the mean of C does,
  * else inert.
  */
-ReactionState ReactionCellState(const ReactionParams *p, int nb, const double *a, const double *b, const double *c);
+FemReactionState FemReactionCellState(const FemReactionParams *p, int nb, const double *a, const double *b, const double *c);
 
 #endif

@@ -73,7 +73,7 @@ typedef struct {
 /* Basis values, k grad phi . ndS, k and the inverse of the cell's smallest
  * thickness at pt.  k is read just inside the cell, so that a k that
  * jumps at the face is the cell's own. */
-static void side_eval(const FemSipg s, const AdvectPoint *pt, const double ndS[3], double phi[VN], double kgn[VN], double *k, double *hinv)
+static void side_eval(const FemSipg s, const FemAdvectPoint *pt, const double ndS[3], double phi[VN], double kgn[VN], double *k, double *hinv)
 {
   const p4est_connectivity_t *conn = s->p4est->connectivity;
   double dphi[VN * DIM], x[3], J[3][3], Ji[3][3], eta[3] = {0};
@@ -97,7 +97,7 @@ static void side_eval(const FemSipg s, const AdvectPoint *pt, const double ndS[3
   }
 }
 
-static void face_eval(const FemSipg s, const AdvectFacePoint *fp, FaceTerms *t)
+static void face_eval(const FemSipg s, const FemAdvectFacePoint *fp, FaceTerms *t)
 {
   double phia[VN], kga[VN], ka, ha, norm = 0;
   for (int e = 0; e < DIM; e++) norm += fp->ndS[e] * fp->ndS[e];
@@ -158,7 +158,7 @@ static double rel_value(const double *c, int j, double shift, double shift_lo) {
  * zero on constants, so the shift changes them only by round-off, and it
  * takes the common part of p out of their cancellation (p ~ 1 against
  * differences ~ h grad p across a cell). */
-static void shifted_values(const FemSipg s, const AdvectFacePoint *fp, const FaceTerms *t, double d[2][VN])
+static void shifted_values(const FemSipg s, const FemAdvectFacePoint *fp, const FaceTerms *t, double d[2][VN])
 {
   const double *ca = cell_coef(s, (size_t)fp->a.cell), shift = ca[0], shift_lo = ca[VN];
   for (int j = 0; j < VN; j++) d[0][j] = rel_value(ca, j, shift, shift_lo);
@@ -169,7 +169,7 @@ static void shifted_values(const FemSipg s, const AdvectFacePoint *fp, const Fac
     d[1][0] = (t->g - shift) - shift_lo;
 }
 
-double FemSipgFlux(FemSipg s, const AdvectFacePoint *fp)
+double FemSipgFlux(FemSipg s, const FemAdvectFacePoint *fp)
 {
   FaceTerms t;
   double F = 0, d[2][VN];
@@ -183,7 +183,7 @@ double FemSipgFlux(FemSipg s, const AdvectFacePoint *fp)
 }
 
 /* Gradient of p_h (physical) and its value at pt. */
-static double cell_eval(const FemSipg s, const AdvectPoint *pt, double grad[DIM], double x[3])
+static double cell_eval(const FemSipg s, const FemAdvectPoint *pt, double grad[DIM], double x[3])
 {
   double phi[VN], dphi[VN * DIM], J[3][3], Ji[3][3], v = 0;
   const double *c = cell_coef(s, (size_t)pt->cell);
@@ -200,9 +200,9 @@ static double cell_eval(const FemSipg s, const AdvectPoint *pt, double grad[DIM]
   return v;
 }
 
-static int current(const FemSipg s, const AdvectPoint *pt) { return s->coef && s->p4est->revision == s->revision && (size_t)pt->cell < s->ncells; }
+static int current(const FemSipg s, const FemAdvectPoint *pt) { return s->coef && s->p4est->revision == s->revision && (size_t)pt->cell < s->ncells; }
 
-void FemSipgVelocity(FemSipg s, const AdvectPoint *pt, double b[3])
+void FemSipgVelocity(FemSipg s, const FemAdvectPoint *pt, double b[3])
 {
   double g[DIM], x[3];
   b[0] = b[1] = b[2] = 0;
@@ -212,7 +212,7 @@ void FemSipgVelocity(FemSipg s, const AdvectPoint *pt, double b[3])
   for (int a = 0; a < DIM; a++) b[a] = -k * g[a];
 }
 
-double FemSipgValue(FemSipg s, const AdvectPoint *pt)
+double FemSipgValue(FemSipg s, const FemAdvectPoint *pt)
 {
   double g[DIM], x[3];
   if (!current(s, pt)) return 0;
@@ -269,7 +269,7 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
 
 /* The matrix with its nonzeros preallocated: a cell couples to itself and
  * to the cells across its faces (pts: adv's face points). */
-static PetscErrorCode create_matrix(FemSipg s, const AdvectFacePoint *pts, size_t npts)
+static PetscErrorCode create_matrix(FemSipg s, const FemAdvectFacePoint *pts, size_t npts)
 {
   const size_t nl = (size_t)s->nlocal;
   PetscInt *dn, *on;
@@ -277,7 +277,7 @@ static PetscErrorCode create_matrix(FemSipg s, const AdvectFacePoint *pts, size_
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc2(nl * VN + 1, &dn, nl * VN + 1, &on));
   for (size_t p = 0; p < npts; p++) {
-    const AdvectFacePoint *f = &pts[p];
+    const FemAdvectFacePoint *f = &pts[p];
     if (!f->b.quad || (p > 0 && pts[p - 1].b.quad && pts[p - 1].a.cell == f->a.cell && pts[p - 1].b.cell == f->b.cell)) continue;
     if (f->a_local) (f->b_local ? dn : on)[(size_t)f->a.cell * VN]++;
     if (f->b_local) (f->a_local ? dn : on)[(size_t)f->b.cell * VN]++;
@@ -357,7 +357,7 @@ static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, double *rhs)
  * (shifted_values), so that a cell's rows sum to its outward fluxes less
  * its source with the accuracy of the fluxes: the residual that iterative
  * refinement drives to round-off. */
-static void accurate_residual(const FemSipg s, const AdvectFacePoint *pts, size_t npts, double *r)
+static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, size_t npts, double *r)
 {
   memset(r, 0, sizeof(double) * (size_t)s->nlocal * VN);
   FOR_LOCAL_CELLS(s->p4est, t, quad, K, {
@@ -371,8 +371,8 @@ static void accurate_residual(const FemSipg s, const AdvectFacePoint *pts, size_
     }
   })
   for (size_t p = 0; p < npts; p++) {
-    const AdvectFacePoint *fp = &pts[p];
-    const AdvectPoint *side[2] = {&fp->a, &fp->b};
+    const FemAdvectFacePoint *fp = &pts[p];
+    const FemAdvectPoint *side[2] = {&fp->a, &fp->b};
     const int local[2] = {fp->a_local, fp->b_local};
     FaceTerms t;
     double d[2][VN];
@@ -393,14 +393,14 @@ static void accurate_residual(const FemSipg s, const AdvectFacePoint *pts, size_
 
 /* The face terms, summed over the points of each face (consecutive points
  * with the same two cells) before they go into the matrix. */
-static PetscErrorCode assemble_faces(FemSipg s, const AdvectFacePoint *pts, size_t npts, const double *gidx, double *rhs)
+static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, double *rhs)
 {
   double blk[2][2][VN * VN], ra[VN];
   size_t p = 0;
 
   PetscFunctionBeginUser;
   while (p < npts) {
-    const AdvectFacePoint *f0 = &pts[p];
+    const FemAdvectFacePoint *f0 = &pts[p];
     const int interior = f0->b.quad != NULL;
     memset(blk, 0, sizeof blk);
     memset(ra, 0, sizeof ra);
@@ -416,7 +416,7 @@ static PetscErrorCode assemble_faces(FemSipg s, const AdvectFacePoint *pts, size
         for (int i = 0; i < VN; i++) ra[i] -= entry(&t, 0, i, 1, 0) * t.g;
     }
     PetscInt idx[2][VN];
-    const AdvectPoint *side[2] = {&f0->a, &f0->b};
+    const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
     const int local[2] = {f0->a_local, f0->b_local};
     for (int x = 0; x < 1 + interior; x++)
       for (int i = 0; i < VN; i++) idx[x][i] = (PetscInt)gidx[side[x]->cell] * VN + i;
@@ -439,10 +439,10 @@ static PetscErrorCode free_system(FemSipg s)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemSipgSolve(FemSipg s, Advect adv, PetscInt *its, PetscReal *rnorm)
+PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *rnorm)
 {
-  p4est_t *p4est = AdvectForest(adv);
-  AdvectFacePoint *pts;
+  p4est_t *p4est = FemAdvectForest(adv);
+  FemAdvectFacePoint *pts;
   size_t npts;
   p4est_locidx_t nghost;
   double *gidx, *rhs;
@@ -455,14 +455,14 @@ PetscErrorCode FemSipgSolve(FemSipg s, Advect adv, PetscInt *its, PetscReal *rno
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(s->comm, &rank));
   s->p4est = p4est;
-  PetscCall(AdvectCellCounts(adv, &s->nlocal, &nghost));
+  PetscCall(FemAdvectCellCounts(adv, &s->nlocal, &nghost));
   s->ncells = (size_t)s->nlocal + (size_t)nghost;
-  PetscCall(AdvectFacePoints(adv, &pts, &npts));
+  PetscCall(FemAdvectFacePoints(adv, &pts, &npts));
   /* global cell numbers of the local cells and the ghosts */
   const PetscInt first = (PetscInt)p4est->global_first_quadrant[rank];
   PetscCall(PetscMalloc1(s->ncells + 1, &gidx));
   for (p4est_locidx_t K = 0; K < s->nlocal; K++) gidx[K] = (double)(first + K);
-  PetscCall(AdvectGhostExchange(adv, gidx, 1));
+  PetscCall(FemAdvectGhostExchange(adv, gidx, 1));
 
   if (s->A) PetscCall(KSPReset(s->ksp));
   PetscCall(free_system(s));
@@ -514,7 +514,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, Advect adv, PetscInt *its, PetscReal *rno
           s->coef[K * 2 * VN + i] = sol[K * VN + i];
       }
     PetscCall(VecRestoreArrayRead(sweep ? dx : s->x, &sol));
-    PetscCall(AdvectGhostExchange(adv, s->coef, 2 * VN));
+    PetscCall(FemAdvectGhostExchange(adv, s->coef, 2 * VN));
     PetscCall(VecGetArray(s->b, &rhs));
     accurate_residual(s, pts, npts, rhs);
     PetscCall(VecRestoreArray(s->b, &rhs));

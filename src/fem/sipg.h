@@ -4,7 +4,7 @@
 /*
  * A locally conservative pressure for -div(k grad p) = f: symmetric
  * interior-penalty DG (SIPG) with Q1 on every cell of the forest of an
- * advection solver (fem/advect.h), on its face points (AdvectFacePoints:
+ * advection solver (fem/advect.h), on its face points (FemAdvectFacePoints:
  * hanging faces as their small sub-faces, ghosts from its ghost layer).
  * Its numerical flux
  *
@@ -16,7 +16,7 @@
  * value per face point for both cells, zero on Neumann faces, and sums
  * over a cell's faces to the cell's source up to the linear solver's
  * residual (test the scheme with the cell's indicator).  Handed to the
- * transport as AdvectProblem.face_flux, it makes the tracer's cell means
+ * transport as FemAdvectProblem.face_flux, it makes the tracer's cell means
  * obey the maximum principle.
  */
 
@@ -45,17 +45,17 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
  * Until the forest changes, FemSipgFlux, FemSipgVelocity and FemSipgValue
  * evaluate this solution; after, they return 0.
  */
-PetscErrorCode FemSipgSolve(FemSipg s, Advect adv, PetscInt *its, PetscReal *rnorm);
+PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *rnorm);
 
 /** The numerical flux at a face point integrated with its weight,
- *  F . ndS out of fp->a (adv's face points, or AdvectProblem.face_flux's). */
-double FemSipgFlux(FemSipg s, const AdvectFacePoint *fp);
+ *  F . ndS out of fp->a (adv's face points, or FemAdvectProblem.face_flux's). */
+double FemSipgFlux(FemSipg s, const FemAdvectFacePoint *fp);
 
 /** b = -k grad p_h in the cell of pt. */
-void FemSipgVelocity(FemSipg s, const AdvectPoint *pt, double b[3]);
+void FemSipgVelocity(FemSipg s, const FemAdvectPoint *pt, double b[3]);
 
 /** p_h in the cell of pt. */
-double FemSipgValue(FemSipg s, const AdvectPoint *pt);
+double FemSipgValue(FemSipg s, const FemAdvectPoint *pt);
 
 /** p_h at the corners of every local cell (the Q1 coefficients), corners
  *  in p4est's order, in a fresh array the caller frees with PetscFree. */

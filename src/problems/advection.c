@@ -16,7 +16,7 @@
  * finer than a test can afford. */
 static const double hill_omega = 6.28318530717958647693, hill_sigma = 0.2;
 
-static void hill_velocity(void *ctx, const AdvectPoint *pt, double b[3])
+static void hill_velocity(void *ctx, const FemAdvectPoint *pt, double b[3])
 {
   const double *x = pt->x;
   (void)ctx;
@@ -44,7 +44,7 @@ static double hill_exact(void *ctx, const double x[3], double t)
  * t = 0 that moves with unit speed along the diagonal. */
 static const double front_speed = 1;
 
-static void front_velocity(void *ctx, const AdvectPoint *pt, double b[3])
+static void front_velocity(void *ctx, const FemAdvectPoint *pt, double b[3])
 {
   const double s = front_speed / sqrt((double)DIM);
   (void)ctx;
@@ -61,8 +61,8 @@ static double front_exact(void *ctx, const double x[3], double t)
   return d < front_speed * t ? 1.0 : 0.0;
 }
 
-static const AdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0, NULL};
-static const AdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5, 0, NULL};
+static const FemAdvectProblem hill = {"rotating-hill", hill_velocity, hill_exact, 1, 1.0, 0, NULL};
+static const FemAdvectProblem front = {"moving-front", front_velocity, front_exact, 1, 0.5, 0, NULL};
 
 #define AMR_ADVECTION_PROBLEM(NAME, HELP, DATA) \
   { \
@@ -98,7 +98,7 @@ PetscErrorCode AmrAdvectionCreate(AmrProblem p)
   AMR_OPTION("-adv_load_threshold", PetscOptionsReal("-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", NULL,
                                                      s->load_threshold, &s->load_threshold, NULL));
   PetscOptionsEnd();
-  if (AdvectOptionsGet(p->comm, &s->opt, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  if (FemAdvectOptionsRead(p->comm, &s->opt, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
   PetscCheck(s->t_final > 0, p->comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");
   PetscCheck(s->interval >= 1, p->comm, PETSC_ERR_USER_INPUT, "option -amr_interval %" PetscInt_FMT ": must be at least 1", s->interval);
   p->ntypes = 2;
@@ -117,8 +117,8 @@ static PetscErrorCode initial_numbers(AmrProblem p)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectClassify(s->adv, s->load_threshold));
-  PetscCall(AdvectMass(s->adv, &s->mass0, NULL));
+  PetscCall(FemAdvectClassify(s->adv, s->load_threshold));
+  PetscCall(FemAdvectMass(s->adv, &s->mass0, NULL));
   PetscFunctionReturn(0);
 }
 
@@ -130,8 +130,8 @@ PetscErrorCode AmrAdvectionSetup(AmrProblem p, p4est_t *p4est)
   PetscCheck(!p->mesh->geom, p->comm, PETSC_ERR_USER_INPUT,
              "option -mesh: %s is curved; advection needs trees that are the (bi/tri)linear maps of their vertices", p->mesh->name);
   s->p4est = p4est;
-  PetscCall(AdvectCreate(p4est, s->pde, s->ctx, &s->opt, &s->adv));
-  PetscCall(AmrProblemAddField(p, "AdvectCell", NULL, AdvectCellBytes(s->pde)));
+  PetscCall(FemAdvectCreate(p4est, s->pde, s->ctx, &s->opt, &s->adv));
+  PetscCall(AmrProblemAddField(p, "FemAdvectCell", NULL, FemAdvectCellBytes(s->pde)));
   PetscCall(initial_numbers(p));
   PetscFunctionReturn(0);
 }
@@ -141,7 +141,7 @@ PetscErrorCode AmrAdvectionInitial(AmrProblem p)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectProjectExact(s->adv));
+  PetscCall(FemAdvectProjectExact(s->adv));
   PetscCall(initial_numbers(p));
   PetscFunctionReturn(0);
 }
@@ -158,32 +158,32 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
   /* one step at a time, so that each step's own work is timed (the same
    * steps as one call for the whole interval) */
   s->step_cpu = 0;
-  for (PetscInt k = 0; k < s->interval && AdvectTime(s->adv) < s->t_final; k++) {
+  for (PetscInt k = 0; k < s->interval && FemAdvectTime(s->adv) < s->t_final; k++) {
     double c0, c1, w0, w1, rc = 0, rw = 0;
-    const double t = AdvectTime(s->adv);
+    const double t = FemAdvectTime(s->adv);
     int n;
-    AdvectWorkTime(s->adv, &c0, &w0);
-    PetscCall(AdvectAdvance(s->adv, s->t_final, 1, &n));
-    AdvectWorkTime(s->adv, &c1, &w1);
+    FemAdvectWorkTime(s->adv, &c0, &w0);
+    PetscCall(FemAdvectAdvance(s->adv, s->t_final, 1, &n));
+    FemAdvectWorkTime(s->adv, &c1, &w1);
     s->step_cpu += c1 - c0;
     if (s->after_step) {
-      PetscCall(s->after_step(p, AdvectTime(s->adv) - t, &rc, &rw, counts));
+      PetscCall(s->after_step(p, FemAdvectTime(s->adv) - t, &rc, &rw, counts));
       PetscCall(AmrProblemLogWorkCounts(p, c1 - c0 + rc, w1 - w0 + rw, counts));
     } else PetscCall(AmrProblemLogWork(p, c1 - c0, w1 - w0));
     p->state.step += n;
   }
   PetscCall(PetscFree(counts));
   s->t_advection = MPI_Wtime() - t0;
-  PetscCall(AdvectClassify(s->adv, s->load_threshold));
-  p->state.sim_time = AdvectTime(s->adv);
+  PetscCall(FemAdvectClassify(s->adv, s->load_threshold));
+  p->state.sim_time = FemAdvectTime(s->adv);
   p->state.done = p->state.sim_time >= s->t_final;
-  PetscCall(AdvectMass(s->adv, &s->mass, &s->inflow));
+  PetscCall(FemAdvectMass(s->adv, &s->mass, &s->inflow));
   s->l2 = NAN;
-  if (s->pde->has_exact) PetscCall(AdvectL2Error(s->adv, &s->l2));
+  if (s->pde->has_exact) PetscCall(FemAdvectL2Error(s->adv, &s->l2));
   for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      type1 += ((const AdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type == 1;
+      type1 += ((const FemAdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type == 1;
   }
   PetscCallMPI(MPI_Allreduce(&type1, &s->type1, 1, MPI_LONG_LONG, MPI_SUM, p->comm));
   s->cells = (long long)s->p4est->global_num_quadrants;
@@ -203,11 +203,11 @@ PetscErrorCode AmrAdvectionEstimate(AmrProblem p, double *eta2)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectIndicator(s->adv));
+  PetscCall(FemAdvectIndicator(s->adv));
   for (p4est_topidx_t t = s->p4est->first_local_tree; t <= s->p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(s->p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      const double e = ((const AdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->indicator;
+      const double e = ((const FemAdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->indicator;
       eta2[tr->quadrants_offset + i] = e * e;
     }
   }
@@ -219,7 +219,7 @@ PetscErrorCode AmrAdvectionAdapt(AmrProblem p, const signed char *marks, int min
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectAdapt(s->adv, marks, min_level, max_level));
+  PetscCall(FemAdvectAdapt(s->adv, marks, min_level, max_level));
   PetscFunctionReturn(0);
 }
 
@@ -228,7 +228,7 @@ PetscErrorCode AmrAdvectionLoadTypes(AmrProblem p, int *types)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectCellTypes(s->p4est, types));
+  PetscCall(FemAdvectCellTypes(s->p4est, types));
   PetscFunctionReturn(0);
 }
 
@@ -284,10 +284,10 @@ PetscErrorCode AmrAdvectionVTK(AmrProblem p, AmrVtkData *d)
   double *corners, *mean;
 
   PetscFunctionBeginUser;
-  PetscCall(AdvectCornerValues(s->adv, &corners));
+  PetscCall(FemAdvectCornerValues(s->adv, &corners));
   PetscCall(AmrVtkAddPointField(d, "tracer", corners));
   PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &mean));
-  PetscCall(AdvectCellMeans(s->adv, mean));
+  PetscCall(FemAdvectCellMeans(s->adv, mean));
   PetscCall(AmrVtkAddCellField(d, "tracer", mean));
   PetscFunctionReturn(0);
 }
@@ -301,7 +301,7 @@ PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st)
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
   PetscCallMPI(MPI_Comm_size(p->comm, &size));
-  AdvectGetHistory(s->adv, &t, &inflow);
+  FemAdvectGetHistory(s->adv, &t, &inflow);
   /* every rank's share of the inflow: on as many ranks the sum goes on in
    * the same order, bit for bit */
   if (rank == 0) PetscCall(PetscMalloc1(size, &all));
@@ -340,7 +340,7 @@ PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st)
       }
     }
   }
-  AdvectSetHistory(s->adv, t, inflow);
+  FemAdvectSetHistory(s->adv, t, inflow);
   PetscFunctionReturn(0);
 }
 
@@ -350,7 +350,7 @@ PetscErrorCode AmrAdvectionDestroy(AmrProblem p)
 
   PetscFunctionBeginUser;
   if (!s) PetscFunctionReturn(0);
-  PetscCall(AdvectDestroy(&s->adv));
+  PetscCall(FemAdvectDestroy(&s->adv));
   PetscCall(PetscFree(p->impl));
   PetscFunctionReturn(0);
 }

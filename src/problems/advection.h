@@ -14,10 +14,10 @@
 
 /** The state of an advection problem. */
 typedef struct {
-  const AdvectProblem *pde; /**< velocity, initial and inflow data */
+  const FemAdvectProblem *pde; /**< velocity, initial and inflow data */
   void *ctx;                   /**< passed to pde's functions */
-  AdvectOptions opt;        /**< -adv_degree, -adv_rk, -adv_cfl, -adv_limiter */
-  Advect adv;
+  FemAdvectOptions opt;        /**< -adv_degree, -adv_rk, -adv_cfl, -adv_limiter */
+  FemAdvect adv;
   p4est_t *p4est;
   double t_final;              /**< -t_final */
   PetscInt interval;           /**< -amr_interval: steps per cycle */

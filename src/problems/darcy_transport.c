@@ -35,7 +35,7 @@ typedef struct {
   /* after the cycle's steps: the tracer's range over cell means and over
    * quadrature points, and the discrete divergence of the face fluxes */
   double tracer_min, tracer_max, tracer_min_qp, tracer_max_qp, flux_divergence;
-} Darcy;
+} AmrDarcy;
 
 static double xy_distance(const double x[3], double cx, double cy) { return sqrt((x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy)); }
 
@@ -74,28 +74,28 @@ static const FemProblem pressure_problem = {
 };
 
 /* Zero before the first solve and on a forest changed since. */
-void DarcyVelocity(void *ctx, const AdvectPoint *pt, double b[3])
+void AmrDarcyVelocity(void *ctx, const FemAdvectPoint *pt, double b[3])
 {
-  const Darcy *d = ctx;
+  const AmrDarcy *d = ctx;
   FemSipgVelocity(d->sipg, pt, b);
 }
 
-double DarcyFlux(void *ctx, const AdvectFacePoint *fp)
+double AmrDarcyFlux(void *ctx, const FemAdvectFacePoint *fp)
 {
-  const Darcy *d = ctx;
+  const AmrDarcy *d = ctx;
   return FemSipgFlux(d->sipg, fp);
 }
 
-double DarcyInflow(void *ctx, const double x[3], double t)
+double AmrDarcyInflow(void *ctx, const double x[3], double t)
 {
   (void)ctx;
   (void)t;
   return xy_distance(x, 0, 0) < well_radius + 0.05 ? 1.0 : 0.0;
 }
 
-static const AdvectProblem tracer = {"darcy-transport", DarcyVelocity, DarcyInflow, 0, 1.0, 0, DarcyFlux};
+static const FemAdvectProblem tracer = {"darcy-transport", AmrDarcyVelocity, AmrDarcyInflow, 0, 1.0, 0, AmrDarcyFlux};
 
-static PetscErrorCode darcy_options(AmrProblem p, Darcy *d)
+static PetscErrorCode darcy_options(AmrProblem p, AmrDarcy *d)
 {
   char spec[PETSC_MAX_PATH_LEN + 16] = "constant:1";
 
@@ -113,10 +113,10 @@ static PetscErrorCode darcy_options(AmrProblem p, Darcy *d)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode DarcyCreate(AmrProblem p)
+PetscErrorCode AmrDarcyCreate(AmrProblem p)
 {
   AmrAdvection *s;
-  Darcy *d;
+  AmrDarcy *d;
 
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionCreate(p));
@@ -134,23 +134,23 @@ PetscErrorCode DarcyCreate(AmrProblem p)
 /* Solve for the pressure on the current forest (this rank's KSPSolve time
  * into the problem's ksp_cpu, ksp_wall) and rebuild the tracer's face data
  * with its fluxes. */
-static PetscErrorCode pressure(AmrProblem p, AmrAdvection *s, Darcy *d)
+static PetscErrorCode pressure(AmrProblem p, AmrAdvection *s, AmrDarcy *d)
 {
   PetscReal rnorm;
 
   PetscFunctionBeginUser;
-  d->p4est = AdvectForest(s->adv);
+  d->p4est = FemAdvectForest(s->adv);
   PetscCall(FemSipgSolve(d->sipg, s->adv, &s->ksp_its, &rnorm));
   FemSipgSolveTime(d->sipg, &p->ksp_cpu, &p->ksp_wall);
-  PetscCall(AdvectMeshChanged(s->adv));
+  PetscCall(FemAdvectMeshChanged(s->adv));
   d->revision = d->p4est->revision;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode DarcySolve(AmrProblem p)
+PetscErrorCode AmrDarcySolve(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
-  Darcy *d = s->extra;
+  AmrDarcy *d = s->extra;
   double t0 = MPI_Wtime();
 
   PetscFunctionBeginUser;
@@ -158,26 +158,26 @@ PetscErrorCode DarcySolve(AmrProblem p)
   s->t_poisson = MPI_Wtime() - t0;
   s->t_ksp = p->ksp_wall;
   {
-    /* seed of the transport zone: the type-1 cells (AdvectSetActive keeps
+    /* seed of the transport zone: the type-1 cells (FemAdvectSetActive keeps
      * its own copy); outside, cells whose tracer passes the load threshold
      * join in */
     int *zone;
     PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &zone));
-    PetscCall(AdvectCellTypes(s->p4est, zone));
-    PetscCall(AdvectSetActive(s->adv, zone, s->load_threshold));
+    PetscCall(FemAdvectCellTypes(s->p4est, zone));
+    PetscCall(FemAdvectSetActive(s->adv, zone, s->load_threshold));
     PetscCall(PetscFree(zone));
   }
   PetscCall(AmrAdvectionSteps(p));
-  PetscCall(AdvectMeanRange(s->adv, &d->tracer_min, &d->tracer_max));
-  PetscCall(AdvectPointRange(s->adv, &d->tracer_min_qp, &d->tracer_max_qp));
-  PetscCall(AdvectFluxDivergence(s->adv, &d->flux_divergence));
+  PetscCall(FemAdvectMeanRange(s->adv, &d->tracer_min, &d->tracer_max));
+  PetscCall(FemAdvectPointRange(s->adv, &d->tracer_min_qp, &d->tracer_max_qp));
+  PetscCall(FemAdvectFluxDivergence(s->adv, &d->flux_divergence));
   PetscFunctionReturn(0);
 }
 
 /* The largest change of ln k from the centre of the cell to the points one
  * cell width away across its faces (the centres of same-size neighbours;
  * outside the domain a file's field is its boundary cells'). */
-static double logk_jump(const Darcy *d, const p4est_connectivity_t *conn, p4est_topidx_t t, const p4est_quadrant_t *q)
+static double logk_jump(const AmrDarcy *d, const p4est_connectivity_t *conn, p4est_topidx_t t, const p4est_quadrant_t *q)
 {
   double eta[3] = {0.5, 0.5, 0.5}, x[3], centre, jump = 0;
 
@@ -200,10 +200,10 @@ static double logk_jump(const Darcy *d, const p4est_connectivity_t *conn, p4est_
  * coarsen thresholds keeps the children of a refined cell (a term that is
  * 0 or 1 refines a cell, finds its children below it, coarsens them, and
  * so on every other cycle), and stays at the full jump along a jump. */
-PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2)
+PetscErrorCode AmrDarcyEstimate(AmrProblem p, double *eta2)
 {
   AmrAdvection *s = p->impl;
-  const Darcy *d = s->extra;
+  const AmrDarcy *d = s->extra;
 
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionEstimate(p, eta2));
@@ -217,10 +217,10 @@ PetscErrorCode DarcyEstimate(AmrProblem p, double *eta2)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode DarcyPermeabilityVTK(AmrProblem p, AmrVtkData *vd)
+PetscErrorCode AmrDarcyPermeabilityVTK(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
-  const Darcy *d = s->extra;
+  const AmrDarcy *d = s->extra;
   const double centre[3] = {0.5, 0.5, 0.5};
   double *k, x[3];
 
@@ -237,9 +237,9 @@ PetscErrorCode DarcyPermeabilityVTK(AmrProblem p, AmrVtkData *vd)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode DarcyReport(AmrProblem p, json_line *j)
+PetscErrorCode AmrDarcyReportFields(AmrProblem p, json_line *j)
 {
-  const Darcy *d = ((AmrAdvection *)p->impl)->extra;
+  const AmrDarcy *d = ((AmrAdvection *)p->impl)->extra;
 
   PetscFunctionBeginUser;
   json_str(j, "permeability", FemPermeabilitySpec(d->perm));
@@ -252,11 +252,11 @@ PetscErrorCode DarcyReport(AmrProblem p, json_line *j)
 }
 
 /* darcy-transport's report: the advection family's and the Darcy fields. */
-static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
+static PetscErrorCode AmrDarcyReport(AmrProblem p, json_line *j)
 {
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionReport(p, j));
-  PetscCall(DarcyReport(p, j));
+  PetscCall(AmrDarcyReportFields(p, j));
   PetscFunctionReturn(0);
 }
 
@@ -264,15 +264,15 @@ static PetscErrorCode darcy_report(AmrProblem p, json_line *j)
  * of every cell (the DG Q1 pressure, discontinuous), solved on this forest
  * at this cycle's start; the initial state, before the first solve, has no
  * pressure. */
-static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
+static PetscErrorCode AmrDarcyVTK(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
-  Darcy *d = s->extra;
+  AmrDarcy *d = s->extra;
   double *pressure;
 
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionVTK(p, vd));
-  PetscCall(DarcyPermeabilityVTK(p, vd));
+  PetscCall(AmrDarcyPermeabilityVTK(p, vd));
   if (!d->p4est) PetscFunctionReturn(0);
   PetscCheck(d->p4est->revision == d->revision, PETSC_COMM_SELF, PETSC_ERR_ORDER, "darcy-transport: the pressure is not of the current forest");
   PetscCall(FemSipgCornerValues(d->sipg, &pressure));
@@ -280,10 +280,10 @@ static PetscErrorCode darcy_vtk(AmrProblem p, AmrVtkData *vd)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode DarcyDestroy(AmrProblem p)
+PetscErrorCode AmrDarcyDestroy(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
-  Darcy *d = s ? s->extra : NULL;
+  AmrDarcy *d = s ? s->extra : NULL;
 
   PetscFunctionBeginUser;
   if (d) {
@@ -299,17 +299,17 @@ const AmrProblemOps amr_problem_darcy_transport = {
   .name = "darcy-transport",
   .help = "Advection: quarter five-spot, tracer carried by the Darcy velocity of a pressure solve",
   .data = &tracer,
-  .create = DarcyCreate,
+  .create = AmrDarcyCreate,
   .setup = AmrAdvectionSetup,
   .initial = AmrAdvectionInitial,
-  .solve = DarcySolve,
-  .estimate = DarcyEstimate,
+  .solve = AmrDarcySolve,
+  .estimate = AmrDarcyEstimate,
   .adapt = AmrAdvectionAdapt,
   .load_types = AmrAdvectionLoadTypes,
   .monitor = AmrAdvectionMonitor,
-  .report = darcy_report,
-  .vtk = darcy_vtk,
-  .destroy = DarcyDestroy,
+  .report = AmrDarcyReport,
+  .vtk = AmrDarcyVTK,
+  .destroy = AmrDarcyDestroy,
   .save = AmrAdvectionSave,
   .load = AmrAdvectionLoad,
 };

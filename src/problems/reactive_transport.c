@@ -7,7 +7,7 @@
  * tens to hundreds, so the work follows the chemistry, not the cell count.
  *
  * B, C and each cell's measured reaction cost are extra DG fields of the
- * solver's cells (AdvectProblem.nextra): refine, coarsen and partition
+ * solver's cells (FemAdvectProblem.nextra): refine, coarsen and partition
  * carry them with the tracer, conservatively.  Load types: quiet (inert or
  * reacted) and reacting (load_type).  The local work logged per step is
  * the transport step plus the reaction sweep; the per-cell cost
@@ -27,14 +27,14 @@
 /* The extra fields of the solver's cells. */
 enum { FIELD_B, FIELD_C, FIELD_COST, NFIELDS };
 
-static const AdvectProblem reactive = {"reactive-transport", DarcyVelocity, DarcyInflow, 0, 1.0, NFIELDS, DarcyFlux};
+static const FemAdvectProblem reactive = {"reactive-transport", AmrDarcyVelocity, AmrDarcyInflow, 0, 1.0, NFIELDS, AmrDarcyFlux};
 
 typedef struct {
-  ReactionParams react;
+  FemReactionParams react;
   double mass_b0;           /* integral of B at the start */
   double mass_a, mass_b, mass_c;
   double range_b[2], range_c[2]; /* cell means of B and C after the steps */
-  long long ntype[REACTION_NTYPES]; /* cells per reaction state after the steps */
+  long long ntype[FEM_REACTION_NTYPES]; /* cells per reaction state after the steps */
   long long steps;          /* integrator steps of the cycle, all ranks */
   double t_reaction;        /* wall seconds of the cycle's reaction sweeps, max over ranks */
   long long steps_local;
@@ -44,9 +44,9 @@ typedef struct {
   int nranks;
   double *step_ns;          /* per rank: front_cpu per front step, ns */
   p4est_locidx_t nsolve;    /* local cells during the steps */
-} Reactive;
+} AmrReactive;
 
-static int nbasis(const AmrAdvection *s) { return s->opt.degree ? ADVECT_NB : 1; }
+static int nbasis(const AmrAdvection *s) { return s->opt.degree ? FEM_ADVECT_NB : 1; }
 
 /* The load types: a cell where nothing reacts, inert or reacted, takes one
  * integrator step per point whichever state it is in, so both are one type
@@ -54,11 +54,11 @@ static int nbasis(const AmrAdvection *s) { return s->opt.degree ? ADVECT_NB : 1;
  * two equal costs of 1% of a reacting cell's, which 2 ranks cannot). */
 enum { LOAD_QUIET, LOAD_REACTING, NLOADTYPES };
 
-static int cell_state(const Reactive *r, int nb, AdvectCell *d) { return (int)ReactionCellState(&r->react, nb, d->c, AdvectCellExtra(d, FIELD_B), AdvectCellExtra(d, FIELD_C)); }
+static int cell_state(const AmrReactive *r, int nb, FemAdvectCell *d) { return (int)FemReactionCellState(&r->react, nb, d->c, FemAdvectCellExtra(d, FIELD_B), FemAdvectCellExtra(d, FIELD_C)); }
 
-static int load_type(int state) { return state == REACTION_REACTING ? LOAD_REACTING : LOAD_QUIET; }
+static int load_type(int state) { return state == FEM_REACTION_REACTING ? LOAD_REACTING : LOAD_QUIET; }
 
-static Reactive *reactive_state(AmrProblem p) { return ((AmrAdvection *)p->impl)->after_ctx; }
+static AmrReactive *reactive_state(AmrProblem p) { return ((AmrAdvection *)p->impl)->after_ctx; }
 
 /* body for every local cell K with its data d, in curve order. */
 #define FOR_LOCAL_CELLS(p4est, K, d, ...) \
@@ -66,14 +66,14 @@ static Reactive *reactive_state(AmrProblem p) { return ((AmrAdvection *)p->impl)
     p4est_tree_t *tr_ = p4est_tree_array_index((p4est)->trees, t_); \
     for (size_t i_ = 0; i_ < tr_->quadrants.elem_count; i_++) { \
       const p4est_locidx_t K = tr_->quadrants_offset + (p4est_locidx_t)i_; \
-      AdvectCell *d = p4est_quadrant_array_index(&tr_->quadrants, i_)->p.user_data; \
+      FemAdvectCell *d = p4est_quadrant_array_index(&tr_->quadrants, i_)->p.user_data; \
       (void)K; \
       __VA_ARGS__ \
     } \
   }
 
 /* The reaction over dt in every local cell, each cell timed by its own
- * clock reading (ReactionCell); the cell's CPU time is added to its cost.
+ * clock reading (FemReactionCell); the cell's CPU time is added to its cost.
  * counts: the cells per reaction state as the sweep finds them, after the
  * transport step, which decides how hard each cell's integration is (a
  * front moves over several cells within one cycle); counted before the
@@ -81,7 +81,7 @@ static Reactive *reactive_state(AmrProblem p) { return ((AmrAdvection *)p->impl)
 static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *wall, int64_t *counts)
 {
   AmrAdvection *s = p->impl;
-  Reactive *r = reactive_state(p);
+  AmrReactive *r = reactive_state(p);
   const int nb = nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1;
   double w0, c0, clock, *xibar;
 
@@ -89,13 +89,13 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   for (int t = 0; t < NLOADTYPES; t++) counts[t] = 0;
   FOR_LOCAL_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
   PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants * DIM + 1, &xibar));
-  PetscCall(AdvectCellCentroids(s->adv, xibar));
+  PetscCall(FemAdvectCellCentroids(s->adv, xibar));
   w0 = MPI_Wtime();
   clock = c0 = FemThreadTime();
   FOR_LOCAL_CELLS(s->p4est, K, d, {
-    ReactionWork w = {0, 0, 0};
-    PetscCall(ReactionCell(&r->react, nb, xibar + (size_t)K * DIM, d->c, AdvectCellExtra(d, FIELD_B), AdvectCellExtra(d, FIELD_C), dt, &clock, &w));
-    AdvectCellExtra(d, FIELD_COST)[0] += w.cpu;
+    FemReactionWork w = {0, 0, 0};
+    PetscCall(FemReactionCell(&r->react, nb, xibar + (size_t)K * DIM, d->c, FemAdvectCellExtra(d, FIELD_B), FemAdvectCellExtra(d, FIELD_C), dt, &clock, &w));
+    FemAdvectCellExtra(d, FIELD_COST)[0] += w.cpu;
     r->steps_local += w.steps;
     /* a point where nothing reacts takes one step: more is the front */
     if (w.steps > npoints) {
@@ -110,14 +110,14 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_create(AmrProblem p)
+static PetscErrorCode AmrReactiveCreate(AmrProblem p)
 {
   AmrAdvection *s;
-  Reactive *r;
+  AmrReactive *r;
   char msg[256];
 
   PetscFunctionBeginUser;
-  PetscCall(DarcyCreate(p));
+  PetscCall(AmrDarcyCreate(p));
   s = p->impl;
   PetscCall(PetscCalloc1(1, &r));
   s->after_ctx = r;
@@ -126,11 +126,11 @@ static PetscErrorCode reactive_create(AmrProblem p)
   s->after_step = react_step;
   /* tighter than the discretisation's defaults: a reacting cell then costs
    * tens of times a cell where nothing reacts, transport included (README) */
-  ReactionDefaults(&r->react);
+  FemReactionDefaults(&r->react);
   r->react.rtol = 1e-5;
   r->react.atol = 1e-8;
   r->react.threshold = 1e-8;
-  if (ReactionOptionsGet(p->comm, &r->react, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  if (FemReactionOptionsRead(p->comm, &r->react, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
   p->ntypes = NLOADTYPES;
   PetscFunctionReturn(0);
 }
@@ -139,19 +139,19 @@ static PetscErrorCode reactive_create(AmrProblem p)
 static PetscErrorCode initial_species(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
-  Reactive *r = reactive_state(p);
+  AmrReactive *r = reactive_state(p);
 
   PetscFunctionBeginUser;
   FOR_LOCAL_CELLS(s->p4est, K, d, {
     for (int f = 0; f < NFIELDS; f++)
-      for (int k = 0; k < ADVECT_NB; k++) AdvectCellExtra(d, f)[k] = 0;
-    AdvectCellExtra(d, FIELD_B)[0] = r->react.b0;
+      for (int k = 0; k < FEM_ADVECT_NB; k++) FemAdvectCellExtra(d, f)[k] = 0;
+    FemAdvectCellExtra(d, FIELD_B)[0] = r->react.b0;
   })
-  PetscCall(AdvectExtraMass(s->adv, FIELD_B, &r->mass_b0));
+  PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b0));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_setup(AmrProblem p, p4est_t *p4est)
+static PetscErrorCode AmrReactiveSetup(AmrProblem p, p4est_t *p4est)
 {
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionSetup(p, p4est));
@@ -159,7 +159,7 @@ static PetscErrorCode reactive_setup(AmrProblem p, p4est_t *p4est)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_initial(AmrProblem p)
+static PetscErrorCode AmrReactiveInitial(AmrProblem p)
 {
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionInitial(p));
@@ -167,10 +167,10 @@ static PetscErrorCode reactive_initial(AmrProblem p)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_load_types(AmrProblem p, int *types)
+static PetscErrorCode AmrReactiveLoadTypes(AmrProblem p, int *types)
 {
   AmrAdvection *s = p->impl;
-  Reactive *r = reactive_state(p);
+  AmrReactive *r = reactive_state(p);
   const int nb = nbasis(s);
 
   PetscFunctionBeginUser;
@@ -181,31 +181,31 @@ static PetscErrorCode reactive_load_types(AmrProblem p, int *types)
 /* darcy-transport's cycle with the reaction after every step; the tracer's
  * mass is then A + C, the tracer free and bound, which keeps the balance
  * mass = mass_initial + inflow. */
-static PetscErrorCode reactive_solve(AmrProblem p)
+static PetscErrorCode AmrReactiveSolve(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
-  Reactive *r = reactive_state(p);
-  long long loc[1 + REACTION_NTYPES] = {0};
+  AmrReactive *r = reactive_state(p);
+  long long loc[1 + FEM_REACTION_NTYPES] = {0};
   const int nb = nbasis(s);
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { AdvectCellExtra(d, FIELD_COST)[0] = 0; })
+  FOR_LOCAL_CELLS(s->p4est, K, d, { FemAdvectCellExtra(d, FIELD_COST)[0] = 0; })
   r->steps_local = 0;
   r->wall_local = r->front_cpu = 0;
   r->front_steps = 0;
   r->nsolve = s->p4est->local_num_quadrants;
-  PetscCall(DarcySolve(p));
+  PetscCall(AmrDarcySolve(p));
   r->mass_a = s->mass;
-  PetscCall(AdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
-  PetscCall(AdvectExtraMass(s->adv, FIELD_C, &r->mass_c));
-  PetscCall(AdvectExtraMeanRange(s->adv, FIELD_B, &r->range_b[0], &r->range_b[1]));
-  PetscCall(AdvectExtraMeanRange(s->adv, FIELD_C, &r->range_c[0], &r->range_c[1]));
+  PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
+  PetscCall(FemAdvectExtraMass(s->adv, FIELD_C, &r->mass_c));
+  PetscCall(FemAdvectExtraMeanRange(s->adv, FIELD_B, &r->range_b[0], &r->range_b[1]));
+  PetscCall(FemAdvectExtraMeanRange(s->adv, FIELD_C, &r->range_c[0], &r->range_c[1]));
   s->mass = r->mass_a + r->mass_c;
   loc[0] = r->steps_local;
   FOR_LOCAL_CELLS(s->p4est, K, d, { loc[1 + cell_state(r, nb, d)]++; })
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 1 + REACTION_NTYPES, MPI_LONG_LONG, MPI_SUM, p->comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 1 + FEM_REACTION_NTYPES, MPI_LONG_LONG, MPI_SUM, p->comm));
   r->steps = loc[0];
-  for (int t = 0; t < REACTION_NTYPES; t++) r->ntype[t] = loc[1 + t];
+  for (int t = 0; t < FEM_REACTION_NTYPES; t++) r->ntype[t] = loc[1 + t];
   PetscCallMPI(MPI_Allreduce(&r->wall_local, &r->t_reaction, 1, MPI_DOUBLE, MPI_MAX, p->comm));
   {
     /* the same arithmetic on every rank (the per-cell costs of a clock
@@ -220,32 +220,32 @@ static PetscErrorCode reactive_solve(AmrProblem p)
 
 /* Relative error of B + C against the initial B (A + C is the transport's
  * mass balance, AmrAdvectionBalanceError). */
-static double error_bc(const Reactive *r) { return r->mass_b0 > 0 ? fabs(r->mass_b + r->mass_c - r->mass_b0) / r->mass_b0 : fabs(r->mass_b + r->mass_c); }
+static double error_bc(const AmrReactive *r) { return r->mass_b0 > 0 ? fabs(r->mass_b + r->mass_c - r->mass_b0) / r->mass_b0 : fabs(r->mass_b + r->mass_c); }
 
-static PetscErrorCode reactive_monitor(AmrProblem p, int cycle)
+static PetscErrorCode AmrReactiveMonitor(AmrProblem p, int cycle)
 {
   AmrAdvection *s = p->impl;
-  Reactive *r = reactive_state(p);
+  AmrReactive *r = reactive_state(p);
 
   PetscFunctionBeginUser;
   PetscCall(PetscPrintf(p->comm,
                         "%s: cycle %d, t %.5f, step %lld: %lld cells (%lld inert, %lld reacting, %lld reacted), %lld reaction steps, A+C %.10e (error %.1e), "
                         "B+C %.10e (error %.1e)\n",
-                        AMR_PROGRAM, cycle, p->state.sim_time, p->state.step, s->cells, r->ntype[REACTION_INERT], r->ntype[REACTION_REACTING],
-                        r->ntype[REACTION_REACTED], r->steps, s->mass, AmrAdvectionBalanceError(s), r->mass_b + r->mass_c, error_bc(r)));
+                        AMR_PROGRAM, cycle, p->state.sim_time, p->state.step, s->cells, r->ntype[FEM_REACTION_INERT], r->ntype[FEM_REACTION_REACTING],
+                        r->ntype[FEM_REACTION_REACTED], r->steps, s->mass, AmrAdvectionBalanceError(s), r->mass_b + r->mass_c, error_bc(r)));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_report(AmrProblem p, json_line *j)
+static PetscErrorCode AmrReactiveReport(AmrProblem p, json_line *j)
 {
-  Reactive *r = reactive_state(p);
+  AmrReactive *r = reactive_state(p);
 
   PetscFunctionBeginUser;
-  json_int(j, "cells_inert", r->ntype[REACTION_INERT]);
-  json_int(j, "cells_reacting", r->ntype[REACTION_REACTING]);
-  json_int(j, "cells_reacted", r->ntype[REACTION_REACTED]);
+  json_int(j, "cells_inert", r->ntype[FEM_REACTION_INERT]);
+  json_int(j, "cells_reacting", r->ntype[FEM_REACTION_REACTING]);
+  json_int(j, "cells_reacted", r->ntype[FEM_REACTION_REACTED]);
   PetscCall(AmrAdvectionReportTransport(p, j));
-  PetscCall(DarcyReport(p, j));
+  PetscCall(AmrDarcyReportFields(p, j));
   json_real(j, "b_min", r->range_b[0]);
   json_real(j, "b_max", r->range_b[1]);
   json_real(j, "c_min", r->range_c[0]);
@@ -261,18 +261,18 @@ static PetscErrorCode reactive_report(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_vtk(AmrProblem p, AmrVtkData *vd)
+static PetscErrorCode AmrReactiveVTK(AmrProblem p, AmrVtkData *vd)
 {
   AmrAdvection *s = p->impl;
   static const char *const species[] = {"B", "C", "reaction_cost"};
 
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionVTK(p, vd));
-  PetscCall(DarcyPermeabilityVTK(p, vd));
+  PetscCall(AmrDarcyPermeabilityVTK(p, vd));
   for (int f = 0; f < NFIELDS; f++) {
     double *v;
     PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &v));
-    FOR_LOCAL_CELLS(s->p4est, K, d, { v[K] = AdvectCellExtra(d, f)[0]; })
+    FOR_LOCAL_CELLS(s->p4est, K, d, { v[K] = FemAdvectCellExtra(d, f)[0]; })
     PetscCall(AmrVtkAddCellField(vd, species[f], v));
   }
   PetscFunctionReturn(0);
@@ -283,25 +283,25 @@ static PetscErrorCode reactive_vtk(AmrProblem p, AmrVtkData *vd)
  * children's volume-weighted mean), plus the rank's transport work shared
  * equally by the cells it advected: the DG loops do about the same work
  * per cell, and no clock per cell is read inside them. */
-static PetscErrorCode reactive_cell_costs(AmrProblem p, double *cost)
+static PetscErrorCode AmrReactiveCellCosts(AmrProblem p, double *cost)
 {
   AmrAdvection *s = p->impl;
-  const Reactive *r = reactive_state(p);
+  const AmrReactive *r = reactive_state(p);
   const double share = r->nsolve > 0 ? s->step_cpu / r->nsolve : 0;
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { cost[K] = AdvectCellExtra(d, FIELD_COST)[0] + share; })
+  FOR_LOCAL_CELLS(s->p4est, K, d, { cost[K] = FemAdvectCellExtra(d, FIELD_COST)[0] + share; })
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode reactive_destroy(AmrProblem p)
+static PetscErrorCode AmrReactiveDestroy(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
   if (s && s->after_ctx) PetscCall(PetscFree(reactive_state(p)->step_ns));
   if (s) PetscCall(PetscFree(s->after_ctx));
-  PetscCall(DarcyDestroy(p));
+  PetscCall(AmrDarcyDestroy(p));
   PetscFunctionReturn(0);
 }
 
@@ -309,18 +309,18 @@ const AmrProblemOps amr_problem_reactive_transport = {
   .name = "reactive-transport",
   .help = "Darcy transport with A + B -> C per cell after each step (ROS2, error control): the front costs tens of times more",
   .data = &reactive,
-  .create = reactive_create,
-  .setup = reactive_setup,
-  .initial = reactive_initial,
-  .solve = reactive_solve,
-  .estimate = DarcyEstimate,
+  .create = AmrReactiveCreate,
+  .setup = AmrReactiveSetup,
+  .initial = AmrReactiveInitial,
+  .solve = AmrReactiveSolve,
+  .estimate = AmrDarcyEstimate,
   .adapt = AmrAdvectionAdapt,
-  .load_types = reactive_load_types,
-  .monitor = reactive_monitor,
-  .report = reactive_report,
-  .vtk = reactive_vtk,
-  .destroy = reactive_destroy,
+  .load_types = AmrReactiveLoadTypes,
+  .monitor = AmrReactiveMonitor,
+  .report = AmrReactiveReport,
+  .vtk = AmrReactiveVTK,
+  .destroy = AmrReactiveDestroy,
   .save = AmrAdvectionSave, /* B's initial integral is setup's, from the initial data, on any forest */
   .load = AmrAdvectionLoad,
-  .cell_costs = reactive_cell_costs,
+  .cell_costs = AmrReactiveCellCosts,
 };

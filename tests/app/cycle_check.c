@@ -45,7 +45,7 @@
 typedef struct {
   p4est_t *p4est;
   AmrCycle cyc;
-  Advect adv;
+  FemAdvect adv;
   FemPoisson fp;
   double *coef; /* Poisson element coefficients, outside the forest */
   int *types;
@@ -57,7 +57,7 @@ static PetscErrorCode cell_types(setup_t *s)
   PetscFunctionBeginUser;
   PetscCall(PetscFree(s->types));
   PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &s->types));
-  PetscCall(AdvectCellTypes(s->p4est, s->types));
+  PetscCall(FemAdvectCellTypes(s->p4est, s->types));
   PetscFunctionReturn(0);
 }
 
@@ -141,14 +141,14 @@ static PetscErrorCode snapshot(setup_t *s, int *per, double **all)
   int *cnt = NULL, *disp = NULL;
 
   PetscFunctionBeginUser;
-  *per = 6 + ADVECT_NB + 1 + vn;
+  *per = 6 + FEM_ADVECT_NB + 1 + vn;
   PetscCall(PetscMalloc1((size_t)n * *per + 1, &mine));
   d = mine;
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
       const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
-      const AdvectCell *c = q->p.user_data;
+      const FemAdvectCell *c = q->p.user_data;
       *d++ = t;
       *d++ = q->level;
       *d++ = q->x;
@@ -159,7 +159,7 @@ static PetscErrorCode snapshot(setup_t *s, int *per, double **all)
       *d++ = 0;
 #endif
       *d++ = c->load_type;
-      for (int k = 0; k < ADVECT_NB; k++) *d++ = c->c[k];
+      for (int k = 0; k < FEM_ADVECT_NB; k++) *d++ = c->c[k];
       *d++ = c->indicator;
       for (int k = 0; k < vn; k++) *d++ = s->coef[(tr->quadrants_offset + i) * vn + k];
     }
@@ -251,11 +251,11 @@ static PetscErrorCode check_migration(setup_t *s)
 
     /* from the even split, measured there */
     PetscCall(even_split(comm, s));
-    PetscCall(AdvectMass(s->adv, &mass0, NULL));
+    PetscCall(FemAdvectMass(s->adv, &mass0, NULL));
     PetscCall(solution_integral(s, &int0));
     PetscCall(snapshot(s, &per, &a0));
     PetscCall(rebalance(s, m, &rec));
-    PetscCall(AdvectMass(s->adv, &mass1, NULL));
+    PetscCall(FemAdvectMass(s->adv, &mass1, NULL));
     PetscCall(solution_integral(s, &int1));
     PetscCall(snapshot(s, &per, &a1));
     lb_metrics_loads(size, rec.rank_load_predicted, &before);

@@ -6,7 +6,7 @@
 #include <petscsys.h>
 #include "app/lbcycle.h"
 #include "fem/femutil.h"
-#include "fem/poisson_impl.h"
+#include "fem/impl/poisson.h"
 #include "mesh/mesh.h"
 #include "mesh/shapes.h"
 #include "problems/poisson.h"

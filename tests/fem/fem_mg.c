@@ -11,7 +11,7 @@
 #include <string.h>
 #include <petscsys.h>
 #include "app/lbcycle.h"
-#include "fem/poisson_impl.h"
+#include "fem/impl/poisson.h"
 #include "mesh/geom.h"
 #include "mesh/shapes.h"
 #include "problems/poisson.h"

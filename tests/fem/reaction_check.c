@@ -47,20 +47,20 @@ static double exact_a(double k, double a0, double b0, double t)
 
 static PetscErrorCode check_tolerance(double max_ratio, double min_drop)
 {
-  ReactionParams p;
+  FemReactionParams p;
   const double a0 = 0.3, b0 = 0.5, c0 = 0.1, T = 0.01;
   double first = 0, last = 0;
   PetscFunctionBeginUser;
-  ReactionDefaults(&p);
+  FemReactionDefaults(&p);
   p.k = 1e3; /* k (B - A) T = 2 and k B T = 5: a stiff transient */
   const double a = exact_a(p.k, a0, b0, T);
   const double exact[3] = {a, b0 - (a0 - a), c0 + (a0 - a)};
   for (int e = 2; e <= 8; e++) {
-    ReactionWork w = {0};
+    FemReactionWork w = {0};
     double y[3] = {a0, b0, c0}, err = 0;
     p.rtol = pow(10, -e);
     p.atol = p.rtol / 1000;
-    PetscCall(ReactionIntegrate(&p, y, T, &w));
+    PetscCall(FemReactionIntegrate(&p, y, T, &w));
     for (int i = 0; i < 3; i++) err = fmax(err, fabs(y[i] - exact[i]));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "rtol %.0e steps %5d rejected %3d error %.3e error/rtol %.3f\n", p.rtol, w.steps, w.rejected, err,
                           err / p.rtol));
@@ -75,16 +75,16 @@ static PetscErrorCode check_tolerance(double max_ratio, double min_drop)
 
 static PetscErrorCode check_order(double min_rate)
 {
-  ReactionParams p;
+  FemReactionParams p;
   const double a0 = 0.3, b0 = 0.5, T = 1;
   double prev = 0, rate = 0;
   PetscFunctionBeginUser;
-  ReactionDefaults(&p);
+  FemReactionDefaults(&p);
   p.k = 10;
   const double a = exact_a(p.k, a0, b0, T);
   for (int n = 10; n <= 640; n *= 2) {
     double y[3] = {a0, b0, 0};
-    for (int i = 0; i < n; i++) ReactionStep(&p, y, T / n);
+    for (int i = 0; i < n; i++) FemReactionStep(&p, y, T / n);
     const double err = fabs(y[0] - a);
     if (prev > 0) rate = log2(prev / err);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps %4d error %.3e rate %.3f\n", n, err, prev > 0 ? rate : 0));
@@ -136,32 +136,32 @@ static double slope_scaling_error(int nb, const double *b0, const double *c0, co
 
 static PetscErrorCode check_conservation(double tol)
 {
-  ReactionParams p;
+  FemReactionParams p;
   double worst_step = 0, worst_chain = 0, worst_cell = 0, worst_shape = 0;
   long steps = 0;
   PetscFunctionBeginUser;
-  ReactionDefaults(&p);
+  FemReactionDefaults(&p);
   srand(12345);
   for (int i = 0; i < 100000; i++) {
     double y0[3], y[3];
     for (int s = 0; s < 3; s++) y[s] = y0[s] = uniform(-0.1, 1);
     p.k = pow(10, uniform(0, 7));
-    ReactionStep(&p, y, pow(10, uniform(-6, 0)));
+    FemReactionStep(&p, y, pow(10, uniform(-6, 0)));
     worst_step = fmax(worst_step, invariant_change(y0, y));
   }
   for (int i = 0; i < 100; i++) {
     double y0[3], y[3];
-    ReactionWork w = {0};
+    FemReactionWork w = {0};
     for (int s = 0; s < 3; s++) y[s] = y0[s] = uniform(0, 1);
     p.k = pow(10, uniform(0, 6));
-    for (int j = 0; j < 1000; j++) PetscCall(ReactionIntegrate(&p, y, pow(10, uniform(-6, -2)), &w));
+    for (int j = 0; j < 1000; j++) PetscCall(FemReactionIntegrate(&p, y, pow(10, uniform(-6, -2)), &w));
     steps += w.steps;
     worst_chain = fmax(worst_chain, invariant_change(y0, y));
   }
   for (int i = 0; i < 30000; i++) {
     const int nb = i % 3 == 0 ? 1 : i % 3 == 1 ? 3 : 4;
     double a[4], b[4], c[4], a0[4], b0[4], c0[4];
-    ReactionWork w;
+    FemReactionWork w;
     for (int j = 0; j < nb; j++) {
       /* means in [0, 1], slopes up to a third of them: negative point
        * values occur */
@@ -171,7 +171,7 @@ static PetscErrorCode check_conservation(double tol)
       c[j] = c0[j] = uniform(j ? -lim : 0, lim);
     }
     p.k = pow(10, uniform(0, 6));
-    PetscCall(ReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
+    PetscCall(FemReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
     {
       const double y0[3] = {a0[0], b0[0], c0[0]}, y[3] = {a[0], b[0], c[0]};
       worst_cell = fmax(worst_cell, invariant_change(y0, y));
@@ -202,16 +202,16 @@ static double value_at(const double *v, int nb, int q, int half)
 
 static PetscErrorCode check_positivity(double tol)
 {
-  ReactionParams p;
+  FemReactionParams p;
   double lowest = 0, c_over = 0, a_growth = 0;
   int dipped = 0;
   PetscFunctionBeginUser;
-  ReactionDefaults(&p);
+  FemReactionDefaults(&p);
   srand(2468);
   for (int i = 0; i < 30000; i++) {
     const int nb = i % 3 == 0 ? 1 : i % 3 == 1 ? 3 : 4, np = nb > 1 ? 1 << (nb - 1) : 1;
     double a[4], b[4], c[4];
-    ReactionWork w;
+    FemReactionWork w;
     /* means in range, slopes up to 1.5 times the mean: points dip below 0
      * (counted: the check must see them); B + C = b0 at every point */
     a[0] = uniform(0, 1);
@@ -225,7 +225,7 @@ static PetscErrorCode check_positivity(double tol)
     const double amean = a[0];
     for (int q = 0; q < np; q++) dipped += value_at(a, nb, q, 0) < 0 || value_at(b, nb, q, 0) < 0 || value_at(c, nb, q, 0) < 0;
     p.k = pow(10, uniform(0, 6));
-    PetscCall(ReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
+    PetscCall(FemReactionCell(&p, nb, NULL, a, b, c, pow(10, uniform(-5, -1)), NULL, &w));
     for (int q = 0; q < np; q++)
       for (int half = 0; half < 2; half++) {
         lowest = fmin(lowest, fmin(value_at(a, nb, q, half), fmin(value_at(b, nb, q, half), value_at(c, nb, q, half))));
@@ -241,9 +241,9 @@ static PetscErrorCode check_positivity(double tol)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double min_contrast)
+static PetscErrorCode check_contrast(const FemReactionParams *pp, double dt, double min_contrast)
 {
-  const ReactionParams p = *pp;
+  const FemReactionParams p = *pp;
   int front_min = 1 << 30, other_max = 0;
   PetscFunctionBeginUser;
   const double b0 = p.b0;
@@ -263,16 +263,16 @@ static PetscErrorCode check_contrast(const ReactionParams *pp, double dt, double
   };
   for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
     double a[3], b[3], c[3];
-    ReactionWork w;
+    FemReactionWork w;
     memcpy(a, cells[i].a, sizeof a);
     memcpy(b, cells[i].b, sizeof b);
     memcpy(c, cells[i].c, sizeof c);
-    const ReactionState st = ReactionCellState(&p, 3, a, b, c);
-    PetscCall(ReactionCell(&p, 3, NULL, a, b, c, dt, NULL, &w));
+    const FemReactionState st = FemReactionCellState(&p, 3, a, b, c);
+    PetscCall(FemReactionCell(&p, 3, NULL, a, b, c, dt, NULL, &w));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-26s state %d steps %4d (rejected %3d) A %.3e B %.3e C %.3e\n", cells[i].what, (int)st, w.steps,
                           w.rejected, a[0], b[0], c[0]));
     const int front = !strncmp(cells[i].what, "front", 5);
-    CHECK(front == (st == REACTION_REACTING)); /* the load type must tell the front from the rest */
+    CHECK(front == (st == FEM_REACTION_REACTING)); /* the load type must tell the front from the rest */
     if (front)
       front_min = w.steps < front_min ? w.steps : front_min;
     else
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
   char check[64] = "";
   PetscReal max_ratio = 10, min_drop = 1e4, min_rate = 1.9, tol = 1e-14, dt = 1e-3, min_contrast = 10;
   char msg[256] = "";
-  ReactionParams p;
+  FemReactionParams p;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-check", check, sizeof check, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-max_ratio", &max_ratio, NULL));
@@ -299,8 +299,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-dt", &dt, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-min_contrast", &min_contrast, NULL));
   /* the -react_* options set the contrast check's parameters */
-  ReactionDefaults(&p);
-  if (ReactionOptionsGet(PETSC_COMM_WORLD, &p, msg, sizeof msg))
+  FemReactionDefaults(&p);
+  if (FemReactionOptionsRead(PETSC_COMM_WORLD, &p, msg, sizeof msg))
     ;
   else if (!strcmp(check, "tolerance"))
     PetscCall(check_tolerance(max_ratio, min_drop));

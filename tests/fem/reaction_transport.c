@@ -32,7 +32,7 @@
 
 #define DIM P4EST_DIM
 
-static void velocity(void *ctx, const AdvectPoint *pt, double b[3])
+static void velocity(void *ctx, const FemAdvectPoint *pt, double b[3])
 {
   (void)ctx;
   (void)pt;
@@ -49,31 +49,31 @@ static double inflow(void *ctx, const double x[3], double t)
   return t > 0 ? 1 : 0;
 }
 
-static const AdvectProblem injection = {.name = "injection", .velocity = velocity, .exact = inflow, .has_exact = 0, .t_final = 0.3};
+static const FemAdvectProblem injection = {.name = "injection", .velocity = velocity, .exact = inflow, .has_exact = 0, .t_final = 0.3};
 
 typedef struct {
   char mesh[PETSC_MAX_PATH_LEN];
   PetscInt level;
   PetscReal t_final, tol, min_contrast;
   PetscBool compare_serial;
-  AdvectOptions adv;
-  ReactionParams react;
+  FemAdvectOptions adv;
+  FemReactionParams react;
 } config_t;
 
 /** What one run leaves: the integrals, the work per load type, and the
  *  forest with its species for the comparison between rank counts. */
 typedef struct {
-  double mass0[REACTION_NS], mass[REACTION_NS], inflow;
+  double mass0[FEM_REACTION_NS], mass[FEM_REACTION_NS], inflow;
   double transport_cpu; /* of the DG steps, all ranks */
-  double cell_steps[REACTION_NTYPES], steps[REACTION_NTYPES], cpu[REACTION_NTYPES];
+  double cell_steps[FEM_REACTION_NTYPES], steps[FEM_REACTION_NTYPES], cpu[FEM_REACTION_NTYPES];
   int nsteps;
   long long cells;
   p4est_t *p4est;
-  Advect adv;
+  FemAdvect adv;
   int nb;
-  double *spec[REACTION_NS]; /* B and C per cell; A's entry points into the cells */
+  double *spec[FEM_REACTION_NS]; /* B and C per cell; A's entry points into the cells */
   double *work; /* ROS2 steps per cell over the run */
-  AdvectCell **cell;
+  FemAdvectCell **cell;
 } run_t;
 
 /** Integrals of the basis functions 1, xi_k over every local cell, nb per
@@ -108,17 +108,17 @@ static void basis_integrals(p4est_t *p4est, int nb, double *m0)
 }
 
 /** Global integrals of the three species. */
-static PetscErrorCode integrals(run_t *r, const double *m0, double mass[REACTION_NS])
+static PetscErrorCode integrals(run_t *r, const double *m0, double mass[FEM_REACTION_NS])
 {
-  double loc[REACTION_NS] = {0};
+  double loc[FEM_REACTION_NS] = {0};
   const p4est_locidx_t n = r->p4est->local_num_quadrants;
   PetscFunctionBeginUser;
   for (p4est_locidx_t K = 0; K < n; K++)
     for (int j = 0; j < r->nb; j++) {
       loc[0] += m0[(size_t)K * r->nb + j] * r->cell[K]->c[j];
-      for (int s = 1; s < REACTION_NS; s++) loc[s] += m0[(size_t)K * r->nb + j] * r->spec[s][(size_t)K * r->nb + j];
+      for (int s = 1; s < FEM_REACTION_NS; s++) loc[s] += m0[(size_t)K * r->nb + j] * r->spec[s][(size_t)K * r->nb + j];
     }
-  PetscCallMPI(MPI_Allreduce(loc, mass, REACTION_NS, MPI_DOUBLE, MPI_SUM, r->p4est->mpicomm));
+  PetscCallMPI(MPI_Allreduce(loc, mass, FEM_REACTION_NS, MPI_DOUBLE, MPI_SUM, r->p4est->mpicomm));
   PetscFunctionReturn(0);
 }
 
@@ -128,8 +128,8 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
   PetscFunctionBeginUser;
   memset(r, 0, sizeof(*r));
   r->p4est = p4est_new_ext(comm, conn, 0, (int)c->level, 1, 0, NULL, NULL);
-  PetscCall(AdvectCreate(r->p4est, &injection, NULL, &c->adv, &r->adv));
-  r->nb = c->adv.degree ? ADVECT_NB : 1;
+  PetscCall(FemAdvectCreate(r->p4est, &injection, NULL, &c->adv, &r->adv));
+  r->nb = c->adv.degree ? FEM_ADVECT_NB : 1;
   const p4est_locidx_t n = r->p4est->local_num_quadrants;
   const size_t len = (size_t)n * r->nb + 1;
   PetscCall(PetscMalloc1(n + 1, &r->cell));
@@ -145,20 +145,20 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
   for (p4est_locidx_t K = 0; K < n; K++) r->spec[1][(size_t)K * r->nb] = c->react.b0;
   basis_integrals(r->p4est, r->nb, m0);
   PetscCall(integrals(r, m0, r->mass0));
-  while (AdvectTime(r->adv) < c->t_final) {
-    const double t0 = AdvectTime(r->adv);
+  while (FemAdvectTime(r->adv) < c->t_final) {
+    const double t0 = FemAdvectTime(r->adv);
     int taken;
-    PetscCall(AdvectAdvance(r->adv, c->t_final, 1, &taken));
-    const double dt = AdvectTime(r->adv) - t0;
+    PetscCall(FemAdvectAdvance(r->adv, c->t_final, 1, &taken));
+    const double dt = FemAdvectTime(r->adv) - t0;
     r->nsteps += taken;
     double clock = FemThreadTime();
     for (p4est_locidx_t K = 0; K < n; K++) {
       double *a = r->cell[K]->c, *b = r->spec[1] + (size_t)K * r->nb, *cc = r->spec[2] + (size_t)K * r->nb;
-      ReactionWork w;
-      const ReactionState st = ReactionCellState(&c->react, r->nb, a, b, cc);
+      FemReactionWork w;
+      const FemReactionState st = FemReactionCellState(&c->react, r->nb, a, b, cc);
       double xibar[DIM];
       for (int k = 0; k < DIM; k++) xibar[k] = r->nb > 1 ? m0[(size_t)K * r->nb + 1 + k] / m0[(size_t)K * r->nb] : 0;
-      PetscCall(ReactionCell(&c->react, r->nb, xibar, a, b, cc, dt, &clock, &w));
+      PetscCall(FemReactionCell(&c->react, r->nb, xibar, a, b, cc, dt, &clock, &w));
       r->cell_steps[st] += 1;
       r->steps[st] += w.steps;
       r->cpu[st] += w.cpu;
@@ -166,21 +166,21 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
     }
   }
   PetscCall(integrals(r, m0, r->mass));
-  PetscCall(AdvectMass(r->adv, &r->mass[0], &r->inflow));
+  PetscCall(FemAdvectMass(r->adv, &r->mass[0], &r->inflow));
   double wall, cpu;
-  AdvectWorkTime(r->adv, &cpu, &wall);
+  FemAdvectWorkTime(r->adv, &cpu, &wall);
   PetscCallMPI(MPI_Allreduce(&cpu, &r->transport_cpu, 1, MPI_DOUBLE, MPI_SUM, comm));
-  double loc[3 * REACTION_NTYPES], glob[3 * REACTION_NTYPES];
-  for (int s = 0; s < REACTION_NTYPES; s++) {
+  double loc[3 * FEM_REACTION_NTYPES], glob[3 * FEM_REACTION_NTYPES];
+  for (int s = 0; s < FEM_REACTION_NTYPES; s++) {
     loc[s] = r->cell_steps[s];
-    loc[REACTION_NTYPES + s] = r->steps[s];
-    loc[2 * REACTION_NTYPES + s] = r->cpu[s];
+    loc[FEM_REACTION_NTYPES + s] = r->steps[s];
+    loc[2 * FEM_REACTION_NTYPES + s] = r->cpu[s];
   }
-  PetscCallMPI(MPI_Allreduce(loc, glob, 3 * REACTION_NTYPES, MPI_DOUBLE, MPI_SUM, comm));
-  for (int s = 0; s < REACTION_NTYPES; s++) {
+  PetscCallMPI(MPI_Allreduce(loc, glob, 3 * FEM_REACTION_NTYPES, MPI_DOUBLE, MPI_SUM, comm));
+  for (int s = 0; s < FEM_REACTION_NTYPES; s++) {
     r->cell_steps[s] = glob[s];
-    r->steps[s] = glob[REACTION_NTYPES + s];
-    r->cpu[s] = glob[2 * REACTION_NTYPES + s];
+    r->steps[s] = glob[FEM_REACTION_NTYPES + s];
+    r->cpu[s] = glob[2 * FEM_REACTION_NTYPES + s];
   }
   r->cells = (long long)r->p4est->global_num_quadrants;
   PetscCall(PetscFree(m0));
@@ -190,7 +190,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
 static PetscErrorCode finish(run_t *r)
 {
   PetscFunctionBeginUser;
-  PetscCall(AdvectDestroy(&r->adv));
+  PetscCall(FemAdvectDestroy(&r->adv));
   p4est_destroy(r->p4est);
   PetscCall(PetscFree(r->spec[1]));
   PetscCall(PetscFree(r->spec[2]));
@@ -200,7 +200,7 @@ static PetscErrorCode finish(run_t *r)
 }
 
 /* Per cell: tree, coordinates, level, the three species, the steps. */
-#define PACK (6 + REACTION_NS * ADVECT_NB)
+#define PACK (6 + FEM_REACTION_NS * FEM_ADVECT_NB)
 
 static void pack(const run_t *r, double *buf)
 {
@@ -221,8 +221,8 @@ static void pack(const run_t *r, double *buf)
       b[5] = r->work[K];
       for (int j = 0; j < r->nb; j++) {
         b[6 + j] = r->cell[K]->c[j];
-        b[6 + ADVECT_NB + j] = r->spec[1][K * r->nb + j];
-        b[6 + 2 * ADVECT_NB + j] = r->spec[2][K * r->nb + j];
+        b[6 + FEM_ADVECT_NB + j] = r->spec[1][K * r->nb + j];
+        b[6 + 2 * FEM_ADVECT_NB + j] = r->spec[2][K * r->nb + j];
       }
     }
   }
@@ -260,7 +260,7 @@ static PetscErrorCode compare_serial(const config_t *c, p4est_connectivity_t *co
     for (long long i = 0; !bad && i < r->cells; i++) differ += memcmp(ref + i * PACK, all + i * PACK, sizeof(double) * PACK) != 0;
     /* the integrals are sums in another order: equal to round-off */
     double dmass = 0;
-    for (int s = 0; s < REACTION_NS; s++) dmass = fmax(dmass, fabs(one.mass[s] - r->mass[s]) / fabs(one.mass[s]));
+    for (int s = 0; s < FEM_REACTION_NS; s++) dmass = fmax(dmass, fabs(one.mass[s] - r->mass[s]) / fabs(one.mass[s]));
     CHECK(!bad);
     CHECK(dmass <= c->tol);
     PetscCall(PetscPrintf(PETSC_COMM_SELF,
@@ -291,9 +291,9 @@ static PetscErrorCode read_config(config_t *c, char *msg, size_t len)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &c->tol, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-min_contrast", &c->min_contrast, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-compare_serial", &c->compare_serial, NULL));
-  if (AdvectOptionsGet(PETSC_COMM_WORLD, &c->adv, msg, len)) PetscFunctionReturn(0);
-  ReactionDefaults(&c->react);
-  if (ReactionOptionsGet(PETSC_COMM_WORLD, &c->react, msg, len)) PetscFunctionReturn(0);
+  if (FemAdvectOptionsRead(PETSC_COMM_WORLD, &c->adv, msg, len)) PetscFunctionReturn(0);
+  FemReactionDefaults(&c->react);
+  if (FemReactionOptionsRead(PETSC_COMM_WORLD, &c->react, msg, len)) PetscFunctionReturn(0);
   PetscFunctionReturn(0);
 }
 
@@ -304,7 +304,7 @@ int main(int argc, char **argv)
   AmrMesh mesh;
   run_t r;
   const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-  static const char *type_name[REACTION_NTYPES] = {"inert", "reacting", "reacted"};
+  static const char *type_name[FEM_REACTION_NTYPES] = {"inert", "reacting", "reacted"};
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
@@ -324,26 +324,26 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "cells %lld steps %d t %.4f: A %.12e B %.12e C %.12e inflow of A %.12e\n"
                         "relative change of B + C %.3e, of A + C - inflow %.3e\n",
-                        r.cells, r.nsteps, AdvectTime(r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow, err_bc, err_ac));
+                        r.cells, r.nsteps, FemAdvectTime(r.adv), r.mass[0], r.mass[1], r.mass[2], r.inflow, err_bc, err_ac));
   CHECK(err_bc <= c.tol && err_ac <= c.tol);
-  double mean[REACTION_NTYPES];
-  for (int s = 0; s < REACTION_NTYPES; s++) {
+  double mean[FEM_REACTION_NTYPES];
+  for (int s = 0; s < FEM_REACTION_NTYPES; s++) {
     mean[s] = r.cell_steps[s] > 0 ? r.steps[s] / r.cell_steps[s] : 0;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "type %d %-8s: %9.0f cell reactions, %7.2f ROS2 steps and %8.3f us CPU per cell\n", s, type_name[s],
                           r.cell_steps[s], mean[s], r.cell_steps[s] > 0 ? 1e6 * r.cpu[s] / r.cell_steps[s] : 0));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transport (DG step): %.3f us CPU per cell\n", 1e6 * r.transport_cpu / ((double)r.cells * r.nsteps)));
-  const double other = fmax(mean[REACTION_INERT], mean[REACTION_REACTED]);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps per cell, reacting against the dearer of the others: %.1f\n", mean[REACTION_REACTING] / other));
+  const double other = fmax(mean[FEM_REACTION_INERT], mean[FEM_REACTION_REACTED]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "steps per cell, reacting against the dearer of the others: %.1f\n", mean[FEM_REACTION_REACTING] / other));
   /* every type must occur, or the contrast says nothing */
-  for (int s = 0; s < REACTION_NTYPES; s++) CHECK(r.cell_steps[s] > 0);
-  CHECK(mean[REACTION_REACTING] >= c.min_contrast * other);
+  for (int s = 0; s < FEM_REACTION_NTYPES; s++) CHECK(r.cell_steps[s] > 0);
+  CHECK(mean[FEM_REACTION_REACTING] >= c.min_contrast * other);
   /* an inert and a reacted cell both take one step per point, which is
    * why reactive-transport weighs them as one load type (quiet) */
   {
     const double points = c.adv.degree ? (double)(1 << P4EST_DIM) : 1.0;
-    CHECK_NEAR(mean[REACTION_INERT], points, 0);
-    CHECK_NEAR(mean[REACTION_REACTED], points, 0);
+    CHECK_NEAR(mean[FEM_REACTION_INERT], points, 0);
+    CHECK_NEAR(mean[FEM_REACTION_REACTED], points, 0);
   }
   if (c.compare_serial) PetscCall(compare_serial(&c, mesh.conn, &r));
   PetscCall(finish(&r));

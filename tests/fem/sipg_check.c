@@ -5,7 +5,7 @@
  * space, so on a graded forest (hanging faces across tree and rank
  * boundaries) p_h = p and the numerical flux at every face point equals
  * -k grad p . ndS to round-off; the fluxes the transport takes from it
- * (AdvectProblem.face_flux) sum to zero over every cell.
+ * (FemAdvectProblem.face_flux) sum to zero over every cell.
  *
  * -problem layered: k = 1 below y = 1/2 and -contrast (1e6) above, p = x +
  * y below, x + 1/2 + (y - 1/2) / contrast above: flow along the layers
@@ -91,7 +91,7 @@ static FemBC all_dirichlet(int dim, const double x[3], const double n[3])
 static const FemProblem pressure = {
   .name = "sipg-check", .help = "", .domain = "", .dims = (1 << 2) | (1 << 3), .u = exact, .grad = NULL, .f = source, .k = NULL, .bc = all_dirichlet};
 
-static void no_velocity(void *ctx, const AdvectPoint *pt, double b[3])
+static void no_velocity(void *ctx, const FemAdvectPoint *pt, double b[3])
 {
   (void)ctx;
   (void)pt;
@@ -106,9 +106,9 @@ static double no_tracer(void *ctx, const double x[3], double t)
   return 0;
 }
 
-static double sipg_flux(void *ctx, const AdvectFacePoint *fp) { return FemSipgFlux(ctx, fp); }
+static double sipg_flux(void *ctx, const FemAdvectFacePoint *fp) { return FemSipgFlux(ctx, fp); }
 
-static const AdvectProblem transport = {.name = "sipg-check", .velocity = no_velocity, .exact = no_tracer, .t_final = 1, .face_flux = sipg_flux};
+static const FemAdvectProblem transport = {.name = "sipg-check", .velocity = no_velocity, .exact = no_tracer, .t_final = 1, .face_flux = sipg_flux};
 
 static PetscReal target[3] = {0.31, 0.27, 0.23};
 
@@ -129,11 +129,11 @@ static int refine_ball(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
  * exact flux density there times the point's weight and area) and weighted by the faces' size h: sqrt(sum h (F -
  * F_exact)^2 / |ndS|), the discrete L2 norm of h^{1/2} times the flux
  * density error on the faces, which falls like h for Q1. */
-static PetscErrorCode errors(FemSipg s, Advect adv, double *l2p, double *fmax_rel, double *fl2, long *hanging)
+static PetscErrorCode errors(FemSipg s, FemAdvect adv, double *l2p, double *fmax_rel, double *fl2, long *hanging)
 {
   static const double gx[3] = {0.11270166537925831148, 0.5, 0.88729833462074168852}, gw[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
-  p4est_t *p4est = AdvectForest(adv);
-  AdvectFacePoint *pts;
+  p4est_t *p4est = FemAdvectForest(adv);
+  FemAdvectFacePoint *pts;
   size_t n;
   double loc[4] = {0, 0, 0, 0}; /* p error^2, max |F - Fex| / (|k grad p| |ndS|), unused, flux error^2 */
 
@@ -141,7 +141,7 @@ static PetscErrorCode errors(FemSipg s, Advect adv, double *l2p, double *fmax_re
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
-      AdvectPoint pt = {.tree = t, .quad = p4est_quadrant_array_index(&tr->quadrants, i), .cell = (p4est_locidx_t)(tr->quadrants_offset + i)};
+      FemAdvectPoint pt = {.tree = t, .quad = p4est_quadrant_array_index(&tr->quadrants, i), .cell = (p4est_locidx_t)(tr->quadrants_offset + i)};
       for (int q = 0; q < (DIM == 2 ? 9 : 27); q++) {
         double J[3][3], Ji[3][3], w = 1;
         for (int a = 0, r = q; a < DIM; a++, r /= 3) {
@@ -155,7 +155,7 @@ static PetscErrorCode errors(FemSipg s, Advect adv, double *l2p, double *fmax_re
       }
     }
   }
-  PetscCall(AdvectFacePoints(adv, &pts, &n));
+  PetscCall(FemAdvectFacePoints(adv, &pts, &n));
   *hanging = 0;
   for (size_t p = 0; p < n; p++) {
     *hanging += pts[p].b.quad && pts[p].b.quad->level != pts[p].a.quad->level;
@@ -187,21 +187,21 @@ static PetscErrorCode errors(FemSipg s, Advect adv, double *l2p, double *fmax_re
 /* Solve on p4est, then the errors and the transport's flux divergence. */
 static PetscErrorCode run(p4est_t *p4est, FemSipg *s, double *l2p, double *fmax_rel, double *fl2, double *div, long *hanging)
 {
-  const AdvectOptions opt = {.degree = 1, .rk_stages = 2, .cfl = 0.5, .limiter = 0};
-  Advect adv;
+  const FemAdvectOptions opt = {.degree = 1, .rk_stages = 2, .cfl = 0.5, .limiter = 0};
+  FemAdvect adv;
   PetscInt its;
   PetscReal rnorm;
 
   PetscFunctionBeginUser;
   PetscCall(FemSipgCreate(PETSC_COMM_WORLD, &pressure, permeability, NULL, NULL, s));
-  PetscCall(AdvectCreate(p4est, &transport, *s, &opt, &adv));
+  PetscCall(FemAdvectCreate(p4est, &transport, *s, &opt, &adv));
   PetscCall(FemSipgSolve(*s, adv, &its, &rnorm));
-  PetscCall(AdvectMeshChanged(adv));
+  PetscCall(FemAdvectMeshChanged(adv));
   PetscCall(errors(*s, adv, l2p, fmax_rel, fl2, hanging));
-  PetscCall(AdvectFluxDivergence(adv, div));
+  PetscCall(FemAdvectFluxDivergence(adv, div));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cells %lld (hanging face points %ld) its %d: L2(p) %.3e flux max %.3e (relative) flux L2 %.3e cells' net outflow %.3e\n",
                         (long long)p4est->global_num_quadrants, *hanging, (int)its, *l2p, *fmax_rel, *fl2, *div));
-  PetscCall(AdvectDestroy(&adv));
+  PetscCall(FemAdvectDestroy(&adv));
   PetscCall(FemSipgDestroy(s));
   PetscFunctionReturn(0);
 }

@@ -29,7 +29,7 @@
 
 typedef struct {
   char check[64], mesh[PETSC_MAX_PATH_LEN];
-  const AdvectProblem *prob;
+  const FemAdvectProblem *prob;
   PetscInt level, max_level, interval;
   PetscBool monotone, adaptive;
   PetscReal t_final, refine_tol, coarsen_tol, tol, min_rate, load_threshold;
@@ -90,7 +90,7 @@ static PetscErrorCode count_type1(p4est_t *p4est, long long *n)
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++)
-      local += ((const AdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
+      local += ((const FemAdvectCell *)p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data)->load_type;
   }
   PetscCallMPI(MPI_Allreduce(&local, n, 1, MPI_LONG_LONG, MPI_SUM, p4est->mpicomm));
   PetscFunctionReturn(0);
@@ -100,7 +100,7 @@ static PetscErrorCode count_type1(p4est_t *p4est, long long *n)
 typedef struct {
   p4est_t *p4est;
   AmrCycle cyc;
-  Advect adv;
+  FemAdvect adv;
 } solver_t;
 
 /** The app's options for this run: the problem, its thresholds, the
@@ -144,13 +144,13 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh,
   sv->p4est = p4est_new_ext(comm, mesh->conn, 0, (int)c->level, 1, 0, NULL, NULL);
   PetscCall(AmrCycleSetup(sv->cyc, sv->p4est));
   sv->adv = ((AmrAdvection *)p->impl)->adv;
-  PetscCall(AdvectMass(sv->adv, &res->mass0, NULL));
-  PetscCall(AdvectMeanRange(sv->adv, &res->umin, &res->umax));
+  PetscCall(FemAdvectMass(sv->adv, &res->mass0, NULL));
+  PetscCall(FemAdvectMeanRange(sv->adv, &res->umin, &res->umax));
   for (int cycle = 0; !p->state.done; cycle++) {
     AmrLbRecord lr;
     PetscCall(p->ops->solve(p));
     if (c->monotone) {
-      PetscCall(AdvectMeanRange(sv->adv, &lo, &hi));
+      PetscCall(FemAdvectMeanRange(sv->adv, &lo, &hi));
       res->umin = fmin(res->umin, lo);
       res->umax = fmax(res->umax, hi);
     }
@@ -167,8 +167,8 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh,
     res->load_types_lost += after != before;
   }
   res->steps = (int)p->state.step;
-  PetscCall(AdvectMass(sv->adv, &res->mass, &res->inflow));
-  if (c->prob->has_exact) PetscCall(AdvectL2Error(sv->adv, &res->l2));
+  PetscCall(FemAdvectMass(sv->adv, &res->mass, &res->inflow));
+  if (c->prob->has_exact) PetscCall(FemAdvectL2Error(sv->adv, &res->l2));
   res->cells = (long long)sv->p4est->global_num_quadrants;
   PetscFunctionReturn(0);
 }
@@ -227,7 +227,7 @@ static PetscErrorCode check_rate(config_t *c, const AmrMesh *mesh)
 }
 
 /** Packs each local cell as tree, coordinates, level and coefficients. */
-#define PACK (5 + ADVECT_NB)
+#define PACK (5 + FEM_ADVECT_NB)
 
 static void pack(p4est_t *p4est, double *buf)
 {
@@ -236,7 +236,7 @@ static void pack(p4est_t *p4est, double *buf)
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++, n++) {
       const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
-      const AdvectCell *d = q->p.user_data;
+      const FemAdvectCell *d = q->p.user_data;
       double *b = buf + n * PACK;
       b[0] = t;
       b[1] = q->x;
@@ -247,7 +247,7 @@ static void pack(p4est_t *p4est, double *buf)
       b[3] = 0;
 #endif
       b[4] = q->level;
-      for (int k = 0; k < ADVECT_NB; k++) b[5 + k] = d->c[k];
+      for (int k = 0; k < FEM_ADVECT_NB; k++) b[5 + k] = d->c[k];
     }
   }
 }
