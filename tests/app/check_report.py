@@ -20,11 +20,11 @@ check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     least a tenth of the cycles rebalanced, at most half by measured loss
     (with no -lb_threshold every cycle but the last does; a rule that stops
     rebalancing falls short).
-check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE [RATIO]]
+check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     Niemoeller et al. 2020 against real time: from a skewed start, after CYCLE (default
     3) rebalanced cycles, the measured imbalance of the local work with
-    timing weights (median over cycle CYCLE to the last) is at most RATIO
-    (default 0.5) times count weights' over the same cycles.
+    timing weights (median over cycle CYCLE to the last) is at most half of
+    count weights' over the same cycles.
 check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
     Niemoeller et al. 2020's offset shifting against real time, with cell costs that are
     wrong: over the later cycles (the last two thirds) sfc's median measured
@@ -165,7 +165,7 @@ def check_decide(path, recs, max_mean):
     return bad
 
 
-def check_timing(timing, count, k, ratio):
+def check_timing(timing, count, k):
     bad = []
     it = [r["imbalance_pct"] for r in timing]
     ic = [r["imbalance_pct"] for r in count]
@@ -184,8 +184,8 @@ def check_timing(timing, count, k, ratio):
     # I% ranged 6-67), and not means, which one disturbed cycle moves.
     mt, mc = statistics.median(it[k:n]), statistics.median(ic[k:n])
     print("cycles %d-%d: median I%% %.1f with timing weights, %.1f with count weights" % (k, n - 1, mt, mc))
-    if not mt <= ratio * mc:
-        bad.append("timing weights: median I%% %.1f of cycles %d-%d is more than %g times count weights' %.1f" % (mt, k, n - 1, ratio, mc))
+    if not mt <= 0.5 * mc:
+        bad.append("timing weights: median I%% %.1f of cycles %d-%d is more than half of count weights' %.1f" % (mt, k, n - 1, mc))
     return bad
 
 
@@ -254,7 +254,7 @@ def main(argv):
         pairs = list(zip(argv[2::2], argv[3::2]))
         bad = [b for m, p in pairs for b in check_decide(p, load(p), float(m))]
     elif len(argv) >= 4 and argv[1] == "timing":
-        bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3, float(argv[5]) if len(argv) > 5 else 0.5)
+        bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     elif len(argv) >= 4 and argv[1] == "shift":
         bad = check_shift(load(argv[2]), load(argv[3]), float(argv[4]) if len(argv) > 4 else 40.0,
                           float(argv[5]) if len(argv) > 5 else 1 / 3)
