@@ -832,7 +832,7 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
   const int vn = fp->qe.vnodes;
   const FemRule *r = &fp->qe.accurate;
   const p4est_locidx_t nel = fp->lnodes->num_local_elements;
-  double *coef, sum[2] = {0, 0}, g[FEM_MAX_VNODES * P4EST_DIM];
+  double *coef, sum[2] = {0, 0};
 
   PetscFunctionBeginUser;
   PetscCheck(fp->prob->u && fp->prob->grad, fp->comm, PETSC_ERR_SUP, "problem %s has no exact solution",
@@ -840,21 +840,25 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
   PetscCall(PetscMalloc1((size_t)nel * vn, &coef));
   PetscCall(FemPoissonElementCoefficients(fp, coef));
   for (p4est_locidx_t e = 0; e < nel; e++) {
+    const double *c = coef + (size_t)e * vn;
     double el2 = 0.0, eh1 = 0.0;
     for (int k = 0; k < r->npts; k++) {
-      double x[3], Ji[3][3], uh = 0.0, gh[3] = {0, 0, 0}, ge[3];
+      double x[3], Ji[3][3], uh = 0.0, gr[3] = {0, 0, 0}, ge[3];
       const double wq = r->w[k] * element_geometry(fp, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
-      const double *phi = r->phi + (size_t)k * vn;
-      physical_gradients(vn, r->dphi + (size_t)k * vn * P4EST_DIM, Ji, g);
+      const double *phi = r->phi + (size_t)k * vn, *dphi = r->dphi + (size_t)k * vn * P4EST_DIM;
+      /* the reference gradient first: one transform per point, not per node */
       for (int i = 0; i < vn; i++) {
-        const double c = coef[(size_t)e * vn + i];
-        uh += c * phi[i];
-        for (int a = 0; a < P4EST_DIM; a++) gh[a] += c * g[i * P4EST_DIM + a];
+        uh += c[i] * phi[i];
+        for (int b = 0; b < P4EST_DIM; b++) gr[b] += c[i] * dphi[i * P4EST_DIM + b];
       }
       fp->prob->grad(P4EST_DIM, x, ge);
       const double du = fp->prob->u(P4EST_DIM, x) - uh;
       el2 += wq * du * du;
-      for (int a = 0; a < P4EST_DIM; a++) eh1 += wq * (ge[a] - gh[a]) * (ge[a] - gh[a]);
+      for (int a = 0; a < P4EST_DIM; a++) {
+        double gh = 0.0;
+        for (int b = 0; b < P4EST_DIM; b++) gh += gr[b] * Ji[b][a];
+        eh1 += wq * (ge[a] - gh) * (ge[a] - gh);
+      }
     }
     if (cell_l2sq) cell_l2sq[e] = el2;
     if (cell_h1sq) cell_h1sq[e] = eh1;
@@ -885,6 +889,7 @@ typedef struct {
   const double *coef;
   p4est_locidx_t local; /* local element index, -1 for a ghost */
   int face;
+  double k;             /* k in the cell when constant per tree, else NAN */
 } KellySide;
 
 static KellySide kelly_side(KellyCtx *kc, const p4est_iter_face_side_t *s, int h)
@@ -903,6 +908,13 @@ static KellySide kelly_side(KellyCtx *kc, const p4est_iter_face_side_t *s, int h
     ks.local = p4est_tree_array_index(kc->fp->p4est->trees, s->treeid)->quadrants_offset + id;
     ks.coef = kc->coef + (size_t)ks.local * vn;
   }
+  ks.k = NAN;
+  if (kc->fp->prob->k_per_tree) {
+    const double centre[3] = {0.5, 0.5, 0.5};
+    double x[3];
+    element_map(kc->fp, ks.t, ks.q, centre, x, NULL);
+    ks.k = kc->fp->prob->k(P4EST_DIM, x, (long)ks.t);
+  }
   return ks;
 }
 
@@ -916,20 +928,23 @@ static double diameter(FemPoisson fp, const KellySide *s)
   return sqrt(d);
 }
 
-/* k grad(u_h) . n of side s at its reference point eta.  k is this
- * side's: taken a little inside the cell, since a coefficient may jump
- * across the face (problem jump) and on the face it is either side's. */
-static double side_flux(FemPoisson fp, const KellySide *s, const double eta[3], const double n[3])
+/* k grad(u_h) . n of side s at its reference point eta, where its inverse
+ * Jacobian is Ji.  k is this side's: where it is not constant per tree,
+ * taken a little inside the cell, since it may jump across the face
+ * (problem jump) and on the face it is either side's. */
+static double side_flux(FemPoisson fp, const KellySide *s, const double eta[3], const double Ji[3][3], const double n[3])
 {
-  double x[3], Ji[3][3], dphi[FEM_MAX_VNODES * P4EST_DIM], g[FEM_MAX_VNODES * P4EST_DIM], gn = 0.0, inside[3], xi[3], Jk[3][3];
-  element_geometry(fp, s->t, s->q, eta, x, Ji);
-  FemQElemEval(&fp->qe, eta, NULL, dphi);
-  physical_gradients(fp->qe.vnodes, dphi, Ji, g);
-  for (int i = 0; i < fp->qe.vnodes; i++)
-    for (int a = 0; a < P4EST_DIM; a++) gn += s->coef[i] * g[i * P4EST_DIM + a] * n[a];
-  for (int d = 0; d < 3; d++) inside[d] = eta[d] + 1e-6 * (0.5 - eta[d]);
-  element_geometry(fp, s->t, s->q, inside, xi, Jk);
-  return gn * fp->prob->k(P4EST_DIM, xi, (long)s->t);
+  double gr[3], gn = 0.0, k = s->k;
+  FemQElemGradient(&fp->qe, eta, s->coef, gr);
+  for (int a = 0; a < P4EST_DIM; a++)
+    for (int b = 0; b < P4EST_DIM; b++) gn += gr[b] * Ji[b][a] * n[a];
+  if (isnan(k)) {
+    double inside[3], xi[3];
+    for (int d = 0; d < 3; d++) inside[d] = eta[d] + 1e-6 * (0.5 - eta[d]);
+    element_map(fp, s->t, s->q, inside, xi, NULL);
+    k = fp->prob->k(P4EST_DIM, xi, (long)s->t);
+  }
+  return gn * k;
 }
 
 /* Reference coordinates in quadrant b of the point at reference eta of
@@ -966,14 +981,22 @@ static void kelly_pair(KellyCtx *kc, const KellySide *a, const KellySide *b)
   int nf = 1;
   for (int d = 1; d < P4EST_DIM; d++) nf *= r->n1;
   for (int k = 0; k < nf; k++) {
-    double eta[3], etab[3], w, x[3], Ji[3][3], n[3];
+    double eta[3], etab[3], w, x[3], Ji[3][3], Jib[3][3], xb[3], n[3];
     FemRuleFacePoint(r, a->face, k, eta, &w);
     const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (locate(fp->p4est, a, eta, x, b, etab)) {
       kc->failed = 1;
       return;
     }
-    const double jump = side_flux(fp, a, eta, n) - side_flux(fp, b, etab, n);
+    if (a->t == b->t) {
+      /* one tree's map, scaled by each quadrant's size */
+      const double ratio = (double)P4EST_QUADRANT_LEN(a->q->level) / P4EST_QUADRANT_LEN(b->q->level);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Jib[i][j] = Ji[i][j] * ratio;
+    } else {
+      element_geometry(fp, b->t, b->q, etab, xb, Jib);
+    }
+    const double jump = side_flux(fp, a, eta, Ji, n) - side_flux(fp, b, etab, Jib, n);
     integral += ds * jump * jump;
   }
   if (a->local >= 0) kc->eta2[a->local] += diameter(fp, a) / 24.0 * integral;
@@ -994,7 +1017,7 @@ static void kelly_boundary(KellyCtx *kc, const KellySide *a)
     double eta[3], w, x[3], Ji[3][3], n[3];
     FemRuleFacePoint(r, a->face, k, eta, &w);
     const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
-    const double res = neumann_data(fp, a->t, x, n) - side_flux(fp, a, eta, n);
+    const double res = neumann_data(fp, a->t, x, n) - side_flux(fp, a, eta, Ji, n);
     integral += ds * res * res;
   }
   kc->eta2[a->local] += diameter(fp, a) / 12.0 * integral;

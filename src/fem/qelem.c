@@ -70,6 +70,38 @@ void FemQElemEval(const FemQElem *qe, const double eta[3], double *phi, double *
   }
 }
 
+void FemQElemGradient(const FemQElem *qe, const double eta[3], const double *coef, double g[3])
+{
+  const int n = qe->n1;
+  double val[3][FEM_MAX_N1], der[3][FEM_MAX_N1];
+  int i = 0;
+  for (int d = 0; d < P4EST_DIM; d++)
+    for (int j = 0; j < n; j++) FemLagrange1d(qe->degree, j, eta[d], &val[d][j], &der[d][j]);
+  g[0] = g[1] = g[2] = 0.0;
+  /* x, then y, then z: each sum contracts one direction, nodes in lexicographic order */
+  for (int c = 0; c < (P4EST_DIM == 3 ? n : 1); c++) {
+    double s[3] = {0, 0, 0}; /* d/dx, d/dy and the value on this z-layer */
+    for (int b = 0; b < n; b++) {
+      double v = 0.0, dx = 0.0;
+      for (int a = 0; a < n; a++, i++) {
+        v += coef[i] * val[0][a];
+        dx += coef[i] * der[0][a];
+      }
+      s[0] += dx * val[1][b];
+      s[1] += v * der[1][b];
+      s[2] += v * val[1][b];
+    }
+#ifdef P4_TO_P8
+    g[0] += s[0] * val[2][c];
+    g[1] += s[1] * val[2][c];
+    g[2] += s[2] * der[2][c];
+#else
+    g[0] = s[0];
+    g[1] = s[1];
+#endif
+  }
+}
+
 void FemQElemNode(const FemQElem *qe, int i, double eta[3])
 {
   int id[3];

@@ -58,6 +58,10 @@ void FemQElemFree(FemQElem *qe);
  *  dphi[vnodes*P4EST_DIM], either may be NULL) at reference point eta. */
 void FemQElemEval(const FemQElem *qe, const double eta[3], double *phi, double *dphi);
 
+/** The reference gradient g[P4EST_DIM] at reference point eta of the
+ *  function with nodal coefficients coef[vnodes], by sum factorisation. */
+void FemQElemGradient(const FemQElem *qe, const double eta[3], const double *coef, double g[3]);
+
 /** Reference coordinates of node i. */
 void FemQElemNode(const FemQElem *qe, int i, double eta[3]);
 

@@ -68,7 +68,7 @@ static double lshape_theta(const double x[3])
 static double lshape_u(int dim, const double x[3])
 {
   const double r2 = x[0] * x[0] + x[1] * x[1] + (dim == 3 ? x[2] * x[2] : 0.0);
-  if (dim == 3) return pow(r2, 0.25);
+  if (dim == 3) return sqrt(sqrt(r2));
   return pow(r2, 1.0 / 3.0) * sin(2.0 / 3.0 * lshape_theta(x));
 }
 static void lshape_grad(int dim, const double x[3], double g[3])
@@ -77,7 +77,7 @@ static void lshape_grad(int dim, const double x[3], double g[3])
   g[0] = g[1] = g[2] = 0.0;
   if (r2 == 0.0) return;
   if (dim == 3) {
-    const double s = 0.5 * pow(r2, -0.75);
+    const double r = sqrt(r2), s = 0.5 / (r * sqrt(r));
     for (int a = 0; a < 3; a++) g[a] = s * x[a];
     return;
   }
@@ -251,6 +251,8 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
                                                    NULL, FemPoissonOperators, (PetscEnum)sopt.op, (PetscEnum *)&sopt.op, NULL));
   AMR_OPTION("-poisson_pc", PetscOptionsEnum("-poisson_pc", "Preconditioner of CG: amg (BoomerAMG on the assembled matrix) or mg (geometric multigrid over the coarsened forests)",
                                              NULL, FemPoissonPCTypes, (PetscEnum)sopt.pc, (PetscEnum *)&sopt.pc, NULL));
+  AMR_OPTION("-poisson_mg_level_operator", PetscOptionsEnum("-poisson_mg_level_operator", "-poisson_pc mg: how the Q1 levels below the finest are applied (the coarsest is always assembled)",
+                                                            NULL, FemPoissonOperators, (PetscEnum)sopt.level_op, (PetscEnum *)&sopt.level_op, NULL));
   {
     PetscInt deg = sopt.cheby_degree, its = sopt.eig_its;
     PetscReal range = sopt.smoothing_range;
