@@ -29,11 +29,12 @@ extern const char *const FemPoissonPCTypes[];
 typedef struct {
   FemPoissonOperator op;
   FemPoissonPCType pc;
+  FemPoissonOperator level_op; /**< the Q1 levels below the finest (the coarsest is always assembled) */
   int cheby_degree;       /**< Chebyshev smoothing steps per level and sweep */
   double smoothing_range; /**< Chebyshev works on [1.1 lmax / range, 1.1 lmax] */
   int eig_its;            /**< CG iterations of the largest eigenvalue's estimate */
 } FemPoissonSolverOptions;
-#define FEM_POISSON_SOLVER_DEFAULTS {FEM_POISSON_ASSEMBLED, FEM_POISSON_PC_AMG, 4, 15.0, 10}
+#define FEM_POISSON_SOLVER_DEFAULTS {FEM_POISSON_ASSEMBLED, FEM_POISSON_PC_AMG, FEM_POISSON_ASSEMBLED, 4, 15.0, 10}
 
 /** Create a solver for problem prob with elements of the given degree (1 or
  *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its

@@ -3,8 +3,10 @@
  * families stay on one rank (p4est's even split), every family coarsened
  * once, 2:1 balanced; until a coarsening changes nothing.  Each level is a
  * complete FemPoisson discretisation (Q1, its own hanging-node constraints
- * and Dirichlet nodes) with the operator the finest level uses; the
- * coarsest is assembled for the direct (or AMG) coarse solve.  Q2 first
+ * and Dirichlet nodes), assembled or matrix-free as -poisson_mg_level_operator
+ * says (assembled by default: a Q1 matrix has few entries per row, and its
+ * product measured cheaper than the cell loop, 2D and 3D); the coarsest is
+ * assembled for the direct (or AMG) coarse solve.  Q2 first
  * goes to Q1 on the finest forest (so does a matrix-free Q1 on a forest
  * that cannot coarsen, to have an assembled coarsest level).
  *
@@ -407,6 +409,8 @@ PetscErrorCode FemPoissonMGCreate(FemPoisson fp, FemPoissonMG *out)
   FemPoissonMG mg;
   p4est_t *chain[64];
   int nh = 0, pq;
+  /* the Q1 levels below the finest: -poisson_mg_level_operator */
+  const PetscBool level_assembled = fp->opt.level_op == FEM_POISSON_ASSEMBLED;
 
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, &mg));
@@ -423,11 +427,11 @@ PetscErrorCode FemPoissonMGCreate(FemPoisson fp, FemPoissonMG *out)
   mg->nlev = 1 + pq + nh;
   PetscCall(PetscCalloc3(mg->nlev, &mg->lev, mg->nlev, &mg->forest, mg->nlev, &mg->tr));
   mg->lev[mg->nlev - 1] = fp;
-  if (pq) PetscCall(level_create(fp, fp->p4est, 1, nh ? fp->assembled : PETSC_TRUE, &mg->lev[mg->nlev - 2]));
+  if (pq) PetscCall(level_create(fp, fp->p4est, 1, nh ? level_assembled : PETSC_TRUE, &mg->lev[mg->nlev - 2]));
   for (int k = 0; k < nh; k++) {
     const int l = nh - 1 - k;
     mg->forest[l] = chain[k];
-    PetscCall(level_create(fp, chain[k], 1, l == 0 ? PETSC_TRUE : fp->assembled, &mg->lev[l]));
+    PetscCall(level_create(fp, chain[k], 1, l == 0 ? PETSC_TRUE : level_assembled, &mg->lev[l]));
   }
   for (int l = 1; l < mg->nlev; l++) PetscCall(transfer_create(mg->lev[l - 1], mg->lev[l], &mg->tr[l]));
   *out = mg;

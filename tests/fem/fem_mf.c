@@ -119,7 +119,7 @@ int main(int argc, char **argv)
   p4est_balance(p4est, P4EST_CONNECT_FULL, NULL);
   PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
 
-  const FemPoissonSolverOptions mfopt = {FEM_POISSON_MATRIX_FREE, FEM_POISSON_PC_AMG, 4, 15.0, 10};
+  const FemPoissonSolverOptions mfopt = {FEM_POISSON_MATRIX_FREE, FEM_POISSON_PC_AMG, FEM_POISSON_ASSEMBLED, 4, 15.0, 10};
   FemPoisson fa, fm;
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fa));
   PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fm));

@@ -90,6 +90,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-refine", "forests with 1, 2, ... levels graded towards the corner", NULL, refine, &refine, NULL));
   PetscCall(PetscOptionsInt("-max_its", "most CG iterations accepted", NULL, max_its, &max_its, NULL));
   PetscCall(PetscOptionsEnum("-poisson_operator", "operator", NULL, FemPoissonOperators, (PetscEnum)opt.op, (PetscEnum *)&opt.op, NULL));
+  PetscCall(PetscOptionsEnum("-poisson_mg_level_operator", "the Q1 levels' operator", NULL, FemPoissonOperators, (PetscEnum)opt.level_op,
+                             (PetscEnum *)&opt.level_op, NULL));
   PetscOptionsEnd();
   const int jump = !strcmp(pname, "jump");
   PetscCheck(jump || !strcmp(pname, "lshape"), PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option -problem %s: lshape or jump", pname);
