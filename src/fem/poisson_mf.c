@@ -44,8 +44,8 @@ typedef double Lanes[FEM_MF_LANES];
 /* A constraint matrix C of a face code by its rows that are not unit rows
  * (the hanging nodes' interpolation), the entries in row order. */
 typedef struct {
-  int nent;
-  unsigned char unit[FEM_MAX_VNODES];  /* row i of C is e_i */
+  int nent, nrow;
+  unsigned char rows[FEM_MAX_VNODES];  /* the rows of C that are not unit rows */
   unsigned char hang[FEM_MAX_VNODES];  /* column i of C is not e_i */
   unsigned char *row, *col;
   double *val;
@@ -59,9 +59,10 @@ struct fem_poisson_mf {
                                            polynomial through the points that is 1 at p */
   double H[3][FEM_MAX_N1 * FEM_MAX_N1]; /* B B, B B', B' B' pointwise ([q*n+i]): the 1D
                                            factors of the diagonal */
-  double *geo;                          /* metric tensors, FEM_NSYM per entry */
-  size_t *goff;                         /* per cell: its first tensor in geo */
-  char *gconst;                         /* per cell: one tensor, to be weighted by w_q */
+  Lanes *geo;                           /* metric tensors by batch of FEM_MF_LANES cells,
+                                           FEM_NSYM per entry, lanes innermost */
+  size_t *goff;                         /* per batch: its first tensor in geo */
+  char *gconst;                         /* per batch: one tensor, to be weighted by w_q */
   Hanging *hc[FEM_NCODES];              /* sparse constraints by face code */
   Vec xg, yg;                           /* ghosted, in lnodes' local order */
   Vec diag;
@@ -95,11 +96,32 @@ static FEM_MF_INLINE void contract(const int n, const int d, const double *restr
       }
 }
 
-/* y = K u on FEM_MF_LANES cells (G[l], cst[l]: lane l's metric): values at
- * the points (B in every direction), their reference gradients by the
- * collocation derivative D, the metric, and the transposed steps back. */
-static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst,
-                          const Lanes *u, Lanes *y)
+/* The metric at the points of a batch, weighted by w_q:
+ * f[a] = w_q G(q) g[.][q], lane by lane (whole vectors). */
+static FEM_MF_INLINE void apply_metric(const int npts, const double *w, const Lanes *G, const int cst,
+                                       Lanes g[P4EST_DIM][FEM_MAX_VNODES])
+{
+  for (int q = 0; q < npts; q++) {
+    const Lanes *Gq = cst ? G : G + (size_t)q * FEM_NSYM;
+    const double wq = cst ? w[q] : 1.0;
+    Lanes f[P4EST_DIM];
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int l = 0; l < FEM_MF_LANES; l++) {
+        double t = 0.0;
+        for (int b = 0; b < P4EST_DIM; b++) t += Gq[sym(a, b)][l] * g[b][q][l];
+        f[a][l] = wq * t;
+      }
+    for (int a = 0; a < P4EST_DIM; a++)
+      for (int l = 0; l < FEM_MF_LANES; l++) g[a][q][l] = f[a][l];
+  }
+}
+
+/* y = K u on a batch of FEM_MF_LANES cells (G, cst: the batch's metric):
+ * values at the points (B in every direction), their reference gradients
+ * by the collocation derivative D, the metric, and the transposed steps
+ * back. */
+static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const Lanes *G, const int cst, const Lanes *u,
+                                 Lanes *y)
 {
   const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
   const double *w = mf->fp->qe.cell.w;
@@ -114,19 +136,9 @@ static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const doubl
   contract(n, 2, mf->B, 0, 0, t1, t0);
   for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 0, 0, t0, g[d]);
 #endif
-  for (int q = 0; q < npts; q++) {
-    Lanes f[P4EST_DIM];
-    for (int l = 0; l < FEM_MF_LANES; l++) {
-      const double *Gq = cst[l] ? G[l] : G[l] + (size_t)q * FEM_NSYM, wq = cst[l] ? w[q] : 1.0;
-      for (int a = 0; a < P4EST_DIM; a++) {
-        double s = 0.0;
-        for (int b = 0; b < P4EST_DIM; b++) s += Gq[sym(a, b)] * g[b][q][l];
-        f[a][l] = wq * s;
-      }
-    }
-    for (int a = 0; a < P4EST_DIM; a++)
-      for (int l = 0; l < FEM_MF_LANES; l++) g[a][q][l] = f[a][l];
-  }
+  /* two copies, so that neither tests cst per point */
+  if (cst) apply_metric(npts, w, G, 1, g);
+  else apply_metric(npts, w, G, 0, g);
   for (int d = 0; d < P4EST_DIM; d++) contract(n, d, mf->D, 1, d > 0, g[d], t0);
 #ifndef P4_TO_P8
   contract(n, 0, mf->B, 1, 0, t0, t1);
@@ -138,17 +150,17 @@ static FEM_MF_INLINE void kernel(const FemPoissonMF mf, const int n, const doubl
 #endif
 }
 
-FEM_MF_CLONES static void kernel2(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
+FEM_MF_CLONES static void kernel2(const FemPoissonMF mf, const Lanes *G, int cst, const Lanes *u, Lanes *y)
 {
   kernel(mf, 2, G, cst, u, y);
 }
 
-FEM_MF_CLONES static void kernel3(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
+FEM_MF_CLONES static void kernel3(const FemPoissonMF mf, const Lanes *G, int cst, const Lanes *u, Lanes *y)
 {
   kernel(mf, 3, G, cst, u, y);
 }
 
-static void cell_kernel(const FemPoissonMF mf, const double *const *G, const char *cst, const Lanes *u, Lanes *y)
+static void cell_kernel(const FemPoissonMF mf, const Lanes *G, int cst, const Lanes *u, Lanes *y)
 {
   if (mf->n == 2) kernel2(mf, G, cst, u, y);
   else kernel3(mf, G, cst, u, y);
@@ -159,8 +171,7 @@ static inline void constrain(const Hanging *h, int vn, const double *u, Lanes *v
 {
   for (int i = 0; i < vn; i++) v[i][l] = u[i];
   if (!h) return;
-  for (int i = 0; i < vn; i++)
-    if (!h->unit[i]) v[i][l] = 0.0;
+  for (int k = 0; k < h->nrow; k++) v[h->rows[k]][l] = 0.0;
   for (int k = 0; k < h->nent; k++) v[h->row[k]][l] += h->val[k] * u[h->col[k]];
 }
 
@@ -169,8 +180,7 @@ static inline void constrain_t(const Hanging *h, int vn, const Lanes *v, int l, 
 {
   for (int i = 0; i < vn; i++) u[i] = v[i][l];
   if (!h) return;
-  for (int i = 0; i < vn; i++)
-    if (!h->unit[i]) u[i] = 0.0;
+  for (int k = 0; k < h->nrow; k++) u[h->rows[k]] = 0.0;
   for (int k = 0; k < h->nent; k++) u[h->col[k]] += h->val[k] * v[h->row[k]][l];
 }
 
@@ -191,21 +201,23 @@ static PetscErrorCode hanging_tables(FemPoissonMF mf)
     PetscCall(constraint_matrix(fp, fc, &C));
     PetscCall(PetscCalloc1(1, &h));
     for (int i = 0; i < vn; i++) {
-      h->unit[i] = (unsigned char)node_free(C, vn, i);
-      for (int j = 0; j < vn && !h->unit[i]; j++) h->nent += C[i * vn + j] != 0.0;
+      if (node_free(C, vn, i)) continue;
+      h->rows[h->nrow++] = (unsigned char)i;
+      for (int j = 0; j < vn; j++) h->nent += C[i * vn + j] != 0.0;
     }
     PetscCall(PetscMalloc3(h->nent + 1, &h->row, h->nent + 1, &h->col, h->nent + 1, &h->val));
     h->nent = 0;
-    for (int i = 0; i < vn; i++)
-      for (int j = 0; j < vn && !h->unit[i]; j++)
+    for (int k = 0; k < h->nrow; k++) {
+      const int i = h->rows[k];
+      h->hang[i] = 1;
+      for (int j = 0; j < vn; j++)
         if (C[i * vn + j] != 0.0) {
           h->row[h->nent] = (unsigned char)i;
           h->col[h->nent] = (unsigned char)j;
           h->val[h->nent++] = C[i * vn + j];
           h->hang[j] = 1;
         }
-    for (int i = 0; i < vn; i++)
-      if (!h->unit[i]) h->hang[i] = 1;
+    }
     mf->hc[fc] = h;
   }
   PetscFunctionReturn(0);
@@ -213,20 +225,18 @@ static PetscErrorCode hanging_tables(FemPoissonMF mf)
 
 /* y += sum over local cells of C^T K C x_e, in lnodes' local order, the
  * cells FEM_MF_LANES at a time (the last batch repeats its first cell in
- * the lanes it lacks, and drops their results). */
-static void apply_cells(FemPoissonMF mf, const double *x, double *y)
+ * the lanes it lacks, and drops their results).  Inlined with constant n,
+ * so the gather and scatter loops have constant bounds too. */
+static FEM_MF_INLINE void apply_cells_n(const FemPoissonMF mf, const int n, const double *x, double *y)
 {
   FemPoisson fp = mf->fp;
   const p4est_lnodes_t *ln = fp->lnodes;
   const p4est_locidx_t nel = ln->num_local_elements;
-  const int vn = fp->qe.vnodes;
-  double cpu0, wall0;
+  const int vn = P4EST_DIM == 2 ? n * n : n * n * n;
 
-  FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e0 = 0; e0 < nel; e0 += FEM_MF_LANES) {
     const int nb = nel - e0 < FEM_MF_LANES ? (int)(nel - e0) : FEM_MF_LANES;
-    const double *G[FEM_MF_LANES];
-    char cst[FEM_MF_LANES];
+    const size_t batch = (size_t)e0 / FEM_MF_LANES;
     Lanes u[FEM_MAX_VNODES], v[FEM_MAX_VNODES];
     for (int l = 0; l < FEM_MF_LANES; l++) {
       const p4est_locidx_t e = e0 + (l < nb ? l : 0);
@@ -234,10 +244,8 @@ static void apply_cells(FemPoissonMF mf, const double *x, double *y)
       double ue[FEM_MAX_VNODES];
       for (int i = 0; i < vn; i++) ue[i] = x[en[i]];
       constrain(mf->hc[ln->face_code[e]], vn, ue, u, l);
-      G[l] = mf->geo + mf->goff[e];
-      cst[l] = mf->gconst[e];
     }
-    cell_kernel(mf, G, cst, u, v);
+    kernel(mf, n, mf->geo + mf->goff[batch], mf->gconst[batch], u, v);
     for (int l = 0; l < nb; l++) {
       const p4est_locidx_t *en = ln->element_nodes + (size_t)(e0 + l) * vn;
       double ye[FEM_MAX_VNODES];
@@ -245,7 +253,20 @@ static void apply_cells(FemPoissonMF mf, const double *x, double *y)
       for (int i = 0; i < vn; i++) y[en[i]] += ye[i];
     }
   }
-  add_work(fp, cpu0, wall0);
+}
+
+FEM_MF_CLONES static void apply_cells2(const FemPoissonMF mf, const double *x, double *y) { apply_cells_n(mf, 2, x, y); }
+
+FEM_MF_CLONES static void apply_cells3(const FemPoissonMF mf, const double *x, double *y) { apply_cells_n(mf, 3, x, y); }
+
+static void apply_cells(FemPoissonMF mf, const double *x, double *y)
+{
+  double cpu0, wall0;
+
+  FemClocks(&cpu0, &wall0);
+  if (mf->n == 2) apply_cells2(mf, x, y);
+  else apply_cells3(mf, x, y);
+  add_work(mf->fp, cpu0, wall0);
 }
 
 /* yg = the cells' sum of x's local form (ghosts included; its Dirichlet
@@ -316,7 +337,7 @@ static PetscErrorCode get_diagonal(Mat A, Vec d)
  * direction), so per pair (a, b) the sum over the points is the transposed
  * contraction of G_ab by those factors: dim(dim+1)/2 sum factorisations,
  * about the cost of one apply, instead of one apply per column. */
-static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const double *const *G, const char *cst, Lanes *dg)
+static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const Lanes *G, const int cst, Lanes *dg)
 {
   const int npts = P4EST_DIM == 2 ? n * n : n * n * n;
   const double *w = mf->fp->qe.cell.w;
@@ -330,7 +351,7 @@ static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const 
       for (int d = 0; d < P4EST_DIM; d++) h[d] = mf->H[(d == a) + (d == b)];
       for (int q = 0; q < npts; q++)
         for (int l = 0; l < FEM_MF_LANES; l++)
-          gq[q][l] = (a == b ? 1.0 : 2.0) * (cst[l] ? w[q] * G[l][sym(a, b)] : G[l][(size_t)q * FEM_NSYM + sym(a, b)]);
+          gq[q][l] = (a == b ? 1.0 : 2.0) * (cst ? w[q] * G[sym(a, b)][l] : G[(size_t)q * FEM_NSYM + sym(a, b)][l]);
       contract(n, 0, h[0], 1, 0, gq, t0);
 #ifndef P4_TO_P8
       contract(n, 1, h[1], 1, 0, t0, t1);
@@ -345,12 +366,12 @@ static FEM_MF_INLINE void diag_kernel(const FemPoissonMF mf, const int n, const 
     }
 }
 
-FEM_MF_CLONES static void diag_kernel2(const FemPoissonMF mf, const double *const *G, const char *cst, Lanes *dg)
+FEM_MF_CLONES static void diag_kernel2(const FemPoissonMF mf, const Lanes *G, int cst, Lanes *dg)
 {
   diag_kernel(mf, 2, G, cst, dg);
 }
 
-FEM_MF_CLONES static void diag_kernel3(const FemPoissonMF mf, const double *const *G, const char *cst, Lanes *dg)
+FEM_MF_CLONES static void diag_kernel3(const FemPoissonMF mf, const Lanes *G, int cst, Lanes *dg)
 {
   diag_kernel(mf, 3, G, cst, dg);
 }
@@ -362,15 +383,15 @@ static void hanging_diagonal(const FemPoissonMF mf, p4est_locidx_t e, const Hang
                              double *d)
 {
   const int vn = mf->fp->qe.vnodes;
-  const double *G[FEM_MF_LANES];
-  char cst[FEM_MF_LANES];
+  const size_t batch = (size_t)e / FEM_MF_LANES;
+  const int cst = mf->gconst[batch], ng = FEM_NSYM * (cst ? 1 : vn), le = (int)(e % FEM_MF_LANES);
+  const Lanes *Gb = mf->geo + mf->goff[batch];
   int col[FEM_MF_LANES], nc = 0;
-  Lanes u[FEM_MAX_VNODES], v[FEM_MAX_VNODES];
+  Lanes u[FEM_MAX_VNODES], v[FEM_MAX_VNODES], G[FEM_NSYM * FEM_MAX_VNODES];
 
-  for (int l = 0; l < FEM_MF_LANES; l++) {
-    G[l] = mf->geo + mf->goff[e];
-    cst[l] = mf->gconst[e];
-  }
+  /* cell e's metric in every lane: the lanes are its columns */
+  for (int j = 0; j < ng; j++)
+    for (int l = 0; l < FEM_MF_LANES; l++) G[j][l] = Gb[j][le];
   for (int j = 0; j <= vn; j++) {
     if (j < vn && !h->hang[j]) {
       d[j] = dg[j][l0];
@@ -412,16 +433,10 @@ PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf)
   FemClocks(&cpu0, &wall0);
   for (p4est_locidx_t e0 = 0; e0 < nel; e0 += FEM_MF_LANES) {
     const int nb = nel - e0 < FEM_MF_LANES ? (int)(nel - e0) : FEM_MF_LANES;
-    const double *G[FEM_MF_LANES];
-    char cst[FEM_MF_LANES];
+    const size_t batch = (size_t)e0 / FEM_MF_LANES;
     Lanes dg[FEM_MAX_VNODES];
-    for (int l = 0; l < FEM_MF_LANES; l++) {
-      const p4est_locidx_t e = e0 + (l < nb ? l : 0);
-      G[l] = mf->geo + mf->goff[e];
-      cst[l] = mf->gconst[e];
-    }
-    if (mf->n == 2) diag_kernel2(mf, G, cst, dg);
-    else diag_kernel3(mf, G, cst, dg);
+    if (mf->n == 2) diag_kernel2(mf, mf->geo + mf->goff[batch], mf->gconst[batch], dg);
+    else diag_kernel3(mf, mf->geo + mf->goff[batch], mf->gconst[batch], dg);
     for (int l = 0; l < nb; l++) {
       const p4est_locidx_t e = e0 + l, *en = ln->element_nodes + (size_t)e * vn;
       const Hanging *h = mf->hc[ln->face_code[e]];
@@ -441,36 +456,46 @@ PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf)
   PetscFunctionReturn(0);
 }
 
-/* Metric tensor(s) w k |det J| J^-1 J^-T of every local cell. */
+/* Metric tensor(s) w k |det J| J^-1 J^-T of every local cell, by batch
+ * of FEM_MF_LANES cells (the last batch's missing lanes repeat its first
+ * cell): one tensor per lane where every cell of the batch is affine with
+ * k constant per tree, else one per point and lane. */
 static PetscErrorCode compute_geometry(FemPoissonMF mf)
 {
   FemPoisson fp = mf->fp;
   const FemRule *r = &fp->qe.cell;
   const p4est_locidx_t nel = fp->lnodes->num_local_elements;
+  const size_t nbatch = ((size_t)nel + FEM_MF_LANES - 1) / FEM_MF_LANES;
   size_t total = 0;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc2(nel + 1, &mf->goff, nel + 1, &mf->gconst));
-  for (p4est_locidx_t e = 0; e < nel; e++) {
-    mf->gconst[e] = (char)(fp->prob->k_per_tree && fp->taffine[fp->etree[e]]);
-    mf->goff[e] = total;
-    total += FEM_NSYM * (size_t)(mf->gconst[e] ? 1 : r->npts);
+  PetscCall(PetscMalloc2(nbatch + 1, &mf->goff, nbatch + 1, &mf->gconst));
+  for (size_t k = 0; k < nbatch; k++) {
+    mf->gconst[k] = 1;
+    for (p4est_locidx_t e = (p4est_locidx_t)(k * FEM_MF_LANES); e < nel && e < (p4est_locidx_t)((k + 1) * FEM_MF_LANES); e++)
+      if (!fp->prob->k_per_tree || !fp->taffine[fp->etree[e]]) mf->gconst[k] = 0;
+    mf->goff[k] = total;
+    total += FEM_NSYM * (size_t)(mf->gconst[k] ? 1 : r->npts);
   }
   PetscCall(PetscMalloc1(total + 1, &mf->geo));
-  for (p4est_locidx_t e = 0; e < nel; e++) {
-    const p4est_topidx_t t = fp->etree[e];
-    const int np = mf->gconst[e] ? 1 : r->npts;
-    for (int q = 0; q < np; q++) {
-      const double origin[3] = {0, 0, 0};
-      double x[3], Ji[3][3], *G = mf->geo + mf->goff[e] + (size_t)q * FEM_NSYM;
-      const double adet = element_geometry(fp, t, fp->equad[e], mf->gconst[e] ? origin : r->eta + 3 * q, x, Ji);
-      const double s = (mf->gconst[e] ? 1.0 : r->w[q]) * adet * fp->prob->k(P4EST_DIM, x, (long)t);
-      for (int a = 0; a < P4EST_DIM; a++)
-        for (int b = a; b < P4EST_DIM; b++) {
-          double m = 0.0;
-          for (int c = 0; c < P4EST_DIM; c++) m += Ji[a][c] * Ji[b][c];
-          G[sym(a, b)] = s * m;
-        }
+  for (size_t k = 0; k < nbatch; k++) {
+    const int np = mf->gconst[k] ? 1 : r->npts;
+    for (int l = 0; l < FEM_MF_LANES; l++) {
+      const p4est_locidx_t e0 = (p4est_locidx_t)(k * FEM_MF_LANES), e = e0 + l < nel ? e0 + l : e0;
+      const p4est_topidx_t t = fp->etree[e];
+      for (int q = 0; q < np; q++) {
+        const double origin[3] = {0, 0, 0};
+        double x[3], Ji[3][3];
+        Lanes *G = mf->geo + mf->goff[k] + (size_t)q * FEM_NSYM;
+        const double adet = element_geometry(fp, t, fp->equad[e], mf->gconst[k] ? origin : r->eta + 3 * q, x, Ji);
+        const double s = (mf->gconst[k] ? 1.0 : r->w[q]) * adet * fp->prob->k(P4EST_DIM, x, (long)t);
+        for (int a = 0; a < P4EST_DIM; a++)
+          for (int b = a; b < P4EST_DIM; b++) {
+            double m = 0.0;
+            for (int c = 0; c < P4EST_DIM; c++) m += Ji[a][c] * Ji[b][c];
+            G[sym(a, b)][l] = s * m;
+          }
+      }
     }
   }
   PetscFunctionReturn(0);
