@@ -133,7 +133,6 @@ static PetscErrorCode teardown(FemPoisson fp)
   PetscCall(VecDestroy(&fp->b));
   PetscCall(VecDestroy(&fp->u));
   PetscCall(PetscFree(fp->gidx));
-  PetscCall(PetscFree(fp->xnode));
   PetscCall(PetscFree2(fp->dirichlet, fp->gval));
   PetscCall(PetscFree2(fp->etree, fp->equad));
   PetscCall(PetscFree3(fp->taffine, fp->tx0, fp->tJ));
@@ -488,29 +487,15 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscCall(VecCreateMPI(fp->comm, owned, fp->nglobal, &fp->b));
   PetscCall(VecSetOption(fp->b, VEC_IGNORE_NEGATIVE_INDICES, PETSC_TRUE));
 
-  /* Node coordinates; a constrained position holds a node of the parent's
-   * face, so its coordinates come from the parent at the same position. */
-  PetscCall(PetscMalloc1(3 * (size_t)nloc, &fp->xnode));
+  /* Dirichlet nodes: those on a Dirichlet face of some cell. */
   PetscCall(VecDuplicate(fp->u, &flag));
   PetscCall(VecGhostGetLocalForm(flag, &lflag));
   PetscCall(VecGetArray(lflag, &fa));
-  for (p4est_locidx_t e = 0; e < nel; e++) {
-    const p4est_quadrant_t *q = fp->equad[e];
-    p4est_quadrant_t parent;
-    const double *C;
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-    if (C) p4est_quadrant_parent(q, &parent);
-    for (int i = 0; i < vn; i++) {
-      double eta[3];
-      FemQElemNode(&fp->qe, i, eta);
-      element_map(fp, fp->etree[e], node_free(C, vn, i) ? q : &parent, eta,
-                  fp->xnode + 3 * (size_t)ln->element_nodes[(size_t)e * vn + i], NULL);
-    }
+  for (p4est_locidx_t e = 0; e < nel; e++)
     for (int f = 0; f < P4EST_FACES; f++)
-      if (boundary_face(p4est, fp->etree[e], q, f) && face_bc(fp, fp->etree[e], q, f) == FEM_BC_DIRICHLET)
+      if (boundary_face(p4est, fp->etree[e], fp->equad[e], f) && face_bc(fp, fp->etree[e], fp->equad[e], f) == FEM_BC_DIRICHLET)
         for (int i = 0; i < vn; i++)
           if (FemQElemNodeOnFace(&fp->qe, i, f)) fa[ln->element_nodes[(size_t)e * vn + i]] = 1.0;
-  }
   PetscCall(VecRestoreArray(lflag, &fa));
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
   /* A rank may hold a boundary node only through a corner of one of its
@@ -524,14 +509,38 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscCall(VecGetArray(lflag, &fa));
   for (p4est_locidx_t i = 0; i < nloc; i++) {
     fp->dirichlet[i] = fa[i] > 0.5;
-    fp->gval[i] = fp->dirichlet[i] && fp->prob->u ? fp->prob->u(P4EST_DIM, fp->xnode + 3 * (size_t)i) : 0.0;
+    fp->gval[i] = NAN;
   }
   PetscCall(VecRestoreArray(lflag, &fa));
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
   PetscCall(VecDestroy(&flag));
-
-  /* the coordinates served the Dirichlet data only */
-  PetscCall(PetscFree(fp->xnode));
+  /* The Dirichlet data at the Dirichlet nodes only, each placed once by
+   * the first cell that holds it; a constrained position holds a node of
+   * the parent's face, so its coordinates come from the parent. */
+  for (p4est_locidx_t e = 0; e < nel; e++) {
+    const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
+    const double *C = NULL;
+    p4est_quadrant_t parent;
+    int cfetched = 0;
+    for (int i = 0; i < vn; i++) {
+      double eta[3], x[3];
+      if (!fp->dirichlet[en[i]] || !isnan(fp->gval[en[i]])) continue;
+      if (!fp->prob->u) {
+        fp->gval[en[i]] = 0.0;
+        continue;
+      }
+      if (!cfetched) {
+        PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+        if (C) p4est_quadrant_parent(fp->equad[e], &parent);
+        cfetched = 1;
+      }
+      FemQElemNode(&fp->qe, i, eta);
+      element_map(fp, fp->etree[e], node_free(C, vn, i) ? fp->equad[e] : &parent, eta, x, NULL);
+      fp->gval[en[i]] = fp->prob->u(P4EST_DIM, x);
+    }
+  }
+  for (p4est_locidx_t i = 0; i < nloc; i++)
+    if (!fp->dirichlet[i]) fp->gval[i] = 0.0;
 
   /* BoomerAMG needs the matrix, even under a matrix-free operator */
   if (fp->assembled || (fp->ksp && fp->opt.pc == FEM_POISSON_PC_AMG)) {

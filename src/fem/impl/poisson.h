@@ -22,7 +22,6 @@ struct fem_poisson {
   p4est_lnodes_t *lnodes;
   PetscInt nglobal;
   PetscInt *gidx;      /* global number of every local node */
-  double *xnode;       /* 3 coordinates per local node, during setup only */
   char *dirichlet;     /* per local node */
   double *gval;        /* Dirichlet value per local node */
   double *ccache[FEM_NCODES]; /* constraint matrices by face code, built on demand */
