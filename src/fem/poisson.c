@@ -509,38 +509,33 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
   PetscCall(VecGetArray(lflag, &fa));
   for (p4est_locidx_t i = 0; i < nloc; i++) {
     fp->dirichlet[i] = fa[i] > 0.5;
-    fp->gval[i] = NAN;
+    /* NAN: a Dirichlet value still to evaluate */
+    fp->gval[i] = fp->dirichlet[i] && fp->prob->u ? NAN : 0.0;
   }
   PetscCall(VecRestoreArray(lflag, &fa));
   PetscCall(VecGhostRestoreLocalForm(flag, &lflag));
   PetscCall(VecDestroy(&flag));
-  /* The Dirichlet data at the Dirichlet nodes only, each placed once by
-   * the first cell that holds it; a constrained position holds a node of
-   * the parent's face, so its coordinates come from the parent. */
+  /* The Dirichlet data at the Dirichlet nodes only, each by the first cell
+   * that holds it; a constrained position holds a node of the parent's
+   * face, so its coordinates come from the parent. */
   for (p4est_locidx_t e = 0; e < nel; e++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
-    const double *C = NULL;
-    p4est_quadrant_t parent;
-    int cfetched = 0;
     for (int i = 0; i < vn; i++) {
+      const p4est_quadrant_t *q = fp->equad[e];
+      p4est_quadrant_t parent;
+      const double *C;
       double eta[3], x[3];
-      if (!fp->dirichlet[en[i]] || !isnan(fp->gval[en[i]])) continue;
-      if (!fp->prob->u) {
-        fp->gval[en[i]] = 0.0;
-        continue;
-      }
-      if (!cfetched) {
-        PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-        if (C) p4est_quadrant_parent(fp->equad[e], &parent);
-        cfetched = 1;
+      if (!isnan(fp->gval[en[i]])) continue;
+      PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+      if (!node_free(C, vn, i)) {
+        p4est_quadrant_parent(q, &parent);
+        q = &parent;
       }
       FemQElemNode(&fp->qe, i, eta);
-      element_map(fp, fp->etree[e], node_free(C, vn, i) ? fp->equad[e] : &parent, eta, x, NULL);
+      element_map(fp, fp->etree[e], q, eta, x, NULL);
       fp->gval[en[i]] = fp->prob->u(P4EST_DIM, x);
     }
   }
-  for (p4est_locidx_t i = 0; i < nloc; i++)
-    if (!fp->dirichlet[i]) fp->gval[i] = 0.0;
 
   /* BoomerAMG needs the matrix, even under a matrix-free operator */
   if (fp->assembled || (fp->ksp && fp->opt.pc == FEM_POISSON_PC_AMG)) {
