@@ -39,13 +39,11 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   lb->comm = comm;
   PetscCallMPI(MPI_Comm_size(comm, &lb->size));
   PetscCallMPI(MPI_Comm_rank(comm, &lb->rank));
-  memcpy(lb->cost, o->cost, sizeof lb->cost);
-  PetscCall(PetscMalloc1(o->window, &lb->win));
-  PetscCall(PetscMalloc1((size_t)o->window * o->ntypes, &lb->wcounts));
+  PetscCall(AmrLbWindowCreate(lb, &lb->timing));
+  lb->cost = lb->timing.cost;
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
-  if (o->weights == AMR_LB_TIMING) LB_CHECK(comm, lb_weights_history_create(o->ntypes, o->history, o->forget, &lb->hist));
   if (o->trace[0]) PetscCall(AmrTraceOpen(comm, o->trace, &lb->trace));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
@@ -63,10 +61,9 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
   if (!*lb) PetscFunctionReturn(0);
   lb_graph_destroy(&(*lb)->graph);
   PetscCall(AmrTraceClose(&(*lb)->trace));
-  lb_weights_history_destroy(&(*lb)->hist);
+  PetscCall(AmrLbWindowDestroy(&(*lb)->timing));
+  PetscCall(AmrLbPhasesDestroy(*lb));
   if ((*lb)->shifting) lb_curve_shifter_free(&(*lb)->shifter);
-  PetscCall(PetscFree((*lb)->win));
-  PetscCall(PetscFree((*lb)->wcounts));
   PetscCall(PetscFree((*lb)->cell_cost));
   PetscCall(PetscFree(*lb));
   PetscFunctionReturn(0);

@@ -19,8 +19,11 @@
 /** Most load types a problem may have. */
 #define AMR_LB_MAX_TYPES 8
 
+/** Most phases a cycle may have (the problem's and the cycle's own). */
+#define AMR_LB_MAX_PHASES 12
+
 /** How cells are weighed (-lb_weights). */
-typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL, AMR_LB_MEASURED } AmrLbWeights;
+typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL, AMR_LB_MEASURED, AMR_LB_PHASES } AmrLbWeights;
 
 /** The -lb_* options. */
 typedef struct {
@@ -87,6 +90,28 @@ typedef struct {
   double *rank_time_wall;    /**< the same work in wall seconds */
   double *rank_load_measured; /**< rank_time / mean */
   double *rank_load_predicted; /**< what the weights predicted for this cycle's partition, mean 1 */
+  /* the phase model (AmrLbPhaseSwitch): every phase's own work on every
+   * rank, the cycle's time as the sum over phases of the slowest rank */
+  int nphases;
+  const char *phase_name[AMR_LB_MAX_PHASES];
+  int phase_modelled[AMR_LB_MAX_PHASES]; /**< the phase's work follows the cells: fitted and predicted */
+  double *phase_own_cpu;     /**< nphases x nranks: thread CPU s less the CPU s inside MPI */
+  double *phase_own_wall;    /**< nphases x nranks: wall s less the wall s inside MPI */
+  double *phase_wall;        /**< nphases x nranks: wall s in the phase, waits included */
+  double phase_cost_s[AMR_LB_MAX_PHASES][AMR_LB_MAX_TYPES]; /**< fitted seconds per cell of each type in one cycle of the phase */
+  double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle) */
+  double cycle_time_s;       /**< measured: sum over phases of the largest own CPU */
+  double cycle_mean_s;       /**< measured: sum over phases of the mean own CPU */
+  double cycle_imbalance_pct; /**< I% of those two */
+  double cycle_wall_s;       /**< the cycle's wall clock (largest over ranks) */
+  double predicted_s;        /**< the time the last cycle's model predicted for this one (NaN: none) */
+  double next_predicted_s;   /**< the model's time for the next cycle on its partition */
+  double next_kept_s;        /**< ... had the partition been kept */
+  double next_initial_s;     /**< ... on the initial partition, never balanced */
+  double next_imbalance_pct; /**< the model's I% for the next cycle */
+  double next_kept_imbalance_pct; /**< ... had the partition been kept */
+  double next_mean_s;        /**< the model's mean over ranks for the next cycle (the same on any partition) */
+  double model_total_s, lost_s, gain_s; /**< run totals: measured model time, its loss, modelled gain over the initial partition */
 } AmrLbRecord;
 
 typedef struct AmrLb *AmrLb;
@@ -105,12 +130,33 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb);
  *  window must belong to one set of counts. */
 PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
+/** The phases of the cycle in their order, named: a phase is a stretch
+ *  of the cycle between synchronisations, whose time is that of its
+ *  slowest rank; modelled[k]: its work follows the cells (fitted per load
+ *  type and predicted for other partitions; else its measured time is
+ *  taken as it is).  Call once, before the first cycle. */
+PetscErrorCode AmrLbPhasesSet(AmrLb lb, int nphases, const char *const names[], const int modelled[]);
+
+/** Switch this rank's clock to phase k (-1: none, between cycles): its own
+ *  work since the last switch (thread CPU and wall less the time inside
+ *  MPI, balance/lbclock.h) goes to the phase it leaves.  A visit to a
+ *  phase is one sample of its fit unless AmrLbAddStep marked samples in
+ *  it (then the rest of the visit joins the last). */
+PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k);
+
+/** Gather every phase's own work of the cycle into rec and model it: the
+ *  measured cycle time, loss and I%, the prediction the last cycle made for
+ *  it, the run totals.  Call after the cycle's last phase, before its
+ *  report (collective). */
+PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *rec);
+
 /** Record one step of this rank's own local work: thread CPU seconds (what
  *  the weights and the imbalance use) and wall seconds (reported), and the
  *  rank's cells per load type during the step (the state that decided its
  *  work; NULL: not known).  When every step of a window has its counts, the
  *  timing fit's row of the window takes their mean over the steps instead
- *  of the counts at AmrLbWindowStart. */
+ *  of the counts at AmrLbWindowStart.  The step also closes a sample of
+ *  the current phase's own work, with the same counts. */
 PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *counts);
 
 /** The measured cost of every local cell of the window's forest (types as

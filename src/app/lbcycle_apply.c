@@ -56,6 +56,7 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
   for (p4est_locidx_t i = 0; i < p4est->local_num_quadrants; i++) w[i] = !lb->o.skew || (types ? types[i] : 0) == 0 ? 1.0 : 0.0;
   PetscCall(split(p4est, w, nfields, fields));
   PetscCall(PetscFree(w));
+  PetscCall(AmrLbPhasesInitial(lb, p4est));
   PetscFunctionReturn(0);
 }
 

@@ -6,7 +6,10 @@
 PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
 {
   PetscFunctionBeginUser;
-  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, (r->t_rank_max - r->t_rank_avg) * lb->size));
+  /* -lb_weights phases: the loss of the phase model (all phases measured
+   * so far), else the loss of the weighed work */
+  const double lost = lb->o.weights == AMR_LB_PHASES ? lb->measured_model.lost : r->t_rank_max - r->t_rank_avg;
+  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, lost * lb->size));
   r->excess_loss_rank_s = lb->decide.excess;
   r->residual_loss_rank_s = lb->decide.residual;
   r->balance_cost_rank_s = NAN;
@@ -47,6 +50,7 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 
   PetscFunctionBeginUser;
   predict(lb, s, r, unit);
+  if (lb->o.weights == AMR_LB_PHASES) PetscCall(AmrLbPhasesPredict(lb, s, r));
   /* -lb_threshold: one cycle's gain against the migration would keep a
    * partition that loses a little every cycle forever; the ski-rental
    * rule weighs the loss of every cycle since the last rebalance (beyond
@@ -62,9 +66,17 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
    * loss and what the new one saves of it */
   s->in.lost_rank_s = r->excess_loss_rank_s;
   s->in.cost_rank_s = r->balance_cost_rank_s;
-  s->in.kept_rank_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vsum(P, s->before) / P) * P;
-  s->in.gain_rank_s = fmax(0, unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * P);
-  s->in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
+  if (lb->o.weights == AMR_LB_PHASES && isfinite(r->next_predicted_s)) {
+    /* the phase model's times, for the cycle this partition serves */
+    r->predicted_gain_s = (r->next_kept_s - r->next_predicted_s) * lb->o.interval;
+    s->in.kept_rank_s = (r->next_kept_s - r->next_mean_s) * P;
+    s->in.gain_rank_s = fmax(0, r->next_kept_s - r->next_predicted_s) * P;
+    s->in.imbalance_pct = fmax(lb->measured_model.imbalance_pct, r->next_kept_imbalance_pct);
+  } else {
+    s->in.kept_rank_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vsum(P, s->before) / P) * P;
+    s->in.gain_rank_s = fmax(0, unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * P);
+    s->in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
+  }
   s->in.floor_pct = lb->o.threshold;
   r->predicted_loss_rank_s = s->in.kept_rank_s;
   r->predicted_cycle_gain_rank_s = s->in.gain_rank_s;

@@ -14,10 +14,47 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
     PetscCheck(t >= 0 && t < lb->o.ntypes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "cell %d has load type %d, outside 0..%d", (int)i, t, lb->o.ntypes - 1);
     lb->counts[t]++;
   }
-  lb->wn = lb->whead = 0;
-  lb->step_counts = 1;
+  AmrLbWindowReset(&lb->timing);
   lb->cycle_cpu = lb->cycle_wall = 0;
   lb->have_measured = 0;
+  PetscCall(AmrLbPhasesStart(lb));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w)
+{
+  PetscFunctionBeginUser;
+  memcpy(w->cost, lb->o.cost, sizeof w->cost);
+  PetscCall(PetscMalloc1(lb->o.window, &w->win));
+  PetscCall(PetscMalloc1((size_t)lb->o.window * lb->o.ntypes, &w->wcounts));
+  LB_CHECK(lb->comm, lb_weights_history_create(lb->o.ntypes, lb->o.history, lb->o.forget, &w->hist));
+  AmrLbWindowReset(w);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbWindowDestroy(AmrLbWindow *w)
+{
+  PetscFunctionBeginUser;
+  lb_weights_history_destroy(&w->hist);
+  PetscCall(PetscFree(w->win));
+  PetscCall(PetscFree(w->wcounts));
+  PetscFunctionReturn(0);
+}
+
+void AmrLbWindowReset(AmrLbWindow *w)
+{
+  w->wn = w->whead = 0;
+  w->step_counts = 1;
+}
+
+PetscErrorCode AmrLbWindowAdd(AmrLb lb, AmrLbWindow *w, double t, const int64_t *counts)
+{
+  PetscFunctionBeginUser;
+  w->win[w->whead] = t;
+  if (counts) PetscCall(PetscArraycpy(w->wcounts + (size_t)w->whead * lb->o.ntypes, counts, lb->o.ntypes));
+  else w->step_counts = 0;
+  w->whead = (w->whead + 1) % lb->o.window;
+  if (w->wn < lb->o.window) w->wn++;
   PetscFunctionReturn(0);
 }
 
@@ -26,11 +63,8 @@ PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *co
   PetscFunctionBeginUser;
   lb->cycle_cpu += cpu;
   lb->cycle_wall += wall;
-  lb->win[lb->whead] = cpu;
-  if (counts) PetscCall(PetscArraycpy(lb->wcounts + (size_t)lb->whead * lb->o.ntypes, counts, lb->o.ntypes));
-  else lb->step_counts = 0;
-  lb->whead = (lb->whead + 1) % lb->o.window;
-  if (lb->wn < lb->o.window) lb->wn++;
+  PetscCall(AmrLbWindowAdd(lb, &lb->timing, cpu, counts));
+  PetscCall(AmrLbPhaseMark(lb, counts));
   PetscFunctionReturn(0);
 }
 
@@ -92,16 +126,16 @@ static PetscErrorCode measured_means(AmrLb lb, double *mean)
  * truncated mean keeps: the trim drops the fastest and the slowest steps,
  * symmetrically about the middle of a front's steady advance, and a step
  * slowed by another process has the counts of its neighbours. */
-static void window_counts(const AmrLb lb, double *mean)
+void AmrLbWindowCounts(const AmrLb lb, const AmrLbWindow *w, double *mean)
 {
   const int T = lb->o.ntypes;
 
   for (int t = 0; t < T; t++) mean[t] = (double)lb->counts[t];
-  if (!lb->step_counts || lb->wn == 0) return;
+  if (!w->step_counts || w->wn == 0) return;
   for (int t = 0; t < T; t++) {
     mean[t] = 0;
-    for (int k = 0; k < lb->wn; k++) mean[t] += (double)lb->wcounts[(size_t)k * T + t];
-    mean[t] /= lb->wn;
+    for (int k = 0; k < w->wn; k++) mean[t] += (double)w->wcounts[(size_t)k * T + t];
+    mean[t] /= w->wn;
   }
 }
 
@@ -124,29 +158,38 @@ static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AmrLbWindowFit(AmrLb lb, AmrLbWindow *w, const double *mean, lb_weights_result *res)
+{
+  const int T = lb->o.ntypes;
+  lb_weights_options wo;
+  int64_t rounded[AMR_LB_MAX_TYPES];
+  double *times;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(w->wn + 1, &times));
+  /* oldest first: the ring buffer starts at whead once it is full */
+  for (int k = 0; k < w->wn; k++) times[k] = w->win[w->wn < lb->o.window ? k : (w->whead + k) % lb->o.window];
+  lb_weights_options_default(&wo);
+  wo.trim = lb->o.trim;
+  wo.previous = w->cost;
+  /* the library counts whole cells: a mean count of hundreds is off by
+   * at most half a cell */
+  for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
+  LB_CHECK(lb->comm, lb_weights_fit(lb->comm, w->wn, times, T, rounded, &wo, w->hist, res));
+  PetscCall(PetscFree(times));
+  memcpy(w->cost, res->cost, sizeof(double) * T);
+  PetscFunctionReturn(0);
+}
+
 /* timing: the costs per load type that fit the window's step times to the
  * counts (mean over its steps) on every rank. */
 static PetscErrorCode fit(AmrLb lb, const double *mean, AmrLbRecord *r)
 {
   const int T = lb->o.ntypes;
-  lb_weights_options wo;
   lb_weights_result res;
-  int64_t rounded[AMR_LB_MAX_TYPES];
-  double *times;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(lb->wn + 1, &times));
-  /* oldest first: the ring buffer starts at whead once it is full */
-  for (int k = 0; k < lb->wn; k++) times[k] = lb->win[lb->wn < lb->o.window ? k : (lb->whead + k) % lb->o.window];
-  lb_weights_options_default(&wo);
-  wo.trim = lb->o.trim;
-  wo.previous = lb->cost;
-  /* the library counts whole cells: a mean count of hundreds is off by
-   * at most half a cell */
-  for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
-  LB_CHECK(lb->comm, lb_weights_fit(lb->comm, lb->wn, times, T, rounded, &wo, lb->hist, &res));
-  PetscCall(PetscFree(times));
-  memcpy(lb->cost, res.cost, sizeof(double) * T);
+  PetscCall(AmrLbWindowFit(lb, &lb->timing, mean, &res));
   memcpy(r->cost_stderr, res.cost_stderr, sizeof(double) * T);
   r->fitted = res.fitted;
   r->fit_flags = res.flags;
@@ -204,9 +247,10 @@ PetscErrorCode AmrLbMeasure(AmrLb lb, AmrLbRecord *r)
   double mean[AMR_LB_MAX_TYPES], tsum;
 
   PetscFunctionBeginUser;
-  window_counts(lb, mean);
+  AmrLbWindowCounts(lb, &lb->timing, mean);
   PetscCall(rank_times(lb, r, &tsum));
   PetscCall(costs(lb, mean, r));
   PetscCall(compare(lb, mean, tsum, r));
+  PetscCall(AmrLbPhasesFit(lb, r));
   PetscFunctionReturn(0);
 }

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-const char *const amr_lb_weight_names[] = {"count", "timing", "model", "measured"};
+const char *const amr_lb_weight_names[] = {"count", "timing", "model", "measured", "phases"};
 
 static const char *const graph_names[] = {"line", "ring"}, *const initial_names[] = {"even", "skew"};
 
@@ -31,8 +31,8 @@ static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOp
   PetscFunctionBeginUser;
   for (int t = 0; t <= AMR_LB_MAX_TYPES; t++) cost[t] = 1.0;
   PetscCall(AmrOptionsChoice(PetscOptionsObject, "-lb_weights",
-                             "Cell weights: count (every cell 1), timing (least squares on measured times, Niemoeller et al. 2020), model (-lb_cost) or measured (each cell its own measured cost; problems that time their cells)",
-                             "weight mode", 4, amr_lb_weight_names, &weights, NULL));
+                             "Cell weights: count (every cell 1), timing (least squares on the problem's timed steps, Niemoeller et al. 2020), model (-lb_cost), measured (each cell its own measured cost; problems that time their cells) or phases (least squares per phase of the cycle; the cut of least modelled cycle time, the sum over phases of the slowest rank)",
+                             "weight mode", 5, amr_lb_weight_names, &weights, NULL));
   AMR_OPTION("-lb_cost", PetscOptionsRealArray("-lb_cost", "Cost per load type, comma separated: the model weights, and timing's weights until a fit succeeds", NULL,
                                                cost, &ncost, &cost_set));
   AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));

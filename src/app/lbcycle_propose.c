@@ -51,7 +51,10 @@ PetscErrorCode AmrLbWeigh(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
   lb_metrics mt;
 
   PetscFunctionBeginUser;
-  if (lb->o.weights == AMR_LB_MEASURED)
+  PetscCall(AmrLbPhaseWeights(lb, s, r));
+  if (s->w)
+    ; /* -lb_weights phases chose it */
+  else if (lb->o.weights == AMR_LB_MEASURED)
     PetscCall(measured_weights(lb, s->p4est, &s->w));
   else
     PetscCall(cell_weights(s->p4est, s->types, lb->o.ntypes, lb->cost, &s->w));

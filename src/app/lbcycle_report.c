@@ -13,6 +13,7 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   lb_metrics mt;
 
   PetscFunctionBeginUser;
+  PetscCall(AmrLbPhasesPredict(lb, s, r));
   lb_metrics_loads(P, s->after, &mt);
   r->predicted_imbalance_pct = mt.imbalance_pct;
   for (int q = 0; q < P; q++) {
@@ -39,6 +40,7 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
+  PetscCall(PetscFree3(r->phase_own_cpu, r->phase_own_wall, r->phase_wall));
   PetscCall(PetscFree(r->cut_cells));
   PetscFunctionReturn(0);
 }

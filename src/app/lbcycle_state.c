@@ -82,8 +82,8 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  if (lb->hist) {
-    LB_CHECK(lb->comm, lb_weights_history_pack(lb->hist, &buf, &len));
+  if (lb->o.weights == AMR_LB_TIMING) {
+    LB_CHECK(lb->comm, lb_weights_history_pack(lb->timing.hist, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.weights_history", buf, len));
     free(buf);
   }
@@ -133,10 +133,10 @@ static PetscErrorCode load_fit(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateGetBytes(st, "lb.cost", &buf, &len));
   if (lb->o.weights == AMR_LB_TIMING && !strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) && len == sizeof(double) * lb->o.ntypes) memcpy(lb->cost, buf, len);
   PetscCall(AmrCkpStateHas(st, "lb.weights_history", &has));
-  if (lb->hist && has) {
+  if (lb->o.weights == AMR_LB_TIMING && has) {
     int kept;
     PetscCall(AmrCkpStateGetBytes(st, "lb.weights_history", &buf, &len));
-    LB_CHECK(lb->comm, lb_weights_history_restore(lb->hist, buf, len, lb->size, &kept));
+    LB_CHECK(lb->comm, lb_weights_history_restore(lb->timing.hist, buf, len, lb->size, &kept));
   }
   PetscFunctionReturn(0);
 }

@@ -19,24 +19,56 @@
 #include "balance/lbdecide.h"
 #include "balance/lbstate.h"
 #include "balance/lbweights.h"
+#include "balance/lbclock.h"
+#include "balance/lbphase.h"
+
+/* A window of timed samples and the least-squares fit it feeds (seed 003):
+ * the timing weights' window of steps, and each modelled phase's. */
+typedef struct {
+  double *win;      /* the last o.window sample times, oldest at whead once full */
+  int wn, whead;
+  /* cells per load type during each sample of win (same ring), when the
+   * problem reports them: a moving front changes the types within a window */
+  int64_t *wcounts;
+  int step_counts;  /* every sample since the window started came with its counts */
+  lb_weights_history *hist; /* the stacked windows of the fit */
+  double cost[AMR_LB_MAX_TYPES]; /* the fitted costs, mean cell weight 1 */
+} AmrLbWindow;
+
+/* One phase of the cycle (app/lbcycle.h, AmrLbPhaseSwitch): this rank's own
+ * work in it this cycle, and its fit. */
+typedef struct {
+  const char *name;
+  int modelled;     /* its work follows the cells: fitted and predicted */
+  double own_cpu, own_wall, wall, mpi_wall; /* this cycle, this rank */
+  int samples;      /* samples closed this cycle */
+  int visit_marked; /* the current visit closed a sample already */
+  AmrLbWindow fit;
+  double sec[AMR_LB_MAX_TYPES]; /* seconds per cell of each type in one cycle of the phase */
+} AmrLbPhase;
 
 struct AmrLb {
   AmrLbOptions o;
   MPI_Comm comm;
   int size, rank;
   lb_graph *graph;
-  lb_weights_history *hist; /* timing: the stacked windows of the fit */
   int shifting;             /* sfc-shift: Niemoeller et al. 2020's sequence on the measured times */
   lb_curve_shifter shifter;
-  double cost[AMR_LB_MAX_TYPES];
-  double *win;      /* the last o.window step times, oldest at whead once full */
-  int wn, whead;
+  double *cost;             /* = timing.cost: weight per load type of count, timing, model */
+  AmrLbWindow timing;       /* the weighed steps the problem logs (AmrLbAddStep) */
   double cycle_cpu, cycle_wall; /* every step since the window started */
   int64_t counts[AMR_LB_MAX_TYPES]; /* the window's cells per load type at its start */
-  /* cells per load type during each step of win (same ring), when the
-   * problem reports them: a moving front changes the types within a window */
-  int64_t *wcounts;
-  int step_counts;  /* every step since the window started came with its counts */
+  /* the phases of the cycle: the rank's clock runs in phase `current`
+   * (-1: none) since `visit`, and its last sample ended at `mark` */
+  int nphases, current;
+  AmrLbPhase phase[AMR_LB_MAX_PHASES];
+  lb_clock visit, mark, cycle_start;
+  lb_phase_model measured_model; /* this cycle's, all phases (AmrLbPhasesRecord) */
+  double predicted_next;    /* the model's time for the next cycle, NaN: none yet */
+  double model_total, lost_s, gain_s; /* run totals: measured model time, its loss, modelled gain over the initial partition */
+  double pending_gain;      /* the gain the model predicts for the next cycle */
+  p4est_quadrant_t *initial_pos; /* the initial partition as curve positions (p4est's global_first_position), NULL: none */
+  double unmodelled_s;      /* the last cycle's time of the phases not modelled (their slowest ranks) */
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   AmrTrace trace;           /* -trace_loads */
   double t_start, lost, lb_total, migrate_total;
@@ -61,6 +93,8 @@ typedef struct {
   double t0, lb_time;     /* wall clock at the start; weights, method and cuts */
   lb_decide_input in;     /* -lb_threshold's rule: its inputs */
   lb_decision decision;   /* and its outcome (LB_DECIDE_REBALANCE without the rule) */
+  int npw;                /* modelled phases */
+  double *pw[AMR_LB_MAX_PHASES]; /* their weight of every local cell, seconds per cycle */
 } AmrLbStep;
 
 /* Names of AmrLbWeights, in its order. */
@@ -87,6 +121,34 @@ static inline double amr_lb_vsum(int n, const double *x)
   for (int i = 0; i < n; i++) s += x[i];
   return s;
 }
+
+/* measure: a window of samples and its fit (timing's steps, each phase's) */
+PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w);
+PetscErrorCode AmrLbWindowDestroy(AmrLbWindow *w);
+void AmrLbWindowReset(AmrLbWindow *w);
+PetscErrorCode AmrLbWindowAdd(AmrLb lb, AmrLbWindow *w, double t, const int64_t *counts);
+/* the cells per load type of this rank that the window's times belong to */
+void AmrLbWindowCounts(const AmrLb lb, const AmrLbWindow *w, double *mean);
+/* the least-squares fit of the window (collective); w->cost takes res->cost */
+PetscErrorCode AmrLbWindowFit(AmrLb lb, AmrLbWindow *w, const double *mean, lb_weights_result *res);
+
+/* phases: a new cycle's clocks; a sample of the current phase closed with
+ * this rank's counts (NULL: the window's); every modelled phase fitted
+ * (seconds per cell of each type into its sec) */
+PetscErrorCode AmrLbPhasesStart(AmrLb lb);
+PetscErrorCode AmrLbPhaseMark(AmrLb lb, const int64_t *counts);
+PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r);
+/* phases: every modelled phase's weight per local cell of the adapted
+ * forest, in seconds (s->pw); -lb_weights phases: the combined weight of
+ * least modelled time into s->w (mean cell weight 1) */
+PetscErrorCode AmrLbPhaseWeights(AmrLb lb, AmrLbStep *s, AmrLbRecord *r);
+/* phases: the model's predictions for the next cycle on the partition it
+ * gets, the kept one and the initial one */
+PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r);
+PetscErrorCode AmrLbPhasesDestroy(AmrLb lb);
+/* phases: the initial partition's positions on the curve, the never
+ * balanced alternative the gain is measured against */
+PetscErrorCode AmrLbPhasesInitial(AmrLb lb, p4est_t *p4est);
 
 /* measure: the rank times of the window, the fit (timing), the prediction
  * the weights made for the measured partition. */

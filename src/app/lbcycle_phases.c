@@ -1,0 +1,333 @@
+/* phases: every phase's own work on every rank (thread CPU and wall less
+ * the time inside MPI, balance/lbclock.h), a fit per phase and load type
+ * (seed 003's least squares, with its window, trimming and history), and
+ * the cycle modelled as the sum over phases of the slowest rank
+ * (balance/lbphase.h): what it measured, what it predicts for the next
+ * cycle on the partition it gets, on the kept one and on the initial one,
+ * and for -lb_weights phases the cell weight of least modelled time. */
+#include "app/impl/lbcycle.h"
+#include "balance/lbchain.h"
+
+#include <string.h>
+
+PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const int modelled[])
+{
+  PetscFunctionBeginUser;
+  PetscCheck(n >= 1 && n <= AMR_LB_MAX_PHASES && !lb->nphases, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%d phases: need 1 to %d, set once", n, AMR_LB_MAX_PHASES);
+  for (int k = 0; k < n; k++) {
+    lb->phase[k].name = names[k];
+    lb->phase[k].modelled = modelled[k];
+    PetscCall(AmrLbWindowCreate(lb, &lb->phase[k].fit));
+  }
+  lb->nphases = n;
+  lb->current = -1;
+  lb->predicted_next = NAN;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesDestroy(AmrLb lb)
+{
+  PetscFunctionBeginUser;
+  for (int k = 0; k < lb->nphases; k++) PetscCall(AmrLbWindowDestroy(&lb->phase[k].fit));
+  PetscCall(PetscFree(lb->initial_pos));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesStart(AmrLb lb)
+{
+  PetscFunctionBeginUser;
+  for (int k = 0; k < lb->nphases; k++) {
+    AmrLbPhase *ph = &lb->phase[k];
+    ph->own_cpu = ph->own_wall = ph->wall = ph->mpi_wall = 0;
+    ph->samples = 0;
+    AmrLbWindowReset(&ph->fit);
+  }
+  lb_clock_now(&lb->cycle_start);
+  PetscFunctionReturn(0);
+}
+
+static double own_cpu_between(const lb_clock *a, const lb_clock *b)
+{
+  double t;
+  lb_clock_between(a, b, &t, NULL, NULL, NULL);
+  return t;
+}
+
+PetscErrorCode AmrLbPhaseMark(AmrLb lb, const int64_t *counts)
+{
+  lb_clock now;
+
+  PetscFunctionBeginUser;
+  if (lb->current < 0) PetscFunctionReturn(0);
+  lb_clock_now(&now);
+  PetscCall(AmrLbWindowAdd(lb, &lb->phase[lb->current].fit, own_cpu_between(&lb->mark, &now), counts));
+  lb->phase[lb->current].samples++;
+  lb->phase[lb->current].visit_marked = 1;
+  lb->mark = now;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k)
+{
+  lb_clock now;
+
+  PetscFunctionBeginUser;
+  PetscCheck(k >= -1 && k < lb->nphases, PETSC_COMM_SELF, PETSC_ERR_PLIB, "phase %d of %d", k, lb->nphases);
+  lb_clock_now(&now);
+  if (lb->current >= 0) {
+    AmrLbPhase *ph = &lb->phase[lb->current];
+    AmrLbWindow *w = &ph->fit;
+    const double rest = own_cpu_between(&lb->mark, &now);
+    double cpu, wall, elapsed, mpi;
+    lb_clock_between(&lb->visit, &now, &cpu, &wall, &elapsed, &mpi);
+    ph->own_cpu += cpu;
+    ph->own_wall += wall;
+    ph->wall += elapsed;
+    ph->mpi_wall += mpi;
+    /* what follows the last step of a visit (a mass sum, a classification)
+     * belongs to that step */
+    if (ph->visit_marked && w->wn > 0) w->win[(w->whead + lb->o.window - 1) % lb->o.window] += rest;
+    else {
+      PetscCall(AmrLbWindowAdd(lb, w, rest, NULL));
+      ph->samples++;
+    }
+  }
+  lb->current = k;
+  lb->visit = lb->mark = now;
+  if (k >= 0) lb->phase[k].visit_marked = 0;
+  PetscFunctionReturn(0);
+}
+
+/* Every phase's own CPU time of this rank so far in the cycle, gathered:
+ * own[k * P + q]. */
+static PetscErrorCode gather_own(AmrLb lb, double *own)
+{
+  const int K = lb->nphases, P = lb->size;
+  double mine[AMR_LB_MAX_PHASES], *all;
+
+  PetscFunctionBeginUser;
+  for (int k = 0; k < K; k++) mine[k] = lb->phase[k].own_cpu;
+  PetscCall(PetscMalloc1((size_t)K * P, &all));
+  PetscCallMPI(MPI_Allgather(mine, K, MPI_DOUBLE, all, K, MPI_DOUBLE, lb->comm));
+  for (int q = 0; q < P; q++)
+    for (int k = 0; k < K; k++) own[(size_t)k * P + q] = all[(size_t)q * K + k];
+  PetscCall(PetscFree(all));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
+{
+  const int K = lb->nphases, T = lb->o.ntypes, P = lb->size;
+  double g[2 * AMR_LB_MAX_PHASES] = {0}, *own;
+
+  PetscFunctionBeginUser;
+  r->nphases = K;
+  for (int k = 0; k < K; k++) {
+    AmrLbPhase *ph = &lb->phase[k];
+    double mean[AMR_LB_MAX_TYPES];
+    lb_weights_result res;
+    r->phase_name[k] = ph->name;
+    r->phase_modelled[k] = ph->modelled;
+    r->phase_alpha[k] = NAN;
+    if (!ph->modelled) continue;
+    AmrLbWindowCounts(lb, &ph->fit, mean);
+    PetscCall(AmrLbWindowFit(lb, &ph->fit, mean, &res));
+    lb_weights_result_free(&res);
+    /* the fit's costs have mean cell weight 1 over the window's cells: the
+     * phase's whole own time of the cycle over all ranks, per cell, makes
+     * them seconds per cycle, so that the costs predict the measured total */
+    g[2 * k] = ph->own_cpu;
+    for (int t = 0; t < T; t++) g[2 * k + 1] += mean[t];
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2 * K, MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (int k = 0; k < K; k++)
+    for (int t = 0; t < T; t++) {
+      AmrLbPhase *ph = &lb->phase[k];
+      ph->sec[t] = ph->modelled && g[2 * k + 1] > 0 ? ph->fit.cost[t] * g[2 * k] / g[2 * k + 1] : 0;
+      r->phase_cost_s[k][t] = ph->sec[t];
+    }
+  /* the loss of the phases measured so far (all but the one running: the
+   * partition), which -lb_weights phases' rule weighs */
+  PetscCall(PetscMalloc1((size_t)K * P, &own));
+  PetscCall(gather_own(lb, own));
+  lb_phase_model_eval(K, P, own, &lb->measured_model);
+  PetscCall(PetscFree(own));
+  PetscFunctionReturn(0);
+}
+
+/* The combined weight of least modelled time as s->w, mean cell weight 1
+ * and at least one work unit of the chain, as every mode's weights. */
+static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
+{
+  const p4est_locidx_t n = s->p4est->local_num_quadrants;
+  const double *const *pw = (const double *const *)s->pw;
+  lb_phase_choice ch;
+  double mean[AMR_LB_MAX_PHASES], g[2];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(n + 1, &s->w));
+  LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
+  LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
+  lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
+  for (int k = 0, m = 0; k < lb->nphases; k++)
+    if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
+  lb_phase_choice_free(&ch);
+  g[0] = 0;
+  g[1] = (double)n;
+  for (p4est_locidx_t i = 0; i < n; i++) g[0] += s->w[i];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (p4est_locidx_t i = 0; i < n; i++) s->w[i] = fmax(1.0 / LB_CHAIN_UNITS, g[0] > 0 ? s->w[i] * g[1] / g[0] : 1.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhaseWeights(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
+{
+  const p4est_locidx_t n = s->p4est->local_num_quadrants;
+  double total = 0;
+
+  PetscFunctionBeginUser;
+  s->npw = 0;
+  for (int k = 0; k < lb->nphases; k++) {
+    const AmrLbPhase *ph = &lb->phase[k];
+    double *w;
+    if (!ph->modelled) continue;
+    PetscCall(PetscMalloc1(n + 1, &w));
+    for (p4est_locidx_t i = 0; i < n; i++) w[i] = ph->sec[s->types ? s->types[i] : 0];
+    for (int t = 0; t < lb->o.ntypes; t++) total += ph->sec[t];
+    s->pw[s->npw++] = w;
+  }
+  /* nothing measured yet (or one rank, where the fit keeps its costs):
+   * count weights */
+  if (lb->o.weights == AMR_LB_PHASES && s->npw && total > 0) PetscCall(choose(lb, s, r));
+  PetscFunctionReturn(0);
+}
+
+/* Cells of the current forest per part of the initial partition (its
+ * first positions on the curve: refinement keeps a cell inside the part
+ * of its ancestor). */
+static PetscErrorCode initial_counts(AmrLb lb, p4est_t *p4est, int64_t *counts)
+{
+  const int P = lb->size;
+  int j = 0;
+
+  PetscFunctionBeginUser;
+  for (int q = 0; q < P; q++) counts[q] = 0;
+  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      p4est_quadrant_t fd;
+      p4est_quadrant_first_descendant(p4est_quadrant_array_index(&tr->quadrants, i), &fd, P4EST_QMAXLEVEL);
+      /* the last part whose first position is at or before the cell */
+      while (j + 1 < P) {
+        const p4est_quadrant_t *b = &lb->initial_pos[j + 1];
+        if (b->p.which_tree < t || (b->p.which_tree == t && p4est_quadrant_compare(b, &fd) <= 0)) j++;
+        else break;
+      }
+      counts[j]++;
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, counts, P, MPI_INT64_T, MPI_SUM, lb->comm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesInitial(AmrLb lb, p4est_t *p4est)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(lb->initial_pos));
+  PetscCall(PetscMalloc1(lb->size + 1, &lb->initial_pos));
+  PetscCall(PetscArraycpy(lb->initial_pos, p4est->global_first_position, lb->size + 1));
+  PetscFunctionReturn(0);
+}
+
+/* The model's time for the next cycle on partition counts: the modelled
+ * phases' loads, the others' last measured time; and its I%. */
+static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *counts, double *time, double *ipct, double *mean)
+{
+  const int P = lb->size;
+  lb_phase_model m;
+  double *load;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1((size_t)s->npw * P + 1, &load));
+  LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
+  PetscCall(PetscFree(load));
+  *time = m.time + lb->unmodelled_s;
+  if (mean) *mean = m.mean + lb->unmodelled_s;
+  if (ipct) *ipct = P > 1 && *time > 0 ? 100 * m.lost * P / (*time * (P - 1)) : 0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
+{
+  int64_t *init;
+
+  PetscFunctionBeginUser;
+  r->next_predicted_s = r->next_kept_s = r->next_initial_s = r->next_imbalance_pct = r->next_kept_imbalance_pct = r->next_mean_s = NAN;
+  if (!s->npw) PetscFunctionReturn(0);
+  PetscCall(predict(lb, s, s->next, &r->next_predicted_s, &r->next_imbalance_pct, &r->next_mean_s));
+  PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL));
+  if (!lb->initial_pos) PetscFunctionReturn(0);
+  PetscCall(PetscMalloc1(lb->size, &init));
+  PetscCall(initial_counts(lb, s->p4est, init));
+  PetscCall(predict(lb, s, init, &r->next_initial_s, NULL, NULL));
+  PetscCall(PetscFree(init));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
+{
+  const int K = lb->nphases, P = lb->size;
+  double mine[4 * AMR_LB_MAX_PHASES + 1], *all, unmodelled = 0;
+  lb_clock now;
+  lb_phase_model m;
+
+  PetscFunctionBeginUser;
+  lb_clock_now(&now);
+  for (int k = 0; k < K; k++) {
+    mine[4 * k] = lb->phase[k].own_cpu;
+    mine[4 * k + 1] = lb->phase[k].own_wall;
+    mine[4 * k + 2] = lb->phase[k].wall;
+    mine[4 * k + 3] = lb->phase[k].mpi_wall;
+  }
+  mine[4 * K] = now.wall - lb->cycle_start.wall;
+  PetscCall(PetscMalloc1((size_t)(4 * K + 1) * P, &all));
+  PetscCall(PetscMalloc3((size_t)K * P, &r->phase_own_cpu, (size_t)K * P, &r->phase_own_wall, (size_t)K * P, &r->phase_wall));
+  PetscCallMPI(MPI_Allgather(mine, 4 * K + 1, MPI_DOUBLE, all, 4 * K + 1, MPI_DOUBLE, lb->comm));
+  r->cycle_wall_s = 0;
+  for (int q = 0; q < P; q++) {
+    const double *a = all + (size_t)q * (4 * K + 1);
+    for (int k = 0; k < K; k++) {
+      r->phase_own_cpu[(size_t)k * P + q] = a[4 * k];
+      r->phase_own_wall[(size_t)k * P + q] = a[4 * k + 1];
+      r->phase_wall[(size_t)k * P + q] = a[4 * k + 2];
+    }
+    r->cycle_wall_s = fmax(r->cycle_wall_s, a[4 * K]);
+  }
+  PetscCall(PetscFree(all));
+  lb_phase_model_eval(K, P, r->phase_own_cpu, &m);
+  r->cycle_time_s = m.time;
+  r->cycle_mean_s = m.mean;
+  r->cycle_imbalance_pct = m.imbalance_pct;
+  r->predicted_s = lb->predicted_next;
+  for (int k = 0; k < K; k++) {
+    double max = 0;
+    for (int q = 0; q < P && !lb->phase[k].modelled; q++) max = fmax(max, r->phase_own_cpu[(size_t)k * P + q]);
+    unmodelled += max;
+  }
+  /* the predictions were made before this cycle's partition phase ended:
+   * the phases not modelled count with this cycle's time */
+  r->next_predicted_s += unmodelled - lb->unmodelled_s;
+  r->next_kept_s += unmodelled - lb->unmodelled_s;
+  r->next_initial_s += unmodelled - lb->unmodelled_s;
+  lb->unmodelled_s = unmodelled;
+  lb->predicted_next = r->next_predicted_s;
+  lb->model_total += m.time;
+  lb->lost_s += m.lost;
+  /* the gain predicted for this cycle, when the last one predicted it */
+  lb->gain_s += lb->pending_gain;
+  lb->pending_gain = isfinite(r->next_initial_s) && isfinite(r->next_predicted_s) ? r->next_initial_s - r->next_predicted_s : 0;
+  r->model_total_s = lb->model_total;
+  r->lost_s = lb->lost_s;
+  r->gain_s = lb->gain_s;
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,38 @@
+#ifndef AMRDLB_LBCLOCK_H
+#define AMRDLB_LBCLOCK_H
+
+/* A rank's own work: its thread CPU time and wall time less the time it
+ * spent inside MPI.  Inside MPI a rank waits for others (Open MPI
+ * busy-polls, so a waiting rank burns CPU time too), and a phase's time
+ * without its waits is what a partition can move between ranks.  The time
+ * inside MPI is counted by the profiling layer src/balance/pmpi.c (the
+ * PMPI interface, as mpiP and IPM use it), which sees every MPI call of
+ * the process, those of PETSc, hypre and p4est included.  A program that
+ * does not link that layer reads zero time inside MPI (lb_mpi_profiled()
+ * says 0), and its own work is then its whole thread CPU time. */
+
+/** A reading of the calling thread's clocks (seconds). */
+typedef struct {
+  double cpu;      /**< thread CPU time */
+  double wall;     /**< wall clock */
+  double mpi_cpu;  /**< thread CPU time spent inside MPI */
+  double mpi_wall; /**< wall time spent inside MPI */
+} lb_clock;
+
+/** Read the calling thread's clocks now. */
+void lb_clock_now(lb_clock *c);
+
+/** The time between two readings a (earlier) and b: own CPU (cpu less
+ *  MPI's), own wall (wall less MPI's), elapsed wall and wall inside MPI.
+ *  Any output may be NULL. */
+void lb_clock_between(const lb_clock *a, const lb_clock *b, double *own_cpu, double *own_wall, double *wall, double *mpi_wall);
+
+/** 1 when the MPI profiling layer is linked into the program. */
+int lb_mpi_profiled(void);
+
+/** The profiling layer's own account: MPI calls it timed so far, and its
+ *  measured cost per call in seconds (the clock readings it adds; 0 and 0
+ *  without the layer). */
+void lb_mpi_profile_cost(long long *calls, double *per_call_s);
+
+#endif

@@ -1,0 +1,75 @@
+#ifndef AMRDLB_LBPHASE_H
+#define AMRDLB_LBPHASE_H
+
+/* The cycle modelled phase by phase.  A cycle is a sequence of phases
+ * separated by synchronisations (a global solve, the ghost exchange of a
+ * time step): each phase takes the time of its slowest part, so the cycle
+ * takes the sum over phases of the maximum over parts, and the time lost
+ * to imbalance is the sum over phases of (max - mean).  One summed weight
+ * per cell balances the sum of the phases and can leave each phase
+ * unbalanced (Niemoeller et al. 2020 name such multi-stage computations as
+ * what defeats balancing): a partition is chosen here by the model's
+ * time instead, among the curve cuts of combinations of the phases'
+ * weights.  Cells lie on a curve as in lbcurve.h (contiguous pieces in
+ * rank order; nparts need not equal the number of processes). */
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "balance/balance.h"
+
+/** The model of one cycle on a partition. */
+typedef struct {
+  double time;          /**< sum over phases of the largest part load */
+  double mean;          /**< sum over phases of the mean part load */
+  double lost;          /**< time - mean */
+  double imbalance_pct; /**< I% = (time - mean) N / (time (N - 1)) of the parts, 0 for one part or no time */
+} lb_phase_model;
+
+/** The model of loads given per phase and part (load[k * nparts + q]). */
+void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_model *m);
+
+/**
+ * The loads per phase of the parts of partition counts (nparts values, the
+ * cells per part in curve order, the same on every rank) for the per-cell
+ * weights w[k] of each phase k (this rank's n cells, in seconds or any one
+ * unit), into load (nphases x nparts), and their model into m (may be
+ * NULL).  Collective.
+ */
+lb_err lb_phase_loads(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, double *load,
+                      lb_phase_model *m);
+
+/** The partition of least modelled time found by lb_phase_choose. */
+typedef struct {
+  int nphases, nparts;
+  double *alpha;     /**< the phases' factors in the chosen combined weight (nphases) */
+  int64_t *counts;   /**< its curve cut: cells per part (nparts) */
+  double *load;      /**< loads per phase and part of that cut (nphases x nparts) */
+  lb_phase_model model;
+  double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
+  int evaluated;     /**< combinations tried */
+} lb_phase_choice;
+
+/**
+ * Choose the combined cell weight sum_k alpha_k w[k] whose equal-weight
+ * curve cut (lbcurve.h's sfc) has the least modelled time: the plain sum,
+ * each phase alone, then a coordinate search that scales one phase's
+ * factor at a time by 1/4, 1/2, 2 and 4 while the time falls (at most
+ * max_rounds sweeps).  A cell whose combined weight is 0 weighs a
+ * millionth of the mean, so cuts among such cells fall by count.
+ * Collective; res is identical on every rank (lb_phase_choice_free).
+ */
+lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
+
+/** The combined weight of this rank's n cells for factors alpha into out,
+ *  as lb_phase_choose weighed them (the global means of the phases'
+ *  weights in mean[k] set the floor of an all-zero cell). */
+void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out);
+
+/** The global mean weight of each phase (nphases values).  Collective. */
+lb_err lb_phase_means(MPI_Comm comm, int64_t n, int nphases, const double *const *w, double *mean);
+
+/** Release the arrays of a choice. */
+void lb_phase_choice_free(lb_phase_choice *res);
+
+#endif
