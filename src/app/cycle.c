@@ -24,6 +24,42 @@ static PetscErrorCode work_log(void *ctx, double cpu, double wall, const int64_t
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode phase_switch(void *ctx, int k)
+{
+  AmrCycle cyc = ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrLbPhaseSwitch(cyc->lb, k));
+  PetscFunctionReturn(0);
+}
+
+/* The phases of a cycle: the problem's solve (one, "solve", unless it
+ * names its own), then the cycle's.  The solve's phases, the estimate and
+ * the adaptation do work that follows the cells, which the model fits;
+ * the output and the partition step are taken as measured. */
+static PetscErrorCode set_phases(AmrCycle cyc)
+{
+  static const char *const own[] = {"estimate", "output", "adapt", "partition"};
+  static const int own_modelled[] = {1, 0, 1, 0};
+  const AmrProblem p = cyc->problem;
+  const char *names[AMR_LB_MAX_PHASES];
+  int modelled[AMR_LB_MAX_PHASES], n = 0;
+
+  PetscFunctionBeginUser;
+  if (!p) PetscFunctionReturn(0);
+  for (int k = 0; k < PetscMax(p->nphases, 1); k++) {
+    names[n] = p->nphases ? p->phase_name[k] : "solve";
+    modelled[n++] = 1;
+  }
+  cyc->phase0 = n;
+  for (int k = 0; k < 4; k++) {
+    names[n] = own[k];
+    modelled[n++] = own_modelled[k];
+  }
+  PetscCall(AmrLbPhasesSet(cyc->lb, n, names, modelled));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_level, const char *vtk, PetscBool vtk_binary, AmrCycle *out)
 {
   char name[64] = "", names[512], phelp[640];
@@ -52,6 +88,8 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
     cyc->problem->log = work_log;
     cyc->problem->log_ctx = cyc;
+    cyc->problem->phase = phase_switch;
+    cyc->problem->phase_ctx = cyc;
   }
   {
     const AmrProblem p = cyc->problem;
@@ -92,6 +130,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     memcpy(cyc->stage, stage, sizeof stage);
   }
   PetscCall(AmrLbCreate(comm, &cyc->lbo, &cyc->lb));
+  PetscCall(set_phases(cyc));
   PetscFunctionReturn(0);
 }
 
@@ -334,6 +373,14 @@ static PetscBool monitored(const AmrCycle cyc, int cycle, PetscBool last)
   return cycle % every == 0 ? PETSC_TRUE : PETSC_FALSE;
 }
 
+/* Switch the rank's clock to one of the cycle's own phases. */
+static PetscErrorCode cycle_phase(AmrCycle cyc, int k)
+{
+  PetscFunctionBeginUser;
+  PetscCall(AmrLbPhaseSwitch(cyc->lb, cyc->phase0 + k));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrCycleRun(AmrCycle cyc)
 {
   const AmrProblem p = cyc->problem;
@@ -359,6 +406,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
     PetscCall(AmrLbWindowStart(cyc->lb, p4est, cyc->types));
     PetscCall(PetscLogStagePush(cyc->stage[PH_SOLVE]));
     t0 = MPI_Wtime();
+    PetscCall(AmrLbPhaseSwitch(cyc->lb, 0));
     PetscCall(p->ops->solve(p));
     t[PH_SOLVE] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
@@ -372,6 +420,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_ESTIMATE]));
     t0 = MPI_Wtime();
+    PetscCall(cycle_phase(cyc, LB_PHASE_ESTIMATE));
     PetscCall(p->ops->estimate(p, cyc->eta2));
     if (p->ops->load_types) PetscCall(p->ops->load_types(p, cyc->types));
     t[PH_ESTIMATE] = MPI_Wtime() - t0;
@@ -382,6 +431,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
     t0 = MPI_Wtime();
+    PetscCall(cycle_phase(cyc, LB_PHASE_OUTPUT));
     /* the last cycle always: the run's final state */
     if (cyc->vtk && (cycle % cyc->adapt.vtk_interval == 0 || last)) PetscCall(write_vtk(cyc, cycle));
     t[PH_OUTPUT] = MPI_Wtime() - t0;
@@ -391,15 +441,19 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
      * and balance for the next cycle */
     PetscCall(PetscLogStagePush(cyc->stage[PH_ADAPT]));
     t0 = MPI_Wtime();
+    PetscCall(cycle_phase(cyc, LB_PHASE_ADAPT));
     if (!last && !cyc->fixed) PetscCall(AmrCycleAdapt(cyc, cyc->eta2));
     t[PH_ADAPT] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
 
     PetscCall(PetscLogStagePush(cyc->stage[PH_PARTITION]));
     t0 = MPI_Wtime();
+    PetscCall(cycle_phase(cyc, LB_PHASE_PARTITION));
     PetscCall(AmrCycleBalance(cyc, cycle, !last, &lr));
+    PetscCall(AmrLbPhaseSwitch(cyc->lb, -1));
     t[PH_PARTITION] = MPI_Wtime() - t0;
     PetscCall(PetscLogStagePop());
+    PetscCall(AmrLbPhasesRecord(cyc->lb, &lr));
 
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, t, NPHASES, MPI_DOUBLE, MPI_MAX, cyc->comm));
     for (int ph = 0; ph < NPHASES; ph++) cyc->total[ph] += t[ph];
@@ -417,7 +471,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &tc, 1, MPI_DOUBLE, MPI_MAX, cyc->comm));
       cyc->total[PH_OUTPUT] += tc;
     }
-    if (show) PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs, t[PH_SOLVE]));
+    if (show) PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs));
     PetscCall(AmrLbRecordFree(&lr));
     if (last) {
       if (cyc->restarts)

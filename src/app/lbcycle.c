@@ -103,10 +103,13 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   if (s.eligible) PetscCall(AmrLbPropose(lb, &s, r));
   s.lb_time = MPI_Wtime() - s.t0;
   LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, p4est->local_num_quadrants, s.w, P, s.next, s.after));
+  /* on the forest the weights belong to, before it moves */
+  PetscCall(AmrLbPhasesPredict(lb, &s, r));
   if (s.eligible) PetscCall(AmrLbDecide(lb, &s, r));
   PetscCall(AmrLbApply(lb, &s, nfields, fields, r));
   PetscCall(AmrLbRecordClose(lb, &s, r));
   PetscCall(PetscFree(s.w));
+  for (int k = 0; k < s.npw; k++) PetscCall(PetscFree(s.pw[k]));
   PetscCall(PetscFree5(s.before, s.after, s.cur, s.next, s.counts));
   PetscFunctionReturn(0);
 }

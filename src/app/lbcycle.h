@@ -195,9 +195,11 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
 /** Write the record's fields into a report line. */
 void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 
-/** Print the human line of a cycle (sim_time < 0: a problem without time). */
+/** Print the human line of a cycle (sim_time < 0: a problem without time):
+ *  the phase model's measured and predicted I%, what moved, the cycle's
+ *  wall time, its modelled time and last cycle's prediction of it. */
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,
-                                long long dofs, double solve_s);
+                                long long dofs);
 
 /** Print the run summary: total time, time lost to imbalance, balancing
  *  and migration, and their shares of the run. */

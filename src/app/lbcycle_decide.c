@@ -50,7 +50,6 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 
   PetscFunctionBeginUser;
   predict(lb, s, r, unit);
-  if (lb->o.weights == AMR_LB_PHASES) PetscCall(AmrLbPhasesPredict(lb, s, r));
   /* -lb_threshold: one cycle's gain against the migration would keep a
    * partition that loses a little every cycle forever; the ski-rental
    * rule weighs the loss of every cycle since the last rebalance (beyond

@@ -58,13 +58,13 @@ static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOp
 }
 
 /* When and where the method runs: -lb_interval, -lb_threshold, -lb_graph,
- * -lb_initial, and -trace_loads. */
+ * -lb_initial, -trace_loads, and -lb_mpi_profile. */
 static PetscErrorCode read_schedule(PetscOptionItems *PetscOptionsObject, AmrLbOptions *o)
 {
   MPI_Comm comm = PetscOptionsObject->comm;
   PetscInt interval = 1;
   PetscReal threshold = 0;
-  PetscBool threshold_set, trace_set;
+  PetscBool threshold_set, trace_set, profile = PETSC_TRUE;
   int graph = 0, initial = 0;
 
   PetscFunctionBeginUser;
@@ -79,6 +79,11 @@ static PetscErrorCode read_schedule(PetscOptionItems *PetscOptionsObject, AmrLbO
                              "initial partition", 2, initial_names, &initial, NULL));
   AMR_OPTION("-trace_loads", PetscOptionsString("-trace_loads", "Append the weighted curve the balancer saw in every cycle to FILE (binary; lbbench -scenario trace:FILE replays it)",
                                                 NULL, o->trace, o->trace, sizeof o->trace, &trace_set));
+  PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-lb_mpi_profile",
+                             "Subtract each rank's time inside MPI (its waits, measured by the MPI profiling layer) from every phase's time: own work; "
+                             "false: whole thread time, which measures what the layer costs",
+                             &profile));
+  lb_mpi_profile(profile);
   PetscCheck(interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_interval %" PetscInt_FMT ": must be at least 1", interval);
   PetscCheck(!threshold_set || (threshold >= 0 && threshold < 100), comm, PETSC_ERR_USER_INPUT, "option -lb_threshold %g: must be a percentage in [0, 100)",
              (double)threshold);

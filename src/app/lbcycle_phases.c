@@ -118,13 +118,13 @@ static PetscErrorCode gather_own(AmrLb lb, double *own)
 PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
 {
   const int K = lb->nphases, T = lb->o.ntypes, P = lb->size;
-  double g[2 * AMR_LB_MAX_PHASES] = {0}, *own;
+  double g[AMR_LB_MAX_PHASES * (AMR_LB_MAX_TYPES + 1)] = {0}, *own;
 
   PetscFunctionBeginUser;
   r->nphases = K;
   for (int k = 0; k < K; k++) {
     AmrLbPhase *ph = &lb->phase[k];
-    double mean[AMR_LB_MAX_TYPES];
+    double *gk = g + (size_t)k * (T + 1), mean[AMR_LB_MAX_TYPES];
     lb_weights_result res;
     r->phase_name[k] = ph->name;
     r->phase_modelled[k] = ph->modelled;
@@ -133,19 +133,24 @@ PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
     AmrLbWindowCounts(lb, &ph->fit, mean);
     PetscCall(AmrLbWindowFit(lb, &ph->fit, mean, &res));
     lb_weights_result_free(&res);
-    /* the fit's costs have mean cell weight 1 over the window's cells: the
-     * phase's whole own time of the cycle over all ranks, per cell, makes
-     * them seconds per cycle, so that the costs predict the measured total */
-    g[2 * k] = ph->own_cpu;
-    for (int t = 0; t < T; t++) g[2 * k + 1] += mean[t];
+    gk[0] = ph->own_cpu;
+    for (int t = 0; t < T; t++) gk[1 + t] = mean[t];
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2 * K, MPI_DOUBLE, MPI_SUM, lb->comm));
-  for (int k = 0; k < K; k++)
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, K * (T + 1), MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (int k = 0; k < K; k++) {
+    AmrLbPhase *ph = &lb->phase[k];
+    const double *gk = g + (size_t)k * (T + 1);
+    double weighed = 0;
+    /* the fit gives the costs' ratios (kept ones may come from an older
+     * window); scaled so that the cells of this cycle's samples predict
+     * the phase's whole own time of the cycle over all ranks, they are
+     * seconds per cell per cycle */
+    for (int t = 0; t < T; t++) weighed += gk[1 + t] * ph->fit.cost[t];
     for (int t = 0; t < T; t++) {
-      AmrLbPhase *ph = &lb->phase[k];
-      ph->sec[t] = ph->modelled && g[2 * k + 1] > 0 ? ph->fit.cost[t] * g[2 * k] / g[2 * k + 1] : 0;
+      ph->sec[t] = ph->modelled && weighed > 0 ? ph->fit.cost[t] * gk[0] / weighed : 0;
       r->phase_cost_s[k][t] = ph->sec[t];
     }
+  }
   /* the loss of the phases measured so far (all but the one running: the
    * partition), which -lb_weights phases' rule weighs */
   PetscCall(PetscMalloc1((size_t)K * P, &own));
@@ -309,10 +314,17 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
   r->cycle_mean_s = m.mean;
   r->cycle_imbalance_pct = m.imbalance_pct;
   r->predicted_s = lb->predicted_next;
+  lb->last_predicted = r->predicted_s;
+  lb->last_measured = m.time;
   for (int k = 0; k < K; k++) {
-    double max = 0;
-    for (int q = 0; q < P && !lb->phase[k].modelled; q++) max = fmax(max, r->phase_own_cpu[(size_t)k * P + q]);
-    unmodelled += max;
+    double max = 0, sum = 0;
+    for (int q = 0; q < P; q++) {
+      max = fmax(max, r->phase_own_cpu[(size_t)k * P + q]);
+      sum += r->phase_own_cpu[(size_t)k * P + q];
+    }
+    lb->phase[k].time_total += max;
+    lb->phase[k].lost_total += max - sum / P;
+    if (!lb->phase[k].modelled) unmodelled += max;
   }
   /* the predictions were made before this cycle's partition phase ended:
    * the phases not modelled count with this cycle's time */

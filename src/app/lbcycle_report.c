@@ -13,7 +13,11 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   lb_metrics mt;
 
   PetscFunctionBeginUser;
-  PetscCall(AmrLbPhasesPredict(lb, s, r));
+  if (!r->rebalanced) {
+    /* the next cycle runs on the kept partition */
+    r->next_predicted_s = r->next_kept_s;
+    r->next_imbalance_pct = r->next_kept_imbalance_pct;
+  }
   lb_metrics_loads(P, s->after, &mt);
   r->predicted_imbalance_pct = mt.imbalance_pct;
   for (int q = 0; q < P; q++) {
@@ -116,6 +120,50 @@ static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
     json_null(j, "trace_write_s");
 }
 
+/* The phase model: every phase's own work per rank (one object keyed by
+ * phase), the measured cycle, the predictions, the run totals. */
+static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+{
+  const int P = r->nranks;
+  long long calls;
+  double per_call;
+
+  json_line all, ph;
+
+  json_object_begin(j, "phases", &all);
+  for (int k = 0; k < r->nphases; k++) {
+    json_object_begin(&all, r->phase_name[k], &ph);
+    json_bool(&ph, "modelled", r->phase_modelled[k]);
+    json_reals(&ph, "own_cpu", P, r->phase_own_cpu + (size_t)k * P);
+    json_reals(&ph, "own_wall", P, r->phase_own_wall + (size_t)k * P);
+    json_reals(&ph, "wall", P, r->phase_wall + (size_t)k * P);
+    if (r->phase_modelled[k])
+      json_reals(&ph, "cost_s", lb->o.ntypes, r->phase_cost_s[k]);
+    else
+      json_null(&ph, "cost_s");
+    json_real(&ph, "alpha", r->phase_alpha[k]);
+    json_object_end(&ph);
+  }
+  json_object_end(&all);
+  lb_mpi_profile_cost(&calls, &per_call);
+  json_bool(j, "mpi_profiled", lb_mpi_profiled());
+  json_int(j, "mpi_calls", calls);
+  json_real(j, "mpi_profile_cost_s", calls * per_call);
+  json_real(j, "cycle_time_s", r->cycle_time_s);
+  json_real(j, "cycle_mean_s", r->cycle_mean_s);
+  json_real(j, "cycle_imbalance_pct", r->cycle_imbalance_pct);
+  json_real(j, "cycle_wall_s", r->cycle_wall_s);
+  json_real(j, "predicted_s", r->predicted_s);
+  json_real(j, "next_predicted_s", r->next_predicted_s);
+  json_real(j, "next_kept_s", r->next_kept_s);
+  json_real(j, "next_initial_s", r->next_initial_s);
+  json_real(j, "next_imbalance_pct", r->next_imbalance_pct);
+  json_real(j, "next_mean_s", r->next_mean_s);
+  json_real(j, "model_total_s", r->model_total_s);
+  json_real(j, "lost_s", r->lost_s);
+  json_real(j, "gain_s", r->gain_s);
+}
+
 void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
   json_weights(j, lb, r);
@@ -127,11 +175,12 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_reals(j, "rank_time_wall", r->nranks, r->rank_time_wall);
   json_reals(j, "rank_load_measured", r->nranks, r->rank_load_measured);
   json_reals(j, "rank_load_predicted", r->nranks, r->rank_load_predicted);
+  json_phases(j, lb, r);
 }
 
-PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs, double solve_s)
+PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs)
 {
-  char t[32] = "", why[128] = "";
+  char t[32] = "", why[128] = "", pred[48] = "";
 
   PetscFunctionBeginUser;
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
@@ -146,10 +195,36 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
   else if (!r->rebalanced)
     PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
+  if (isfinite(r->predicted_s)) PetscCall(PetscSNPrintf(pred, sizeof pred, ", predicted %.3f", r->predicted_s));
   PetscCall(PetscPrintf(comm,
-                        "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, solve %.3f s%s\n",
-                        program, r->cycle, t, cells, dofs, r->imbalance_pct, r->predicted_imbalance_pct, r->migrated_cells_tot, r->lb_time_s,
-                        r->lb_iterations, solve_s, why));
+                        "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, cycle %.3f s wall, "
+                        "model %.3f s%s%s\n",
+                        program, r->cycle, t, cells, dofs, r->cycle_imbalance_pct, isfinite(r->next_imbalance_pct) ? r->next_imbalance_pct : r->predicted_imbalance_pct,
+                        r->migrated_cells_tot, r->lb_time_s, r->lb_iterations, r->cycle_wall_s, r->cycle_time_s, pred, why));
+  PetscFunctionReturn(0);
+}
+
+/* The phase model's account of the run: the time lost per phase, what
+ * balancing gained against the initial partition kept, and how close the
+ * last prediction came. */
+static PetscErrorCode summary_model(AmrLb lb, MPI_Comm comm, const char *program)
+{
+  char phases[512] = "", gain[160] = "", last[160] = "";
+  size_t len = 0;
+
+  PetscFunctionBeginUser;
+  for (int k = 0; k < lb->nphases; k++) {
+    const AmrLbPhase *ph = &lb->phase[k];
+    PetscCall(PetscSNPrintf(phases + len, sizeof phases - len, "%s%s %.3f (lost %.3f)", k ? ", " : "", ph->name, ph->time_total, ph->lost_total));
+    len = strlen(phases);
+  }
+  if (lb->initial_pos)
+    PetscCall(PetscSNPrintf(gain, sizeof gain, "; balancing gained %.3f s against the initial partition kept (modelled)", lb->gain_s));
+  if (isfinite(lb->last_predicted) && lb->last_measured > 0)
+    PetscCall(PetscSNPrintf(last, sizeof last, "; the last cycle took %.4f s, predicted %.4f s (%+.1f%%)", lb->last_measured, lb->last_predicted,
+                            100 * (lb->last_predicted - lb->last_measured) / lb->last_measured));
+  PetscCall(PetscPrintf(comm, "%s: summary (phase model): %.3f s, sum over cycles and phases of the slowest rank's own work: %s; lost to imbalance %.3f s (%.1f%%)%s%s\n",
+                        program, lb->model_total, phases, lb->lost_s, lb->model_total > 0 ? 100 * lb->lost_s / lb->model_total : 0, gain, last));
   PetscFunctionReturn(0);
 }
 
@@ -161,9 +236,11 @@ PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_MAX, comm));
   PetscCall(PetscPrintf(comm,
-                        "%s: summary (%s, %s weights): total %.3f s, lost to imbalance %.3f rank-s (%.1f%% of %d ranks x total), balancing %.4f s (%.2f%%), "
+                        "%s: summary (%s, %s weights): total %.3f s, lost to imbalance %.3f s (phase model, %.1f%% of the total), balancing %.4f s (%.2f%%), "
                         "migrating %.4f s (%.2f%%)\n",
-                        program, AmrLbMethodName(lb), amr_lb_weight_names[lb->o.weights], total, lb->lost, 100 * lb->lost / (P * total), lb->size, lb->lb_total,
+                        program, AmrLbMethodName(lb), amr_lb_weight_names[lb->o.weights], total, lb->lost_s, 100 * lb->lost_s / total, lb->lb_total,
                         100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
+  (void)P;
+  if (lb->nphases) PetscCall(summary_model(lb, comm, program));
   PetscFunctionReturn(0);
 }

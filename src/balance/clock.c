@@ -7,6 +7,7 @@
 
 /* Defined by the profiling layer (pmpi.c) when the program links it. */
 extern void lb_pmpi_totals(double *cpu, double *wall, long long *calls, double *per_call_s) __attribute__((weak));
+extern void lb_pmpi_enable(int on) __attribute__((weak));
 
 static double seconds(clockid_t id)
 {
@@ -37,7 +38,15 @@ void lb_clock_between(const lb_clock *a, const lb_clock *b, double *own_cpu, dou
   if (mpi_wall) *mpi_wall = mw;
 }
 
-int lb_mpi_profiled(void) { return lb_pmpi_totals != NULL; }
+static int profiling = 1;
+
+int lb_mpi_profiled(void) { return lb_pmpi_totals != NULL && profiling; }
+
+void lb_mpi_profile(int on)
+{
+  profiling = on;
+  if (lb_pmpi_enable) lb_pmpi_enable(on);
+}
 
 void lb_mpi_profile_cost(long long *calls, double *per_call_s)
 {

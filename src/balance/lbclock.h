@@ -27,8 +27,13 @@ void lb_clock_now(lb_clock *c);
  *  Any output may be NULL. */
 void lb_clock_between(const lb_clock *a, const lb_clock *b, double *own_cpu, double *own_wall, double *wall, double *mpi_wall);
 
-/** 1 when the MPI profiling layer is linked into the program. */
+/** 1 when the MPI profiling layer is linked into the program and on. */
 int lb_mpi_profiled(void);
+
+/** Turn the profiling layer's clocks on or off (on by default): off, every
+ *  wrapper calls its PMPI_ twin straight away, and own work is the whole
+ *  thread time, which measures what the layer costs. */
+void lb_mpi_profile(int on);
 
 /** The profiling layer's own account: MPI calls it timed so far, and its
  *  measured cost per call in seconds (the clock readings it adds; 0 and 0

@@ -14,6 +14,7 @@
 static _Thread_local double in_cpu, in_wall;
 static _Thread_local long long ncalls;
 static _Thread_local int depth;
+static int enabled = 1; /* lb_mpi_profile_enable */
 
 typedef struct {
   struct timespec cpu, wall;
@@ -23,7 +24,7 @@ static double diff(const struct timespec *a, const struct timespec *b) { return 
 
 static void enter(span *s)
 {
-  if (depth++) return;
+  if (!enabled || depth++) return;
   clock_gettime(CLOCK_MONOTONIC, &s->wall);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &s->cpu);
 }
@@ -31,7 +32,7 @@ static void enter(span *s)
 static void leave(const span *s)
 {
   span e;
-  if (--depth) return;
+  if (!enabled || --depth) return;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &e.cpu);
   clock_gettime(CLOCK_MONOTONIC, &e.wall);
   in_cpu += diff(&s->cpu, &e.cpu);
@@ -59,6 +60,9 @@ static double per_call_cost(void)
   }
   return cost;
 }
+
+void lb_pmpi_enable(int on);
+void lb_pmpi_enable(int on) { enabled = on; }
 
 void lb_pmpi_totals(double *cpu, double *wall, long long *calls, double *per_call_s);
 void lb_pmpi_totals(double *cpu, double *wall, long long *calls, double *per_call_s)

@@ -7,7 +7,8 @@
  * faces, locally conservative, and b = -k grad p_h inside the cells (the
  * advection family, advection.h).  Only the cells of load type 1 and their
  * face neighbours advect (the transport zone), so type-1 cells really cost
- * more.  The pressure solve is timed and reported, not weighed.  k(x) is
+ * more.  Two phases: the pressure (assembly and solve) and the transport
+ * steps; -lb_weights timing weighs the steps alone.  k(x) is
  * -darcy_permeability's field (fem/permeability.h).
  * reactive-transport shares all of this (darcy.h).
  */
@@ -128,6 +129,11 @@ PetscErrorCode AmrDarcyCreate(AmrProblem p)
   PetscCall(FemSipgCreate(p->comm, &pressure_problem, permeability, d->perm, "darcy_", &d->sipg));
   p->nsolvers = 1;
   p->solver_prefix[0] = "darcy_";
+  /* the pressure's cost follows the cells, the transport's the tracer:
+   * separated by the solve's reductions, each is balanced on its own */
+  p->nphases = 2;
+  p->phase_name[0] = "pressure";
+  p->phase_name[1] = "transport";
   PetscFunctionReturn(0);
 }
 
@@ -157,6 +163,7 @@ PetscErrorCode AmrDarcySolve(AmrProblem p)
   PetscCall(pressure(p, s, d));
   s->t_poisson = MPI_Wtime() - t0;
   s->t_ksp = p->ksp_wall;
+  PetscCall(AmrProblemPhase(p, 1));
   {
     /* seed of the transport zone: the type-1 cells (FemAdvectSetActive keeps
      * its own copy); outside, cells whose tracer passes the load threshold

@@ -288,6 +288,11 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   PetscCall(FemPoissonSetSolver(s->fp, &sopt));
   s->vn = FemPoissonVNodes(s->fp);
   p->nsolvers = 1;
+  /* multigrid setup, assembly and solve each end in reductions */
+  p->nphases = 3;
+  p->phase_name[0] = "setup";
+  p->phase_name[1] = "assembly";
+  p->phase_name[2] = "solve";
   p->solver_prefix[0] = "";
   PetscFunctionReturn(0);
 }
@@ -353,9 +358,11 @@ PetscErrorCode AmrPoissonSolve(AmrProblem p)
   if (s->guess) PetscCall(FemPoissonSetInitialGuess(s->fp, s->coef));
   s->t[0] = MPI_Wtime() - t0;
   t0 = MPI_Wtime();
+  PetscCall(AmrProblemPhase(p, 1));
   PetscCall(FemPoissonAssemble(s->fp));
   s->t[1] = MPI_Wtime() - t0;
   t0 = MPI_Wtime();
+  PetscCall(AmrProblemPhase(p, 2));
   PetscCall(AmrProblemSolveTimed(p, s->fp, &s->its, &s->rnorm));
   s->t[2] = MPI_Wtime() - t0;
   PetscCall(FemPoissonElementCoefficients(s->fp, s->coef));

@@ -68,6 +68,12 @@ PetscErrorCode AmrProblemAddField(AmrProblem p, const char *name, void **data, s
  *  (*prefix)[0 .. *n - 1] ("" for none); p NULL: none. */
 PetscErrorCode AmrProblemGetSolvers(AmrProblem p, int *n, const char *const **prefix);
 
+/** Enter phase k (0 .. nphases - 1) of the problem's solve, as its create
+ *  named them (impl/problem.h, phase_name): a phase is a stretch between
+ *  synchronisations, and the cycle measures each rank's own work in each
+ *  (balance/lbclock.h).  The solve starts in phase 0. */
+PetscErrorCode AmrProblemPhase(AmrProblem p, int k);
+
 /** Hand one step of local work to the cycle: thread CPU seconds (what the
  *  weights and the imbalance use) and wall seconds. */
 PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall);

@@ -104,6 +104,14 @@ PetscErrorCode AmrProblemGetSolvers(AmrProblem p, int *n, const char *const **pr
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode AmrProblemPhase(AmrProblem p, int k)
+{
+  PetscFunctionBeginUser;
+  PetscCheck(k >= 0 && k < PetscMax(p->nphases, 1), PETSC_COMM_SELF, PETSC_ERR_PLIB, "problem %s: phase %d of %d", p->ops->name, k, p->nphases);
+  if (p->phase) PetscCall(p->phase(p->phase_ctx, k));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrProblemLogWork(AmrProblem p, double cpu, double wall)
 {
   PetscFunctionBeginUser;

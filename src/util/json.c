@@ -45,6 +45,18 @@ void json_end(json_line *j)
   fflush(j->f);
 }
 
+void json_object_begin(json_line *j, const char *k, json_line *inner)
+{
+  inner->f = key(j, k) ? j->f : NULL;
+  inner->nfields = 0;
+  if (inner->f) fputc('{', inner->f);
+}
+
+void json_object_end(json_line *inner)
+{
+  if (inner->f) fputc('}', inner->f);
+}
+
 void json_int(json_line *j, const char *k, long long v)
 {
   if (key(j, k)) fprintf(j->f, "%lld", v);

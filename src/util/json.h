@@ -30,6 +30,11 @@ void json_str(json_line *j, const char *key, const char *v);
 void json_reals(json_line *j, const char *key, int n, const double *v);
 void json_ints(json_line *j, const char *key, int n, const long long *v);
 
+/** "key":{ ... }: inner receives the nested object's fields until
+ *  json_object_end(inner), then j goes on. */
+void json_object_begin(json_line *j, const char *key, json_line *inner);
+void json_object_end(json_line *inner);
+
 /** Write "key":"value", (with the trailing comma of lbbench's reports),
  *  quotes and backslashes escaped and control characters dropped. */
 void json_string(FILE *f, const char *key, const char *v);

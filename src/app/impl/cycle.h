@@ -15,6 +15,8 @@
 #include "problems/impl/problem.h"
 
 enum { PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
+/* the cycle's own phases in the balancer's list, after the problem's */
+enum { LB_PHASE_ESTIMATE, LB_PHASE_OUTPUT, LB_PHASE_ADAPT, LB_PHASE_PARTITION };
 
 struct _p_AmrCycle {
   MPI_Comm comm;
@@ -37,6 +39,7 @@ struct _p_AmrCycle {
   char restart[PETSC_MAX_PATH_LEN];    /* -restart PREFIX, empty: a new run */
   int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
   int restarts;          /* restarts in the run's history, this one included */
+  int phase0;            /* the balancer's index of the cycle's own phases (estimate, output, adapt, partition) after the problem's */
 };
 
 /* cycle.c: the problem's outside fields as the repartition takes them */

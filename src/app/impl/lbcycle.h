@@ -45,6 +45,7 @@ typedef struct {
   int visit_marked; /* the current visit closed a sample already */
   AmrLbWindow fit;
   double sec[AMR_LB_MAX_TYPES]; /* seconds per cell of each type in one cycle of the phase */
+  double time_total, lost_total; /* run totals: its slowest rank's own work, and that less the mean */
 } AmrLbPhase;
 
 struct AmrLb {
@@ -67,6 +68,7 @@ struct AmrLb {
   double predicted_next;    /* the model's time for the next cycle, NaN: none yet */
   double model_total, lost_s, gain_s; /* run totals: measured model time, its loss, modelled gain over the initial partition */
   double pending_gain;      /* the gain the model predicts for the next cycle */
+  double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
   p4est_quadrant_t *initial_pos; /* the initial partition as curve positions (p4est's global_first_position), NULL: none */
   double unmodelled_s;      /* the last cycle's time of the phases not modelled (their slowest ranks) */
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */

@@ -17,6 +17,9 @@
 /** Most per-cell fields and VTK fields one problem has. */
 #define AMR_PROBLEM_MAX_FIELDS 4
 
+/** Most phases one problem's solve has. */
+#define AMR_PROBLEM_MAX_PHASES 4
+
 /** Most PETSc solvers one problem has. */
 #define AMR_PROBLEM_MAX_SOLVERS 2
 
@@ -93,6 +96,9 @@ struct AmrProblemOps {
  *  load type during the step (ntypes values; NULL: not reported). */
 typedef PetscErrorCode (*AmrWorkLogger)(void *ctx, double cpu, double wall, const int64_t *counts);
 
+/** Receives the problem's switch to its phase k (AmrProblemPhase). */
+typedef PetscErrorCode (*AmrPhaseSwitcher)(void *ctx, int k);
+
 /** A problem instance: the ops, what the cycle gives it, what it tells the
  *  cycle. */
 struct _p_AmrProblem {
@@ -109,6 +115,8 @@ struct _p_AmrProblem {
   PetscInt cycles;        /**< default -amr_cycles (PETSC_MAX_INT: until state.done) */
   int nsolvers;           /**< PETSc solvers the problem uses ... */
   const char *solver_prefix[AMR_PROBLEM_MAX_SOLVERS]; /**< ... and their options prefixes ("" for none) */
+  int nphases;            /**< phases of the solve (AmrProblemPhase), 0: one, "solve" */
+  const char *phase_name[AMR_PROBLEM_MAX_PHASES];
   /* kept up to date by the problem */
   AmrProblemState state;
   long long dofs;         /**< global degrees of freedom */
@@ -118,6 +126,8 @@ struct _p_AmrProblem {
   /* set by the cycle */
   AmrWorkLogger log;
   void *log_ctx;
+  AmrPhaseSwitcher phase;
+  void *phase_ctx;
 };
 
 #endif

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Run an amr2d/amr3d command that writes REPORT, then check its phase model.
+
+usage: check_phases.py REPORT PHASE,PHASE,... [--weights W] -- COMMAND...
+
+The command must exit 0.  Every record of REPORT must carry the object
+"phases" with exactly the given phases (the problem's, then estimate,
+output, adapt, partition), each with one own_cpu, own_wall and wall value
+per rank, finite and >= 0, own work at most the phase's wall time
+(thread CPU <= elapsed, less the same time inside MPI), fitted costs for
+the modelled phases; cycle_time_s and cycle_mean_s must be the sum over
+phases of the largest and of the mean own_cpu, cycle_imbalance_pct their
+I%, lost_s and model_total_s the run's sums; predicted_s must be the
+previous record's next_predicted_s; with --weights phases the rebalanced
+cycles name the factor of every modelled phase.  Prints one line per run
+and "phases check passed", or what failed, exit 1."""
+import json
+import math
+import subprocess
+import sys
+
+
+def close(a, b, rel=1e-9, abs_=1e-12):
+    return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+
+
+def check(recs, phases, weights):
+    bad = []
+    lost = total = 0.0
+    prev = None
+    for r in recs:
+        c, P = r["cycle"], r["ranks"]
+        ph = r.get("phases")
+        if ph is None or list(ph) != phases:
+            bad.append("cycle %d: phases %s, expected %s" % (c, None if ph is None else list(ph), phases))
+            continue
+        tmax = tmean = 0.0
+        for name, v in ph.items():
+            for key in ("own_cpu", "own_wall", "wall"):
+                x = v[key]
+                if len(x) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in x):
+                    bad.append("cycle %d, phase %s: %s %s is not %d times >= 0" % (c, name, key, x, P))
+            for q in range(P):
+                if v["own_cpu"][q] > v["wall"][q] + 2e-3 or v["own_wall"][q] > v["wall"][q] + 1e-9:
+                    bad.append("cycle %d, phase %s, rank %d: own work %.4g/%.4g above the wall time %.4g" % (c, name, q, v["own_cpu"][q], v["own_wall"][q], v["wall"][q]))
+            if v["modelled"] != (v["cost_s"] is not None):
+                bad.append("cycle %d, phase %s: modelled %s but cost_s %s" % (c, name, v["modelled"], v["cost_s"]))
+            if weights == "phases" and r["rebalanced"] and v["modelled"] and v["alpha"] is None:
+                bad.append("cycle %d, phase %s: rebalanced by phases weights without a factor" % (c, name))
+            tmax += max(v["own_cpu"])
+            tmean += sum(v["own_cpu"]) / P
+        ipct = 100 * (tmax - tmean) * P / (tmax * (P - 1)) if P > 1 and tmax > 0 else 0
+        if not (close(tmax, r["cycle_time_s"]) and close(tmean, r["cycle_mean_s"]) and close(ipct, r["cycle_imbalance_pct"], 1e-7, 1e-9)):
+            bad.append("cycle %d: cycle_time_s %s, cycle_mean_s %s, I%% %s disagree with the phases (%s, %s, %s)" % (
+                c, r["cycle_time_s"], r["cycle_mean_s"], r["cycle_imbalance_pct"], tmax, tmean, ipct))
+        lost += tmax - tmean
+        total += tmax
+        if not (close(lost, r["lost_s"], 1e-7, 1e-9) and close(total, r["model_total_s"], 1e-7, 1e-9)):
+            bad.append("cycle %d: lost_s %s, model_total_s %s, expected %s, %s" % (c, r["lost_s"], r["model_total_s"], lost, total))
+        if prev is not None and prev.get("next_predicted_s") is not None and not close(prev["next_predicted_s"], r["predicted_s"] or 0):
+            bad.append("cycle %d: predicted_s %s is not the last cycle's next_predicted_s %s" % (c, r["predicted_s"], prev["next_predicted_s"]))
+        if r["cycle_wall_s"] + 1e-3 < tmax / P:
+            bad.append("cycle %d: wall %s below the own work" % (c, r["cycle_wall_s"]))
+        if not r["mpi_profiled"]:
+            bad.append("cycle %d: the MPI profiling layer is not linked" % c)
+        prev = r
+    return bad
+
+
+def main(argv):
+    if "--" not in argv or argv.index("--") < 3:
+        print(__doc__)
+        return 2
+    sep = argv.index("--")
+    report, phases = argv[1], argv[2].split(",")
+    weights = argv[argv.index("--weights") + 1] if "--weights" in argv[:sep] else None
+    run = subprocess.run(argv[sep + 1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if run.returncode != 0:
+        print(run.stdout)
+        print("phases check failed: the run exited with %d" % run.returncode)
+        return 1
+    recs = [json.loads(l) for l in open(report)]
+    bad = check(recs, phases, weights) if recs else ["%s has no record" % report]
+    last = recs[-1] if recs else {}
+    print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
+        report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))
+    for b in bad[:20]:
+        print(b)
+    print("phases check %s" % ("failed" if bad else "passed"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
