@@ -12,7 +12,8 @@ same label are repetitions of one configuration (config/compare-methods.sh
 the ranks.  Each method keeps one colour and line style in every figure.
 Writes into DIR (default: the current directory):
 
-  imbalance.png  left: the measured imbalance I% of the local work per
+  imbalance.png  left: the measured imbalance I% of the phase model (of the
+                 weighed work in reports from before it) per
                  cycle, one line per method (the band around it: least to
                  greatest over the repetitions); right: per method, the I%
                  of all its cycles as a box (quartiles; whiskers 5-95%),
@@ -40,7 +41,10 @@ Writes into DIR (default: the current directory):
                  first repetition); a cost held at 0 (the fit's clamp) cannot
                  sit on the log axis and is a triangle on its bottom edge
   methods.md     the problem, mesh and ranks, then one row per method
-                 (medians of the repetitions; also printed)
+                 (medians of the repetitions; also printed): the measured
+                 wall time beside the phase model's time (the sum over
+                 cycles and phases of the slowest rank's own work), what the
+                 cycles before predicted for it, and the time it lost
 
 A figure that has nothing to show is not written, and an older one of that
 name in DIR is removed.
@@ -121,6 +125,13 @@ def summary(recs):
         "lb_share": 100 * (last["lb_total_s"] + last["migrate_total_s"]) / total if total > 0 else 0.0,
         "added": sum(r["comm_edges_added"] for r in recs),
         "smape": statistics.fmean(r["fit_smape"] for r in recs),
+        # the phase model (reports before it have none): the measured sum
+        # over cycles and phases of the slowest rank's own work, its loss,
+        # and what the cycles before predicted for it (a cycle without a
+        # prediction, the first, counts as measured)
+        "model": last.get("model_total_s", float("nan")),
+        "model_lost": last.get("lost_s", float("nan")),
+        "predicted": sum(r["predicted_s"] if r.get("predicted_s") is not None else r.get("cycle_time_s", float("nan")) for r in recs),
     }
 
 
@@ -337,15 +348,17 @@ def weights_plot(grps, path, title):
 
 def table(grps, sums, title):
     reps = max(len(s) for s in sums)
-    head = ("| run | ranks | runs | cycles | cells | total s | lost to imbalance rank-s (% of run) | mean I% measured | "
+    head = ("| run | ranks | runs | cycles | cells | total s (wall) | modelled s | predicted s | lost to imbalance s (phase model) | "
+            "lost rank-s of the weighed work (% of run) | mean I% measured | "
             "mean I% predicted | fit sMAPE % | rebalances | migrated cells | new rank pairs | balancing s | migrating s | balancing + migrating % |")
     rows = ["%s%s\n" % (title, "" if reps == 1 else "; medians of the runs, total s with least-greatest"), head,
             "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
     for (name, _), ss in zip(grps, sums):
         m = {k: spread(ss, k)[0] for k in ss[0]}
         total = "%.3f" % m["total"] if len(ss) == 1 else "%.3f (%.3f-%.3f)" % spread(ss, "total")
-        rows.append("| %s | %d | %d | %d | %d | %s | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
-            name, m["ranks"], len(ss), m["cycles"], m["cells"], total, m["lost"], m["lost_share"], m["mean_i"], m["mean_pred"],
+        rows.append("| %s | %d | %d | %d | %d | %s | %.3f | %.3f | %.3f | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
+            name, m["ranks"], len(ss), m["cycles"], m["cells"], total, m["model"], m["predicted"], m["model_lost"], m["lost"], m["lost_share"],
+            m["mean_i"], m["mean_pred"],
             m["smape"], m["rebalances"], m["migrated"], m["added"], m["lb"], m["mig"], m["lb_share"]))
     return "\n".join(rows) + "\n"
 
@@ -367,7 +380,12 @@ def main(argv):
     title = context(runs)
     os.makedirs(a.out, exist_ok=True)
     out = lambda name: os.path.join(a.out, name)  # noqa: E731
-    per_cycle_plot(grps, "imbalance_pct", "measured imbalance I% of the local work", out("imbalance.png"), "imbalance: " + title)
+    # the phase model's I% (sum over phases of the slowest rank against the
+    # mean), where the reports have it, else the weighed work's
+    if all("cycle_imbalance_pct" in r for recs in runs for r in recs):
+        per_cycle_plot(grps, "cycle_imbalance_pct", "measured imbalance I% of the phase model", out("imbalance.png"), "imbalance: " + title)
+    else:
+        per_cycle_plot(grps, "imbalance_pct", "measured imbalance I% of the weighed work", out("imbalance.png"), "imbalance: " + title)
     per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
     time_plot(grps, sums, out("time.png"), "time: " + title)
