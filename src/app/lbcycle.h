@@ -201,8 +201,11 @@ void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells,
                                 long long dofs);
 
-/** Print the run summary: total time, time lost to imbalance, balancing
- *  and migration, and their shares of the run. */
+/** Print the run summary: total time, time lost to imbalance (the phase
+ *  model's), balancing and migration, and their shares of the run; then
+ *  the phase model's account: each phase's time and loss, the gain over
+ *  the initial partition kept, the last cycle's prediction against its
+ *  measurement. */
 PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program);
 
 /** Free the arrays of a record. */
@@ -211,7 +214,9 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r);
 /** Put the balancer's state into a checkpoint record: the weights' mode
  *  and costs, the timing fit's stacked windows, sfc-shift's sequence, the
  *  measured migration times per cell, the -lb_threshold rule's loss since
- *  the last rebalance, the elapsed time and the run totals. */
+ *  the last rebalance, the elapsed time and the run totals; the phase
+ *  model's totals, its prediction for the next cycle, the initial
+ *  partition's positions and, with phases weights, every phase's fit. */
 PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st);
 
 /** Continue from a saved state (a restart, possibly on another number of
@@ -219,7 +224,8 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st);
  *  the migration times and the -lb_threshold rule's state always; the fitted costs and the windows with timing weights (the
  *  windows of another rank count are dropped); sfc-shift's sequence with
  *  sfc-shift (restarted from the current partition on another rank
- *  count). */
+ *  count); the phase model's state (the initial positions on as many
+ *  ranks only, the phases' fits with phases weights). */
 PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st);
 
 /** Name of the method ("none" for NULL) and of a weight mode. */

@@ -95,6 +95,94 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
+/* The phase model's run totals and the prediction for the next cycle, in
+ * the phases' order; with -lb_weights phases every modelled phase's fit
+ * (costs and stacked windows); the initial partition's positions on the
+ * curve, the never balanced alternative of the gain. */
+static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
+{
+  double v[8 + 2 * AMR_LB_MAX_PHASES];
+  void *buf;
+  size_t len;
+
+  PetscFunctionBeginUser;
+  v[0] = lb->model_total;
+  v[1] = lb->lost_s;
+  v[2] = lb->gain_s;
+  v[3] = lb->pending_gain;
+  v[4] = lb->predicted_next;
+  v[5] = lb->unmodelled_s;
+  v[6] = lb->last_predicted;
+  v[7] = lb->last_measured;
+  for (int k = 0; k < lb->nphases; k++) {
+    v[8 + 2 * k] = lb->phase[k].time_total;
+    v[9 + 2 * k] = lb->phase[k].lost_total;
+  }
+  PetscCall(AmrCkpStateSetBytes(st, "lb.phase_model", v, sizeof(double) * (8 + 2 * lb->nphases)));
+  if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
+  for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
+    char key[64];
+    if (!lb->phase[k].modelled) continue;
+    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.cost", lb->phase[k].name));
+    PetscCall(AmrCkpStateSetBytes(st, key, lb->phase[k].fit.cost, sizeof(double) * lb->o.ntypes));
+    LB_CHECK(lb->comm, lb_weights_history_pack(lb->phase[k].fit.hist, &buf, &len));
+    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.history", lb->phase[k].name));
+    PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
+    free(buf);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* What save_phases kept, where it fits this run: the same phases, the
+ * initial positions on as many ranks, the fits with phases weights. */
+static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
+{
+  const void *buf;
+  size_t len;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateHas(st, "lb.phase_model", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_model", &buf, &len));
+  if (has && len == sizeof(double) * (8 + 2 * lb->nphases)) {
+    const double *v = buf;
+    lb->model_total = v[0];
+    lb->lost_s = v[1];
+    lb->gain_s = v[2];
+    lb->pending_gain = v[3];
+    lb->predicted_next = v[4];
+    lb->unmodelled_s = v[5];
+    lb->last_predicted = v[6];
+    lb->last_measured = v[7];
+    for (int k = 0; k < lb->nphases; k++) {
+      lb->phase[k].time_total = v[8 + 2 * k];
+      lb->phase[k].lost_total = v[9 + 2 * k];
+    }
+  }
+  PetscCall(AmrCkpStateHas(st, "lb.initial_positions", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.initial_positions", &buf, &len));
+  if (has && len == sizeof(p4est_quadrant_t) * (lb->size + 1)) {
+    PetscCall(PetscFree(lb->initial_pos));
+    PetscCall(PetscMalloc1(lb->size + 1, &lb->initial_pos));
+    memcpy(lb->initial_pos, buf, len);
+  }
+  for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
+    char key[64];
+    int kept;
+    if (!lb->phase[k].modelled) continue;
+    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.cost", lb->phase[k].name));
+    PetscCall(AmrCkpStateHas(st, key, &has));
+    if (has) PetscCall(AmrCkpStateGetBytes(st, key, &buf, &len));
+    if (has && len == sizeof(double) * lb->o.ntypes) memcpy(lb->phase[k].fit.cost, buf, len);
+    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.history", lb->phase[k].name));
+    PetscCall(AmrCkpStateHas(st, key, &has));
+    if (!has) continue;
+    PetscCall(AmrCkpStateGetBytes(st, key, &buf, &len));
+    LB_CHECK(lb->comm, lb_weights_history_restore(lb->phase[k].fit.hist, buf, len, lb->size, &kept));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
 {
   PetscFunctionBeginUser;
@@ -116,6 +204,7 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
     PetscCall(AmrCkpStateSetInt(st, "lb.trace_end", end));
   }
   PetscCall(save_buffers(lb, st));
+  PetscCall(save_phases(lb, st));
   PetscFunctionReturn(0);
 }
 
@@ -176,5 +265,6 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
   PetscCall(load_totals(lb, st));
   PetscCall(load_fit(lb, st));
   PetscCall(load_trace_shifter(lb, st));
+  PetscCall(load_phases(lb, st));
   PetscFunctionReturn(0);
 }

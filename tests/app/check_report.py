@@ -233,7 +233,7 @@ def check_schema(paths):
             if keys[:len(COMMON)] != COMMON:
                 bad.append("%s record %d begins with %s" % (path, i, keys[:len(COMMON)]))
                 continue
-            lb_end = keys.index("rank_load_predicted")
+            lb_end = keys.index("gain_s")  # the last of the balancer's fields
             own = keys[lb_end + 1:]
             if not own or any(k in COMMON for k in own):
                 bad.append("%s record %d: the problem's own fields %s" % (path, i, own))
