@@ -41,6 +41,9 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   PetscCallMPI(MPI_Comm_rank(comm, &lb->rank));
   PetscCall(AmrLbWindowCreate(lb, &lb->timing));
   lb->cost = lb->timing.cost;
+  /* no phases until AmrLbPhasesSet: a program may drive the steps alone */
+  lb->current = -1;
+  lb->predicted_next = NAN;
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
