@@ -35,10 +35,10 @@ static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOp
                              "weight mode", 5, amr_lb_weight_names, &weights, NULL));
   AMR_OPTION("-lb_cost", PetscOptionsRealArray("-lb_cost", "Cost per load type, comma separated: the model weights, and timing's weights until a fit succeeds", NULL,
                                                cost, &ncost, &cost_set));
-  AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing: number of last timed steps the fit uses", NULL, window, &window, NULL));
-  AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
-  AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
-  AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
+  AMR_OPTION("-lb_window", PetscOptionsInt("-lb_window", "timing and phases: number of last timed steps (samples of a phase) the fit uses", NULL, window, &window, NULL));
+  AMR_OPTION("-lb_trim", PetscOptionsReal("-lb_trim", "timing and phases: fraction cut from each end of the sorted window (truncated mean)", NULL, trim, &trim, NULL));
+  AMR_OPTION("-lb_history", PetscOptionsInt("-lb_history", "timing and phases: number of last windows (one per cycle) whose rows the fit stacks", NULL, history, &history, NULL));
+  AMR_OPTION("-lb_forget", PetscOptionsReal("-lb_forget", "timing and phases: forgetting factor, a window k cycles old weighs forget^k in the fit", NULL, forget, &forget, NULL));
   PetscCheck(!cost_set || ncost == ntypes, comm, PETSC_ERR_USER_INPUT,
              "option -lb_cost: needs %d value%s, one cost per load type of this problem, got %d", ntypes, ntypes > 1 ? "s" : "", (int)ncost);
   for (int t = 0; t < ntypes; t++) {

@@ -6,7 +6,7 @@
 #include <time.h>
 
 /* Defined by the profiling layer (pmpi.c) when the program links it. */
-extern void lb_pmpi_totals(double *cpu, double *wall, long long *calls, double *per_call_s) __attribute__((weak));
+extern void lb_pmpi_totals(double *cpu, double *wall, long long *calls, double *cost_s) __attribute__((weak));
 extern void lb_pmpi_enable(int on) __attribute__((weak));
 
 static double seconds(clockid_t id)
@@ -19,10 +19,10 @@ static double seconds(clockid_t id)
 void lb_clock_now(lb_clock *c)
 {
   long long calls;
-  double per_call;
+  double cost;
 
   c->mpi_cpu = c->mpi_wall = 0;
-  if (lb_pmpi_totals) lb_pmpi_totals(&c->mpi_cpu, &c->mpi_wall, &calls, &per_call);
+  if (lb_pmpi_totals) lb_pmpi_totals(&c->mpi_cpu, &c->mpi_wall, &calls, &cost);
   c->cpu = seconds(CLOCK_THREAD_CPUTIME_ID);
   c->wall = seconds(CLOCK_MONOTONIC);
 }
@@ -48,10 +48,10 @@ void lb_mpi_profile(int on)
   if (lb_pmpi_enable) lb_pmpi_enable(on);
 }
 
-void lb_mpi_profile_cost(long long *calls, double *per_call_s)
+void lb_mpi_profile_cost(long long *calls, double *cost_s)
 {
   double cpu, wall;
   *calls = 0;
-  *per_call_s = 0;
-  if (lb_pmpi_totals) lb_pmpi_totals(&cpu, &wall, calls, per_call_s);
+  *cost_s = 0;
+  if (lb_pmpi_totals) lb_pmpi_totals(&cpu, &wall, calls, cost_s);
 }

@@ -7,7 +7,8 @@
  * without its waits is what a partition can move between ranks.  The time
  * inside MPI is counted by the profiling layer src/balance/pmpi.c (the
  * PMPI interface, as mpiP and IPM use it), which sees every MPI call of
- * the process, those of PETSc, hypre and p4est included.  A program that
+ * the process, those of PETSc, hypre and p4est included; it reads the
+ * CPU clock once per run of calls, not per call (pmpi.c says how).  A program that
  * does not link that layer reads zero time inside MPI (lb_mpi_profiled()
  * says 0), and its own work is then its whole thread CPU time. */
 
@@ -35,9 +36,9 @@ int lb_mpi_profiled(void);
  *  thread time, which measures what the layer costs. */
 void lb_mpi_profile(int on);
 
-/** The profiling layer's own account: MPI calls it timed so far, and its
- *  measured cost per call in seconds (the clock readings it adds; 0 and 0
- *  without the layer). */
-void lb_mpi_profile_cost(long long *calls, double *per_call_s);
+/** The profiling layer's own account on the calling thread: the MPI calls
+ *  it timed so far, and what its clock readings took, in seconds (from
+ *  their measured cost; 0 and 0 without the layer). */
+void lb_mpi_profile_cost(long long *calls, double *cost_s);
 
 #endif
