@@ -35,12 +35,14 @@ static PetscErrorCode phase_switch(void *ctx, int k)
 
 /* The phases of a cycle: the problem's solve (one, "solve", unless it
  * names its own), then the cycle's.  The solve's phases, the estimate and
- * the adaptation do work that follows the cells, which the model fits;
- * the output and the partition step are taken as measured. */
+ * the adaptation do work that follows the cells, which the model fits (per
+ * load type where the problem says a phase's cells differ, else one cost
+ * for every cell); the output and the partition step are taken as
+ * measured. */
 static PetscErrorCode set_phases(AmrCycle cyc)
 {
   static const char *const own[] = {"estimate", "output", "adapt", "partition"};
-  static const int own_modelled[] = {1, 0, 1, 0};
+  static const int own_modelled[] = {AMR_LB_PHASE_CELLS, AMR_LB_PHASE_MEASURED, AMR_LB_PHASE_CELLS, AMR_LB_PHASE_MEASURED};
   const AmrProblem p = cyc->problem;
   const char *names[AMR_LB_MAX_PHASES];
   int modelled[AMR_LB_MAX_PHASES], n = 0;
@@ -49,14 +51,14 @@ static PetscErrorCode set_phases(AmrCycle cyc)
   if (!p) PetscFunctionReturn(0);
   for (int k = 0; k < PetscMax(p->nphases, 1); k++) {
     names[n] = p->nphases ? p->phase_name[k] : "solve";
-    modelled[n++] = 1;
+    modelled[n++] = !p->nphases || p->phase_typed[k] ? AMR_LB_PHASE_TYPES : AMR_LB_PHASE_CELLS;
   }
   cyc->phase0 = n;
   for (int k = 0; k < 4; k++) {
     names[n] = own[k];
     modelled[n++] = own_modelled[k];
   }
-  PetscCall(AmrLbPhasesSet(cyc->lb, n, names, modelled));
+  PetscCall(AmrLbPhasesSet(cyc->lb, n, names, modelled, p->ops->cell_costs ? p->cost_phase : -1));
   PetscFunctionReturn(0);
 }
 
@@ -257,7 +259,9 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
   PetscFunctionBeginUser;
   PetscCall(AmrCycleCellArrays(cyc));
   AmrCycleFields(cyc, &nf, fields);
-  if (cyc->lbo.weights == AMR_LB_MEASURED) {
+  /* measured weights weigh every cell by its cost; the phase model weighs
+   * the cells of the phase whose work the costs measure by them */
+  if (cyc->problem->ops->cell_costs) {
     double *cost;
     PetscCall(cell_costs(cyc, &cost));
     PetscCall(AmrLbCellCosts(cyc->lb, cyc->p4est->local_num_quadrants, cost));

@@ -22,6 +22,11 @@
 /** Most phases a cycle may have (the problem's and the cycle's own). */
 #define AMR_LB_MAX_PHASES 12
 
+/** How the phase model predicts a phase (AmrLbPhasesSet): as measured (its
+ *  time does not depend on the partition), by one cost for every cell, or
+ *  by a cost per load type. */
+typedef enum { AMR_LB_PHASE_MEASURED, AMR_LB_PHASE_CELLS, AMR_LB_PHASE_TYPES } AmrLbPhaseModel;
+
 /** How cells are weighed (-lb_weights). */
 typedef enum { AMR_LB_COUNT, AMR_LB_TIMING, AMR_LB_MODEL, AMR_LB_MEASURED, AMR_LB_PHASES } AmrLbWeights;
 
@@ -94,7 +99,7 @@ typedef struct {
    * rank, the cycle's time as the sum over phases of the slowest rank */
   int nphases;
   const char *phase_name[AMR_LB_MAX_PHASES];
-  int phase_modelled[AMR_LB_MAX_PHASES]; /**< the phase's work follows the cells: fitted and predicted */
+  int phase_modelled[AMR_LB_MAX_PHASES]; /**< AmrLbPhaseModel of each phase */
   double *phase_own_cpu;     /**< nphases x nranks: thread CPU s less the CPU s inside MPI */
   double *phase_own_wall;    /**< nphases x nranks: wall s less the wall s inside MPI */
   double *phase_wall;        /**< nphases x nranks: wall s in the phase, waits included */
@@ -132,10 +137,13 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types);
 
 /** The phases of the cycle in their order, named: a phase is a stretch
  *  of the cycle between synchronisations, whose time is that of its
- *  slowest rank; modelled[k]: its work follows the cells (fitted per load
- *  type and predicted for other partitions; else its measured time is
- *  taken as it is).  Call once, before the first cycle. */
-PetscErrorCode AmrLbPhasesSet(AmrLb lb, int nphases, const char *const names[], const int modelled[]);
+ *  slowest rank; modelled[k], an AmrLbPhaseModel: how the model predicts
+ *  it for other partitions (the cells' share of its measured time, by
+ *  least squares per load type for AMR_LB_PHASE_TYPES).  cost_phase: the phase whose work the cells' measured
+ *  costs (AmrLbCellCosts) describe, which the model then weighs cell by
+ *  cell instead of by load type (-1: none).  Call once, before the first
+ *  cycle. */
+PetscErrorCode AmrLbPhasesSet(AmrLb lb, int nphases, const char *const names[], const int modelled[], int cost_phase);
 
 /** Switch this rank's clock to phase k (-1: none, between cycles): its own
  *  work since the last switch (thread CPU and wall less the time inside
@@ -164,8 +172,9 @@ PetscErrorCode AmrLbAddStep(AmrLb lb, double cpu, double wall, const int64_t *co
  *  record's cost_measured.  Call once per window, after its steps. */
 PetscErrorCode AmrLbWindowCosts(AmrLb lb, p4est_locidx_t n, const int *types, const double *cost);
 
-/** -lb_weights measured: the measured cost of every local cell of the
- *  adapted forest that the next AmrLbBalance weighs (copied). */
+/** The measured cost of every local cell of the adapted forest that the
+ *  next AmrLbBalance weighs (copied): -lb_weights measured weighs every
+ *  cell by it, the phase model the cells of its cost phase. */
 PetscErrorCode AmrLbCellCosts(AmrLb lb, p4est_locidx_t n, const double *cost);
 
 /** Repartition by equal cell counts, families kept on one rank so they can

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const int modelled[])
+PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const int modelled[], int cost_phase)
 {
   PetscFunctionBeginUser;
   PetscCheck(n >= 1 && n <= AMR_LB_MAX_PHASES && !lb->nphases, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%d phases: need 1 to %d, set once", n, AMR_LB_MAX_PHASES);
@@ -20,6 +20,7 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
     PetscCall(AmrLbWindowCreate(lb, &lb->phase[k].fit));
   }
   lb->nphases = n;
+  lb->cost_phase = cost_phase;
   lb->current = -1;
   lb->predicted_next = NAN;
   PetscFunctionReturn(0);
@@ -131,8 +132,14 @@ PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
     r->phase_alpha[k] = NAN;
     if (!ph->modelled) continue;
     AmrLbWindowCounts(lb, &ph->fit, mean);
-    PetscCall(AmrLbWindowFit(lb, &ph->fit, mean, &res));
-    lb_weights_result_free(&res);
+    /* one cost for every cell: the cells' share of the time, no fit (a fit
+     * per type found the pressure's reacting cells dearer than the others
+     * on 4 ranks, 65 against 32 us, from the noise of a few rows) */
+    if (ph->modelled == AMR_LB_PHASE_TYPES) {
+      PetscCall(AmrLbWindowFit(lb, &ph->fit, mean, &res));
+      lb_weights_result_free(&res);
+    } else
+      for (int t = 0; t < T; t++) ph->fit.cost[t] = 1;
     gk[0] = ph->own_cpu;
     for (int t = 0; t < T; t++) gk[1 + t] = mean[t];
   }
@@ -185,6 +192,29 @@ static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
+/* The cost phase's weights: every cell its measured cost, scaled so that
+ * the cells together weigh the phase's whole own time of this cycle (the
+ * cells' costs say which cells do the work; a fit by load type of how
+ * much missed the next cycle's by 40% on reactive-transport, whose front
+ * changes its cells' types within a cycle, where the cycle before
+ * missed by a few percent). */
+static PetscErrorCode measured_phase_weights(AmrLb lb, const AmrLbStep *s, const AmrLbPhase *ph, double *w)
+{
+  const p4est_locidx_t n = s->p4est->local_num_quadrants;
+  double g[2] = {0, ph->own_cpu};
+
+  PetscFunctionBeginUser;
+  /* a cost carried through refinement can come out below zero, as
+   * -lb_weights measured finds it: such a cell costs nothing */
+  for (p4est_locidx_t i = 0; i < n; i++) {
+    w[i] = lb->cell_cost[i] > 0 ? lb->cell_cost[i] : 0;
+    g[0] += w[i];
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
+  for (p4est_locidx_t i = 0; i < n; i++) w[i] = g[0] > 0 ? w[i] * g[1] / g[0] : ph->sec[s->types ? s->types[i] : 0];
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrLbPhaseWeights(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 {
   const p4est_locidx_t n = s->p4est->local_num_quadrants;
@@ -197,7 +227,9 @@ PetscErrorCode AmrLbPhaseWeights(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
     double *w;
     if (!ph->modelled) continue;
     PetscCall(PetscMalloc1(n + 1, &w));
-    for (p4est_locidx_t i = 0; i < n; i++) w[i] = ph->sec[s->types ? s->types[i] : 0];
+    if (k == lb->cost_phase && lb->cell_cost && lb->ncell_cost == n) PetscCall(measured_phase_weights(lb, s, ph, w));
+    else
+      for (p4est_locidx_t i = 0; i < n; i++) w[i] = ph->sec[s->types ? s->types[i] : 0];
     for (int t = 0; t < lb->o.ntypes; t++) total += ph->sec[t];
     s->pw[s->npw++] = w;
   }

@@ -120,6 +120,8 @@ static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
     json_null(j, "trace_write_s");
 }
 
+static const char *const phase_models[] = {"measured", "cells", "types"};
+
 /* The phase model: every phase's own work per rank (one object keyed by
  * phase), the measured cycle, the predictions, the run totals. */
 static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
@@ -133,7 +135,7 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_object_begin(j, "phases", &all);
   for (int k = 0; k < r->nphases; k++) {
     json_object_begin(&all, r->phase_name[k], &ph);
-    json_bool(&ph, "modelled", r->phase_modelled[k]);
+    json_str(&ph, "model", phase_models[r->phase_modelled[k]]);
     json_reals(&ph, "own_cpu", P, r->phase_own_cpu + (size_t)k * P);
     json_reals(&ph, "own_wall", P, r->phase_own_wall + (size_t)k * P);
     json_reals(&ph, "wall", P, r->phase_wall + (size_t)k * P);

@@ -134,6 +134,7 @@ PetscErrorCode AmrDarcyCreate(AmrProblem p)
   p->nphases = 2;
   p->phase_name[0] = "pressure";
   p->phase_name[1] = "transport";
+  p->phase_typed[1] = 1;
   PetscFunctionReturn(0);
 }
 

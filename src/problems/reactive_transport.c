@@ -132,6 +132,9 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
   r->react.threshold = 1e-8;
   if (FemReactionOptionsRead(p->comm, &r->react, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
   p->ntypes = NLOADTYPES;
+  /* the cells' costs are the transport phase's work: each step's reaction
+   * and an equal share of the step's transport */
+  p->cost_phase = 1;
   PetscFunctionReturn(0);
 }
 

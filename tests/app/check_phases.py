@@ -8,7 +8,8 @@ The command must exit 0.  Every record of REPORT must carry the object
 output, adapt, partition), each with one own_cpu, own_wall and wall value
 per rank, finite and >= 0, own work at most the phase's wall time
 (thread CPU <= elapsed, less the same time inside MPI), fitted costs for
-the modelled phases; cycle_time_s and cycle_mean_s must be the sum over
+the modelled phases (one for every load type of a phase modelled by
+cells); cycle_time_s and cycle_mean_s must be the sum over
 phases of the largest and of the mean own_cpu, cycle_imbalance_pct their
 I%, lost_s and model_total_s the run's sums; predicted_s must be the
 previous record's next_predicted_s; with --weights phases the rebalanced
@@ -43,9 +44,11 @@ def check(recs, phases, weights):
             for q in range(P):
                 if v["own_cpu"][q] > v["wall"][q] + 2e-3 or v["own_wall"][q] > v["wall"][q] + 1e-9:
                     bad.append("cycle %d, phase %s, rank %d: own work %.4g/%.4g above the wall time %.4g" % (c, name, q, v["own_cpu"][q], v["own_wall"][q], v["wall"][q]))
-            if v["modelled"] != (v["cost_s"] is not None):
-                bad.append("cycle %d, phase %s: modelled %s but cost_s %s" % (c, name, v["modelled"], v["cost_s"]))
-            if weights == "phases" and r["rebalanced"] and v["modelled"] and v["alpha"] is None:
+            if v["model"] not in ("measured", "cells", "types") or (v["model"] != "measured") != (v["cost_s"] is not None):
+                bad.append("cycle %d, phase %s: model %s but cost_s %s" % (c, name, v["model"], v["cost_s"]))
+            elif v["model"] == "cells" and len(set(v["cost_s"])) != 1:
+                bad.append("cycle %d, phase %s: one cost for every cell, but %s" % (c, name, v["cost_s"]))
+            if weights == "phases" and r["rebalanced"] and v["model"] != "measured" and v["alpha"] is None:
                 bad.append("cycle %d, phase %s: rebalanced by phases weights without a factor" % (c, name))
             tmax += max(v["own_cpu"])
             tmean += sum(v["own_cpu"]) / P

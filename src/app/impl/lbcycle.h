@@ -62,6 +62,7 @@ struct AmrLb {
   /* the phases of the cycle: the rank's clock runs in phase `current`
    * (-1: none) since `visit`, and its last sample ended at `mark` */
   int nphases, current;
+  int cost_phase;           /* the phase cell_cost measures (-1: none) */
   AmrLbPhase phase[AMR_LB_MAX_PHASES];
   lb_clock visit, mark, cycle_start;
   lb_phase_model measured_model; /* this cycle's, all phases (AmrLbPhasesRecord) */

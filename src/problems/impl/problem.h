@@ -116,7 +116,9 @@ struct _p_AmrProblem {
   int nsolvers;           /**< PETSc solvers the problem uses ... */
   const char *solver_prefix[AMR_PROBLEM_MAX_SOLVERS]; /**< ... and their options prefixes ("" for none) */
   int nphases;            /**< phases of the solve (AmrProblemPhase), 0: one, "solve" */
+  int cost_phase;         /**< with cell_costs: the phase whose work the costs measure */
   const char *phase_name[AMR_PROBLEM_MAX_PHASES];
+  int phase_typed[AMR_PROBLEM_MAX_PHASES]; /**< the phase's cells cost by their load type (else alike) */
   /* kept up to date by the problem */
   AmrProblemState state;
   long long dofs;         /**< global degrees of freedom */
