@@ -76,17 +76,47 @@ static PetscErrorCode load_totals(AmrLb lb, AmrCkpState st)
 }
 
 /* The byte buffers of the timing fit's windows and of sfc-shift. */
+/* A fit's stacked windows under key. */
+static PetscErrorCode save_history(AmrLb lb, AmrCkpState st, const char *key, const AmrLbWindow *w)
+{
+  void *buf = NULL;
+  size_t len = 0;
+
+  PetscFunctionBeginUser;
+  LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
+  PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
+  free(buf);
+  PetscFunctionReturn(0);
+}
+
+/* A fit's costs (cost_key, unless NULL, when of this run's load types) and
+ * stacked windows (hist_key; those of another rank count are dropped)
+ * back, where the checkpoint has them. */
+static PetscErrorCode load_window(AmrLb lb, AmrCkpState st, const char *cost_key, const char *hist_key, AmrLbWindow *w)
+{
+  const void *buf;
+  size_t len;
+  PetscBool has = PETSC_FALSE;
+  int kept;
+
+  PetscFunctionBeginUser;
+  if (cost_key) PetscCall(AmrCkpStateHas(st, cost_key, &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, cost_key, &buf, &len));
+  if (has && len == sizeof(double) * lb->o.ntypes) memcpy(w->cost, buf, len);
+  PetscCall(AmrCkpStateHas(st, hist_key, &has));
+  if (!has) PetscFunctionReturn(0);
+  PetscCall(AmrCkpStateGetBytes(st, hist_key, &buf, &len));
+  LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, buf, len, lb->size, &kept));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
 {
   void *buf = NULL;
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  if (lb->o.weights == AMR_LB_TIMING) {
-    LB_CHECK(lb->comm, lb_weights_history_pack(lb->timing.hist, &buf, &len));
-    PetscCall(AmrCkpStateSetBytes(st, "lb.weights_history", buf, len));
-    free(buf);
-  }
+  if (lb->o.weights == AMR_LB_TIMING) PetscCall(save_history(lb, st, "lb.weights_history", &lb->timing));
   if (lb->shifting) {
     LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
@@ -102,8 +132,6 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
 static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
 {
   double v[8 + 2 * AMR_LB_MAX_PHASES];
-  void *buf;
-  size_t len;
 
   PetscFunctionBeginUser;
   v[0] = lb->model_total;
@@ -122,13 +150,11 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
   if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char key[64];
-    if (!lb->phase[k].modelled) continue;
+    if (lb->phase[k].modelled != AMR_LB_PHASE_TYPES) continue;
     PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.cost", lb->phase[k].name));
     PetscCall(AmrCkpStateSetBytes(st, key, lb->phase[k].fit.cost, sizeof(double) * lb->o.ntypes));
-    LB_CHECK(lb->comm, lb_weights_history_pack(lb->phase[k].fit.hist, &buf, &len));
     PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.history", lb->phase[k].name));
-    PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
-    free(buf);
+    PetscCall(save_history(lb, st, key, &lb->phase[k].fit));
   }
   PetscFunctionReturn(0);
 }
@@ -167,18 +193,11 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
     memcpy(lb->initial_pos, buf, len);
   }
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
-    char key[64];
-    int kept;
-    if (!lb->phase[k].modelled) continue;
-    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.cost", lb->phase[k].name));
-    PetscCall(AmrCkpStateHas(st, key, &has));
-    if (has) PetscCall(AmrCkpStateGetBytes(st, key, &buf, &len));
-    if (has && len == sizeof(double) * lb->o.ntypes) memcpy(lb->phase[k].fit.cost, buf, len);
-    PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.history", lb->phase[k].name));
-    PetscCall(AmrCkpStateHas(st, key, &has));
-    if (!has) continue;
-    PetscCall(AmrCkpStateGetBytes(st, key, &buf, &len));
-    LB_CHECK(lb->comm, lb_weights_history_restore(lb->phase[k].fit.hist, buf, len, lb->size, &kept));
+    char cost[64], hist[64];
+    if (lb->phase[k].modelled != AMR_LB_PHASE_TYPES) continue;
+    PetscCall(PetscSNPrintf(cost, sizeof cost, "lb.phase.%s.cost", lb->phase[k].name));
+    PetscCall(PetscSNPrintf(hist, sizeof hist, "lb.phase.%s.history", lb->phase[k].name));
+    PetscCall(load_window(lb, st, cost, hist, &lb->phase[k].fit));
   }
   PetscFunctionReturn(0);
 }
@@ -213,20 +232,11 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
 static PetscErrorCode load_fit(AmrLb lb, AmrCkpState st)
 {
   const char *weights;
-  const void *buf;
-  size_t len;
-  PetscBool has;
 
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
-  PetscCall(AmrCkpStateGetBytes(st, "lb.cost", &buf, &len));
-  if (lb->o.weights == AMR_LB_TIMING && !strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) && len == sizeof(double) * lb->o.ntypes) memcpy(lb->cost, buf, len);
-  PetscCall(AmrCkpStateHas(st, "lb.weights_history", &has));
-  if (lb->o.weights == AMR_LB_TIMING && has) {
-    int kept;
-    PetscCall(AmrCkpStateGetBytes(st, "lb.weights_history", &buf, &len));
-    LB_CHECK(lb->comm, lb_weights_history_restore(lb->timing.hist, buf, len, lb->size, &kept));
-  }
+  if (lb->o.weights == AMR_LB_TIMING)
+    PetscCall(load_window(lb, st, strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) ? NULL : "lb.cost", "lb.weights_history", &lb->timing));
   PetscFunctionReturn(0);
 }
 
