@@ -296,6 +296,18 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   cyc->first = (int)v;
   PetscCheck(cyc->first < cyc->cycles, cyc->comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": checkpoint '%s.manifest' continues at cycle %d",
              cyc->cycles, prefix, cyc->first);
+  if (p->state.sim_time >= 0) {
+    /* a run at its -t_final has nothing left to do: refused as a passed
+     * -amr_cycles is, not run as a cycle of no steps.  The problem read
+     * -t_final already; without one given here or in the checkpoint's
+     * options its default is the checkpoint run's, which it has not reached */
+    PetscReal t_final;
+    PetscBool set;
+    double t;
+    PetscCall(AmrCkpStateGetReal(st, "state.sim_time", &t));
+    PetscCall(PetscOptionsGetReal(NULL, NULL, "-t_final", &t_final, &set));
+    PetscCheck(!set || t < t_final, cyc->comm, PETSC_ERR_USER_INPUT, "option -t_final %g: checkpoint '%s.manifest' continues at t %g", (double)t_final, prefix, t);
+  }
   PetscCall(AmrCkpStateGetInt(st, "cycle.restarts", &v));
   cyc->restarts = (int)v + 1;
 
