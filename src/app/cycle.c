@@ -184,6 +184,23 @@ PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
   PetscFunctionReturn(0);
 }
 
+/* Output paths that cannot take the files are refused before the first
+ * cycle, not after its work. */
+PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc)
+{
+  PetscFunctionBeginUser;
+  if (cyc->vtk) {
+    const char *prefix;
+    const int *cycles;
+    const double *times;
+    int n;
+    AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
+    PetscCall(AmrCheckOutputDir(cyc->comm, "-vtk", prefix));
+  }
+  if (cyc->checkpoint[0] && cyc->checkpoint_interval) PetscCall(AmrCheckOutputDir(cyc->comm, "-checkpoint", cyc->checkpoint));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
 {
   const AmrProblem p = cyc->problem;
@@ -191,7 +208,7 @@ PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
   int nf;
 
   PetscFunctionBeginUser;
-  PetscCall(AmrCycleCheckCheckpointDir(cyc));
+  PetscCall(AmrCycleCheckOutputs(cyc));
   PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   PetscCall(p->ops->setup(p, p4est));

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/options.h"
 #include "mesh/dirs.h"
@@ -63,29 +62,6 @@ char *AmrCycleReportKept(AmrCycle cyc)
   }
   if (old) fclose(old);
   return kept;
-}
-
-/* A -checkpoint directory that cannot take the files is refused before
- * the first cycle, not after it. */
-PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc)
-{
-  char dir[PETSC_MAX_PATH_LEN];
-  char *slash;
-  int fail = 0;
-  PetscMPIInt rank;
-
-  PetscFunctionBeginUser;
-  if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
-  PetscCall(AmrMakeParentDirs(cyc->comm, "-checkpoint", cyc->checkpoint, cyc->checkpoint));
-  PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
-  PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
-  slash = strrchr(dir, '/');
-  if (slash) slash[slash == dir ? 1 : 0] = '\0';
-  else PetscCall(PetscStrncpy(dir, ".", sizeof dir));
-  if (rank == 0 && access(dir, W_OK | X_OK)) fail = errno;
-  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -checkpoint %s: cannot write into directory '%s': %s", cyc->checkpoint, dir, strerror(fail));
-  PetscFunctionReturn(0);
 }
 
 /* The VTK series' outputs up to the checkpoint, so that a restart's .pvd
@@ -332,7 +308,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
    * may have reset the quadrant data to initial values */
   PetscCall(PetscMalloc1(qsize * (size_t)p4est->local_num_quadrants + 1, &qdata));
   copy_quadrant_data(p4est, qsize, qdata, PETSC_FALSE);
-  PetscCall(AmrCycleCheckCheckpointDir(cyc));
+  PetscCall(AmrCycleCheckOutputs(cyc));
   PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   *out = p4est;

@@ -43,13 +43,13 @@ struct _p_AmrCycle {
 void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
 /* cycle.c: fresh per-cell arrays for the current forest, and its load types */
 PetscErrorCode AmrCycleCellArrays(AmrCycle cyc);
+/* cycle.c: refuse -vtk and -checkpoint paths that cannot take the files */
+PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc);
 /* cycle.c: open the report (-report), keeping a restart's earlier lines */
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
 
 /* cycle_restart.c: read -checkpoint, -checkpoint_interval, -restart */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
-/* cycle_restart.c: refuse a -checkpoint directory that cannot take the files */
-PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
 /* cycle_restart.c, rank 0: the lines of the existing report of the cycles
