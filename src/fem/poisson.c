@@ -82,25 +82,24 @@ PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int 
 const char *const FemPoissonOperators[] = {"assembled", "matrix-free", "FemPoissonOperator", "FEM_POISSON_", NULL};
 const char *const FemPoissonPCTypes[] = {"amg", "mg", "FemPoissonPCType", "FEM_POISSON_PC_", NULL};
 
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree, const FemPoissonSolverOptions *opt,
                                 const char *prefix, FemPoisson *out)
 {
+  const FemPoissonSolverOptions defaults = FEM_POISSON_SOLVER_DEFAULTS;
   FemPoisson fp;
-  PC pc;
 
   PetscFunctionBeginUser;
   PetscCall(FemPoissonCreateLevel(comm, prob, degree, PETSC_TRUE, NULL, &fp));
-  fp->opt = (FemPoissonSolverOptions)FEM_POISSON_SOLVER_DEFAULTS;
   PetscCall(KSPCreate(comm, &fp->ksp));
   PetscCall(KSPSetType(fp->ksp, KSPCG));
-  PetscCall(KSPGetPC(fp->ksp, &pc));
-  PetscCall(PCSetType(pc, PCHYPRE));
   PetscCall(KSPSetTolerances(fp->ksp, 1e-10, 1e-50, PETSC_DEFAULT, 10000));
   if (prefix) PetscCall(KSPSetOptionsPrefix(fp->ksp, prefix));
 #ifdef P4_TO_P8
   PetscCall(FemHypre3dDefaults(prefix));
 #endif
-  PetscCall(KSPSetFromOptions(fp->ksp));
+  /* the KSP reads its options first with the preconditioner it will use,
+   * so that -help shows that one */
+  PetscCall(FemPoissonSetSolver(fp, opt ? opt : &defaults));
   *out = fp;
   PetscFunctionReturn(0);
 }
@@ -119,6 +118,18 @@ PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions 
   PetscCall(KSPGetPC(fp->ksp, &pc));
   PetscCall(PCSetType(pc, opt->pc == FEM_POISSON_PC_MG ? PCMG : PCHYPRE));
   PetscCall(KSPSetFromOptions(fp->ksp));
+  if (!fp->assembled && opt->pc == FEM_POISSON_PC_MG) {
+    /* this pair assembles no fine matrix: an algebraic multigrid given by
+     * -pc_type would build one from the shell operator column by column
+     * (30 s a solve at 54k DoFs) and fail a cycle later */
+    PCType type;
+    PetscBool amg;
+    PetscCall(PCGetType(pc, &type));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &amg, PCHYPRE, PCGAMG, PCML, ""));
+    PetscCheck(!amg, fp->comm, PETSC_ERR_USER_INPUT,
+               "option -pc_type %s: algebraic multigrid needs the assembled matrix: use -poisson_operator assembled -poisson_pc amg (the default is matrix-free + geometric multigrid)",
+               type);
+  }
   PetscFunctionReturn(0);
 }
 
