@@ -180,7 +180,14 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrLbSave(cyc->lb, st));
   PetscCall(save_vtk_series(cyc, st));
   if (p->ops->save) PetscCall(p->ops->save(p, st));
+  /* the new checkpoint replaces the one the interrupt line names: an
+   * interrupt waits until the line names the new one */
+  AmrCycleDeferInterrupts(PETSC_TRUE);
   PetscCall(AmrCheckpointWrite(cyc->checkpoint, p4est, nf, fields, st));
+  cyc->held_by = cyc->checkpoint;
+  cyc->held_next = cycle + 1;
+  PetscCall(AmrCycleCatchInterrupts(cyc, cycle));
+  AmrCycleDeferInterrupts(PETSC_FALSE);
   PetscCall(AmrCkpStateDestroy(&st));
   PetscFunctionReturn(0);
 }
@@ -343,6 +350,9 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCall(load_vtk_series(cyc, st));
   PetscCall(AmrCkpStateDestroy(&st));
   PetscCall(AmrCycleCellArrays(cyc));
+  cyc->held_by = cyc->restart;
+  cyc->held_next = cyc->first;
+  PetscCall(AmrCycleCatchInterrupts(cyc, cyc->first - 1));
   PetscCall(PetscPrintf(cyc->comm, "%s: restarted from checkpoint %s at cycle %d: %lld cells on %d rank%s\n", AMR_PROGRAM, prefix, cyc->first,
                         (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : ""));
   PetscFunctionReturn(0);

@@ -37,6 +37,8 @@ struct _p_AmrCycle {
   char restart[PETSC_MAX_PATH_LEN];    /* -restart PREFIX, empty: a new run */
   int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
   int restarts;          /* restarts in the run's history, this one included */
+  const char *held_by;   /* the checkpoint that continues the run (-checkpoint's or -restart's), NULL: none yet */
+  int held_next;         /* the cycle it continues at */
 };
 
 /* cycle.c: the problem's outside fields as the repartition takes them */
@@ -45,6 +47,12 @@ void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
 PetscErrorCode AmrCycleCellArrays(AmrCycle cyc);
 /* cycle.c: refuse -vtk and -checkpoint paths that cannot take the files */
 PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc);
+/* cycle.c: SIGINT and SIGTERM print where the run stopped (the last cycle
+ * done, the checkpoint that continues it) instead of a trace */
+PetscErrorCode AmrCycleCatchInterrupts(AmrCycle cyc, int done);
+/* cycle.c: while defer is true an interrupt waits (for the line to name the
+ * checkpoint being written); false ends the run if one came meanwhile */
+void AmrCycleDeferInterrupts(PetscBool defer);
 /* cycle.c: open the report (-report), keeping a restart's earlier lines */
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
 
