@@ -94,12 +94,18 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
   PetscCall(KSPSetType(fp->ksp, KSPCG));
   PetscCall(KSPSetTolerances(fp->ksp, 1e-10, 1e-50, PETSC_DEFAULT, 10000));
   if (prefix) PetscCall(KSPSetOptionsPrefix(fp->ksp, prefix));
+  if (!opt) opt = &defaults;
 #ifdef P4_TO_P8
-  PetscCall(FemHypre3dDefaults(prefix));
+  {
+    /* only where BoomerAMG runs: an option nothing reads is an error */
+    char type[64] = "";
+    PetscCall(PetscOptionsGetString(NULL, prefix, "-pc_type", type, sizeof type, NULL));
+    if (opt->pc == FEM_POISSON_PC_AMG || !strcmp(type, PCHYPRE)) PetscCall(FemHypre3dDefaults(prefix));
+  }
 #endif
   /* the KSP reads its options first with the preconditioner it will use,
    * so that -help shows that one */
-  PetscCall(FemPoissonSetSolver(fp, opt ? opt : &defaults));
+  PetscCall(FemPoissonSetSolver(fp, opt));
   *out = fp;
   PetscFunctionReturn(0);
 }
@@ -208,14 +214,10 @@ static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
     AmrGeomQuadMap(fp->p4est->connectivity, t, q, eta, x, J);
     return;
   }
-  const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
   const double *tJ = fp->tJ + 9 * (size_t)t, *tx0 = fp->tx0 + 3 * (size_t)t;
-#ifndef P4_TO_P8
-  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1], 0};
-#else
-  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1],
-                        (double)q->z / P4EST_ROOT_LEN + h * eta[2]};
-#endif
+  double h, xi[3];
+  AmrGeomQuadBox(q, xi, &h);
+  for (int k = 0; k < P4EST_DIM; k++) xi[k] += h * eta[k];
   for (int a = 0; a < 3; a++) {
     x[a] = tx0[a];
     for (int b = 0; b < P4EST_DIM; b++) x[a] += tJ[3 * a + b] * xi[b];
