@@ -42,25 +42,18 @@ typedef struct {
 /* The counts and the run time of a method's run. */
 static void run_json(json_line *j, const lb_result *r)
 {
-  json_int(j, "iterations", r->iterations);
-  json_int(j, "target_iteration", r->target_iteration);
-  json_int(j, "rounds", r->rounds);
-  json_int(j, "messages", r->messages);
-  json_int(j, "bytes", r->bytes);
-  json_int(j, "collectives", r->collectives);
+  static const char *const name[] = {"iterations", "target_iteration", "rounds", "messages", "bytes", "collectives"};
+  const long long v[] = {r->iterations, r->target_iteration, r->rounds, r->messages, r->bytes, r->collectives};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) json_int(j, name[i], v[i]);
   json_real(j, "runtime_s", r->runtime_s);
 }
 
 /* The balance of the loads and what moved. */
 static void loads_json(json_line *j, const lb_metrics *mt)
 {
-  json_real(j, "max_over_avg", mt->max_over_avg);
-  json_real(j, "imbalance_pct", mt->imbalance_pct);
-  json_real(j, "l2_imbalance", mt->l2_imbalance);
-  json_real(j, "transfer_tot", mt->transfer_tot);
-  json_real(j, "transfer_max", mt->transfer_max);
-  json_real(j, "migrated_units", mt->migrated_units);
-  json_real(j, "unit_hops", mt->unit_hops);
+  static const char *const name[] = {"max_over_avg", "imbalance_pct", "l2_imbalance", "transfer_tot", "transfer_max", "migrated_units", "unit_hops"};
+  const double v[] = {mt->max_over_avg, mt->imbalance_pct, mt->l2_imbalance, mt->transfer_tot, mt->transfer_max, mt->migrated_units, mt->unit_hops};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) json_real(j, name[i], v[i]);
 }
 
 /* -costs: Ripple's costs of the run. */
