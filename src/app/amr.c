@@ -53,11 +53,15 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
   AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
   PetscOptionsEnd();
   PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
+  /* here, before the cycle reads -amr_max_level against it: a level the
+   * forest cannot reach is this option's error, not the default maximum's */
+  PetscCheck(o->min_level >= 0 && o->min_level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT, "option -amr_min_level %" PetscInt_FMT ": must be from 0 to %d",
+             o->min_level, P4EST_QMAXLEVEL);
   PetscFunctionReturn(0);
 }
 
-/* A level the forest cannot reach, or a forest this machine cannot hold, is
- * refused before p4est tries (p4est would abort or run out of memory). */
+/* A forest this machine cannot hold is refused before p4est tries (it
+ * would run out of memory); amr_options refused the levels it cannot reach. */
 static PetscErrorCode amr_check_level(MPI_Comm comm, const AmrMesh *mesh, PetscInt level)
 {
   PetscMPIInt size;
@@ -66,8 +70,6 @@ static PetscErrorCode amr_check_level(MPI_Comm comm, const AmrMesh *mesh, PetscI
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCheck(level >= 0 && level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT, "option -amr_min_level %" PetscInt_FMT ": must be from 0 to %d", level,
-             P4EST_QMAXLEVEL);
   cells = (double)mesh->conn->num_trees * pow(2.0, (double)(P4EST_DIM * level));
   bytes = cells * bytes_per_cell;
   PetscCheck(cells / size < 2147483647.0 && bytes < memory, comm, PETSC_ERR_USER_INPUT,

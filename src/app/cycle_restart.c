@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/options.h"
 #include "mesh/dirs.h"
@@ -63,29 +62,6 @@ char *AmrCycleReportKept(AmrCycle cyc)
   }
   if (old) fclose(old);
   return kept;
-}
-
-/* A -checkpoint directory that cannot take the files is refused before
- * the first cycle, not after it. */
-PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc)
-{
-  char dir[PETSC_MAX_PATH_LEN];
-  char *slash;
-  int fail = 0;
-  PetscMPIInt rank;
-
-  PetscFunctionBeginUser;
-  if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
-  PetscCall(AmrMakeParentDirs(cyc->comm, "-checkpoint", cyc->checkpoint, cyc->checkpoint));
-  PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
-  PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
-  slash = strrchr(dir, '/');
-  if (slash) slash[slash == dir ? 1 : 0] = '\0';
-  else PetscCall(PetscStrncpy(dir, ".", sizeof dir));
-  if (rank == 0 && access(dir, W_OK | X_OK)) fail = errno;
-  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -checkpoint %s: cannot write into directory '%s': %s", cyc->checkpoint, dir, strerror(fail));
-  PetscFunctionReturn(0);
 }
 
 /* The VTK series' outputs up to the checkpoint, so that a restart's .pvd
@@ -204,7 +180,14 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrLbSave(cyc->lb, st));
   PetscCall(save_vtk_series(cyc, st));
   if (p->ops->save) PetscCall(p->ops->save(p, st));
+  /* the new checkpoint replaces the one the interrupt line names: an
+   * interrupt waits until the line names the new one */
+  AmrCycleDeferInterrupts(PETSC_TRUE);
   PetscCall(AmrCheckpointWrite(cyc->checkpoint, p4est, nf, fields, st));
+  cyc->held_by = cyc->checkpoint;
+  cyc->held_next = cycle + 1;
+  PetscCall(AmrCycleCatchInterrupts(cyc, cycle));
+  AmrCycleDeferInterrupts(PETSC_FALSE);
   PetscCall(AmrCkpStateDestroy(&st));
   PetscFunctionReturn(0);
 }
@@ -296,6 +279,18 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   cyc->first = (int)v;
   PetscCheck(cyc->first < cyc->cycles, cyc->comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": checkpoint '%s.manifest' continues at cycle %d",
              cyc->cycles, prefix, cyc->first);
+  if (p->state.sim_time >= 0) {
+    /* a run at its -t_final has nothing left to do: refused as a passed
+     * -amr_cycles is, not run as a cycle of no steps.  The problem read
+     * -t_final already; without one given here or in the checkpoint's
+     * options its default is the checkpoint run's, which it has not reached */
+    PetscReal t_final;
+    PetscBool set;
+    double t;
+    PetscCall(AmrCkpStateGetReal(st, "state.sim_time", &t));
+    PetscCall(PetscOptionsGetReal(NULL, NULL, "-t_final", &t_final, &set));
+    PetscCheck(!set || t < t_final, cyc->comm, PETSC_ERR_USER_INPUT, "option -t_final %g: checkpoint '%s.manifest' continues at t %g", (double)t_final, prefix, t);
+  }
   PetscCall(AmrCkpStateGetInt(st, "cycle.restarts", &v));
   cyc->restarts = (int)v + 1;
 
@@ -320,7 +315,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
    * may have reset the quadrant data to initial values */
   PetscCall(PetscMalloc1(qsize * (size_t)p4est->local_num_quadrants + 1, &qdata));
   copy_quadrant_data(p4est, qsize, qdata, PETSC_FALSE);
-  PetscCall(AmrCycleCheckCheckpointDir(cyc));
+  PetscCall(AmrCycleCheckOutputs(cyc));
   PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   *out = p4est;
@@ -355,6 +350,9 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCall(load_vtk_series(cyc, st));
   PetscCall(AmrCkpStateDestroy(&st));
   PetscCall(AmrCycleCellArrays(cyc));
+  cyc->held_by = cyc->restart;
+  cyc->held_next = cyc->first;
+  PetscCall(AmrCycleCatchInterrupts(cyc, cyc->first - 1));
   PetscCall(PetscPrintf(cyc->comm, "%s: restarted from checkpoint %s at cycle %d: %lld cells on %d rank%s\n", AMR_PROGRAM, prefix, cyc->first,
                         (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : ""));
   PetscFunctionReturn(0);

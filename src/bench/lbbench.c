@@ -39,6 +39,30 @@ typedef struct {
   size_t len, cap;
 } trace_ctx;
 
+/* The counts and the run time of a method's run. */
+static void run_json(json_line *j, const lb_result *r)
+{
+  static const char *const name[] = {"iterations", "target_iteration", "rounds", "messages", "bytes", "collectives"};
+  const long long v[] = {r->iterations, r->target_iteration, r->rounds, r->messages, r->bytes, r->collectives};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) json_int(j, name[i], v[i]);
+  json_real(j, "runtime_s", r->runtime_s);
+}
+
+/* The balance of the loads and what moved. */
+static void loads_json(json_line *j, const lb_metrics *mt)
+{
+  static const char *const name[] = {"max_over_avg", "imbalance_pct", "l2_imbalance", "transfer_tot", "transfer_max", "migrated_units", "unit_hops"};
+  const double v[] = {mt->max_over_avg, mt->imbalance_pct, mt->l2_imbalance, mt->transfer_tot, mt->transfer_max, mt->migrated_units, mt->unit_hops};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) json_real(j, name[i], v[i]);
+}
+
+/* -costs: Ripple's costs of the run. */
+static void costs_json(json_line *j, const lb_result *r)
+{
+  json_real(j, "migration_cost", r->migration_cost);
+  json_real(j, "imbalance_cost", r->imbalance_cost);
+}
+
 static lb_err append(trace_ctx *t, const char *s)
 {
   size_t k = strlen(s);
@@ -195,25 +219,25 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      json_run_header(f, m->name, g->spec, g->n, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,",
-              res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s);
+      json_line j;
+      json_run_header(&j, f, m->name, g->spec, g->n, backend, o->scenario);
+      run_json(&j, &res);
+      json_real(&j, "setup_s", res.setup_s);
       if (nrep > 0) {
-        fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", nrep, same ? "true" : "false");
-        json_spread(f, "runtime", &sp);
+        json_int(&j, "repeat", nrep);
+        json_bool(&j, "repeat_identical", same);
+        json_spread(&j, "runtime", &sp);
       }
       if (cap) {
-        json_string(f, "capacity", o->capacity);
-        fprintf(f, "\"max_over_share\":%.17g,", over_share);
+        json_str(&j, "capacity", o->capacity);
+        json_real(&j, "max_over_share", over_share);
       }
-      json_string(f, "stop_reason", lb_stop_name(res.stop));
-      fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g",
-              mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
-      if (p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.migration_cost, res.imbalance_cost);
-      if (o->trace) fprintf(f, ",\"trace\":%s]", t.json);
-      fputs("}\n", f);
-      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+      json_str(&j, "stop_reason", lb_stop_name(res.stop));
+      loads_json(&j, &mt);
+      if (p.track_costs) costs_json(&j, &res);
+      if (o->trace && !(err = append(&t, "]"))) json_raw(&j, "trace", t.json);
+      json_end(&j);
+      if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }
   }
 out:
@@ -234,14 +258,20 @@ static void print_trace(const bench_opts *o, const lb_load_trace *tr)
          lb_trace_weight_name(tr->weights), strcmp(o->trace_split, "even") ? "the app's" : "an even", (int)o->replicate, o->replicate > 1 ? "ies" : "y");
 }
 
-/* The replayed trace cycle and the cells per part: JSON fields after a comma. */
-static void json_trace(FILE *f, const bench_opts *o, const lb_load_trace *tr, int P, const int64_t *part_cells)
+/* The replayed trace cycle and the cells per part. */
+static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace *tr, int P, const int64_t *part_cells)
 {
-  fprintf(f, "\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", tr->cycle, tr->nranks, (long long)tr->ncells, (int)o->replicate);
-  json_string(f, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
-  fputs("\"part_cells\":[", f);
-  for (int q = 0; q < P; q++) fprintf(f, q ? ",%lld" : "%lld", (long long)part_cells[q]);
-  fputs("]", f);
+  long long *cells = malloc(((size_t)P + 1) * sizeof *cells);
+  if (!cells) return lb_error(LB_ERR_MEM, "out of memory for the JSON line");
+  for (int q = 0; q < P; q++) cells[q] = (long long)part_cells[q];
+  json_int(j, "trace_cycle", tr->cycle);
+  json_int(j, "trace_ranks", tr->nranks);
+  json_int(j, "trace_cells", (long long)tr->ncells);
+  json_int(j, "replicate", (long long)o->replicate);
+  json_str(j, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
+  json_ints(j, "part_cells", P, cells);
+  free(cells);
+  return LB_OK;
 }
 
 /* sfc-shift on a trace, as the app ran it: Niemoeller et al. 2020's
@@ -278,15 +308,22 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_
       FILE *f = fopen(o->json, "a");
       if (!f) err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json);
       else {
-        json_run_header(f, m->name, g->spec, P, o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual", o->scenario);
-        fprintf(f, "\"iterations\":%d,\"target_iteration\":null,\"runtime_s\":%.9g,", iterations, runtime);
-        json_string(f, "shift_step", action_name[act]);
-        fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,\"cells\":%lld,\"migrated_cells\":%lld,"
-                   "\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,",
-                cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, (long long)n, migrated, res.quality, dist);
-        json_trace(f, o, tr, P, res.counts);
-        fputs("}\n", f);
-        if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+        json_line j;
+        json_run_header(&j, f, m->name, g->spec, P, o->p.backend == LB_BACKEND_MPI ? "mpi" : "virtual", o->scenario);
+        json_int(&j, "iterations", iterations);
+        json_null(&j, "target_iteration");
+        json_real(&j, "runtime_s", runtime);
+        json_str(&j, "shift_step", action_name[act]);
+        json_real(&j, "max_over_avg", cm.max_over_avg);
+        json_real(&j, "imbalance_pct", cm.imbalance_pct);
+        json_real(&j, "l2_imbalance", cm.l2_imbalance);
+        json_int(&j, "cells", (long long)n);
+        json_int(&j, "migrated_cells", migrated);
+        json_real(&j, "partition_quality", res.quality);
+        json_int(&j, "sfc_cut_distance", dist);
+        err = json_trace(&j, o, tr, P, res.counts);
+        json_end(&j);
+        if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
       }
     }
   }
@@ -369,24 +406,27 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
-      json_run_header(f, m->name, g->spec, P, backend, o->scenario);
-      fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,",
-              res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s);
-      json_string(f, "stop_reason", lb_stop_name(res.run.stop));
-      fprintf(f, "\"max_over_avg\":%.17g,\"imbalance_pct\":%.17g,\"l2_imbalance\":%.17g,"
-                 "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"migrated_units\":%.17g,\"unit_hops\":%.17g,",
-              cm.max_over_avg, cm.imbalance_pct, cm.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
-      fprintf(f, "\"cells\":%lld,\"migrated_cells\":%lld,\"partition_quality\":%.17g,\"sfc_cut_distance\":%lld,"
-                 "\"method_max_over_avg\":%.17g,\"cut_time_s\":%.9g,\"sfc_time_s\":%.9g",
-              (long long)n, (long long)res.migrated_cells, res.cut.quality, (long long)res.sfc_cut_distance,
-              mt.max_over_avg, res.cut_time_s, res.sfc_time_s);
-      if (o->p.track_costs) fprintf(f, ",\"migration_cost\":%.17g,\"imbalance_cost\":%.17g", res.run.migration_cost, res.run.imbalance_cost);
-      if (traced) {
-        fputc(',', f);
-        json_trace(f, o, &tr, P, res.cut.counts);
-      }
-      fputs("}\n", f);
-      if (fclose(f)) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
+      json_line j;
+      lb_metrics loads = mt;
+      /* the cells' balance beside what the method's loads moved */
+      loads.max_over_avg = cm.max_over_avg;
+      loads.imbalance_pct = cm.imbalance_pct;
+      loads.l2_imbalance = cm.l2_imbalance;
+      json_run_header(&j, f, m->name, g->spec, P, backend, o->scenario);
+      run_json(&j, &res.run);
+      json_str(&j, "stop_reason", lb_stop_name(res.run.stop));
+      loads_json(&j, &loads);
+      json_int(&j, "cells", (long long)n);
+      json_int(&j, "migrated_cells", (long long)res.migrated_cells);
+      json_real(&j, "partition_quality", res.cut.quality);
+      json_int(&j, "sfc_cut_distance", (long long)res.sfc_cut_distance);
+      json_real(&j, "method_max_over_avg", mt.max_over_avg);
+      json_real(&j, "cut_time_s", res.cut_time_s);
+      json_real(&j, "sfc_time_s", res.sfc_time_s);
+      if (o->p.track_costs) costs_json(&j, &res.run);
+      if (traced) err = json_trace(&j, o, &tr, P, res.cut.counts);
+      json_end(&j);
+      if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }
   }
 out:

@@ -25,8 +25,13 @@ lb_spread lb_spread_of(double *t, int n)
   return s;
 }
 
-void json_spread(FILE *f, const char *name, const lb_spread *s)
+void json_spread(json_line *j, const char *name, const lb_spread *s)
 {
-  fprintf(f, "\"%s_median_s\":%.9g,\"%s_p25_s\":%.9g,\"%s_p75_s\":%.9g,\"%s_min_s\":%.9g,\"%s_max_s\":%.9g,", name, s->median, name, s->p25,
-          name, s->p75, name, s->min, name, s->max);
+  static const char *const field[] = {"median", "p25", "p75", "min", "max"};
+  const double v[] = {s->median, s->p25, s->p75, s->min, s->max};
+  char key[96];
+  for (int i = 0; i < 5; i++) {
+    snprintf(key, sizeof key, "%s_%s_s", name, field[i]);
+    json_real(j, key, v[i]);
+  }
 }

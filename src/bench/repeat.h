@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "balance/balance.h"
+#include "util/json.h"
 
 /** Median, quartiles and extremes of a set of run times. */
 typedef struct { double median, p25, p75, min, max; } lb_spread;
@@ -20,7 +21,7 @@ lb_params lb_repeat_params(const lb_method *m, const lb_params *p, const lb_resu
 /** Sort t[0..n) (n >= 1) and return its spread (quartiles interpolated). */
 lb_spread lb_spread_of(double *t, int n);
 
-/** Write "NAME_median_s":..,"NAME_p25_s":..,"NAME_p75_s":..,"NAME_min_s":..,"NAME_max_s":.., (each followed by a comma). */
-void json_spread(FILE *f, const char *name, const lb_spread *s);
+/** The fields NAME_median_s, NAME_p25_s, NAME_p75_s, NAME_min_s, NAME_max_s. */
+void json_spread(json_line *j, const char *name, const lb_spread *s);
 
 #endif

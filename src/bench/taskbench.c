@@ -132,32 +132,58 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
            m->edgecut_tot, m->edges, m->valid ? "yes" : "NO");
     return;
   }
-  json_run_header(f, o->method, g->spec, g->n, backend, o->scenario);
-  if (mesh) fprintf(f, "\"tasks\":[%d,%d,%d],", mesh->T[0], mesh->T[1], mesh->T[2]);
-  else fprintf(f, "\"trace_cycle\":%d,\"trace_ranks\":%d,\"trace_cells\":%lld,\"replicate\":%d,", src->trace->cycle, src->trace->nranks,
-               (long long)src->trace->ncells, o->replicate);
-  fprintf(f, "\"ntasks\":%d,", src->ntasks);
-  if (tr->balanced) {
-    json_string(f, "select", sel);
-    fprintf(f, "\"iterations\":%d,\"target_iteration\":%d,\"rounds\":%lld,\"messages\":%lld,\"bytes\":%lld,\"collectives\":%lld,\"runtime_s\":%.9g,\"setup_s\":%.9g,\"select_s\":%.9g,",
-            tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, tr->select_s);
-    json_string(f, "stop_reason", lb_stop_name(tr->res.stop));
-    if (o->repeat > 0) {
-      fprintf(f, "\"repeat\":%d,\"repeat_identical\":%s,", o->repeat, tr->same ? "true" : "false");
-      json_spread(f, "runtime", &tr->run);
-      json_spread(f, "select", &tr->sel);
-      json_spread(f, "total", &tr->total);
-    }
-    fprintf(f, "\"transfer_tot\":%.17g,\"transfer_max\":%.17g,\"initial_imbalance\":%.17g,\"beyond_own\":%.17g,", tr->flow.transfer_tot,
-            tr->flow.transfer_max, tr->imbalance0, tr->beyond_own);
+  json_line j;
+  json_run_header(&j, f, o->method, g->spec, g->n, backend, o->scenario);
+  if (mesh) {
+    const long long T[3] = {mesh->T[0], mesh->T[1], mesh->T[2]};
+    json_ints(&j, "tasks", 3, T);
   } else {
-    fprintf(f, "\"runtime_s\":%.9g,", tr->partition_s);
+    json_int(&j, "trace_cycle", src->trace->cycle);
+    json_int(&j, "trace_ranks", src->trace->nranks);
+    json_int(&j, "trace_cells", (long long)src->trace->ncells);
+    json_int(&j, "replicate", o->replicate);
   }
-  fprintf(f, "\"imbalance\":%.17g,\"load_max\":%.17g,\"load_avg\":%.17g,\"migration_max\":%lld,\"migration_tot\":%.17g,"
-             "\"migrated_tasks\":%lld,\"migrated_weight\":%.17g,\"migration_lower_bound\":%.17g,\"migration_lower_bound_exact\":%.17g,"
-             "\"edgecut_max\":%lld,\"edgecut_tot\":%.17g,\"task_edges\":%lld,\"valid\":%s}\n",
-          m->imbalance, m->load_max, m->load_avg, m->migration_max, m->migration_tot, m->migrated, m->migrated_weight,
-          m->lower_bound, m->lower_bound_exact, m->edgecut_max, m->edgecut_tot, m->edges, m->valid ? "true" : "false");
+  json_int(&j, "ntasks", src->ntasks);
+  if (tr->balanced) {
+    json_str(&j, "select", sel);
+    json_int(&j, "iterations", tr->res.iterations);
+    json_int(&j, "target_iteration", tr->res.target_iteration);
+    json_int(&j, "rounds", tr->res.rounds);
+    json_int(&j, "messages", tr->res.messages);
+    json_int(&j, "bytes", tr->res.bytes);
+    json_int(&j, "collectives", tr->res.collectives);
+    json_real(&j, "runtime_s", tr->res.runtime_s);
+    json_real(&j, "setup_s", tr->res.setup_s);
+    json_real(&j, "select_s", tr->select_s);
+    json_str(&j, "stop_reason", lb_stop_name(tr->res.stop));
+    if (o->repeat > 0) {
+      json_int(&j, "repeat", o->repeat);
+      json_bool(&j, "repeat_identical", tr->same);
+      json_spread(&j, "runtime", &tr->run);
+      json_spread(&j, "select", &tr->sel);
+      json_spread(&j, "total", &tr->total);
+    }
+    json_real(&j, "transfer_tot", tr->flow.transfer_tot);
+    json_real(&j, "transfer_max", tr->flow.transfer_max);
+    json_real(&j, "initial_imbalance", tr->imbalance0);
+    json_real(&j, "beyond_own", tr->beyond_own);
+  } else {
+    json_real(&j, "runtime_s", tr->partition_s);
+  }
+  json_real(&j, "imbalance", m->imbalance);
+  json_real(&j, "load_max", m->load_max);
+  json_real(&j, "load_avg", m->load_avg);
+  json_int(&j, "migration_max", m->migration_max);
+  json_real(&j, "migration_tot", m->migration_tot);
+  json_int(&j, "migrated_tasks", m->migrated);
+  json_real(&j, "migrated_weight", m->migrated_weight);
+  json_real(&j, "migration_lower_bound", m->lower_bound);
+  json_real(&j, "migration_lower_bound_exact", m->lower_bound_exact);
+  json_int(&j, "edgecut_max", m->edgecut_max);
+  json_real(&j, "edgecut_tot", m->edgecut_tot);
+  json_int(&j, "task_edges", m->edges);
+  json_bool(&j, "valid", m->valid);
+  json_end(&j);
 }
 
 lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)

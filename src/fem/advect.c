@@ -99,24 +99,8 @@ struct _p_FemAdvect {
 /* -log_view events, registered by the first FemAdvectCreate() */
 static PetscLogEvent ev_setup, ev_advance, ev_adapt;
 
-/* Gauss-Legendre rules on [-1,1] with 1, 2 and 3 points. */
-static const double gauss_x[4][3] = {
-    {0}, {0}, {-0.57735026918962576451, 0.57735026918962576451}, {-0.77459666924148337704, 0, 0.77459666924148337704}};
-static const double gauss_w[4][3] = {{0}, {2}, {1, 1}, {0.55555555555555555556, 0.88888888888888888889, 0.55555555555555555556}};
-
 /* ---------------------------------------------------------------------- */
 /* geometry                                                                */
-
-/** Lower corner and edge length of a quadrant in tree reference units. */
-static void quad_box(const p4est_quadrant_t *q, double lo[DIM], double *h)
-{
-  *h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
-  lo[0] = (double)q->x / P4EST_ROOT_LEN;
-  lo[1] = (double)q->y / P4EST_ROOT_LEN;
-#ifdef P4_TO_P8
-  lo[2] = (double)q->z / P4EST_ROOT_LEN;
-#endif
-}
 
 /** Basis values at cell coordinates xi. */
 static void basis(int nb, const double xi[DIM], double phi[FEM_ADVECT_NB])
@@ -140,8 +124,8 @@ static void tensor_point(int n, int idx, double xi[DIM], double *w)
   for (int k = 0; k < DIM; k++) {
     int i = idx % n;
     idx /= n;
-    xi[k] = gauss_x[n][i];
-    *w *= gauss_w[n][i];
+    xi[k] = FemGaussX[n][i];
+    *w *= FemGaussW[n][i];
   }
 }
 
@@ -157,8 +141,8 @@ static int ipow(int b, int e)
 static double cell_map(const p4est_connectivity_t *conn, p4est_topidx_t t, const p4est_quadrant_t *q, const double xi[DIM], double x[3],
                        double jinv[3][3])
 {
-  double lo[DIM], h, r[3] = {0}, jac[3][3];
-  quad_box(q, lo, &h);
+  double lo[3], h, r[3] = {0}, jac[3][3];
+  AmrGeomQuadBox(q, lo, &h);
   for (int k = 0; k < DIM; k++) r[k] = lo[k] + 0.5 * (xi[k] + 1) * h;
   AmrGeomTreeMap(conn, t, r, x, jac);
   for (int i = 0; i < DIM; i++)
@@ -246,9 +230,9 @@ size_t FemAdvectCellBytes(const FemAdvectProblem *prob) { return sizeof(FemAdvec
  *  quadrant from (same tree). */
 static void relative_xi(const p4est_quadrant_t *from, const double xi[DIM], const p4est_quadrant_t *q, double out[DIM])
 {
-  double lof[DIM], hf, lo[DIM], h;
-  quad_box(from, lof, &hf);
-  quad_box(q, lo, &h);
+  double lof[3], hf, lo[3], h;
+  AmrGeomQuadBox(from, lof, &hf);
+  AmrGeomQuadBox(q, lo, &h);
   for (int k = 0; k < DIM; k++) {
     double r = lof[k] + 0.5 * (xi[k] + 1) * hf;
     out[k] = 2 * (r - lo[k]) / h - 1;
@@ -484,11 +468,11 @@ static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSid
   const p4est_connectivity_t *conn = adv->p4est->connectivity;
   const int ax = face / 2, up = face % 2, nb = adv->nb, n = adv->nqf;
   const int np = ipow(n, DIM - 1);
-  double lo[DIM], h, lob[DIM] = {0}, hb = 1;
+  double lo[3], h, lob[3] = {0}, hb = 1;
   int ft[9], cross = 0;
-  quad_box(a->q, lo, &h);
+  AmrGeomQuadBox(a->q, lo, &h);
   if (b) {
-    quad_box(b->q, lob, &hb);
+    AmrGeomQuadBox(b->q, lob, &hb);
     double pos = lo[ax] + up * h;
     if (pos == 0.0 || pos == 1.0) {
       cross = 1;
@@ -507,8 +491,8 @@ static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSid
       }
       int i = idx % n;
       idx /= n;
-      r[k] = lo[k] + 0.5 * (gauss_x[n][i] + 1) * h;
-      w *= gauss_w[n][i] * 0.5 * h;
+      r[k] = lo[k] + 0.5 * (FemGaussX[n][i] + 1) * h;
+      w *= FemGaussW[n][i] * 0.5 * h;
     }
     AmrGeomTreeMap(conn, a->tree, r, fp.a.x, jac);
     double det = fabs(AmrGeomInvert(jac, jinv));

@@ -3,9 +3,19 @@
 
 /*
  * What the discretisations share and is not a discretisation: the clocks
- * of each rank's own work.
+ * of each rank's own work, the Gauss-Legendre rules.
  * No forest: one library for 2D and 3D.
  */
+
+/** Most points of a Gauss-Legendre rule in FemGaussX. */
+#define FEM_GAUSS_MAX 5
+
+/** The n-point Gauss-Legendre rule on [-1, 1], n = 1 .. FEM_GAUSS_MAX:
+ *  points FemGaussX[n][0 .. n-1] (increasing), weights FemGaussW[n][...]
+ *  (summing to 2); row 0 is unused.  The one table of every element's
+ *  quadrature (FemQElem, FemAdvect, FemReaction). */
+extern const double FemGaussX[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
+extern const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 
 /** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
  *  ranks than cores, or Open MPI busy-polling, the time the rank really

@@ -7,7 +7,7 @@
 
 /* Add the time since (cpu0, wall0) to the local work (a multigrid level's
  * to its finest level's). */
-void add_work(FemPoisson fp, double cpu0, double wall0)
+void FemPoissonAddWork(FemPoisson fp, double cpu0, double wall0)
 {
   double cpu, wall;
   FemPoisson w = fp->work_owner ? fp->work_owner : fp;
@@ -28,7 +28,7 @@ void FemPoissonSolveTime(FemPoisson fp, double *cpu, double *wall)
   *wall = fp->ksp_wall;
 }
 
-PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
+PetscErrorCode FemPoissonConstraintMatrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C)
 {
   PetscFunctionBeginUser;
   *C = NULL;
@@ -82,25 +82,30 @@ PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int 
 const char *const FemPoissonOperators[] = {"assembled", "matrix-free", "FemPoissonOperator", "FEM_POISSON_", NULL};
 const char *const FemPoissonPCTypes[] = {"amg", "mg", "FemPoissonPCType", "FEM_POISSON_PC_", NULL};
 
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree, const FemPoissonSolverOptions *opt,
                                 const char *prefix, FemPoisson *out)
 {
+  const FemPoissonSolverOptions defaults = FEM_POISSON_SOLVER_DEFAULTS;
   FemPoisson fp;
-  PC pc;
 
   PetscFunctionBeginUser;
   PetscCall(FemPoissonCreateLevel(comm, prob, degree, PETSC_TRUE, NULL, &fp));
-  fp->opt = (FemPoissonSolverOptions)FEM_POISSON_SOLVER_DEFAULTS;
   PetscCall(KSPCreate(comm, &fp->ksp));
   PetscCall(KSPSetType(fp->ksp, KSPCG));
-  PetscCall(KSPGetPC(fp->ksp, &pc));
-  PetscCall(PCSetType(pc, PCHYPRE));
   PetscCall(KSPSetTolerances(fp->ksp, 1e-10, 1e-50, PETSC_DEFAULT, 10000));
   if (prefix) PetscCall(KSPSetOptionsPrefix(fp->ksp, prefix));
+  if (!opt) opt = &defaults;
 #ifdef P4_TO_P8
-  PetscCall(FemHypre3dDefaults(prefix));
+  {
+    /* only where BoomerAMG runs: an option nothing reads is an error */
+    char type[64] = "";
+    PetscCall(PetscOptionsGetString(NULL, prefix, "-pc_type", type, sizeof type, NULL));
+    if (opt->pc == FEM_POISSON_PC_AMG || !strcmp(type, PCHYPRE)) PetscCall(FemHypre3dDefaults(prefix));
+  }
 #endif
-  PetscCall(KSPSetFromOptions(fp->ksp));
+  /* the KSP reads its options first with the preconditioner it will use,
+   * so that -help shows that one */
+  PetscCall(FemPoissonSetSolver(fp, opt));
   *out = fp;
   PetscFunctionReturn(0);
 }
@@ -119,6 +124,18 @@ PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions 
   PetscCall(KSPGetPC(fp->ksp, &pc));
   PetscCall(PCSetType(pc, opt->pc == FEM_POISSON_PC_MG ? PCMG : PCHYPRE));
   PetscCall(KSPSetFromOptions(fp->ksp));
+  if (!fp->assembled && opt->pc == FEM_POISSON_PC_MG) {
+    /* this pair assembles no fine matrix: an algebraic multigrid given by
+     * -pc_type would build one from the shell operator column by column
+     * (30 s a solve at 54k DoFs) and fail a cycle later */
+    PCType type;
+    PetscBool amg;
+    PetscCall(PCGetType(pc, &type));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &amg, PCHYPRE, PCGAMG, PCML, ""));
+    PetscCheck(!amg, fp->comm, PETSC_ERR_USER_INPUT,
+               "option -pc_type %s: algebraic multigrid needs the assembled matrix: use -poisson_operator assembled -poisson_pc amg (the default is matrix-free + geometric multigrid)",
+               type);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -197,14 +214,10 @@ static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
     AmrGeomQuadMap(fp->p4est->connectivity, t, q, eta, x, J);
     return;
   }
-  const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
   const double *tJ = fp->tJ + 9 * (size_t)t, *tx0 = fp->tx0 + 3 * (size_t)t;
-#ifndef P4_TO_P8
-  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1], 0};
-#else
-  const double xi[3] = {(double)q->x / P4EST_ROOT_LEN + h * eta[0], (double)q->y / P4EST_ROOT_LEN + h * eta[1],
-                        (double)q->z / P4EST_ROOT_LEN + h * eta[2]};
-#endif
+  double h, xi[3];
+  AmrGeomQuadBox(q, xi, &h);
+  for (int k = 0; k < P4EST_DIM; k++) xi[k] += h * eta[k];
   for (int a = 0; a < 3; a++) {
     x[a] = tx0[a];
     for (int b = 0; b < P4EST_DIM; b++) x[a] += tJ[3 * a + b] * xi[b];
@@ -218,7 +231,7 @@ static void element_map(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t 
 
 /* Geometry at reference point eta of element quadrant q: physical point,
  * inverse Jacobian and |det J|. */
-double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3],
+double FemPoissonElementGeometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3],
                                double x[3], double Ji[3][3])
 {
   double J[3][3];
@@ -270,20 +283,20 @@ static FemBC face_bc(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q,
   if (fp->tree_bc && fp->tree_bc[(size_t)t * P4EST_FACES + f] >= 0) return (FemBC)fp->tree_bc[(size_t)t * P4EST_FACES + f];
   double eta[3] = {0.5, 0.5, 0.5}, x[3], Ji[3][3], n[3];
   eta[f / 2] = f % 2;
-  element_geometry(fp, t, q, eta, x, Ji);
+  FemPoissonElementGeometry(fp, t, q, eta, x, Ji);
   face_normal(Ji, f, n);
   return fp->prob->bc(P4EST_DIM, x, n);
 }
 
 /* Whether row i of constraint matrix C (may be NULL) leaves node i free. */
-void element_dofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows)
+void FemPoissonElementDofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows)
 {
   const int vn = fp->qe.vnodes;
   const p4est_locidx_t *en = fp->lnodes->element_nodes + (size_t)e * vn;
   for (int i = 0; i < vn; i++) rows[i] = fp->dirichlet[en[i]] ? -1 : fp->gidx[en[i]];
 }
 
-int node_free(const double *C, int n, int i)
+int FemPoissonNodeFree(const double *C, int n, int i)
 {
   if (!C) return 1;
   for (int j = 0; j < n; j++)
@@ -526,8 +539,8 @@ PetscErrorCode FemPoissonSetup(FemPoisson fp, p4est_t *p4est)
       const double *C;
       double eta[3], x[3];
       if (!isnan(fp->gval[en[i]])) continue;
-      PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-      if (!node_free(C, vn, i)) {
+      PetscCall(FemPoissonConstraintMatrix(fp, ln->face_code[e], &C));
+      if (!FemPoissonNodeFree(C, vn, i)) {
         p4est_quadrant_parent(q, &parent);
         q = &parent;
       }
@@ -605,7 +618,7 @@ static void element_system_quadrature(FemPoisson fp, p4est_locidx_t e, double *K
   memset(F, 0, sizeof(double) * vn);
   for (int k = 0; k < r->npts; k++) {
     double x[3], Ji[3][3];
-    const double wq = r->w[k] * element_geometry(fp, t, fp->equad[e], r->eta + 3 * k, x, Ji);
+    const double wq = r->w[k] * FemPoissonElementGeometry(fp, t, fp->equad[e], r->eta + 3 * k, x, Ji);
     const double kw = wq * fp->prob->k(P4EST_DIM, x, (long)t), fw = wq * fp->prob->f(P4EST_DIM, x);
     const double *phi = r->phi + (size_t)k * vn;
     for (int i = 0; i < vn; i++) F[i] += fw * phi[i];
@@ -638,7 +651,7 @@ static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
     for (int k = 0; k < nf; k++) {
       double eta[3], w, x[3], Ji[3][3], n[3], phi[FEM_MAX_VNODES];
       FemRuleFacePoint(r, f, k, eta, &w);
-      const double adet = element_geometry(fp, t, q, eta, x, Ji);
+      const double adet = FemPoissonElementGeometry(fp, t, q, eta, x, Ji);
       const double ds = w * adet * face_normal(Ji, f, n), gn = neumann_data(fp, t, x, n);
       FemQElemEval(qe, eta, phi, NULL);
       for (int i = 0; i < qe->vnodes; i++) F[i] += ds * gn * phi[i];
@@ -648,7 +661,7 @@ static void element_neumann(FemPoisson fp, p4est_locidx_t e, double *F)
 
 /* Element stiffness K (vn x vn; NULL: the load only) and load F, before
  * constraints. */
-void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
+void FemPoissonElementSystem(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 {
   if (fp->prob->k_per_tree && fp->taffine[fp->etree[e]]) element_system_affine(fp, e, K, F);
   else element_system_quadrature(fp, e, K, F);
@@ -657,7 +670,7 @@ void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F)
 
 /* K <- C^T K C (unless K is NULL) and F <- C^T F for an element with
  * hanging nodes. */
-void apply_constraints(int n, const double *C, double *K, double *F)
+void FemPoissonApplyConstraints(int n, const double *C, double *K, double *F)
 {
   double T[FEM_MAX_VNODES * FEM_MAX_VNODES], G[FEM_MAX_VNODES];
   for (int i = 0; K && i < n; i++)
@@ -697,10 +710,10 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
     const p4est_locidx_t *en = ln->element_nodes + (size_t)e * vn;
     PetscInt rows[FEM_MAX_VNODES];
     const double *C;
-    element_dofs(fp, e, rows);
-    element_system(fp, e, K, F);
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-    if (C) apply_constraints(vn, C, K, F);
+    FemPoissonElementDofs(fp, e, rows);
+    FemPoissonElementSystem(fp, e, K, F);
+    PetscCall(FemPoissonConstraintMatrix(fp, ln->face_code[e], &C));
+    if (C) FemPoissonApplyConstraints(vn, C, K, F);
     /* Symmetric elimination of Dirichlet nodes: their columns move to the
      * right-hand side, their rows keep the diagonal with rhs diag * g. */
     for (int i = 0; i < vn; i++) {
@@ -717,7 +730,7 @@ PetscErrorCode FemPoissonAssemble(FemPoisson fp)
     PetscCall(VecSetValues(fp->b, vn, rows, F, ADD_VALUES));
   }
   /* the exchange of off-rank entries waits on other ranks: not local work */
-  add_work(fp, cpu0, wall0);
+  FemPoissonAddWork(fp, cpu0, wall0);
   PetscCall(MatAssemblyBegin(fp->A, MAT_FINAL_ASSEMBLY));
   PetscCall(VecAssemblyBegin(fp->b));
   PetscCall(MatAssemblyEnd(fp->A, MAT_FINAL_ASSEMBLY));
@@ -734,10 +747,10 @@ PetscErrorCode FemPoissonSetInitialGuess(FemPoisson fp, const double *coef)
   PetscCall(VecZeroEntries(fp->u));
   for (p4est_locidx_t e = 0; e < ln->num_local_elements; e++) {
     const double *C;
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    PetscCall(FemPoissonConstraintMatrix(fp, ln->face_code[e], &C));
     for (int i = 0; i < vn; i++) {
       const p4est_locidx_t node = ln->element_nodes[(size_t)e * vn + i];
-      if (node_free(C, vn, i))
+      if (FemPoissonNodeFree(C, vn, i))
         PetscCall(VecSetValue(fp->u, fp->gidx[node], fp->dirichlet[node] ? fp->gval[node] : coef[(size_t)e * vn + i],
                               INSERT_VALUES));
     }
@@ -799,7 +812,7 @@ PetscErrorCode FemPoissonElementCoefficients(FemPoisson fp, double *coef)
     double ul[FEM_MAX_VNODES], *ce = coef + (size_t)e * vn;
     const double *C;
     for (int i = 0; i < vn; i++) ul[i] = ua[ln->element_nodes[(size_t)e * vn + i]];
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
+    PetscCall(FemPoissonConstraintMatrix(fp, ln->face_code[e], &C));
     for (int i = 0; i < vn; i++) {
       if (!C) {
         ce[i] = ul[i];
@@ -848,7 +861,7 @@ PetscErrorCode FemPoissonExactError(FemPoisson fp, double *cell_l2sq, double *ce
     double el2 = 0.0, eh1 = 0.0;
     for (int k = 0; k < r->npts; k++) {
       double x[3], Ji[3][3], uh = 0.0, gr[3] = {0, 0, 0}, ge[3];
-      const double wq = r->w[k] * element_geometry(fp, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
+      const double wq = r->w[k] * FemPoissonElementGeometry(fp, fp->etree[e], fp->equad[e], r->eta + 3 * k, x, Ji);
       const double *phi = r->phi + (size_t)k * vn, *dphi = r->dphi + (size_t)k * vn * P4EST_DIM;
       /* the reference gradient first: one transform per point, not per node */
       for (int i = 0; i < vn; i++) {
@@ -987,7 +1000,7 @@ static void kelly_pair(KellyCtx *kc, const KellySide *a, const KellySide *b)
   for (int k = 0; k < nf; k++) {
     double eta[3], etab[3], w, x[3], Ji[3][3], Jib[3][3], xb[3], n[3];
     FemRuleFacePoint(r, a->face, k, eta, &w);
-    const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    const double ds = w * FemPoissonElementGeometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     if (locate(fp->p4est, a, eta, x, b, etab)) {
       kc->failed = 1;
       return;
@@ -998,7 +1011,7 @@ static void kelly_pair(KellyCtx *kc, const KellySide *a, const KellySide *b)
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) Jib[i][j] = Ji[i][j] * ratio;
     } else {
-      element_geometry(fp, b->t, b->q, etab, xb, Jib);
+      FemPoissonElementGeometry(fp, b->t, b->q, etab, xb, Jib);
     }
     const double jump = side_flux(fp, a, eta, Ji, n) - side_flux(fp, b, etab, Jib, n);
     integral += ds * jump * jump;
@@ -1020,7 +1033,7 @@ static void kelly_boundary(KellyCtx *kc, const KellySide *a)
   for (int k = 0; k < nf; k++) {
     double eta[3], w, x[3], Ji[3][3], n[3];
     FemRuleFacePoint(r, a->face, k, eta, &w);
-    const double ds = w * element_geometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
+    const double ds = w * FemPoissonElementGeometry(fp, a->t, a->q, eta, x, Ji) * face_normal(Ji, a->face, n);
     const double res = neumann_data(fp, a->t, x, n) - side_flux(fp, a, eta, Ji, n);
     integral += ds * res * res;
   }
@@ -1082,7 +1095,7 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
 #else
   p8est_iterate(fp->p4est, fp->ghost, &kc, NULL, kelly_face, NULL, NULL);
 #endif
-  add_work(fp, cpu0, wall0);
+  FemPoissonAddWork(fp, cpu0, wall0);
   PetscCall(PetscFree(coef));
   PetscCall(PetscFree(gcoef));
   PetscCall(PetscFree(mirror));

@@ -37,9 +37,10 @@ typedef struct {
 #define FEM_POISSON_SOLVER_DEFAULTS {FEM_POISSON_ASSEMBLED, FEM_POISSON_PC_AMG, FEM_POISSON_ASSEMBLED, 4, 15.0, 10}
 
 /** Create a solver for problem prob with elements of the given degree (1 or
- *  2).  The KSP (default CG + hypre BoomerAMG, rtol 1e-10) takes its
+ *  2), with operator and preconditioner opt (NULL: the defaults, assembled
+ *  + BoomerAMG; FemPoissonSetSolver).  The KSP (CG, rtol 1e-10) takes its
  *  options from the database with prefix `prefix` (may be NULL). */
-PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree,
+PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degree, const FemPoissonSolverOptions *opt,
                                 const char *prefix, FemPoisson *fp);
 
 /** Boundary types per coarse tree face (num_trees * P4EST_FACES entries:
@@ -49,7 +50,10 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
  *  copied: it must outlive fp.  Call before FemPoissonSetup(). */
 PetscErrorCode FemPoissonSetBoundaryTypes(FemPoisson fp, const signed char *tree_bc);
 
-/** Choose the operator and the preconditioner (default assembled + AMG).
+/** Choose the operator and the preconditioner (default assembled + AMG),
+ *  then read the KSP's options.  An algebraic multigrid -pc_type over the
+ *  matrix-free operator with geometric multigrid (which assembles no fine
+ *  matrix) is a PETSC_ERR_USER_INPUT error naming the options to use.
  *  Call before FemPoissonSetup(). */
 PetscErrorCode FemPoissonSetSolver(FemPoisson fp, const FemPoissonSolverOptions *opt);
 

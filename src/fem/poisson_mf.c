@@ -198,10 +198,10 @@ static PetscErrorCode hanging_tables(FemPoissonMF mf)
     const double *C;
     Hanging *h;
     if (!fc || mf->hc[fc]) continue;
-    PetscCall(constraint_matrix(fp, fc, &C));
+    PetscCall(FemPoissonConstraintMatrix(fp, fc, &C));
     PetscCall(PetscCalloc1(1, &h));
     for (int i = 0; i < vn; i++) {
-      if (node_free(C, vn, i)) continue;
+      if (FemPoissonNodeFree(C, vn, i)) continue;
       h->rows[h->nrow++] = (unsigned char)i;
       for (int j = 0; j < vn; j++) h->nent += C[i * vn + j] != 0.0;
     }
@@ -266,7 +266,7 @@ static void apply_cells(FemPoissonMF mf, const double *x, double *y)
   FemClocks(&cpu0, &wall0);
   if (mf->n == 2) apply_cells2(mf, x, y);
   else apply_cells3(mf, x, y);
-  add_work(mf->fp, cpu0, wall0);
+  FemPoissonAddWork(mf->fp, cpu0, wall0);
 }
 
 /* yg = the cells' sum of x's local form (ghosts included; its Dirichlet
@@ -447,7 +447,7 @@ PetscErrorCode FemPoissonMFDiagonal(FemPoissonMF mf)
       for (int i = 0; i < vn; i++) da[en[i]] += d[i];
     }
   }
-  add_work(fp, cpu0, wall0);
+  FemPoissonAddWork(fp, cpu0, wall0);
   PetscCall(VecRestoreArray(ld, &da));
   PetscCall(VecGhostRestoreLocalForm(mf->yg, &ld));
   PetscCall(VecGhostUpdateBegin(mf->yg, ADD_VALUES, SCATTER_REVERSE));
@@ -487,7 +487,7 @@ static PetscErrorCode compute_geometry(FemPoissonMF mf)
         const double origin[3] = {0, 0, 0};
         double x[3], Ji[3][3];
         Lanes *G = mf->geo + mf->goff[k] + (size_t)q * FEM_NSYM;
-        const double adet = element_geometry(fp, t, fp->equad[e], mf->gconst[k] ? origin : r->eta + 3 * q, x, Ji);
+        const double adet = FemPoissonElementGeometry(fp, t, fp->equad[e], mf->gconst[k] ? origin : r->eta + 3 * q, x, Ji);
         const double s = (mf->gconst[k] ? 1.0 : r->w[q]) * adet * fp->prob->k(P4EST_DIM, x, (long)t);
         for (int a = 0; a < P4EST_DIM; a++)
           for (int b = a; b < P4EST_DIM; b++) {
@@ -607,13 +607,13 @@ PetscErrorCode FemPoissonMFRHS(FemPoissonMF mf, Vec b)
     double F[FEM_MAX_VNODES];
     PetscInt rows[FEM_MAX_VNODES];
     const double *C;
-    element_dofs(fp, e, rows);
-    element_system(fp, e, NULL, F);
-    PetscCall(constraint_matrix(fp, ln->face_code[e], &C));
-    if (C) apply_constraints(vn, C, NULL, F);
+    FemPoissonElementDofs(fp, e, rows);
+    FemPoissonElementSystem(fp, e, NULL, F);
+    PetscCall(FemPoissonConstraintMatrix(fp, ln->face_code[e], &C));
+    if (C) FemPoissonApplyConstraints(vn, C, NULL, F);
     PetscCall(VecSetValues(b, vn, rows, F, ADD_VALUES));
   }
-  add_work(fp, cpu0, wall0);
+  FemPoissonAddWork(fp, cpu0, wall0);
   PetscCall(VecAssemblyBegin(b));
   PetscCall(VecAssemblyEnd(b));
   /* Dirichlet lifting: the free rows lose K g, the Dirichlet rows are

@@ -73,7 +73,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
     const double *Cc, *E = t->E[t->rel[e]];
     const uint32_t fm = t->fmask[ln->face_code[e]];
     double xe[FEM_MAX_VNODES], ve[FEM_MAX_VNODES];
-    PetscCall(constraint_matrix(t->c, t->cfc[e], &Cc));
+    PetscCall(FemPoissonConstraintMatrix(t->c, t->cfc[e], &Cc));
     for (int j = 0; j < vc; j++) xe[j] = ci[j] >= 0 ? ca[ci[j]] : 0.0;
     for (int j = 0; j < vc; j++) {
       ve[j] = xe[j];
@@ -89,7 +89,7 @@ static PetscErrorCode prolong(Mat P, Vec x, Vec y)
       fa[en[i]] += wa[en[i]] * s;
     }
   }
-  add_work(t->f, cpu0, wall0);
+  FemPoissonAddWork(t->f, cpu0, wall0);
   PetscCall(VecRestoreArrayRead(t->winv, &wa));
   PetscCall(VecRestoreArrayRead(t->cl, &ca));
   PetscCall(VecRestoreArray(lf, &fa));
@@ -127,7 +127,7 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
     const double *Cc, *E = t->E[t->rel[e]];
     const uint32_t fm = t->fmask[ln->face_code[e]];
     double ve[FEM_MAX_VNODES] = {0};
-    PetscCall(constraint_matrix(t->c, t->cfc[e], &Cc));
+    PetscCall(FemPoissonConstraintMatrix(t->c, t->cfc[e], &Cc));
     for (int i = 0; i < vf; i++) {
       if (!(fm >> i & 1) || t->f->dirichlet[en[i]]) continue;
       const double w = wa[en[i]] * fa[en[i]];
@@ -143,7 +143,7 @@ static PetscErrorCode restrict_(Mat P, Vec r, Vec y)
       ca[ci[k]] += s;
     }
   }
-  add_work(t->f, cpu0, wall0);
+  FemPoissonAddWork(t->f, cpu0, wall0);
   PetscCall(VecRestoreArrayRead(t->winv, &wa));
   PetscCall(VecRestoreArray(t->cl, &ca));
   PetscCall(VecRestoreArrayRead(lf, &fa));
@@ -176,8 +176,8 @@ static PetscErrorCode node_weights(Transfer *t)
     const p4est_lnodes_code_t fc = ln->face_code[e];
     if (!t->fmask[fc]) {
       const double *Cf;
-      PetscCall(constraint_matrix(t->f, fc, &Cf));
-      for (int i = 0; i < vf; i++) t->fmask[fc] |= (uint32_t)node_free(Cf, vf, i) << i;
+      PetscCall(FemPoissonConstraintMatrix(t->f, fc, &Cf));
+      for (int i = 0; i < vf; i++) t->fmask[fc] |= (uint32_t)FemPoissonNodeFree(Cf, vf, i) << i;
     }
     for (int i = 0; i < vf; i++)
       if (t->fmask[fc] >> i & 1) wa[ln->element_nodes[(size_t)e * vf + i]] += 1.0;

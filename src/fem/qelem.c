@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fem/qelem.h"
+#include "fem/femutil.h"
 
 void FemLagrange1d(int p, int j, double s, double *val, double *der)
 {
@@ -21,24 +22,9 @@ void FemLagrange1d(int p, int j, double s, double *val, double *der)
 /* Gauss-Legendre points and weights on [0,1], n = 1..FEM_MAX_GAUSS1. */
 static void gauss1d(int n, double *x, double *w)
 {
-  static const double p2 = 0.57735026918962576451, p3 = 0.77459666924148337704;
-  static const double p4a = 0.33998104358485626480, p4b = 0.86113631159405257522;
-  static const double w4a = 0.65214515486254614263, w4b = 0.34785484513745385737;
-  static const double p5a = 0.53846931010568309104, p5b = 0.90617984593866399280;
-  static const double w5a = 0.47862867049936646804, w5b = 0.23692688505618908751;
-  double t[FEM_MAX_GAUSS1], v[FEM_MAX_GAUSS1];
-  switch (n) {
-  case 1: t[0] = 0; v[0] = 2; break;
-  case 2: t[0] = -p2; t[1] = p2; v[0] = v[1] = 1; break;
-  case 3: t[0] = -p3; t[1] = 0; t[2] = p3; v[0] = v[2] = 5.0 / 9; v[1] = 8.0 / 9; break;
-  case 4: t[0] = -p4b; t[1] = -p4a; t[2] = p4a; t[3] = p4b;
-    v[0] = v[3] = w4b; v[1] = v[2] = w4a; break;
-  default: t[0] = -p5b; t[1] = -p5a; t[2] = 0; t[3] = p5a; t[4] = p5b;
-    v[0] = v[4] = w5b; v[1] = v[3] = w5a; v[2] = 128.0 / 225; break;
-  }
   for (int i = 0; i < n; i++) {
-    x[i] = 0.5 * (t[i] + 1.0);
-    w[i] = 0.5 * v[i];
+    x[i] = 0.5 * (FemGaussX[n][i] + 1.0);
+    w[i] = 0.5 * FemGaussW[n][i];
   }
 }
 

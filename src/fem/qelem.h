@@ -6,6 +6,7 @@
  * fastest as in p4est_lnodes, and tensor Gauss rules on it. */
 
 #include "mesh/p4est_dim.h"
+#include "fem/femutil.h"
 
 #define FEM_MAX_DEGREE 2
 #define FEM_MAX_N1 (FEM_MAX_DEGREE + 1)
@@ -14,7 +15,7 @@
 #else
 #define FEM_MAX_VNODES (FEM_MAX_N1 * FEM_MAX_N1 * FEM_MAX_N1)
 #endif
-#define FEM_MAX_GAUSS1 5
+#define FEM_MAX_GAUSS1 FEM_GAUSS_MAX
 
 /** A tensor Gauss rule with the element basis tabulated at its points. */
 typedef struct {

@@ -116,13 +116,10 @@ PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REA
   PetscFunctionReturn(0);
 }
 
-/* 1/sqrt(3): the two-point Gauss rule on [-1, 1]. */
-static const double gauss2 = 0.57735026918962576451;
-
-/** Cell coordinate k of tensor Gauss point q. */
+/** Cell coordinate k of tensor point q of the two-point Gauss rule. */
 static double point_xi(int q, int k)
 {
-  return (q >> k) & 1 ? gauss2 : -gauss2;
+  return FemGaussX[2][(q >> k) & 1];
 }
 
 /** Value of the DG function with coefficients v (dim slopes) at point q. */

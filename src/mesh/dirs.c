@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *value, const char *path)
 {
@@ -22,5 +23,27 @@ PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *
     }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot create its directory: %s", option, value, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCheckOutputDir(MPI_Comm comm, const char *option, const char *path)
+{
+  char dir[PETSC_MAX_PATH_LEN];
+  char *slash;
+  struct stat st;
+  PetscMPIInt rank;
+  int fail = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrMakeParentDirs(comm, option, path, path));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscStrncpy(dir, path, sizeof dir));
+  slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir ? 1 : 0] = '\0';
+  else PetscCall(PetscStrncpy(dir, ".", sizeof dir));
+  /* a file in the directory's place would pass mkdir -p's EEXIST */
+  if (rank == 0) fail = stat(dir, &st) ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) ? errno : 0;
+  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
+  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot write into directory '%s': %s", option, path, dir, strerror(fail));
   PetscFunctionReturn(0);
 }

@@ -12,4 +12,10 @@
  *  error "option OPTION VALUE: cannot create its directory: REASON". */
 PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *value, const char *path);
 
+/** AmrMakeParentDirs, then whether path's directory takes new files, so
+ *  that an output path is refused before the work whose output it is.  A
+ *  failure is a collective PETSC_ERR_USER_INPUT error "option OPTION PATH:
+ *  cannot write into directory 'DIR': REASON". */
+PetscErrorCode AmrCheckOutputDir(MPI_Comm comm, const char *option, const char *path);
+
 #endif

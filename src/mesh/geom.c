@@ -133,17 +133,25 @@ void AmrGeomTreeMap(const p4est_connectivity_t *conn, p4est_topidx_t t,
 #endif
 }
 
+void AmrGeomQuadBox(const p4est_quadrant_t *q, double lo[3], double *h)
+{
+  *h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
+  lo[0] = (double)q->x / P4EST_ROOT_LEN;
+  lo[1] = (double)q->y / P4EST_ROOT_LEN;
+#ifdef P4_TO_P8
+  lo[2] = (double)q->z / P4EST_ROOT_LEN;
+#else
+  lo[2] = 0;
+#endif
+}
+
 void AmrGeomQuadMap(const p4est_connectivity_t *conn, p4est_topidx_t t,
                        const p4est_quadrant_t *q, const double eta[3],
                        double x[3], double J[3][3])
 {
-  const double h = (double)P4EST_QUADRANT_LEN(q->level) / P4EST_ROOT_LEN;
-  double xi[3] = {0, 0, 0};
-  xi[0] = (double)q->x / P4EST_ROOT_LEN + h * eta[0];
-  xi[1] = (double)q->y / P4EST_ROOT_LEN + h * eta[1];
-#ifdef P4_TO_P8
-  xi[2] = (double)q->z / P4EST_ROOT_LEN + h * eta[2];
-#endif
+  double h, xi[3];
+  AmrGeomQuadBox(q, xi, &h);
+  for (int k = 0; k < P4EST_DIM; k++) xi[k] += h * eta[k];
   AmrGeomTreeMap(conn, t, xi, x, J);
   if (J)
     for (int a = 0; a < P4EST_DIM; a++)

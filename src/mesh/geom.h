@@ -35,6 +35,11 @@ int AmrGeomSetShapes(p4est_connectivity_t *conn, const AmrGeomShape *shape, cons
 void AmrGeomTreeMap(const p4est_connectivity_t *conn, p4est_topidx_t t,
                        const double xi[3], double x[3], double J[3][3]);
 
+/** Quadrant q's lower corner lo in its tree's reference coordinates
+ *  ([0,1]^dim; lo[2] = 0 in 2D) and its edge length h there: the one
+ *  conversion from p4est's integer coordinates. */
+void AmrGeomQuadBox(const p4est_quadrant_t *q, double lo[3], double *h);
+
 /** Map reference coordinates eta in [0,1]^dim of quadrant q of tree t to
  *  physical x and, if J is not NULL, the Jacobian dx/deta. */
 void AmrGeomQuadMap(const p4est_connectivity_t *conn, p4est_topidx_t t,

@@ -243,6 +243,9 @@ PetscErrorCode AmrMeshCreate(MPI_Comm comm, const char *spec, AmrMesh *mesh)
     /* the geometry beside each mesh in meshes/ is the likelier slip */
     PetscCheck(n < 4 || strcasecmp(spec + n - 4, ".geo"), comm, PETSC_ERR_USER_INPUT,
                "option -mesh %s: a gmsh geometry, not a mesh: export it with gmsh -%d -format inp %s", spec, P4EST_DIM, spec);
+    /* gmsh's default output; its reader would only say it found no *NODE */
+    PetscCheck(n < 4 || strcasecmp(spec + n - 4, ".msh"), comm, PETSC_ERR_USER_INPUT,
+               "option -mesh %s: a gmsh .msh file, which is not read: convert it with gmsh %s -save -format inp -o %.*s.inp", spec, spec, (int)(n - 4), spec);
     PetscCall(mesh_inp(comm, spec, mesh));
   }
   PetscFunctionReturn(0);

@@ -140,12 +140,8 @@ static PetscErrorCode grid_build(p4est_t *p4est, const AmrVtkData *d, vgrid_t *g
     const p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t q = 0; q < tr->quadrants.elem_count; q++, c++) {
       const p4est_quadrant_t *quad = p4est_quadrant_array_index((sc_array_t *)&tr->quadrants, q);
-      const double h = (double)P4EST_QUADRANT_LEN(quad->level) / P4EST_ROOT_LEN;
-#ifndef P4_TO_P8
-      const double x0[3] = {(double)quad->x / P4EST_ROOT_LEN, (double)quad->y / P4EST_ROOT_LEN, 0};
-#else
-      const double x0[3] = {(double)quad->x / P4EST_ROOT_LEN, (double)quad->y / P4EST_ROOT_LEN, (double)quad->z / P4EST_ROOT_LEN};
-#endif
+      double h, x0[3];
+      AmrGeomQuadBox(quad, x0, &h);
       for (int n = 0; n < npc; n++) {
         const int idx[3] = {n % n1, (n / n1) % n1, n / (n1 * n1)};
         double eta[3] = {0, 0, 0}, *x = g->xyz + 3 * (c * npc + n);

@@ -284,8 +284,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   p->impl = s;
   p->degree = degree;
   /* the solver reads its -ksp_ and -pc_ options now, with the others */
-  PetscCall(FemPoissonCreate(p->comm, pde, (int)degree, NULL, &s->fp));
-  PetscCall(FemPoissonSetSolver(s->fp, &sopt));
+  PetscCall(FemPoissonCreate(p->comm, pde, (int)degree, &sopt, NULL, &s->fp));
   s->vn = FemPoissonVNodes(s->fp);
   p->nsolvers = 1;
   /* multigrid setup, assembly and solve each end in reductions */

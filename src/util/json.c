@@ -101,20 +101,17 @@ void json_ints(json_line *j, const char *k, int n, const long long *v)
   fputc(']', j->f);
 }
 
-void json_string(FILE *f, const char *k, const char *v)
+void json_raw(json_line *j, const char *k, const char *json)
 {
-  quoted(f, k);
-  fputc(':', f);
-  quoted(f, v);
-  fputc(',', f);
+  if (key(j, k)) fputs(json, j->f);
 }
 
-void json_run_header(FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario)
+void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario)
 {
-  fputc('{', f);
-  json_string(f, "method", method);
-  json_string(f, "graph", graph);
-  fprintf(f, "\"ranks\":%d,", ranks);
-  json_string(f, "backend", backend);
-  json_string(f, "scenario", scenario);
+  json_begin(j, f);
+  json_str(j, "method", method);
+  json_str(j, "graph", graph);
+  json_int(j, "ranks", ranks);
+  json_str(j, "backend", backend);
+  json_str(j, "scenario", scenario);
 }

@@ -35,12 +35,12 @@ void json_ints(json_line *j, const char *key, int n, const long long *v);
 void json_object_begin(json_line *j, const char *key, json_line *inner);
 void json_object_end(json_line *inner);
 
-/** Write "key":"value", (with the trailing comma of lbbench's reports),
- *  quotes and backslashes escaped and control characters dropped. */
-void json_string(FILE *f, const char *key, const char *v);
+/** "key":json, where json is a value written already (an array built as
+ *  the data arrived). */
+void json_raw(json_line *j, const char *key, const char *json);
 
-/** Open a report line: "{" and the fields every lbbench run has
- *  (method, graph, ranks, backend, scenario), each followed by a comma. */
-void json_run_header(FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario);
+/** Start a report line of lbbench on f (json_begin) with the fields every
+ *  run has: method, graph, ranks, backend, scenario. */
+void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario);
 
 #endif

@@ -89,7 +89,7 @@ static PetscErrorCode build(MPI_Comm comm, const AmrMesh *mesh, int level, int m
   PetscCall(AmrCycleAdapt(s->cyc, eta2));
   PetscCall(PetscFree(eta2));
   PetscCall(cell_types(s));
-  PetscCall(FemPoissonCreate(comm, AmrPoissonData("sine"), 1, NULL, &s->fp));
+  PetscCall(FemPoissonCreate(comm, AmrPoissonData("sine"), 1, NULL, NULL, &s->fp));
   PetscCall(FemPoissonSetup(s->fp, s->p4est));
   PetscCall(FemPoissonAssemble(s->fp));
   PetscCall(FemPoissonSolve(s->fp, &its, &rnorm));

@@ -42,7 +42,7 @@ static PetscErrorCode run(MPI_Comm comm, const setup_t *s, history_t *h)
   PetscCheck(conn, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", s->shape);
   p4est = p4est_new_ext(comm, conn, 0, (int)s->level0, 1, 0, NULL, NULL);
   PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
-  PetscCall(FemPoissonCreate(comm, s->prob, (int)s->degree, NULL, &fp));
+  PetscCall(FemPoissonCreate(comm, s->prob, (int)s->degree, NULL, NULL, &fp));
   const int vn = FemPoissonVNodes(fp);
   for (PetscInt c = 0; c < s->cycles; c++) {
     PetscInt its;

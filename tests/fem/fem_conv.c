@@ -33,7 +33,7 @@ int main(int argc, char **argv)
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
 
   FemPoisson fp;
-  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
+  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, NULL, &fp));
   for (PetscInt k = 0; k < nlev; k++) {
     p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, conn, 0, (int)levels[k], 1, 0, NULL, NULL);
     PetscInt its;
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     PetscCall(FemPoissonDestroy(&fp));
-    PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
+    PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, NULL, &fp));
     p4est_destroy(p4est);
   }
   PetscCall(FemPoissonDestroy(&fp));

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
   PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
 
   FemPoisson fp;
-  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fp));
+  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, NULL, &fp));
   PetscCall(FemPoissonSetup(fp, p4est));
   PetscCall(FemPoissonAssemble(fp));
   PetscCall(check_preallocation(fp));

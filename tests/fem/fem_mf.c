@@ -121,9 +121,8 @@ int main(int argc, char **argv)
 
   const FemPoissonSolverOptions mfopt = {FEM_POISSON_MATRIX_FREE, FEM_POISSON_PC_AMG, FEM_POISSON_ASSEMBLED, 4, 15.0, 10};
   FemPoisson fa, fm;
-  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fa));
-  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, &fm));
-  PetscCall(FemPoissonSetSolver(fm, &mfopt));
+  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, NULL, NULL, &fa));
+  PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, prob, (int)degree, &mfopt, NULL, &fm));
   PetscCall(FemPoissonSetBoundaryTypes(fa, tree_bc));
   PetscCall(FemPoissonSetBoundaryTypes(fm, tree_bc));
   PetscCall(FemPoissonSetup(fa, p4est));

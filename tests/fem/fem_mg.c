@@ -110,8 +110,7 @@ int main(int argc, char **argv)
     PetscInt its;
     PetscReal rnorm;
     double adj;
-    PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, AmrPoissonData(pname), (int)degree, NULL, &fp));
-    PetscCall(FemPoissonSetSolver(fp, &opt));
+    PetscCall(FemPoissonCreate(PETSC_COMM_WORLD, AmrPoissonData(pname), (int)degree, &opt, NULL, &fp));
     PetscCall(FemPoissonSetup(fp, p4est));
     PetscCall(FemPoissonAssemble(fp));
     PetscCall(FemPoissonSolve(fp, &its, &rnorm));

@@ -40,19 +40,27 @@ struct _p_AmrCycle {
   int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
   int restarts;          /* restarts in the run's history, this one included */
   int phase0;            /* the balancer's index of the cycle's own phases (estimate, output, adapt, partition) after the problem's */
+  const char *held_by;   /* the checkpoint that continues the run (-checkpoint's or -restart's), NULL: none yet */
+  int held_next;         /* the cycle it continues at */
 };
 
 /* cycle.c: the problem's outside fields as the repartition takes them */
 void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
 /* cycle.c: fresh per-cell arrays for the current forest, and its load types */
 PetscErrorCode AmrCycleCellArrays(AmrCycle cyc);
+/* cycle.c: refuse -vtk and -checkpoint paths that cannot take the files */
+PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc);
+/* cycle.c: SIGINT and SIGTERM print where the run stopped (the last cycle
+ * done, the checkpoint that continues it) instead of a trace */
+PetscErrorCode AmrCycleCatchInterrupts(AmrCycle cyc, int done);
+/* cycle.c: while defer is true an interrupt waits (for the line to name the
+ * checkpoint being written); false ends the run if one came meanwhile */
+void AmrCycleDeferInterrupts(PetscBool defer);
 /* cycle.c: open the report (-report), keeping a restart's earlier lines */
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
 
 /* cycle_restart.c: read -checkpoint, -checkpoint_interval, -restart */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
-/* cycle_restart.c: refuse a -checkpoint directory that cannot take the files */
-PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
 /* cycle_restart.c, rank 0: the lines of the existing report of the cycles

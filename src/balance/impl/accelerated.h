@@ -24,10 +24,10 @@ struct accel_state {
 
 /** Allocate the state for graph g with first-order parameter a, declare the
  *  channels; the caller fills beta or sigma2. */
-lb_err accel_setup(lb_run *run, double a, accel_weight weight, accel_state **s);
+lb_err lb_accel_setup(lb_run *run, double a, accel_weight weight, accel_state **s);
 /** One superstep of the recurrence. */
-lb_err accel_step(lb_run *run, void *state, int lo, int hi);
+lb_err lb_accel_step(lb_run *run, void *state, int lo, int hi);
 /** Free the state. */
-void accel_destroy(void *state);
+void lb_accel_destroy(void *state);
 
 #endif

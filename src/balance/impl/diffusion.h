@@ -7,6 +7,6 @@
 
 /** The alpha to use on g for the option value opt (0: the default; else
  *  checked against the stability bound 1/max degree). */
-lb_err diffusion_alpha(const lb_graph *g, double opt, double *alpha);
+lb_err lb_diffusion_alpha(const lb_graph *g, double opt, double *alpha);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-lb_err accel_setup(lb_run *run, double a, accel_weight weight, accel_state **out)
+lb_err lb_accel_setup(lb_run *run, double a, accel_weight weight, accel_state **out)
 {
   const lb_graph *g = lb_run_graph(run);
   accel_state *s = calloc(1, sizeof *s);
@@ -19,7 +19,7 @@ lb_err accel_setup(lb_run *run, double a, accel_weight weight, accel_state **out
   return lb_run_channels(run, 0, 1);
 }
 
-lb_err accel_step(lb_run *run, void *state, int lo, int hi)
+lb_err lb_accel_step(lb_run *run, void *state, int lo, int hi)
 {
   accel_state *s = state;
   const lb_graph *g = lb_run_graph(run);
@@ -46,7 +46,7 @@ lb_err accel_step(lb_run *run, void *state, int lo, int hi)
   return LB_OK;
 }
 
-void accel_destroy(void *state)
+void lb_accel_destroy(void *state)
 {
   accel_state *s = state;
   if (!s) return;

@@ -21,7 +21,7 @@ static lb_err chebyshev_setup(lb_run *run, void **state)
   if (err) return err;
   double a = lmax > 0 ? 2.0 / (lmin + lmax) : 0, sigma = lmax > 0 ? (lmax - lmin) / (lmax + lmin) : 0;
   accel_state *s = NULL;
-  err = accel_setup(run, a, chebyshev_weight, &s);
+  err = lb_accel_setup(run, a, chebyshev_weight, &s);
   *state = s;
   if (s) s->sigma2 = sigma * sigma;
   return err;
@@ -32,6 +32,6 @@ const lb_method lb_method_chebyshev = {
   .summary = "improved diffusion (Hu and Blake): Chebyshev weights from the Laplacian's extreme eigenvalues",
   .flags = LB_CONNECTED | LB_LOCAL,
   .setup = chebyshev_setup,
-  .step = accel_step,
-  .destroy = accel_destroy,
+  .step = lb_accel_step,
+  .destroy = lb_accel_destroy,
 };

@@ -68,7 +68,7 @@ static lb_err chemotaxis_setup(lb_run *run, void **state)
   chemotaxis_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
-  lb_err err = diffusion_alpha(g, opt[0], &s->alpha);
+  lb_err err = lb_diffusion_alpha(g, opt[0], &s->alpha);
   if (err) return err;
   s->chi = opt[1];
   if (!(s->chi >= 0 && s->chi < 1)) return lb_error(LB_ERR_ARG, "-lb_chi %g must lie in [0, 1)", s->chi);

@@ -22,7 +22,7 @@ static const lb_option diffusion_options[] = {
   {"alpha", 0.0, "diffusion parameter alpha (0: 1/(2k) on a k-dimensional mesh or torus, 1/(max degree + 1) otherwise)"},
 };
 
-lb_err diffusion_alpha(const lb_graph *g, double opt, double *alpha)
+lb_err lb_diffusion_alpha(const lb_graph *g, double opt, double *alpha)
 {
   /* alpha <= 1/max degree keeps every eigenvalue of I - alpha L in [-1, 1]
    * (Gershgorin: lambda_max <= 2 max degree).  The bound is compared with a
@@ -64,7 +64,7 @@ static lb_err diffusion_setup(lb_run *run, void **state)
   double *a = malloc(sizeof *a);
   if (!a) return lb_error(LB_ERR_MEM, "out of memory");
   *state = a;
-  lb_err err = diffusion_alpha(lb_run_graph(run), lb_run_params(run)->opt[0], a);
+  lb_err err = lb_diffusion_alpha(lb_run_graph(run), lb_run_params(run)->opt[0], a);
   return err ? err : lb_run_channels(run, 0, 1);
 }
 

@@ -21,11 +21,11 @@ static lb_err second_order_setup(lb_run *run, void **state)
 {
   const double *opt = lb_run_params(run)->opt;
   double alpha, beta = opt[1];
-  lb_err err = diffusion_alpha(lb_run_graph(run), opt[0], &alpha);
+  lb_err err = lb_diffusion_alpha(lb_run_graph(run), opt[0], &alpha);
   if (err) return err;
   if (!(beta > 0 && beta < 2)) return lb_error(LB_ERR_ARG, "-lb_beta %g must lie in (0, 2)", beta);
   accel_state *s = NULL;
-  err = accel_setup(run, alpha, second_order_weight, &s);
+  err = lb_accel_setup(run, alpha, second_order_weight, &s);
   *state = s;
   if (s) s->beta = beta;
   return err;
@@ -38,6 +38,6 @@ const lb_method lb_method_second_order = {
   .options = second_order_options,
   .noptions = 2,
   .setup = second_order_setup,
-  .step = accel_step,
-  .destroy = accel_destroy,
+  .step = lb_accel_step,
+  .destroy = lb_accel_destroy,
 };

@@ -51,15 +51,15 @@ PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int 
 Mat FemPoissonOperatorMat(FemPoisson fp);
 
 /* Shared element helpers of poisson.c. */
-PetscErrorCode constraint_matrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C);
-double element_geometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3],
+PetscErrorCode FemPoissonConstraintMatrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C);
+double FemPoissonElementGeometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3],
                         double Ji[3][3]);
-void element_system(FemPoisson fp, p4est_locidx_t e, double *K, double *F);
+void FemPoissonElementSystem(FemPoisson fp, p4est_locidx_t e, double *K, double *F);
 /** The global numbers of element e's nodes, -1 for Dirichlet nodes. */
-void element_dofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows);
-void apply_constraints(int n, const double *C, double *K, double *F);
-int node_free(const double *C, int n, int i);
-void add_work(FemPoisson fp, double cpu0, double wall0);
+void FemPoissonElementDofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows);
+void FemPoissonApplyConstraints(int n, const double *C, double *K, double *F);
+int FemPoissonNodeFree(const double *C, int n, int i);
+void FemPoissonAddWork(FemPoisson fp, double cpu0, double wall0);
 
 /* The matrix-free operator (poisson_mf.c). */
 PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *mf);
