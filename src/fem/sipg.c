@@ -19,9 +19,11 @@
 #include "mesh/p4est_dim.h"
 
 #include "fem/femutil.h"
+#include "fem/impl/sipg.h"
 #include "fem/poisson.h"
 #include "fem/qelem.h"
 #include "mesh/geom.h"
+#include "util/options.h"
 
 #define DIM P4EST_DIM
 #define VN P4EST_CHILDREN /* Q1 nodes of a cell */
@@ -34,6 +36,26 @@ static const double penalty = 8;
 
 /* Sweeps of iterative refinement after the first solve (FemSipgSolve). */
 static const int refinement_sweeps = 1;
+
+/* The preconditioners of -PREFIXpc (sipg.h). */
+typedef enum { SIPG_PC_AMG, SIPG_PC_CONTINUOUS_AMG } SipgPC;
+static const char *const sipg_pc_names[] = {"amg", "continuous-amg"};
+
+/* One side of a face point: u_i = +-phi_i (+ on side a: the jump's sign),
+ * v_i = w k grad phi_i . ndS (w the side's weight in the average). */
+typedef struct {
+  double u[VN], v[VN];
+  int n; /* nodes: VN, or 1 for a Dirichlet datum */
+} Side;
+
+/* A face point's terms: flux F = sum over sides and nodes of
+ * (-v + sigma u) p, jump [p] = sum u p. */
+typedef struct {
+  Side s[2];
+  double sigma;
+  double g; /* Dirichlet value: the "node" of side b */
+  int neumann;
+} FaceTerms;
 
 struct _p_FemSipg {
   MPI_Comm comm;
@@ -52,23 +74,13 @@ struct _p_FemSipg {
   size_t ncells;
   char prefix[64]; /* of the KSP's options, for messages */
   double ksp_cpu, ksp_wall; /* the last solve's KSPSolve time, waits included */
+  SipgPC pc;
+  /* The terms of the solve under way, computed once for the assembly and
+   * the refinement's residuals: k, evaluated at every quadrature point,
+   * was half of the 3D heterogeneous run (a lognormal field's cosines). */
+  double *cell_K;   /* VN * VN stiffness, then VN load, per local cell */
+  FaceTerms *faces; /* per face point of the solve */
 };
-
-/* One side of a face point: u_i = +-phi_i (+ on side a: the jump's sign),
- * v_i = w k grad phi_i . ndS (w the side's weight in the average). */
-typedef struct {
-  double u[VN], v[VN];
-  int n; /* nodes: VN, or 1 for a Dirichlet datum */
-} Side;
-
-/* A face point's terms: flux F = sum over sides and nodes of
- * (-v + sigma u) p, jump [p] = sum u p. */
-typedef struct {
-  Side s[2];
-  double sigma;
-  double g; /* Dirichlet value: the "node" of side b */
-  int neumann;
-} FaceTerms;
 
 /* Basis values, k grad phi . ndS, k and the inverse of the cell's smallest
  * thickness at pt.  k is read just inside the cell, so that a k that
@@ -229,6 +241,25 @@ PetscErrorCode FemSipgCornerValues(FemSipg s, double **values)
   PetscFunctionReturn(0);
 }
 
+/* -PREFIXpc: the option named with the KSP's prefix, so that the
+ * pressure's options are all -PREFIX*. */
+static PetscErrorCode read_options(FemSipg s, const char *prefix)
+{
+  char name[80];
+  int pc = SIPG_PC_CONTINUOUS_AMG;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(name, sizeof name, "-%spc", prefix ? prefix : ""));
+  PetscOptionsBegin(s->comm, NULL, "Pressure (SIPG Q1) options", NULL);
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, name,
+                             "Preconditioner of CG: continuous-amg (Gauss-Seidel on the DG system, BoomerAMG on the continuous Q1 "
+                             "space) or amg (BoomerAMG on the DG matrix)",
+                             "preconditioner", 2, sipg_pc_names, &pc, NULL));
+  PetscOptionsEnd();
+  s->pc = (SipgPC)pc;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPermeability perm, void *kctx, const char *prefix, FemSipg *out)
 {
   FemSipg s;
@@ -241,26 +272,31 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   s->perm = perm;
   s->kctx = kctx;
   PetscCheck(!FemQElemInit(&s->qe, 1), comm, PETSC_ERR_PLIB, "Q1 element");
+  PetscCall(read_options(s, prefix));
   PetscCall(KSPCreate(comm, &s->ksp));
   PetscCall(KSPSetType(s->ksp, KSPCG));
   PetscCall(KSPSetNormType(s->ksp, KSP_NORM_UNPRECONDITIONED));
+  if (prefix) PetscCall(KSPSetOptionsPrefix(s->ksp, prefix));
   PetscCall(KSPGetPC(s->ksp, &pc));
-  /* BoomerAMG: its result is the same bit for bit in every run on the same
-   * partition, which a restart must reproduce (MUMPS's parallel
-   * factorisation schedules by load, so its round-off varies from run to
-   * run), and a 3D DG factorisation fills in far more (Debian's reference
-   * BLAS: 26 s for 32768 unknowns against 5 s for BoomerAMG to 1e-14) */
-  PetscCall(PCSetType(pc, PCHYPRE));
+  /* BoomerAMG, on the DG matrix or on the continuous one: its result is
+   * the same bit for bit in every run on the same partition, which a
+   * restart must reproduce (MUMPS's parallel factorisation schedules by
+   * load, so its round-off varies from run to run), and a 3D DG
+   * factorisation fills in far more (Debian's reference BLAS: 26 s for
+   * 32768 unknowns against 5 s for BoomerAMG to 1e-14) */
+  if (s->pc == SIPG_PC_CONTINUOUS_AMG) PetscCall(FemSipgContinuousPCCreate(pc));
+  else {
+    PetscCall(PCSetType(pc, PCHYPRE));
 #ifdef P4_TO_P8
-  PetscCall(FemHypre3dDefaults(prefix));
+    PetscCall(FemHypre3dDefaults(prefix));
 #endif
+  }
   /* 1e-8, not the fluxes' 1e-14: the refinement sweep (FemSipgSolve)
    * solves for the correction to the same relative tolerance, so the two
    * parts together reach about 1e-16; the first solve's last six decades
    * were 40% of the mission run's CG iterations (1815 -> 1029 over its 58
    * cycles, flux_divergence_max 4.2e-15 -> 1.0e-14) */
   PetscCall(KSPSetTolerances(s->ksp, 1e-8, 1e-300, PETSC_DEFAULT, 1000));
-  if (prefix) PetscCall(KSPSetOptionsPrefix(s->ksp, prefix));
   PetscCall(PetscStrncpy(s->prefix, prefix ? prefix : "", sizeof s->prefix));
   PetscCall(KSPSetFromOptions(s->ksp));
   *out = s;
@@ -340,7 +376,7 @@ static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, double *rhs)
 {
   PetscFunctionBeginUser;
   FOR_LOCAL_CELLS(s->p4est, t, quad, K, {
-    double Ke[VN * VN], fe[VN];
+    double *Ke = s->cell_K + K * (VN * VN + VN), *fe = Ke + VN * VN;
     PetscInt rows[VN];
     cell_terms(s, t, quad, Ke, fe);
     for (int i = 0; i < VN; i++) {
@@ -360,31 +396,29 @@ static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, double *rhs)
 static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, size_t npts, double *r)
 {
   memset(r, 0, sizeof(double) * (size_t)s->nlocal * VN);
-  FOR_LOCAL_CELLS(s->p4est, t, quad, K, {
-    double Ke[VN * VN], fe[VN];
+  for (size_t K = 0; K < (size_t)s->nlocal; K++) {
+    const double *Ke = s->cell_K + K * (VN * VN + VN), *fe = Ke + VN * VN;
     const double *c = cell_coef(s, K);
-    cell_terms(s, t, quad, Ke, fe);
     for (int i = 0; i < VN; i++) {
       double v = -fe[i];
       for (int j = 0; j < VN; j++) v += Ke[i * VN + j] * rel_value(c, j, c[0], c[VN]);
       r[K * VN + i] += v;
     }
-  })
+  }
   for (size_t p = 0; p < npts; p++) {
     const FemAdvectFacePoint *fp = &pts[p];
     const FemAdvectPoint *side[2] = {&fp->a, &fp->b};
     const int local[2] = {fp->a_local, fp->b_local};
-    FaceTerms t;
+    const FaceTerms *t = &s->faces[p];
     double d[2][VN];
-    face_eval(s, fp, &t);
-    if (t.neumann) continue;
-    shifted_values(s, fp, &t, d);
+    if (t->neumann) continue;
+    shifted_values(s, fp, t, d);
     for (int x = 0; x < 2; x++) {
-      if (!local[x] || t.s[x].n != VN) continue;
+      if (!local[x] || t->s[x].n != VN) continue;
       for (int i = 0; i < VN; i++) {
         double v = 0;
         for (int y = 0; y < 2; y++)
-          for (int j = 0; j < t.s[y].n; j++) v += entry(&t, x, i, y, j) * d[y][j];
+          for (int j = 0; j < t->s[y].n; j++) v += entry(t, x, i, y, j) * d[y][j];
         r[(size_t)side[x]->cell * VN + i] += v;
       }
     }
@@ -405,15 +439,15 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
     memset(blk, 0, sizeof blk);
     memset(ra, 0, sizeof ra);
     for (; p < npts && (pts[p].b.quad != NULL) == interior && pts[p].a.cell == f0->a.cell && (!interior || pts[p].b.cell == f0->b.cell); p++) {
-      FaceTerms t;
-      face_eval(s, &pts[p], &t);
-      if (t.neumann) continue;
+      FaceTerms *t = &s->faces[p];
+      face_eval(s, &pts[p], t);
+      if (t->neumann) continue;
       for (int x = 0; x < 1 + interior; x++)
         for (int y = 0; y < 1 + interior; y++)
           for (int i = 0; i < VN; i++)
-            for (int j = 0; j < VN; j++) blk[x][y][i * VN + j] += entry(&t, x, i, y, j);
+            for (int j = 0; j < VN; j++) blk[x][y][i * VN + j] += entry(t, x, i, y, j);
       if (!interior)
-        for (int i = 0; i < VN; i++) ra[i] -= entry(&t, 0, i, 1, 0) * t.g;
+        for (int i = 0; i < VN; i++) ra[i] -= entry(t, 0, i, 1, 0) * t->g;
     }
     PetscInt idx[2][VN];
     const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
@@ -469,6 +503,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(create_matrix(s, pts, npts));
   PetscCall(MatCreateVecs(s->A, &s->x, &s->b));
   PetscCall(VecSet(s->b, 0));
+  PetscCall(PetscMalloc2((size_t)s->nlocal * (VN * VN + VN) + 1, &s->cell_K, npts + 1, &s->faces));
   PetscCall(VecGetArray(s->b, &rhs));
   PetscCall(assemble_cells(s, first, rhs));
   PetscCall(assemble_faces(s, pts, npts, gidx, rhs));
@@ -478,6 +513,20 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(MatAssemblyEnd(s->A, MAT_FINAL_ASSEMBLY));
 
   PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
+  if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
+    PC pc;
+    double *kcell;
+    PetscCall(PetscMalloc1(s->nlocal + 1, &kcell));
+    FOR_LOCAL_CELLS(p4est, t, quad, K, {
+      const double centre[3] = {0.5, 0.5, 0.5};
+      double x[3];
+      AmrGeomQuadMap(p4est->connectivity, t, quad, centre, x, NULL);
+      kcell[K] = s->perm(s->kctx, x);
+    })
+    PetscCall(KSPGetPC(s->ksp, &pc));
+    PetscCall(FemSipgContinuousPCSetForest(pc, p4est, &s->qe, kcell));
+    PetscCall(PetscFree(kcell));
+  }
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscCalloc1(s->ncells * 2 * VN + 1, &s->coef));
   PetscCall(VecDuplicate(s->x, &dx));
@@ -521,6 +570,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
     PetscCall(VecNorm(s->b, NORM_2, rnorm));
   }
   PetscCall(VecDestroy(&dx));
+  PetscCall(PetscFree2(s->cell_K, s->faces));
   PetscCall(PetscFree(pts));
   s->revision = p4est->revision;
   PetscFunctionReturn(0);

@@ -33,9 +33,12 @@ typedef double (*FemSipgPermeability)(void *ctx, const double x[3]);
  * (prob->u, prob->bc, prob->f; Neumann faces are no-flow), k from perm,
  * evaluated at every quadrature point (on a face, from each side: a k that
  * jumps at the face is taken from either cell).  The KSP takes options with
- * prefix (its default: conjugate gradients with BoomerAMG to a relative
- * residual of 1e-8, then one sweep of iterative refinement to the same
- * tolerance: about 1e-16 together).
+ * prefix (its default: conjugate gradients to a relative residual of 1e-8,
+ * then one sweep of iterative refinement to the same tolerance: about
+ * 1e-16 together), and -PREFIXpc chooses its preconditioner: continuous-amg
+ * (the default; Gauss-Seidel on the DG system and BoomerAMG on the
+ * continuous Q1 space of the forest, split where k jumps, as the coarse
+ * correction: fem/sipg_mg.c) or amg (BoomerAMG on the DG matrix).
  */
 PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPermeability perm, void *kctx, const char *prefix, FemSipg *out);
 

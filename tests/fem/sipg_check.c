@@ -17,13 +17,21 @@
  * L2 error of p and the face-weighted error of the flux fall at the rates
  * SIPG Q1 promises, h^2 and h (-min_p_rate, -min_flux_rate; on uniform
  * forests the flux at the Gauss points superconverges, measured h^3).
- * With the source f, the cells' net outflow printed is theirs of f. */
+ * With the source f, the cells' net outflow printed is theirs of f.
+ *
+ * -problem iterations: k from -permeability (a -darcy_permeability spec:
+ * constant, lognormal, a checkerboard file), p = the linear one on the
+ * boundary, on forests uniform to level L - 3 and graded to level L
+ * towards -target, for each L of -levels: CG's iterations per solve (both
+ * refinement sweeps together) are at most -max_its whatever the level and
+ * the contrast, and the cells' fluxes still sum to zero. */
 #include "mesh/p4est_dim.h"
 #include <math.h>
 #include <petscsys.h>
 #include <string.h>
 
 #include "app/lbcycle.h"
+#include "fem/permeability.h"
 #include "fem/sipg.h"
 #include "mesh/geom.h"
 #include "mesh/shapes.h"
@@ -32,12 +40,14 @@
 #define DIM P4EST_DIM
 
 static const double kconst = 2.5;
-static enum { LINEAR, SINE, LAYERED } problem;
+static enum { LINEAR, SINE, LAYERED, ITERATIONS } problem;
 static double contrast = 1e6; /* layered: k above y = 1/2 */
+static FemPermeability field; /* iterations: -permeability */
 
 static double permeability(void *ctx, const double x[3])
 {
   (void)ctx;
+  if (problem == ITERATIONS) return FemPermeabilityValue(field, x);
   return problem == LAYERED ? (x[1] < 0.5 ? 1 : contrast) : kconst;
 }
 
@@ -124,6 +134,18 @@ static int refine_ball(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
   return q->level < *(const int *)p4est->user_pointer && d2 < 0.25;
 }
 
+/* Uniform to level L - 3, then towards the target to level L (L the
+ * user_pointer's): a few cells of every level around it. */
+static int refine_graded(p4est_t *p4est, p4est_topidx_t t, p4est_quadrant_t *q)
+{
+  const double centre[3] = {0.5, 0.5, 0.5}, h = 1.0 / (1 << q->level);
+  const int L = *(const int *)p4est->user_pointer;
+  double x[3], d2 = 0;
+  AmrGeomQuadMap(p4est->connectivity, t, q, centre, x, NULL);
+  for (int a = 0; a < DIM; a++) d2 += (x[a] - target[a]) * (x[a] - target[a]);
+  return q->level < L - 3 || (q->level < L && d2 < 16 * h * h);
+}
+
 /* Errors of the solution on the current forest: L2 of p (3-point Gauss per
  * direction), and of the flux at the face points, largest (relative to the
  * exact flux density there times the point's weight and area) and weighted by the faces' size h: sqrt(sum h (F -
@@ -185,22 +207,21 @@ static PetscErrorCode errors(FemSipg s, FemAdvect adv, double *l2p, double *fmax
 }
 
 /* Solve on p4est, then the errors and the transport's flux divergence. */
-static PetscErrorCode run(p4est_t *p4est, FemSipg *s, double *l2p, double *fmax_rel, double *fl2, double *div, long *hanging)
+static PetscErrorCode run(p4est_t *p4est, FemSipg *s, double *l2p, double *fmax_rel, double *fl2, double *div, long *hanging, PetscInt *its)
 {
   const FemAdvectOptions opt = {.degree = 1, .rk_stages = 2, .cfl = 0.5, .limiter = 0};
   FemAdvect adv;
-  PetscInt its;
   PetscReal rnorm;
 
   PetscFunctionBeginUser;
   PetscCall(FemSipgCreate(PETSC_COMM_WORLD, &pressure, permeability, NULL, NULL, s));
   PetscCall(FemAdvectCreate(p4est, &transport, *s, &opt, &adv));
-  PetscCall(FemSipgSolve(*s, adv, &its, &rnorm));
+  PetscCall(FemSipgSolve(*s, adv, its, &rnorm));
   PetscCall(FemAdvectMeshChanged(adv));
   PetscCall(errors(*s, adv, l2p, fmax_rel, fl2, hanging));
   PetscCall(FemAdvectFluxDivergence(adv, div));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cells %lld (hanging face points %ld) its %d: L2(p) %.3e flux max %.3e (relative) flux L2 %.3e cells' net outflow %.3e\n",
-                        (long long)p4est->global_num_quadrants, *hanging, (int)its, *l2p, *fmax_rel, *fl2, *div));
+                        (long long)p4est->global_num_quadrants, *hanging, (int)*its, *l2p, *fmax_rel, *fl2, *div));
   PetscCall(FemAdvectDestroy(&adv));
   PetscCall(FemSipgDestroy(s));
   PetscFunctionReturn(0);
@@ -208,8 +229,8 @@ static PetscErrorCode run(p4est_t *p4est, FemSipg *s, double *l2p, double *fmax_
 
 int main(int argc, char **argv)
 {
-  char shape[64] = "brick", pname[64] = "linear";
-  PetscInt maxlevel = 5, levels[8], nlev = 8;
+  char shape[64] = "brick", pname[64] = "linear", spec[PETSC_MAX_PATH_LEN + 16] = "constant:1";
+  PetscInt maxlevel = 5, levels[8], nlev = 8, max_its = 20, its;
   PetscReal tol = 1e-10, min_p_rate = 1.9, min_flux_rate = 0.9;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -217,17 +238,19 @@ int main(int argc, char **argv)
   p4est_init(NULL, SC_LP_ERROR);
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "SIPG pressure and Darcy flux", NULL);
   PetscCall(PetscOptionsString("-shape", "coarse mesh", NULL, shape, shape, sizeof(shape), NULL));
-  PetscCall(PetscOptionsString("-problem", "linear or layered (exactness), sine (rates)", NULL, pname, pname, sizeof(pname), NULL));
+  PetscCall(PetscOptionsString("-problem", "linear or layered (exactness), sine (rates), iterations (CG's bound)", NULL, pname, pname, sizeof(pname), NULL));
+  PetscCall(PetscOptionsString("-permeability", "iterations: k, a -darcy_permeability spec", NULL, spec, spec, sizeof spec, NULL));
+  PetscCall(PetscOptionsInt("-max_its", "iterations: most CG iterations accepted per solve", NULL, max_its, &max_its, NULL));
   PetscCall(PetscOptionsReal("-contrast", "layered: k above y = 1/2 (1 below)", NULL, contrast, &contrast, NULL));
   PetscCall(PetscOptionsInt("-maxlevel", "finest level of the graded forest (linear)", NULL, maxlevel, &maxlevel, NULL));
   PetscInt nt = 3;
   PetscCall(PetscOptionsRealArray("-target", "point the forest is graded towards (linear)", NULL, target, &nt, NULL));
-  PetscCall(PetscOptionsIntArray("-levels", "uniform levels (sine)", NULL, levels, &nlev, NULL));
+  PetscCall(PetscOptionsIntArray("-levels", "uniform levels (sine), finest levels (iterations)", NULL, levels, &nlev, NULL));
   PetscCall(PetscOptionsReal("-tol", "largest accepted error (linear)", NULL, tol, &tol, NULL));
   PetscCall(PetscOptionsReal("-min_p_rate", "smallest accepted L2 rate of p (sine)", NULL, min_p_rate, &min_p_rate, NULL));
   PetscCall(PetscOptionsReal("-min_flux_rate", "smallest accepted rate of the flux (sine)", NULL, min_flux_rate, &min_flux_rate, NULL));
   PetscOptionsEnd();
-  problem = !strcmp(pname, "sine") ? SINE : !strcmp(pname, "layered") ? LAYERED : LINEAR;
+  problem = !strcmp(pname, "sine") ? SINE : !strcmp(pname, "layered") ? LAYERED : !strcmp(pname, "iterations") ? ITERATIONS : LINEAR;
   PetscCheck(problem != LINEAR || !strcmp(pname, "linear"), PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown problem %s", pname);
   p4est_connectivity_t *conn = AmrShapeNew(shape);
   PetscCheck(conn, PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown shape %s", shape);
@@ -235,13 +258,27 @@ int main(int argc, char **argv)
   double l2p, fmax, fl2, div;
   long hanging;
 
-  if (problem != SINE) {
+  if (problem == ITERATIONS) {
+    PetscCall(FemPermeabilityCreate(PETSC_COMM_WORLD, spec, &field));
+    for (PetscInt l = 0; l < nlev; l++) {
+      int L = (int)levels[l];
+      p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, conn, 0, 0, 1, 0, NULL, &L);
+      p4est_refine(p4est, 1, refine_graded, NULL);
+      p4est_balance(p4est, P4EST_CONNECT_FULL, NULL);
+      PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
+      PetscCall(run(p4est, &s, &l2p, &fmax, &fl2, &div, &hanging, &its));
+      CHECK_MSG(its <= max_its, "level %d, k %s: %d CG iterations, at most %d accepted", L, spec, (int)its, (int)max_its);
+      CHECK_MSG(div <= 1e-12, "level %d: flux divergence %.3e", L, div);
+      p4est_destroy(p4est);
+    }
+    PetscCall(FemPermeabilityDestroy(&field));
+  } else if (problem != SINE) {
     int ml = (int)maxlevel;
     p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, conn, 0, 1, 1, 0, NULL, &ml);
     p4est_refine(p4est, 1, refine_ball, NULL);
     p4est_balance(p4est, P4EST_CONNECT_FULL, NULL);
     PetscCall(AmrLbPartitionEven(p4est, 0, NULL));
-    PetscCall(run(p4est, &s, &l2p, &fmax, &fl2, &div, &hanging));
+    PetscCall(run(p4est, &s, &l2p, &fmax, &fl2, &div, &hanging, &its));
     CHECK(hanging > 0);
     CHECK_MSG(l2p <= tol && fmax <= tol, "p error %.3e, flux error %.3e (relative), tolerance %.1e", l2p, fmax, tol);
     CHECK_MSG(div <= 1e-12, "flux divergence %.3e", div);
@@ -251,7 +288,7 @@ int main(int argc, char **argv)
     double prev[2] = {0, 0};
     for (PetscInt l = 0; l < nlev; l++) {
       p4est_t *p4est = p4est_new_ext(PETSC_COMM_WORLD, conn, 0, (int)levels[l], 1, 0, NULL, NULL);
-      PetscCall(run(p4est, &s, &l2p, &fmax, &fl2, &div, &hanging));
+      PetscCall(run(p4est, &s, &l2p, &fmax, &fl2, &div, &hanging, &its));
       if (l > 0) {
         const double rp = log2(prev[0] / l2p), rf = log2(prev[1] / fl2);
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "level %d: rate of p %.3f, of the flux %.3f\n", (int)levels[l], rp, rf));

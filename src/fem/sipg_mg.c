@@ -1,0 +1,209 @@
+/*
+ * The SIPG pressure preconditioned through the continuous Q1 space
+ * (Kronbichler and Wall 2018): a DG Q1 function whose nodal values agree
+ * at every shared node is a continuous one, and on such functions the
+ * SIPG form is the continuous form with Nitsche's Dirichlet terms (the
+ * jumps vanish).  So P^T A P of the prolongation P from the forest's
+ * continuous Q1 space is a continuous Q1 operator with the permeability,
+ * 4 (2D) or 8 (3D) times smaller than A and with its AMG-friendly
+ * stencil; the DG smoother takes the rest, the components continuous Q1
+ * cannot represent (the jumps), which are local and damped by a
+ * Gauss-Seidel sweep.  Written for 2D; compiled again with P4_TO_P8 for
+ * 3D.
+ */
+#include "fem/impl/sipg.h"
+
+
+#define VN P4EST_CHILDREN
+
+PetscErrorCode FemSipgContinuousPCCreate(PC pc)
+{
+  KSP smoother, coarse;
+  PC spc, cpc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCSetType(pc, PCMG));
+  PetscCall(PCMGSetLevels(pc, 2, NULL));
+  PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_BOTH));
+  PetscCall(PCMGGetSmoother(pc, 1, &smoother));
+  /* two symmetric Gauss-Seidel sweeps (each rank's own block) before and
+   * after the coarse correction: one sweep took as little time but its
+   * iterations grew with the ranks (lognormal sigma 2, levels 5-9: 13-14
+   * on 1 rank, 19-23 on 4), two keep 12-16 on 1 to 4 ranks; degree 2
+   * Chebyshev-Jacobi, the same on any rank count (15-16), was 1.15 times
+   * slower on the mission run's pressure */
+  PetscCall(KSPSetType(smoother, KSPRICHARDSON));
+  PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
+  PetscCall(KSPGetPC(smoother, &spc));
+  PetscCall(PCSetType(spc, PCSOR));
+  PetscCall(PCMGGetCoarseSolve(pc, &coarse));
+  PetscCall(KSPSetType(coarse, KSPPREONLY));
+  PetscCall(KSPGetPC(coarse, &cpc));
+  PetscCall(PCSetType(cpc, PCHYPRE));
+  /* BoomerAMG's classical defaults also in 3D, not FemHypre3dDefaults':
+   * the continuous Q1 stencil stays sparse (27 entries) and their
+   * truncated HMIS interpolation took the 3D checkerboard of contrast 1e6
+   * (levels 5, 2 ranks) from 13 to 43 iterations */
+  /* read now, not first at PCSetUp: the unknown-option check runs before
+   * the first solve and would reject the -PREFIXmg_levels_, -PREFIXmg_coarse_
+   * options */
+  PetscCall(KSPSetFromOptions(smoother));
+  PetscCall(KSPSetFromOptions(coarse));
+  PetscFunctionReturn(0);
+}
+
+/* Where k jumps by more than this between the cells at a node, the
+ * lower cells' corners there are coarse unknowns of their own: across
+ * such a jump the SIPG solution is nearly discontinuous (the penalty is
+ * the harmonic mean, the small k), so a continuous coarse space misses
+ * it, and CG needed 80-100 iterations on the checkerboard of contrast
+ * 1.3e6 (tests/fem/permeability/checker16.txt) against 13-14 with this
+ * split; a lognormal field of sigma 2 varies by far less between
+ * neighbouring cells and stays continuous. */
+static const double tie_ratio = 100;
+
+/* The local form of a ghosted vector of lnodes' local nodes, combined
+ * over the ranks that share each node with mode (ADD_VALUES, MAX_VALUES)
+ * and handed back to them all. */
+static PetscErrorCode node_reduce(Vec v, InsertMode mode)
+{
+  PetscFunctionBeginUser;
+  PetscCall(VecGhostUpdateBegin(v, mode, SCATTER_REVERSE));
+  PetscCall(VecGhostUpdateEnd(v, mode, SCATTER_REVERSE));
+  PetscCall(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(v, INSERT_VALUES, SCATTER_FORWARD));
+  PetscFunctionReturn(0);
+}
+
+/* P: row (first cell + K) * VN + i, the DG unknown at corner i of local
+ * cell K, is row i of K's constraint matrix on the lnodes nodes listed for
+ * K (the parent's where K's face hangs) where K's k is within tie_ratio of
+ * the largest k at each of them, otherwise a column of its own.  The
+ * columns: each rank's owned nodes that some corner uses, then its own
+ * corners, numbered in rank order. */
+static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem *qe, const double *kcell, Mat *P)
+{
+  p4est_ghost_t *ghost = p4est_ghost_new(p4est, P4EST_CONNECT_FULL);
+  p4est_lnodes_t *ln = p4est_lnodes_new(p4est, ghost, 1);
+  const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
+  const PetscInt first = (PetscInt)p4est->global_first_quadrant[p4est->mpirank];
+  PetscInt *gnum, ncols = 0, offset = 0;
+  double *C, *kratio;
+  char *tied;
+  Vec v, lv;
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc4((size_t)nel * VN * VN + 1, &C, (size_t)nel * VN + 1, &tied, (size_t)nloc + 1, &kratio, (size_t)nloc + 1, &gnum));
+  for (p4est_locidx_t K = 0; K < nel; K++) {
+    double *c = C + (size_t)K * VN * VN;
+    if (!FemQElemConstraints(qe, ln->face_code[K], c))
+      for (int i = 0; i < VN * VN; i++) c[i] = i % (VN + 1) == 0;
+  }
+  for (p4est_locidx_t i = owned; i < nloc; i++) gnum[i] = (PetscInt)ln->nonlocal_nodes[i - owned];
+  PetscCall(VecCreateGhost(comm, owned, PETSC_DETERMINE, nloc - owned, gnum + owned, &v));
+
+  /* the ratio of the largest to the smallest k at every node: the
+   * largest of k, then of 1 / k */
+  for (int pass = 0; pass < 2; pass++) {
+    PetscCall(VecGhostGetLocalForm(v, &lv));
+    PetscCall(VecSet(lv, 0));
+    PetscCall(VecGetArray(lv, &a));
+    for (p4est_locidx_t K = 0; K < nel; K++)
+      for (int i = 0; i < VN; i++) {
+        PetscScalar *ai = &a[ln->element_nodes[(size_t)K * VN + i]];
+        *ai = PetscMax(PetscRealPart(*ai), pass ? 1 / kcell[K] : kcell[K]);
+      }
+    PetscCall(VecRestoreArray(lv, &a));
+    PetscCall(VecGhostRestoreLocalForm(v, &lv));
+    PetscCall(node_reduce(v, MAX_VALUES));
+    PetscCall(VecGhostGetLocalForm(v, &lv));
+    PetscCall(VecGetArray(lv, &a));
+    for (p4est_locidx_t i = 0; i < nloc; i++) kratio[i] = pass ? kratio[i] * PetscRealPart(a[i]) : PetscRealPart(a[i]);
+    if (!pass) {
+      PetscCall(VecRestoreArray(lv, &a));
+      PetscCall(VecGhostRestoreLocalForm(v, &lv));
+    }
+  }
+
+  /* which corners follow the nodes, and how many corners use each node */
+  PetscCall(PetscArrayzero(a, nloc));
+  for (p4est_locidx_t K = 0; K < nel; K++) {
+    const p4est_locidx_t *en = ln->element_nodes + (size_t)K * VN;
+    const double *c = C + (size_t)K * VN * VN;
+    for (int i = 0; i < VN; i++) {
+      tied[K * VN + i] = 1;
+      for (int j = 0; j < VN; j++)
+        if (c[i * VN + j] != 0 && kratio[en[j]] > tie_ratio) tied[K * VN + i] = 0;
+      if (tied[K * VN + i])
+        for (int j = 0; j < VN; j++)
+          if (c[i * VN + j] != 0) a[en[j]] += 1;
+      ncols += !tied[K * VN + i];
+    }
+  }
+  PetscCall(VecRestoreArray(lv, &a));
+  PetscCall(VecGhostRestoreLocalForm(v, &lv));
+  PetscCall(node_reduce(v, ADD_VALUES));
+
+  /* the numbering: the used owned nodes, then the own corners */
+  PetscCall(VecGhostGetLocalForm(v, &lv));
+  PetscCall(VecGetArray(lv, &a));
+  for (p4est_locidx_t i = 0; i < owned; i++) ncols += PetscRealPart(a[i]) > 0;
+  PetscCallMPI(MPI_Exscan(&ncols, &offset, 1, MPIU_INT, MPI_SUM, comm));
+  if (p4est->mpirank == 0) offset = 0;
+  PetscInt next = offset;
+  for (p4est_locidx_t i = 0; i < owned; i++) a[i] = PetscRealPart(a[i]) > 0 ? (PetscScalar)next++ : -1;
+  PetscCall(VecRestoreArray(lv, &a));
+  PetscCall(VecGhostRestoreLocalForm(v, &lv));
+  PetscCall(VecGhostUpdateBegin(v, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostUpdateEnd(v, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGhostGetLocalForm(v, &lv));
+  PetscCall(VecGetArray(lv, &a));
+  for (p4est_locidx_t i = 0; i < nloc; i++) gnum[i] = (PetscInt)PetscRealPart(a[i]);
+  PetscCall(VecRestoreArray(lv, &a));
+  PetscCall(VecGhostRestoreLocalForm(v, &lv));
+  PetscCall(VecDestroy(&v));
+
+  PetscCall(MatCreateAIJ(comm, (PetscInt)nel * VN, ncols, PETSC_DETERMINE, PETSC_DETERMINE, VN, NULL, VN, NULL, P));
+  for (p4est_locidx_t K = 0; K < nel; K++) {
+    const p4est_locidx_t *en = ln->element_nodes + (size_t)K * VN;
+    const double *c = C + (size_t)K * VN * VN;
+    for (int i = 0; i < VN; i++) {
+      const PetscInt row = (first + K) * VN + i;
+      if (!tied[K * VN + i]) PetscCall(MatSetValue(*P, row, next++, 1.0, INSERT_VALUES));
+      else
+        for (int j = 0; j < VN; j++)
+          if (c[i * VN + j] != 0) PetscCall(MatSetValue(*P, row, gnum[en[j]], c[i * VN + j], INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(*P, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*P, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscFree4(C, tied, kratio, gnum));
+  p4est_lnodes_destroy(ln);
+  p4est_ghost_destroy(ghost);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemSipgContinuousPCSetForest(PC pc, p4est_t *p4est, const FemQElem *qe, const double *kcell)
+{
+  Mat P;
+  PetscInt M, N;
+  MPI_Comm comm;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCall(prolongation(comm, p4est, qe, kcell, &P));
+  PetscCall(PCMGSetInterpolation(pc, 1, P));
+  PetscCall(MatGetSize(P, &M, &N));
+  /* every corner its own coarse unknown (each cell a cell of a
+   * checkerboard): PCMG tells interpolation from restriction by the sizes
+   * and would restrict with P instead of P^T */
+  if (M == N) {
+    Mat R;
+    PetscCall(MatTranspose(P, MAT_INITIAL_MATRIX, &R));
+    PetscCall(PCMGSetRestriction(pc, 1, R));
+    PetscCall(MatDestroy(&R));
+  }
+  PetscCall(MatDestroy(&P));
+  PetscFunctionReturn(0);
+}
