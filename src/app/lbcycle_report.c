@@ -194,7 +194,7 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_floor"))
-    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f of the weighed work at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
   else if (!r->rebalanced)
     PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
   if (isfinite(r->predicted_s)) PetscCall(PetscSNPrintf(pred, sizeof pred, ", predicted %.3f", r->predicted_s));
