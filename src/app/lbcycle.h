@@ -104,7 +104,8 @@ typedef struct {
   double *phase_own_wall;    /**< nphases x nranks: wall s less the wall s inside MPI */
   double *phase_wall;        /**< nphases x nranks: wall s in the phase, waits included */
   double phase_cost_s[AMR_LB_MAX_PHASES][AMR_LB_MAX_TYPES]; /**< fitted seconds per cell of each type in one cycle of the phase */
-  double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle) */
+  double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle, or the split was) */
+  int phase_split;           /**< -lb_weights phases: the multi-constraint split of the curve was chosen */
   double cycle_time_s;       /**< measured: sum over phases of the largest own CPU */
   double cycle_mean_s;       /**< measured: sum over phases of the mean own CPU */
   double cycle_imbalance_pct; /**< I% of those two */

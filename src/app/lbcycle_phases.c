@@ -167,8 +167,10 @@ PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* The combined weight of least modelled time as s->w, mean cell weight 1
- * and at least one work unit of the chain, as every mode's weights. */
+/* The partition of least modelled time as cell weights s->w (the chosen
+ * combination of the phases' weights, or weights whose equal cut is the
+ * multi-constraint split), mean cell weight 1 and at least one work unit
+ * of the chain, as every mode's weights. */
 static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 {
   const p4est_locidx_t n = s->p4est->local_num_quadrants;
@@ -179,10 +181,15 @@ static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(n + 1, &s->w));
   LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
-  LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
-  lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
-  for (int k = 0, m = 0; k < lb->nphases; k++)
-    if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
+  if (ch.split)
+    LB_CHECK(lb->comm, lb_phase_counts_weights(lb->comm, n, lb->size, ch.counts, s->w));
+  else {
+    LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
+    lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
+    for (int k = 0, m = 0; k < lb->nphases; k++)
+      if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
+  }
+  r->phase_split = ch.split;
   lb_phase_choice_free(&ch);
   g[0] = 0;
   g[1] = (double)n;

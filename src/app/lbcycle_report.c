@@ -147,6 +147,7 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
     json_object_end(&ph);
   }
   json_object_end(&all);
+  json_bool(j, "phase_split", r->phase_split);
   lb_mpi_profile_cost(&calls, &cost);
   json_bool(j, "mpi_profiled", lb_mpi_profiled());
   json_int(j, "mpi_calls", calls);

@@ -47,17 +47,21 @@ typedef struct {
   double *load;      /**< loads per phase and part of that cut (nphases x nparts) */
   lb_phase_model model;
   double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
+  double alpha_time; /**< the least time of a combination's cut (alpha) */
   int evaluated;     /**< combinations tried */
+  int split;         /**< 1: counts come from lb_phase_split, whose time was less than alpha's */
 } lb_phase_choice;
 
 /**
- * Choose the combined cell weight sum_k alpha_k w[k] whose equal-weight
- * curve cut (lbcurve.h's sfc) has the least modelled time: the plain sum,
- * each phase alone, then a coordinate search that scales one phase's
- * factor at a time by 1/4, 1/2, 2 and 4 while the time falls (at most
- * max_rounds sweeps).  A cell whose combined weight is 0 weighs a
- * millionth of the mean, so cuts among such cells fall by count.
- * Collective; res is identical on every rank (lb_phase_choice_free).
+ * Choose the partition of least modelled time: first the combined cell
+ * weight sum_k alpha_k w[k] whose equal-weight curve cut (lbcurve.h's sfc)
+ * has the least time (the plain sum, each phase alone, then a coordinate
+ * search that scales one phase's factor at a time by 1/4, 1/2, 2 and 4
+ * while the time falls, at most max_rounds sweeps; a cell whose combined
+ * weight is 0 weighs a millionth of the mean, so cuts among such cells
+ * fall by count), then lb_phase_split from that cut's phase maxima, taken
+ * when its exact time is less (res->split).  Collective; res is identical
+ * on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
 
@@ -65,6 +69,22 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
  *  as lb_phase_choose weighed them (the global means of the phases'
  *  weights in mean[k] set the floor of an all-zero cell). */
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out);
+
+/**
+ * The multi-constraint split of the curve: cells per part (counts, nparts
+ * values) whose largest part load per phase sums to the least the search
+ * finds, from caps start[k] that a partition meets (its phase maxima).
+ * Searched on the curve coarsened to about 64 buckets per part (exact
+ * where the cells are fewer).  LB_ERR_UNSUPPORTED without a message when
+ * the curve has fewer buckets than parts.  Collective.
+ */
+lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
+
+/** Weights of this rank's n cells whose equal-weight cut (lbcurve.h's sfc)
+ *  is the partition counts (nparts values): every part weighs the same, so
+ *  any chain method's target loads lead there.  Mean cell weight 1.
+ *  Collective. */
+lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64_t *counts, double *w);
 
 /** The global mean weight of each phase (nphases values).  Collective. */
 lb_err lb_phase_means(MPI_Comm comm, int64_t n, int nphases, const double *const *w, double *mean);

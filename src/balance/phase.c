@@ -134,6 +134,52 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
   return LB_OK;
 }
 
+/* The split from the best combination's phase maxima, taken if its exact
+ * time is less. */
+static lb_err split(search *s, lb_phase_choice *res)
+{
+  const int K = s->nphases, P = s->nparts;
+  double start[64];
+  lb_phase_model m;
+  lb_err err;
+
+  for (int k = 0; k < K && k < 64; k++) {
+    start[k] = 0;
+    for (int q = 0; q < P; q++) start[k] = fmax(start[k], res->load[(size_t)k * P + q]);
+  }
+  err = lb_phase_split(s->comm, s->n, K, s->w, P, start, s->counts);
+  if (err == LB_ERR_UNSUPPORTED) return LB_OK;
+  LB_CALL(err);
+  LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));
+  res->evaluated++;
+  if (m.time < res->model.time * (1 - 1e-12)) {
+    memcpy(res->counts, s->counts, sizeof(int64_t) * P);
+    memcpy(res->load, s->load, sizeof(double) * K * P);
+    res->model = m;
+    res->split = 1;
+  }
+  return LB_OK;
+}
+
+lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64_t *counts, double *w)
+{
+  int64_t first = 0, total = 0, start = 0;
+  int q = 0;
+
+  for (int p = 0; p < nparts; p++) total += counts[p];
+  LB_MPI(MPI_Exscan(&n, &first, 1, MPI_INT64_T, MPI_SUM, comm));
+  {
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) first = 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    while (q < nparts - 1 && first + i >= start + counts[q]) start += counts[q++];
+    w[i] = counts[q] > 0 ? (double)total / ((double)nparts * (double)counts[q]) : 1;
+  }
+  return LB_OK;
+}
+
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
 {
   search s = {comm, n, nphases, nparts, w, NULL, NULL, NULL, NULL};
@@ -156,6 +202,8 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
   if (!res->alpha || !res->counts || !res->load || !mean || !s.combined || !s.load || !s.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
   else err = lb_phase_means(comm, n, nphases, w, mean);
   if (!err) err = choose(&s, max_rounds, res);
+  res->alpha_time = res->model.time;
+  if (!err && nphases <= 64) err = split(&s, res);
   free(mean);
   free(s.combined);
   free(s.load);

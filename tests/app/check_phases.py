@@ -13,7 +13,8 @@ cells); cycle_time_s and cycle_mean_s must be the sum over
 phases of the largest and of the mean own_cpu, cycle_imbalance_pct their
 I%, lost_s and model_total_s the run's sums; predicted_s must be the
 previous record's next_predicted_s; with --weights phases the rebalanced
-cycles name the factor of every modelled phase.  Prints one line per run
+cycles name the factor of every modelled phase, unless the
+multi-constraint split was chosen (phase_split).  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import json
 import math
@@ -48,7 +49,7 @@ def check(recs, phases, weights):
                 bad.append("cycle %d, phase %s: model %s but cost_s %s" % (c, name, v["model"], v["cost_s"]))
             elif v["model"] == "cells" and len(set(v["cost_s"])) != 1:
                 bad.append("cycle %d, phase %s: one cost for every cell, but %s" % (c, name, v["cost_s"]))
-            if weights == "phases" and r["rebalanced"] and v["model"] != "measured" and v["alpha"] is None:
+            if weights == "phases" and r["rebalanced"] and v["model"] != "measured" and (v["alpha"] is None) != r["phase_split"]:
                 bad.append("cycle %d, phase %s: rebalanced by phases weights without a factor" % (c, name))
             tmax += max(v["own_cpu"])
             tmean += sum(v["own_cpu"]) / P
