@@ -13,7 +13,6 @@
  */
 #include "fem/impl/sipg.h"
 
-
 #define VN P4EST_CHILDREN
 
 PetscErrorCode FemSipgContinuousPCCreate(PC pc)
@@ -52,14 +51,17 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscFunctionReturn(0);
 }
 
-/* Where k jumps by more than this between the cells at a node, the
- * lower cells' corners there are coarse unknowns of their own: across
- * such a jump the SIPG solution is nearly discontinuous (the penalty is
- * the harmonic mean, the small k), so a continuous coarse space misses
- * it, and CG needed 80-100 iterations on the checkerboard of contrast
- * 1.3e6 (tests/fem/permeability/checker16.txt) against 13-14 with this
- * split; a lognormal field of sigma 2 varies by far less between
- * neighbouring cells and stays continuous. */
+/* Where k varies by more than this among the cells at a node, every
+ * cell's corner there is a coarse unknown of its own: across such a jump
+ * the SIPG solution is nearly discontinuous (the penalty is the harmonic
+ * mean, the small k), and the high cells of a checkerboard that touch
+ * only at the node are not coupled at all, so a continuous coarse space
+ * misses it: CG needed 80-100 iterations on the checkerboard of contrast
+ * 1.3e6 (tests/fem/permeability/checker16.txt), 11-14 with the split
+ * (splitting only the lower cells' corners did not help: 79-92).  A
+ * lognormal field of sigma 2 varies by far less between neighbouring
+ * cells and stays continuous (a ratio of 1e4 took its 3D iterations from
+ * 19 to 22). */
 static const double tie_ratio = 100;
 
 /* The local form of a ghosted vector of lnodes' local nodes, combined
@@ -77,8 +79,9 @@ static PetscErrorCode node_reduce(Vec v, InsertMode mode)
 
 /* P: row (first cell + K) * VN + i, the DG unknown at corner i of local
  * cell K, is row i of K's constraint matrix on the lnodes nodes listed for
- * K (the parent's where K's face hangs) where K's k is within tie_ratio of
- * the largest k at each of them, otherwise a column of its own.  The
+ * K (the parent's where K's face hangs) where k varies by at most
+ * tie_ratio among the cells at each of them, otherwise a column of its
+ * own.  The
  * columns: each rank's owned nodes that some corner uses, then its own
  * corners, numbered in rank order. */
 static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem *qe, const double *kcell, Mat *P)
