@@ -12,7 +12,9 @@
 # (e.g. -t_final 0.05).  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
 # postprocess/cycle_plots.py --repeats writes OUTDIR/*.png (medians of the
 # repetitions with their spread) and OUTDIR/methods.md from these reports
-# alone (other files in OUTDIR are neither read nor removed).  The first run
+# alone (other files in OUTDIR are neither read nor removed): per method the
+# measured wall time beside the phase model's time and what the cycles
+# predicted for it.  The first run
 # that fails stops the script with its error line; each run's output is in
 # OUTDIR/METHOD-WEIGHTS-K.log.  Runs from any
 # folder: BUILD defaults to the build/ beside config/, and BUILD, OPTS and
