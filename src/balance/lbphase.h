@@ -57,7 +57,8 @@ typedef struct {
  * weight sum_k alpha_k w[k] whose equal-weight curve cut (lbcurve.h's sfc)
  * has the least time (the plain sum, each phase alone, then a coordinate
  * search that scales one phase's factor at a time by 1/4, 1/2, 2 and 4
- * while the time falls, at most max_rounds sweeps; a cell whose combined
+ * while the time falls, at most max_rounds sweeps; phases under 5% of the
+ * mean cell's weight keep factor 1; a cell whose combined
  * weight is 0 weighs a millionth of the mean, so cuts among such cells
  * fall by count), then lb_phase_split from that cut's phase maxima, taken
  * when its exact time is less (res->split).  Collective; res is identical
