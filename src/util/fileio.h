@@ -1,0 +1,29 @@
+/** \file fileio.h
+ * Checked writes: every file the programs write goes through these, so
+ * that a full disk, a quota or a device that refuses data is an error with
+ * the system's reason, never a file silently cut short.  Each returns 0 or
+ * the errno of the first failure. */
+#ifndef AMR_UTIL_FILEIO_H
+#define AMR_UTIL_FILEIO_H
+
+#include <stdio.h>
+
+/** Write all n bytes at offset off of fd (off < 0: at its file position),
+ *  retrying short writes and interrupted calls. */
+int AmrFileWrite(int fd, const void *p, size_t n, long long off);
+
+/** Push what f has buffered to the system and report a write of f that
+ *  failed since the last check: stdio keeps only a flag, so the buffered
+ *  data is flushed again, which gives the system's reason (EIO when the
+ *  flag is all there is). */
+int AmrFileFlush(FILE *f);
+
+/** AmrFileFlush, then close f (closed in every case). */
+int AmrFileClose(FILE *f);
+
+/** Make the directory entries of the directory holding path durable (a
+ *  created or renamed file survives a crash only once its directory is
+ *  synced). */
+int AmrFileSyncDir(const char *path);
+
+#endif
