@@ -11,15 +11,20 @@
 # machine's load falls on all of them); arguments after -- go to every run
 # (e.g. -t_final 0.05).  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
 # postprocess/cycle_plots.py --repeats writes OUTDIR/*.png (medians of the
-# repetitions with their spread) and OUTDIR/methods.md.  Runs from any
+# repetitions with their spread) and OUTDIR/methods.md from these reports
+# alone (other files in OUTDIR are neither read nor removed).  The first run
+# that fails stops the script with its error line; each run's output is in
+# OUTDIR/METHOD-WEIGHTS-K.log.  Runs from any
 # folder: BUILD defaults to the build/ beside config/, and BUILD, OPTS and
 # OUTDIR given here are relative to the current folder.  MPIEXEC (default
 # "mpiexec --oversubscribe") and PYTHON (default /usr/bin/python3) can be
 # set in the environment.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
+prog=$(basename "$0")
+. "$root/config/runs.sh"
 ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts
-usage="usage: $0 [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]"
+usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]"
 while getopts n:r:b:o:f:h flag; do
   case $flag in
     n) ranks=$OPTARG ;;
@@ -35,22 +40,26 @@ shift $((OPTIND - 1))
 amr=$build/bin/amr2d
 mpi=${MPIEXEC:-mpiexec --oversubscribe}
 python=${PYTHON:-/usr/bin/python3}
-case $repeat in '' | *[!0-9]* | 0) echo "$0: error: option -r $repeat: must be a positive whole number" >&2; exit 2 ;; esac
-[ -x "$amr" ] || { echo "$0: error: $amr not found (build first, or give -b BUILD)" >&2; exit 1; }
-[ -r "$opts" ] || { echo "$0: error: cannot read options file $opts" >&2; exit 1; }
-mkdir -p "$out"
-rm -f "$out"/*.jsonl
+case $repeat in '' | *[!0-9]* | 0) fail "option -r $repeat: must be a positive whole number" ;; esac
+[ -x "$amr" ] || fail "$amr not found (build first, or give -b BUILD)"
+[ -r "$opts" ] || fail "cannot read options file $opts"
+mkdir -p "$out" || fail "cannot create $out"
 # the registered methods, as the program lists them under -help
 methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*> .*(choose one of) \(.*\) (None)$/\1/p')
-[ -n "$methods" ] || { echo "$0: error: $amr -help lists no -lb_method values" >&2; exit 1; }
+[ -n "$methods" ] || fail "$amr -help lists no -lb_method values"
 weights=$(sed -n 's/^-lb_weights  *//p' "$opts")
 weights=${weights:-count}
+# the reports this run writes, one a line: the only ones plotted
+reports=
 run() {  # METHOD WEIGHTS K [AMR2D OPTIONS...]
   m=$1 w=$2 k=$3
   shift 3
   echo "== $m with $w weights on $ranks ranks, run $k of $repeat"
   # shellcheck disable=SC2086
-  $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" -report "$out/$m-$w-$k.jsonl" "$@" | tail -n 1
+  run_logged "$m-$w-$k" "$out/$m-$w-$k.log" $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" \
+    -report "$out/$m-$w-$k.jsonl" "$@"
+  reports="$reports$out/$m-$w-$k.jsonl
+"
 }
 k=1
 while [ "$k" -le "$repeat" ]; do
@@ -60,4 +69,8 @@ while [ "$k" -le "$repeat" ]; do
   [ "$weights" = count ] || run sfc count "$k" "$@"
   k=$((k + 1))
 done
-"$python" "$root/postprocess/cycle_plots.py" --repeats -o "$out" "$out"/*.jsonl
+IFS='
+'
+# shellcheck disable=SC2086
+set -- $reports
+"$python" "$root/postprocess/cycle_plots.py" --repeats -o "$out" "$@"

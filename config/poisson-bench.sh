@@ -24,7 +24,9 @@
 # active cell and the peak memory per rank as medians of the repetitions
 # with their spread, and writes OUTDIR/poisson-bench.md, .csv, .json and
 # .png; OUTDIR/machine.txt holds the processor and the load average at the
-# start and the end.  Runs from any folder: BUILD defaults to the build/ beside
+# start and the end; only this run's reports are read, and other files in
+# OUTDIR are not removed.  The first run that fails stops the script with
+# its error line.  Runs from any folder: BUILD defaults to the build/ beside
 # config/, and BUILD and OUTDIR given here are relative to the current
 # folder.  MPIEXEC (default "mpiexec --oversubscribe") and PYTHON (default
 # /usr/bin/python3) can be set in the environment.
@@ -34,7 +36,7 @@ prog=$(basename "$0")
 ranks=2 repeat=3 build=$root/build out=poisson-bench dims=2,3 degrees=1,2 cycles2=6 cycles3=4
 pairs=assembled:amg,assembled:mg,matrix-free:amg,matrix-free:mg
 usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-d DIMS] [-k DEGREES] [-c CYCLES2D] [-C CYCLES3D] [-p PAIRS] [-- AMR OPTIONS...]"
-fail() { echo "$prog: error: $*" >&2; exit 2; }
+. "$root/config/runs.sh"
 positive() {  # OPTION VALUE
   case $2 in '' | *[!0-9]* | 0*) fail "option $1 $2: must be a positive whole number" ;; esac
 }
@@ -75,7 +77,8 @@ done
 mpi=${MPIEXEC:-mpiexec --oversubscribe}
 python=${PYTHON:-/usr/bin/python3}
 mkdir -p "$out" || fail "cannot create $out"
-rm -f "$out"/*d-q*-*.jsonl "$out"/*d-q*-*.log
+# the reports this run writes, one a line: the only ones read
+reports=
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores" > "$out/machine.txt"
 echo "load average at the start: $(load)" >> "$out/machine.txt"
@@ -90,14 +93,18 @@ while [ "$k" -le "$repeat" ]; do
         name=${d}d-q$q-$op-$pc-$k
         printf '%s\n' "== ${d}D Q$q, $op + $pc, $ranks ranks, run $k of $repeat"
         # shellcheck disable=SC2086
-        if ! $mpi -n "$ranks" "$build/bin/amr${d}d" -options_file "$opts" -degree "$q" -amr_cycles "$cycles" \
-             -poisson_operator "$op" -poisson_pc "$pc" -report "$out/$name.jsonl" "$@" > "$out/$name.log" 2>&1; then
-          fail "the run $name failed; its output is in $out/$name.log"
-        fi
+        run_logged "$name" "$out/$name.log" $mpi -n "$ranks" "$build/bin/amr${d}d" -options_file "$opts" -degree "$q" \
+          -amr_cycles "$cycles" -poisson_operator "$op" -poisson_pc "$pc" -report "$out/$name.jsonl" "$@" > /dev/null
+        reports="$reports$out/$name.jsonl
+"
       done
     done
   done
   k=$((k + 1))
 done
 echo "load average at the end: $(load)" | tee -a "$out/machine.txt"
-"$python" "$root/postprocess/poisson_bench.py" -o "$out" "$out"/*d-q*-*.jsonl
+IFS='
+'
+# shellcheck disable=SC2086
+set -- $reports
+"$python" "$root/postprocess/poisson_bench.py" -o "$out" "$@"

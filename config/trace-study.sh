@@ -2,12 +2,14 @@
 # Every method on the app's real loads at P = 64 ... 131072 virtual ranks.
 #
 #   config/trace-study.sh [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P "64 128 ..."] [-c CELLS] [-t TARGET] [-i ITERS] [-m "METHODS"]
+#                         [-- AMR OPTIONS...]
 #
 # 1. records a darcy-transport run (config/lb-darcy-transport.opts, amr2d)
 #    and a 3D Poisson run (config/fichera.opts, amr3d) on RANKS ranks
 #    (default 2) with -trace_loads OUTDIR/{darcy2d,fichera3d}.trace and
-#    -report OUTDIR/{darcy2d,fichera3d}.jsonl (-k: keep those of an earlier
-#    study and replay them again);
+#    -report OUTDIR/{darcy2d,fichera3d}.jsonl and the options after -- (e.g.
+#    -amr_cycles 3 for a short study; -k: keep those of an earlier study and
+#    replay them again);
 # 2. replays the last cycle of each at every P (default 64, 128, ...,
 #    131072) with lbbench -virtual: chain mode (-chain on line:P, the trace
 #    tiled along the curve to about CELLS cells per rank, default 1000) for
@@ -25,15 +27,24 @@
 #    Lieber et al.'s Fig. 2 kind: 2048 ranks, POINT, BOX and the two real
 #    workloads side by side.
 # Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl,
-# OUTDIR/*.png, OUTDIR/table.md.  MPIEXEC (default "mpiexec
+# OUTDIR/*.png, OUTDIR/table.md (a study replaces its own chain, tasks
+# and synthetic .jsonl, to which lbbench appends; it removes nothing else).
+# The first run that fails stops the study with its error line (each
+# run's output: OUTDIR/NAME.log).  Runs from any folder: BUILD defaults to
+# the build/ beside config/, and BUILD and OUTDIR given here are relative
+# to the current folder.  MPIEXEC (default "mpiexec
 # --oversubscribe") and PYTHON (default /usr/bin/python3) can be set in
 # the environment.  The whole range took 14.7 minutes of CPU here, up to
 # 3.1 GB in one run: start with -P "64 256 2048".
 set -eu
-build=build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0
+root=$(cd "$(dirname "$0")/.." && pwd)
+prog=$(basename "$0")
+. "$root/config/runs.sh"
+build=$root/build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0
 sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
 methods="sfc diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
-while getopts b:o:n:kAP:c:t:i:m: flag; do
+usage="usage: $prog [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS] [-- AMR OPTIONS...]"
+while getopts b:o:n:kAP:c:t:i:m:h flag; do
   case $flag in
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
@@ -45,27 +56,31 @@ while getopts b:o:n:kAP:c:t:i:m: flag; do
     t) target=$OPTARG ;;
     i) iters=$OPTARG ;;
     m) methods=$OPTARG ;;
-    *) echo "usage: $0 [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS]" >&2; exit 2 ;;
+    h) echo "$usage"; exit 0 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
+shift $((OPTIND - 1))
 mpi=${MPIEXEC:-mpiexec --oversubscribe}
 python=${PYTHON:-/usr/bin/python3}
 lbbench=$build/bin/lbbench
 for exe in amr2d amr3d lbbench; do
-  [ -x "$build/bin/$exe" ] || { echo "$0: error: $build/bin/$exe not found (build first, or give -b BUILD)" >&2; exit 1; }
+  [ -x "$build/bin/$exe" ] || fail "$build/bin/$exe not found (build first, or give -b BUILD)"
 done
-mkdir -p "$out"
+mkdir -p "$out" || fail "cannot create $out"
 rm -f "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl
 if [ "$keep" = 1 ]; then
   for t in darcy2d fichera3d; do
-    [ -r "$out/$t.trace" ] && [ -r "$out/$t.jsonl" ] || { echo "$0: error: -k: $out/$t.trace or $out/$t.jsonl missing" >&2; exit 1; }
+    [ -r "$out/$t.trace" ] && [ -r "$out/$t.jsonl" ] || fail "-k: $out/$t.trace or $out/$t.jsonl missing"
   done
 else
   echo "== recording darcy-transport (2D) and fichera (3D Poisson) on $ranks ranks"
   # shellcheck disable=SC2086
-  $mpi -n "$ranks" "$build/bin/amr2d" -options_file config/lb-darcy-transport.opts -report "$out/darcy2d.jsonl" -trace_loads "$out/darcy2d.trace" | tail -n 1
+  run_logged darcy2d "$out/darcy2d.log" $mpi -n "$ranks" "$build/bin/amr2d" -options_file "$root/config/lb-darcy-transport.opts" \
+    -report "$out/darcy2d.jsonl" -trace_loads "$out/darcy2d.trace" "$@"
   # shellcheck disable=SC2086
-  $mpi -n "$ranks" "$build/bin/amr3d" -options_file config/fichera.opts -lb_method sfc -report "$out/fichera3d.jsonl" -trace_loads "$out/fichera3d.trace" | tail -n 1
+  run_logged fichera3d "$out/fichera3d.log" $mpi -n "$ranks" "$build/bin/amr3d" -options_file "$root/config/fichera.opts" -lb_method sfc \
+    -report "$out/fichera3d.jsonl" -trace_loads "$out/fichera3d.trace" "$@"
 fi
 
 # The cells of a trace's last cycle, from its report's rank_cells.
@@ -115,7 +130,7 @@ cap() {  # MODE DIM METHOD
 }
 stop="-lb_target $target -lb_max_iters $iters"
 # what lbbench prints of a run: iterations, the cells' or the tasks' balance
-show='/iterations\|cells:\|after migration\|error/p'
+shown='/iterations\|cells:\|after migration/p'
 # Lieber et al.'s POINT and BOX first, then every P in increasing order, so
 # that a study cut short has its table and the smaller P complete.
 for s in point box; do
@@ -123,7 +138,7 @@ for s in point box; do
     case $m in sfc|multilevel|ripple-*) continue ;; esac
     echo "== $s tasks P=2048 $m"
     # shellcheck disable=SC2086
-    "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl" 2>&1 | sed -n "$show"
+    run_logged "$s-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl"
   done
 done
 for P in $sizes; do
@@ -136,7 +151,8 @@ for P in $sizes; do
       if [ "$P" -gt "$(cap chain "$dim" "$m")" ]; then echo "== $t chain P=$P $m: skipped (above $(cap chain "$dim" "$m"))"; continue; fi
       echo "== $t chain P=$P x$r $m"
       # shellcheck disable=SC2086
-      "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" -lb_method "$m" $stop -json "$out/chain.jsonl" 2>&1 | sed -n "$show"
+      run_logged "$t-chain-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" \
+        -lb_method "$m" $stop -json "$out/chain.jsonl"
     done
     for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
       # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d
@@ -144,9 +160,9 @@ for P in $sizes; do
       if [ "$P" -gt "$(cap tasks "$dim" "$m")" ]; then echo "== $t tasks P=$P $m: skipped (above $(cap tasks "$dim" "$m"))"; continue; fi
       echo "== $t tasks P=$P x$rt $m"
       # shellcheck disable=SC2086
-      "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" -replicate "$rt" -lb_method "$m" $stop \
-        -json "$out/tasks.jsonl" 2>&1 | sed -n "$show"
+      run_logged "$t-tasks-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" \
+        -replicate "$rt" -lb_method "$m" $stop -json "$out/tasks.jsonl"
     done
   done
 done
-"$python" postprocess/trace_study.py -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl
+"$python" "$root/postprocess/trace_study.py" -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl

@@ -1,48 +1,19 @@
-/* The one AMR cycle over a registered problem (cycle.h).  Compiled for 2D
- * and 3D (P4_TO_P8). */
-#include "app/cycle.h"
+/* The one AMR cycle over a registered problem (cycle.h); its checkpoint
+ * and restart are in cycle_restart.c.  Compiled for 2D and 3D (P4_TO_P8). */
+#include "app/impl/cycle.h"
 
 #include "mesh/p4est_dim.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/options.h"
 #include "mesh/dirs.h"
 #include "mesh/mark.h"
-#include "mesh/vtk.h"
-/* the cycle runs the problems' ops on their struct: the one user of the
- * private side outside src/problems */
-#include "problems/impl/problem.h"
 
-enum { PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
 static const char *const phase_name[NPHASES] = {"solve", "estimate", "adapt", "partition", "output"};
 static const char *const stage_name[NPHASES] = {"Solve", "Estimate", "Adapt", "Partition", "Output"};
-
-struct _p_AmrCycle {
-  MPI_Comm comm;
-  AmrProblem problem;
-  AmrAdaptOptions adapt; /* -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
-  PetscInt cycles;       /* -amr_cycles */
-  PetscInt monitor;      /* -monitor_interval: human lines every K-th cycle (0: every cycle to 10, every 10th to 100, ...) */
-  PetscBool fixed;       /* -amr_strategy uniform on a problem with time: the mesh stays */
-  AmrLbOptions lbo;
-  AmrLb lb;
-  AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
-  p4est_t *p4est;
-  FILE *report;          /* rank 0 */
-  PetscLogStage stage[NPHASES];
-  double total[NPHASES];
-  double *eta2;          /* squared indicator per local cell */
-  int *types;            /* load type per local cell */
-  char checkpoint[PETSC_MAX_PATH_LEN]; /* -checkpoint PREFIX, empty: none */
-  PetscInt checkpoint_interval;        /* -checkpoint_interval: every K-th cycle (0: none) */
-  char restart[PETSC_MAX_PATH_LEN];    /* -restart PREFIX, empty: a new run */
-  int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
-  int restarts;          /* restarts in the run's history, this one included */
-};
 
 static PetscErrorCode work_log(void *ctx, double cpu, double wall, const int64_t *counts)
 {
@@ -50,27 +21,6 @@ static PetscErrorCode work_log(void *ctx, double cpu, double wall, const int64_t
 
   PetscFunctionBeginUser;
   PetscCall(AmrLbAddStep(cyc->lb, cpu, wall, counts));
-  PetscFunctionReturn(0);
-}
-
-/* -checkpoint, -checkpoint_interval, -restart. */
-static PetscErrorCode checkpoint_options(MPI_Comm comm, AmrCycle cyc)
-{
-  PetscBool set_ckp, set_restart;
-  PetscInt interval = 1;
-
-  PetscFunctionBeginUser;
-  PetscOptionsBegin(comm, NULL, "Checkpoint and restart", NULL);
-  AMR_OPTION("-checkpoint", PetscOptionsString("-checkpoint", "Write a checkpoint PREFIX.manifest, PREFIX.S.forest, PREFIX.S.state after the balancing step of every -checkpoint_interval-th cycle (replaced atomically)",
-                                               NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, &set_ckp));
-  AMR_OPTION("-checkpoint_interval", PetscOptionsInt("-checkpoint_interval", "Checkpoint every K-th cycle (0: none)", NULL, interval, &interval, NULL));
-  AMR_OPTION("-restart", PetscOptionsString("-restart", "Continue the run of checkpoint PREFIX, with its options; options given here override them (not -problem, -mesh, -degree)",
-                                            NULL, cyc->restart, cyc->restart, sizeof cyc->restart, &set_restart));
-  PetscOptionsEnd();
-  PetscCheck(!set_ckp || cyc->checkpoint[0], comm, PETSC_ERR_USER_INPUT, "option -checkpoint: needs a file name prefix, e.g. -checkpoint out/run");
-  PetscCheck(!set_restart || cyc->restart[0], comm, PETSC_ERR_USER_INPUT, "option -restart: needs the prefix of a checkpoint, e.g. -restart out/run");
-  PetscCheck(interval >= 0, comm, PETSC_ERR_USER_INPUT, "option -checkpoint_interval %" PetscInt_FMT ": must not be negative", interval);
-  cyc->checkpoint_interval = interval;
   PetscFunctionReturn(0);
 }
 
@@ -129,7 +79,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     PetscCall(AmrLbOptionsRead(comm, p ? p->ntypes : 1, &cyc->lbo));
     PetscCheck(cyc->lbo.weights != AMR_LB_MEASURED || !p || p->ops->cell_costs, comm, PETSC_ERR_USER_INPUT,
                "option -lb_weights measured: problem %s does not time its cells (reactive-transport does)", p->ops->name);
-    PetscCall(checkpoint_options(comm, cyc));
+    PetscCall(AmrCycleCheckpointOptions(comm, cyc));
   }
   *out = cyc;
   if (help) PetscFunctionReturn(0);
@@ -148,7 +98,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
 AmrProblem AmrCycleGetProblem(AmrCycle cyc) { return cyc->problem; }
 
 /* The problem's outside fields as the repartition takes them. */
-static void cycle_fields(AmrCycle cyc, int *n, AmrField fields[])
+void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[])
 {
   const AmrProblem p = cyc->problem;
   *n = 0;
@@ -170,7 +120,7 @@ static PetscErrorCode cell_costs(AmrCycle cyc, double **cost)
 }
 
 /* Fresh per-cell arrays for the current forest, and its load types. */
-static PetscErrorCode cell_arrays(AmrCycle cyc)
+PetscErrorCode AmrCycleCellArrays(AmrCycle cyc)
 {
   const p4est_locidx_t n = cyc->p4est->local_num_quadrants;
 
@@ -210,18 +160,11 @@ PetscErrorCode AmrCycleAdapt(AmrCycle cyc, const double *eta2)
   PetscFunctionReturn(0);
 }
 
-/* The cycle number of a report line, -1 if it has none. */
-static long line_cycle(const char *line)
-{
-  const char *c = strstr(line, "\"cycle\":");
-  return c ? strtol(c + 8, NULL, 10) : -1;
-}
-
 /* Open the report, opened only once every option was accepted so that a
  * typo does not truncate the report of an earlier run.  A restart keeps
  * the lines of the cycles before its first (those of the interrupted run
  * up to its checkpoint) and appends to them. */
-static PetscErrorCode open_report(AmrCycle cyc)
+PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
 {
   PetscMPIInt rank;
   int fail = 0;
@@ -230,56 +173,14 @@ static PetscErrorCode open_report(AmrCycle cyc)
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
   if (cyc->adapt.report[0] && rank == 0) {
-    char *kept = NULL, line[1 << 16];
-    size_t len = 0, cap = 0;
-    FILE *old = cyc->first > 0 ? fopen(cyc->adapt.report, "r") : NULL;
-    /* lines longer than the buffer belong to a record of many ranks: kept
-     * or dropped with the piece that has the cycle number */
-    int keep = 1;
-    while (old && fgets(line, sizeof line, old)) {
-      const size_t n = strlen(line);
-      if (!len || kept[len - 1] == '\n') keep = line_cycle(line) < cyc->first;
-      if (!keep) continue;
-      if (len + n + 1 > cap) {
-        char *more = realloc(kept, 2 * (len + n + 1));
-        if (!more) break;
-        kept = more;
-        cap = 2 * (len + n + 1);
-      }
-      memcpy(kept + len, line, n + 1);
-      len += n;
-    }
-    if (old) fclose(old);
+    char *kept = AmrCycleReportKept(cyc);
     cyc->report = fopen(cyc->adapt.report, "w");
     fail = cyc->report ? 0 : errno;
-    if (cyc->report && len) fputs(kept, cyc->report);
+    if (cyc->report && kept) fputs(kept, cyc->report);
     free(kept);
   }
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
   PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", cyc->adapt.report, strerror(fail));
-  PetscFunctionReturn(0);
-}
-
-/* A -checkpoint directory that cannot take the files is refused before
- * the first cycle, not after it. */
-static PetscErrorCode check_checkpoint_dir(AmrCycle cyc)
-{
-  char dir[PETSC_MAX_PATH_LEN];
-  char *slash;
-  int fail = 0;
-  PetscMPIInt rank;
-
-  PetscFunctionBeginUser;
-  if (!cyc->checkpoint[0] || !cyc->checkpoint_interval) PetscFunctionReturn(0);
-  PetscCall(AmrMakeParentDirs(cyc->comm, "-checkpoint", cyc->checkpoint, cyc->checkpoint));
-  PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
-  PetscCall(PetscStrncpy(dir, cyc->checkpoint, sizeof dir));
-  slash = strrchr(dir, '/');
-  if (slash) slash[slash == dir ? 1 : 0] = '\0';
-  else PetscCall(PetscStrncpy(dir, ".", sizeof dir));
-  if (rank == 0 && access(dir, W_OK | X_OK)) fail = errno;
-  PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -checkpoint %s: cannot write into directory '%s': %s", cyc->checkpoint, dir, strerror(fail));
   PetscFunctionReturn(0);
 }
 
@@ -290,201 +191,22 @@ PetscErrorCode AmrCycleSetup(AmrCycle cyc, p4est_t *p4est)
   int nf;
 
   PetscFunctionBeginUser;
-  PetscCall(check_checkpoint_dir(cyc));
-  PetscCall(open_report(cyc));
+  PetscCall(AmrCycleCheckCheckpointDir(cyc));
+  PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   PetscCall(p->ops->setup(p, p4est));
-  cycle_fields(cyc, &nf, fields);
+  AmrCycleFields(cyc, &nf, fields);
   /* refine towards the initial data, split by cell count with families
    * together, then give the fine cells the data */
   for (int l = cyc->adapt.mark.min_level; p->ops->initial && !cyc->fixed && l < cyc->adapt.mark.max_level; l++) {
-    PetscCall(cell_arrays(cyc));
+    PetscCall(AmrCycleCellArrays(cyc));
     PetscCall(p->ops->estimate(p, cyc->eta2));
     PetscCall(AmrCycleAdapt(cyc, cyc->eta2));
     PetscCall(AmrLbPartitionEven(p4est, nf, fields));
     PetscCall(p->ops->initial(p));
   }
-  PetscCall(cell_arrays(cyc));
+  PetscCall(AmrCycleCellArrays(cyc));
   PetscCall(AmrLbInitial(cyc->lb, p4est, cyc->types, nf, fields));
-  PetscFunctionReturn(0);
-}
-
-/* The VTK series' outputs up to the checkpoint, so that a restart's .pvd
- * lists the whole run (vtk.prefix: a restart writing another series
- * starts it anew). */
-static PetscErrorCode save_vtk_series(AmrCycle cyc, AmrCkpState st)
-{
-  const char *prefix;
-  const int *cycles;
-  const double *times;
-  int64_t *c;
-  int n;
-
-  PetscFunctionBeginUser;
-  if (!cyc->vtk) PetscFunctionReturn(0);
-  AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
-  PetscCall(PetscMalloc1((size_t)n + 1, &c));
-  for (int i = 0; i < n; i++) c[i] = cycles[i];
-  PetscCall(AmrCkpStateSetString(st, "vtk.prefix", prefix));
-  PetscCall(AmrCkpStateSetBytes(st, "vtk.cycles", c, sizeof(int64_t) * n));
-  PetscCall(AmrCkpStateSetBytes(st, "vtk.times", times, sizeof(double) * n));
-  PetscCall(PetscFree(c));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode load_vtk_series(AmrCycle cyc, AmrCkpState st)
-{
-  const char *prefix, *saved;
-  const int *cycles;
-  const double *times;
-  const void *bc, *bt;
-  size_t nc, nt;
-  int *c, n;
-  double *t;
-  PetscBool has;
-
-  PetscFunctionBeginUser;
-  if (!cyc->vtk) PetscFunctionReturn(0);
-  PetscCall(AmrCkpStateHas(st, "vtk.prefix", &has));
-  if (!has) PetscFunctionReturn(0);
-  PetscCall(AmrCkpStateGetString(st, "vtk.prefix", &saved));
-  AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
-  if (strcmp(saved, prefix)) PetscFunctionReturn(0);
-  PetscCall(AmrCkpStateGetBytes(st, "vtk.cycles", &bc, &nc));
-  PetscCall(AmrCkpStateGetBytes(st, "vtk.times", &bt, &nt));
-  PetscCheck(nc % sizeof(int64_t) == 0 && nt / sizeof(double) == nc / sizeof(int64_t) && nt % sizeof(double) == 0, cyc->comm, PETSC_ERR_USER_INPUT,
-             "checkpoint '%s.manifest': malformed vtk.cycles or vtk.times entry", cyc->restart);
-  n = (int)(nc / sizeof(int64_t));
-  PetscCall(PetscMalloc2((size_t)n + 1, &c, (size_t)n + 1, &t));
-  for (int i = 0; i < n; i++) {
-    int64_t v;
-    memcpy(&v, (const char *)bc + sizeof v * i, sizeof v);
-    c[i] = (int)v;
-  }
-  if (n) memcpy(t, bt, nt);
-  PetscCall(AmrVtkSeriesRestore(cyc->vtk, n, c, t));
-  PetscCall(PetscFree2(c, t));
-  PetscFunctionReturn(0);
-}
-
-PetscBool AmrCycleRestarts(AmrCycle cyc) { return cyc && cyc->problem && cyc->restart[0] ? PETSC_TRUE : PETSC_FALSE; }
-
-/* Copy every local quadrant's user data (qsize bytes each, curve order)
- * into buf, or back from it into the forest (to_forest). */
-static void copy_quadrant_data(p4est_t *p4est, size_t qsize, char *buf, PetscBool to_forest)
-{
-  for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
-    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
-    for (size_t i = 0; i < tr->quadrants.elem_count && qsize; i++) {
-      void *q = p4est_quadrant_array_index(&tr->quadrants, i)->p.user_data;
-      char *b = buf + qsize * (tr->quadrants_offset + i);
-      if (to_forest) memcpy(q, b, qsize);
-      else memcpy(b, q, qsize);
-    }
-  }
-}
-
-PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t **out)
-{
-  const AmrProblem p = cyc->problem;
-  const char *prefix = cyc->restart;
-  AmrField stored[AMR_PROBLEM_MAX_FIELDS], fields[AMR_PROBLEM_MAX_FIELDS];
-  void *arrays[AMR_PROBLEM_MAX_FIELDS] = {NULL};
-  const void *buf;
-  size_t len, qsize;
-  int64_t v, sizes[AMR_PROBLEM_MAX_FIELDS];
-  AmrCkpState st;
-  p4est_t *p4est;
-  PetscMPIInt size;
-  char *qdata;
-  int nstored, nf;
-
-  PetscFunctionBeginUser;
-  *out = NULL;
-  PetscCallMPI(MPI_Comm_size(cyc->comm, &size));
-  /* what a restart may not change, checked before the forest is read */
-  PetscCall(AmrCheckpointReadState(cyc->comm, prefix, &st));
-  PetscCall(AmrCkpStateCheckString(st, "problem", p->ops->name));
-  PetscCall(AmrCkpStateCheckInt(st, "degree", p->degree));
-  PetscCall(AmrCkpStateCheckString(st, "mesh", p->mesh->name));
-  PetscCall(AmrCkpStateGetInt(st, "layout.quadrant_data", &v));
-  qsize = (size_t)v;
-  PetscCall(AmrCkpStateGetBytes(st, "layout.fields", &buf, &len));
-  PetscCheck(len % sizeof(int64_t) == 0 && len / sizeof(int64_t) <= AMR_PROBLEM_MAX_FIELDS, cyc->comm, PETSC_ERR_USER_INPUT,
-             "checkpoint '%s.manifest': malformed layout.fields entry", prefix);
-  nstored = (int)(len / sizeof(int64_t));
-  memcpy(sizes, buf, len);
-  PetscCall(AmrCkpStateDestroy(&st));
-  for (int k = 0; k < nstored; k++) {
-    stored[k].data = &arrays[k];
-    stored[k].size = (size_t)sizes[k];
-  }
-  PetscCall(AmrCheckpointRead(cyc->comm, prefix, conn, qsize, nstored, stored, &p4est, NULL, &st));
-  PetscCall(AmrCkpStateGetInt(st, "cycle.next", &v));
-  cyc->first = (int)v;
-  PetscCheck(cyc->first < cyc->cycles, cyc->comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": checkpoint '%s.manifest' continues at cycle %d",
-             cyc->cycles, prefix, cyc->first);
-  PetscCall(AmrCkpStateGetInt(st, "cycle.restarts", &v));
-  cyc->restarts = (int)v + 1;
-
-  /* on as many ranks the checkpoint's partition, else an even one with
-   * families kept together (the balancer takes over from there) */
-  PetscCall(AmrCkpStateGetBytes(st, "cycle.rank_cells", &buf, &len));
-  if (len == sizeof(int64_t) * size) {
-    p4est_locidx_t *counts;
-    PetscCall(PetscMalloc1(size, &counts));
-    for (int r = 0; r < size; r++) {
-      int64_t c;
-      memcpy(&c, (const char *)buf + sizeof(int64_t) * r, sizeof c);
-      counts[r] = (p4est_locidx_t)c;
-    }
-    PetscCall(AmrMigrate(p4est, counts, nstored, stored, NULL));
-    PetscCall(PetscFree(counts));
-  } else {
-    PetscCall(AmrLbPartitionEven(p4est, nstored, stored));
-  }
-
-  /* the problem on the loaded forest, then its data back in place: setup
-   * may have reset the quadrant data to initial values */
-  PetscCall(PetscMalloc1(qsize * (size_t)p4est->local_num_quadrants + 1, &qdata));
-  copy_quadrant_data(p4est, qsize, qdata, PETSC_FALSE);
-  PetscCall(check_checkpoint_dir(cyc));
-  PetscCall(open_report(cyc));
-  cyc->p4est = p4est;
-  *out = p4est;
-  PetscCall(p->ops->setup(p, p4est));
-  cycle_fields(cyc, &nf, fields);
-  {
-    PetscBool same = p4est->data_size == qsize && nf == nstored;
-    for (int k = 0; same && k < nf; k++) same = fields[k].size == stored[k].size;
-    PetscCheck(same, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest' holds other cell data than problem %s has", prefix, p->ops->name);
-  }
-  copy_quadrant_data(p4est, qsize, qdata, PETSC_TRUE);
-  PetscCall(PetscFree(qdata));
-  for (int k = 0; k < nf; k++) {
-    PetscCall(PetscFree(*fields[k].data));
-    *fields[k].data = arrays[k];
-  }
-
-  /* the state of the run at the end of the checkpoint's cycle */
-  {
-    double t;
-    PetscCall(AmrCkpStateGetReal(st, "state.sim_time", &t));
-    p->state.sim_time = t;
-    PetscCall(AmrCkpStateGetInt(st, "state.step", &v));
-    p->state.step = (long long)v;
-    PetscCall(AmrCkpStateGetInt(st, "state.done", &v));
-    p->state.done = v ? PETSC_TRUE : PETSC_FALSE;
-    PetscCall(AmrCkpStateGetBytes(st, "cycle.phase_totals", &buf, &len));
-    if (len == sizeof cyc->total) memcpy(cyc->total, buf, len);
-  }
-  if (p->ops->load) PetscCall(p->ops->load(p, st));
-  PetscCall(AmrLbLoad(cyc->lb, st));
-  PetscCall(load_vtk_series(cyc, st));
-  PetscCall(AmrCkpStateDestroy(&st));
-  PetscCall(cell_arrays(cyc));
-  PetscCall(PetscPrintf(cyc->comm, "%s: restarted from checkpoint %s at cycle %d: %lld cells on %d rank%s\n", AMR_PROGRAM, prefix, cyc->first,
-                        (long long)p4est->global_num_quadrants, size, size > 1 ? "s" : ""));
   PetscFunctionReturn(0);
 }
 
@@ -494,8 +216,8 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
   int nf;
 
   PetscFunctionBeginUser;
-  PetscCall(cell_arrays(cyc));
-  cycle_fields(cyc, &nf, fields);
+  PetscCall(AmrCycleCellArrays(cyc));
+  AmrCycleFields(cyc, &nf, fields);
   if (cyc->lbo.weights == AMR_LB_MEASURED) {
     double *cost;
     PetscCall(cell_costs(cyc, &cost));
@@ -503,101 +225,6 @@ PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRe
     PetscCall(PetscFree(cost));
   }
   PetscCall(AmrLbBalance(cyc->lb, cyc->p4est, cyc->types, cycle, allow, nf, fields, lr));
-  PetscFunctionReturn(0);
-}
-
-/* ---- checkpoint and restart ---------------------------------------------- */
-
-/* Write the checkpoint after cycle's balancing step: the forest with the
- * problem's fields, what the next cycle needs (problem state, the
- * problem's own, the balancer's), the options and the run totals. */
-static PetscErrorCode write_checkpoint(AmrCycle cyc, int cycle)
-{
-  const AmrProblem p = cyc->problem;
-  p4est_t *p4est = cyc->p4est;
-  AmrField fields[AMR_PROBLEM_MAX_FIELDS];
-  int64_t sizes[AMR_PROBLEM_MAX_FIELDS], *cells;
-  AmrCkpState st;
-  char *options;
-  int nf;
-
-  PetscFunctionBeginUser;
-  cycle_fields(cyc, &nf, fields);
-  PetscCall(AmrCkpStateCreate(cyc->comm, &st));
-  PetscCall(AmrCkpStateSetString(st, "program", AMR_PROGRAM));
-  PetscCall(AmrCkpStateSetString(st, "problem", p->ops->name));
-  PetscCall(AmrCkpStateSetInt(st, "degree", p->degree));
-  PetscCall(AmrCkpStateSetString(st, "mesh", p->mesh->name));
-  PetscCall(PetscOptionsGetAll(NULL, &options));
-  PetscCall(AmrCkpStateSetString(st, "options", options));
-  PetscCall(PetscFree(options));
-  /* the layout, which the restart needs before the problem is set up */
-  PetscCall(AmrCkpStateSetInt(st, "layout.quadrant_data", (int64_t)p4est->data_size));
-  for (int k = 0; k < nf; k++) sizes[k] = (int64_t)fields[k].size;
-  PetscCall(AmrCkpStateSetBytes(st, "layout.fields", sizes, sizeof(int64_t) * nf));
-  /* the partition, which a restart on as many ranks takes back */
-  PetscCall(PetscMalloc1(p4est->mpisize, &cells));
-  for (int r = 0; r < p4est->mpisize; r++) cells[r] = (int64_t)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]);
-  PetscCall(AmrCkpStateSetBytes(st, "cycle.rank_cells", cells, sizeof(int64_t) * p4est->mpisize));
-  PetscCall(PetscFree(cells));
-  PetscCall(AmrCkpStateSetInt(st, "cycle.next", cycle + 1));
-  PetscCall(AmrCkpStateSetInt(st, "cycle.restarts", cyc->restarts));
-  PetscCall(AmrCkpStateSetBytes(st, "cycle.phase_totals", cyc->total, sizeof cyc->total));
-  PetscCall(AmrCkpStateSetReal(st, "state.sim_time", p->state.sim_time));
-  PetscCall(AmrCkpStateSetInt(st, "state.step", p->state.step));
-  PetscCall(AmrCkpStateSetInt(st, "state.done", p->state.done));
-  PetscCall(AmrLbSave(cyc->lb, st));
-  PetscCall(save_vtk_series(cyc, st));
-  if (p->ops->save) PetscCall(p->ops->save(p, st));
-  PetscCall(AmrCheckpointWrite(cyc->checkpoint, p4est, nf, fields, st));
-  PetscCall(AmrCkpStateDestroy(&st));
-  PetscFunctionReturn(0);
-}
-
-/* Options of the checkpoint's run that are not given again, so that a
- * restart continues the run it continues; -restart itself is this run's. */
-PetscErrorCode AmrCycleRestartOptions(MPI_Comm comm)
-{
-  char prefix[PETSC_MAX_PATH_LEN] = "", **names, **values, **gnames, **gvalues, *current;
-  const char *stored;
-  PetscBool set, help;
-  PetscOptions old, now;
-  AmrCkpState st;
-  PetscInt n, ng;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscOptionsHasHelp(NULL, &help));
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-restart", prefix, sizeof prefix, &set));
-  if (help || !set || !prefix[0]) PetscFunctionReturn(0);
-  PetscCall(AmrCheckpointReadState(comm, prefix, &st));
-  PetscCall(AmrCkpStateCheckString(st, "program", AMR_PROGRAM));
-  PetscCall(AmrCkpStateGetString(st, "options", &stored));
-  PetscCall(PetscOptionsCreate(&old));
-  PetscCall(PetscOptionsInsertString(old, stored));
-  PetscCall(PetscOptionsLeftGet(old, &n, &names, &values));
-  /* what was given (a copy, as none of it counts as read there) */
-  PetscCall(PetscOptionsGetAll(NULL, &current));
-  PetscCall(PetscOptionsCreate(&now));
-  PetscCall(PetscOptionsInsertString(now, current));
-  PetscCall(PetscFree(current));
-  PetscCall(PetscOptionsLeftGet(now, &ng, &gnames, &gvalues));
-  for (PetscInt i = 0; i < n; i++) {
-    char dashed[256];
-    PetscBool given = PETSC_FALSE, has;
-    if (!strcmp(names[i], "restart") || !strcmp(names[i], "help") || !strcmp(names[i], "options_file")) continue;
-    for (PetscInt k = 0; k < ng && !given; k++) given = !strcmp(names[i], gnames[k]);
-    if (given) continue;
-    PetscCall(PetscSNPrintf(dashed, sizeof dashed, "-%s", names[i]));
-    PetscCall(PetscOptionsSetValue(NULL, dashed, values[i]));
-    /* marked as read: one the restart does not use (another method's
-     * option after -lb_method was changed) is not a typo of this run */
-    PetscCall(PetscOptionsHasName(NULL, NULL, dashed, &has));
-  }
-  PetscCall(PetscOptionsLeftRestore(now, &ng, &gnames, &gvalues));
-  PetscCall(PetscOptionsLeftRestore(old, &n, &names, &values));
-  PetscCall(PetscOptionsDestroy(&now));
-  PetscCall(PetscOptionsDestroy(&old));
-  PetscCall(AmrCkpStateDestroy(&st));
   PetscFunctionReturn(0);
 }
 
@@ -717,7 +344,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
   if (cyc->vtk && cyc->first == 0 && p->state.sim_time >= 0) {
     double t0 = MPI_Wtime();
     PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
-    PetscCall(cell_arrays(cyc));
+    PetscCall(AmrCycleCellArrays(cyc));
     PetscCall(write_vtk(cyc, -1));
     PetscCall(PetscLogStagePop());
     cyc->total[PH_OUTPUT] += MPI_Wtime() - t0;
@@ -728,7 +355,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
     AmrLbRecord lr;
     PetscBool last, show;
 
-    PetscCall(cell_arrays(cyc));
+    PetscCall(AmrCycleCellArrays(cyc));
     PetscCall(AmrLbWindowStart(cyc->lb, p4est, cyc->types));
     PetscCall(PetscLogStagePush(cyc->stage[PH_SOLVE]));
     t0 = MPI_Wtime();
@@ -784,7 +411,7 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
     if (cyc->checkpoint[0] && cyc->checkpoint_interval > 0 && (cycle + 1) % cyc->checkpoint_interval == 0 && !last) {
       double tc = MPI_Wtime();
       PetscCall(PetscLogStagePush(cyc->stage[PH_OUTPUT]));
-      PetscCall(write_checkpoint(cyc, cycle));
+      PetscCall(AmrCycleWriteCheckpoint(cyc, cycle));
       PetscCall(PetscLogStagePop());
       tc = MPI_Wtime() - tc;
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &tc, 1, MPI_DOUBLE, MPI_MAX, cyc->comm));

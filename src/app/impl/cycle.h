@@ -1,0 +1,59 @@
+/** \file impl/cycle.h
+ * Inside the cycle (app/cycle.h): its state and what its two files share:
+ *   cycle.c          the cycle itself: solve, estimate, adapt, balance,
+ *                    report, output;
+ *   cycle_restart.c  checkpoint and restart: the -checkpoint options, the
+ *                    checkpoint written after a cycle, the restart's
+ *                    options, forest, state and report. */
+#ifndef AMR_APP_IMPL_CYCLE_H
+#define AMR_APP_IMPL_CYCLE_H
+
+#include "app/cycle.h"
+#include "mesh/vtk.h"
+/* the cycle runs the problems' ops on their struct: the one user of the
+ * private side outside src/problems */
+#include "problems/impl/problem.h"
+
+enum { PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
+
+struct _p_AmrCycle {
+  MPI_Comm comm;
+  AmrProblem problem;
+  AmrAdaptOptions adapt; /* -amr_strategy and its parameters, -amr_max_level, -report, -vtk_interval */
+  PetscInt cycles;       /* -amr_cycles */
+  PetscInt monitor;      /* -monitor_interval: human lines every K-th cycle (0: every cycle to 10, every 10th to 100, ...) */
+  PetscBool fixed;       /* -amr_strategy uniform on a problem with time: the mesh stays */
+  AmrLbOptions lbo;
+  AmrLb lb;
+  AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
+  p4est_t *p4est;
+  FILE *report;          /* rank 0 */
+  PetscLogStage stage[NPHASES];
+  double total[NPHASES];
+  double *eta2;          /* squared indicator per local cell */
+  int *types;            /* load type per local cell */
+  char checkpoint[PETSC_MAX_PATH_LEN]; /* -checkpoint PREFIX, empty: none */
+  PetscInt checkpoint_interval;        /* -checkpoint_interval: every K-th cycle (0: none) */
+  char restart[PETSC_MAX_PATH_LEN];    /* -restart PREFIX, empty: a new run */
+  int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
+  int restarts;          /* restarts in the run's history, this one included */
+};
+
+/* cycle.c: the problem's outside fields as the repartition takes them */
+void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
+/* cycle.c: fresh per-cell arrays for the current forest, and its load types */
+PetscErrorCode AmrCycleCellArrays(AmrCycle cyc);
+/* cycle.c: open the report (-report), keeping a restart's earlier lines */
+PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
+
+/* cycle_restart.c: read -checkpoint, -checkpoint_interval, -restart */
+PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
+/* cycle_restart.c: refuse a -checkpoint directory that cannot take the files */
+PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc);
+/* cycle_restart.c: the checkpoint after cycle's balancing step */
+PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
+/* cycle_restart.c, rank 0: the lines of the existing report of the cycles
+ * before cyc->first (malloc'ed, free() them), NULL when none */
+char *AmrCycleReportKept(AmrCycle cyc);
+
+#endif
