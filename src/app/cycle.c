@@ -1,5 +1,6 @@
 /* The one AMR cycle over a registered problem (cycle.h); its checkpoint
  * and restart are in cycle_restart.c.  Compiled for 2D and 3D (P4_TO_P8). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "app/impl/cycle.h"
 
 #include "mesh/p4est_dim.h"
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "util/options.h"
+#include "util/fileio.h"
 #include "mesh/dirs.h"
 #include "mesh/mark.h"
 
@@ -167,20 +169,28 @@ PetscErrorCode AmrCycleAdapt(AmrCycle cyc, const double *eta2)
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
 {
   PetscMPIInt rank;
+  long whole = -1;
   int fail = 0;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
   if (cyc->adapt.report[0] && rank == 0) {
-    char *kept = AmrCycleReportKept(cyc);
-    cyc->report = fopen(cyc->adapt.report, "w");
-    fail = cyc->report ? 0 : errno;
-    if (cyc->report && kept) fputs(kept, cyc->report);
+    char *kept = AmrCycleReportKept(cyc, &whole);
+    /* a report that lost records before the checkpoint stays as it is */
+    if (whole < 0 || whole >= cyc->first) {
+      cyc->report = fopen(cyc->adapt.report, "w");
+      fail = cyc->report ? 0 : errno;
+      if (cyc->report) fail = AmrFilePut(cyc->report, kept, kept ? strlen(kept) : 0);
+    }
     free(kept);
   }
+  PetscCallMPI(MPI_Bcast(&whole, 1, MPI_LONG, 0, cyc->comm));
+  PetscCheck(whole < 0 || whole >= cyc->first, cyc->comm, PETSC_ERR_USER_INPUT,
+             "option -report %s: holds %ld whole records, the checkpoint continues after cycle %d: a record was cut or lost (restore the report, or give another file)",
+             cyc->adapt.report, whole, cyc->first - 1);
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", cyc->adapt.report, strerror(fail));
+  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", cyc->adapt.report, strerror(fail));
   PetscFunctionReturn(0);
 }
 
@@ -288,9 +298,16 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
 {
   const AmrProblem p = cyc->problem;
   json_line j;
+  char *line = NULL;
+  size_t len = 0;
+  FILE *mem = NULL;
+  int err = 0;
 
   PetscFunctionBeginUser;
-  json_begin(&j, cyc->report);
+  /* composed whole first: a record that cannot be written fails with the
+   * system's reason, at once */
+  if (cyc->report && !(mem = open_memstream(&line, &len))) err = errno;
+  json_begin(&j, mem);
   json_str(&j, "program", AMR_PROGRAM);
   json_int(&j, "dim", P4EST_DIM);
   json_str(&j, "problem", p->ops->name);
@@ -318,8 +335,14 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   PetscCall(report_ksp(cyc, &j));
   PetscCall(p->ops->report(p, &j));
   json_end(&j);
-  /* on disk before the cycle's checkpoint: a killed run loses no record */
-  if (cyc->report) fflush(cyc->report);
+  /* with the system before the cycle's checkpoint: a killed run loses no
+   * record, and a full disk ends the run before the checkpoint that would
+   * continue after the lost record */
+  if (mem && fclose(mem)) err = errno;
+  if (mem && !err) err = AmrFilePut(cyc->report, line, len);
+  free(line);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, cyc->comm));
+  PetscCheck(!err, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", cyc->adapt.report, strerror(err));
   PetscFunctionReturn(0);
 }
 

@@ -42,12 +42,13 @@ static long line_cycle(const char *line)
 
 /* Lines longer than the buffer belong to a record of many ranks: kept or
  * dropped with the piece that has the cycle number. */
-char *AmrCycleReportKept(AmrCycle cyc)
+char *AmrCycleReportKept(AmrCycle cyc, long *whole)
 {
   char *kept = NULL, line[1 << 16];
   size_t len = 0, cap = 0;
   FILE *old = cyc->first > 0 ? fopen(cyc->adapt.report, "r") : NULL;
   int keep = 1;
+  *whole = old ? 0 : -1;
   while (old && fgets(line, sizeof line, old)) {
     const size_t n = strlen(line);
     if (!len || kept[len - 1] == '\n') keep = line_cycle(line) < cyc->first;
@@ -62,6 +63,12 @@ char *AmrCycleReportKept(AmrCycle cyc)
     len += n;
   }
   if (old) fclose(old);
+  /* cycles 0, 1, ... in order, each ended by its newline: a record cut
+   * by a full disk or a kill has none */
+  for (const char *l = kept, *nl, *c; l && (nl = strchr(l, '\n')); l = nl + 1) {
+    if (!(c = strstr(l, "\"cycle\":")) || c > nl || strtol(c + 8, NULL, 10) != *whole) break;
+    ++*whole;
+  }
   return kept;
 }
 

@@ -507,8 +507,10 @@ static int write_synced(const char *path, const void *buf, size_t len)
 /* One rank's failure (errno) made collective: every rank raises it. */
 static PetscErrorCode check_errno(MPI_Comm comm, int err, const char *what, const char *path)
 {
+  int rank;
+
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
+  PetscCallMPI(AmrFileAgree(comm, &err, &rank));
   PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "cannot %s checkpoint file '%s': %s", what, path, strerror(err));
   PetscFunctionReturn(0);
 }

@@ -31,6 +31,13 @@ int AmrFileFlush(FILE *f)
   return ferror(f) ? EIO : 0;
 }
 
+int AmrFilePut(FILE *f, const void *p, size_t n)
+{
+  errno = 0;
+  if (n && fwrite(p, 1, n, f) != n) return errno ? errno : EIO;
+  return AmrFileFlush(f);
+}
+
 int AmrFileClose(FILE *f)
 {
   int err = AmrFileFlush(f);
@@ -58,4 +65,16 @@ int AmrFileSyncDir(const char *path)
   if (fsync(fd) && errno != EINVAL && errno != EROFS) err = errno;
   close(fd);
   return err;
+}
+
+int AmrFileAgree(MPI_Comm comm, int *err, int *rank)
+{
+  int flag[2], e; /* (failed, rank): MINLOC of the negated flag picks the lowest failing rank */
+
+  if ((e = MPI_Comm_rank(comm, &flag[1]))) return e;
+  flag[0] = *err ? -1 : 0;
+  if ((e = MPI_Allreduce(MPI_IN_PLACE, flag, 1, MPI_2INT, MPI_MINLOC, comm))) return e;
+  *rank = flag[0] ? flag[1] : -1;
+  if (!flag[0]) return MPI_SUCCESS;
+  return MPI_Bcast(err, 1, MPI_INT, *rank, comm);
 }

@@ -7,6 +7,7 @@
 #define AMR_UTIL_FILEIO_H
 
 #include <stdio.h>
+#include <mpi.h>
 
 /** Write all n bytes at offset off of fd (off < 0: at its file position),
  *  retrying short writes and interrupted calls. */
@@ -18,6 +19,11 @@ int AmrFileWrite(int fd, const void *p, size_t n, long long off);
  *  flag is all there is). */
 int AmrFileFlush(FILE *f);
 
+/** Write the n bytes at p to f and flush them: the way to write a record
+ *  that must reach the file whole or fail with the system's reason (the
+ *  record composed first, e.g. with open_memstream). */
+int AmrFilePut(FILE *f, const void *p, size_t n);
+
 /** AmrFileFlush, then close f (closed in every case). */
 int AmrFileClose(FILE *f);
 
@@ -25,5 +31,10 @@ int AmrFileClose(FILE *f);
  *  created or renamed file survives a crash only once its directory is
  *  synced). */
 int AmrFileSyncDir(const char *path);
+
+/** Make one rank's failure everyone's (collective): *err becomes the
+ *  errno of the lowest failing rank, *rank that rank (0 and -1 when none
+ *  failed), so that every rank raises the same one-line error. */
+int AmrFileAgree(MPI_Comm comm, int *err, int *rank);
 
 #endif

@@ -53,7 +53,9 @@ PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
 /* cycle_restart.c, rank 0: the lines of the existing report of the cycles
- * before cyc->first (malloc'ed, free() them), NULL when none */
-char *AmrCycleReportKept(AmrCycle cyc);
+ * before cyc->first (malloc'ed, free() them), NULL when none; *whole: how
+ * many of cycles 0, 1, ... they hold in order as whole lines (-1: no
+ * report to continue) */
+char *AmrCycleReportKept(AmrCycle cyc, long *whole);
 
 #endif
