@@ -15,19 +15,16 @@
 /* -checkpoint, -checkpoint_interval, -restart. */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
 {
-  PetscBool set_ckp, set_restart;
   PetscInt interval = 1;
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(comm, NULL, "Checkpoint and restart", NULL);
   AMR_OPTION("-checkpoint", PetscOptionsString("-checkpoint", "Write a checkpoint PREFIX.manifest, PREFIX.S.forest, PREFIX.S.state after the balancing step of every -checkpoint_interval-th cycle (replaced atomically)",
-                                               NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, &set_ckp));
+                                               NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, NULL));
   AMR_OPTION("-checkpoint_interval", PetscOptionsInt("-checkpoint_interval", "Checkpoint every K-th cycle (0: none)", NULL, interval, &interval, NULL));
   AMR_OPTION("-restart", PetscOptionsString("-restart", "Continue the run of checkpoint PREFIX, with its options; options given here override them (not -problem, -mesh, -degree)",
-                                            NULL, cyc->restart, cyc->restart, sizeof cyc->restart, &set_restart));
+                                            NULL, cyc->restart, cyc->restart, sizeof cyc->restart, NULL));
   PetscOptionsEnd();
-  PetscCheck(!set_ckp || cyc->checkpoint[0], comm, PETSC_ERR_USER_INPUT, "option -checkpoint: needs a file name prefix, e.g. -checkpoint out/run");
-  PetscCheck(!set_restart || cyc->restart[0], comm, PETSC_ERR_USER_INPUT, "option -restart: needs the prefix of a checkpoint, e.g. -restart out/run");
   PetscCheck(interval >= 0, comm, PETSC_ERR_USER_INPUT, "option -checkpoint_interval %" PetscInt_FMT ": must not be negative", interval);
   cyc->checkpoint_interval = interval;
   PetscFunctionReturn(0);
