@@ -49,6 +49,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
 
   PetscCall(PetscCalloc1(1, &cyc));
   cyc->comm = comm;
+  cyc->report_lock = cyc->checkpoint_lock = -1;
   if (vtk[0]) PetscCall(AmrVtkSeriesCreate(comm, vtk, vtk_binary, &cyc->vtk));
   if (ops) {
     PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
@@ -175,6 +176,8 @@ PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
+  /* before the file is read or cut: another run may be writing it */
+  if (cyc->adapt.report[0]) PetscCall(AmrFileLock(cyc->comm, "-report", cyc->adapt.report, &cyc->report_lock));
   if (cyc->adapt.report[0] && rank == 0) {
     char *kept = AmrCycleReportKept(cyc, &whole);
     /* a report that lost records before the checkpoint stays as it is */
@@ -462,6 +465,8 @@ PetscErrorCode AmrCycleDestroy(AmrCycle *cyc)
   PetscFunctionBeginUser;
   if (!*cyc) PetscFunctionReturn(0);
   if ((*cyc)->report) fclose((*cyc)->report);
+  AmrFileUnlock(&(*cyc)->report_lock);
+  AmrFileUnlock(&(*cyc)->checkpoint_lock);
   PetscCall(AmrProblemDestroy(&(*cyc)->problem));
   PetscCall(AmrLbDestroy(&(*cyc)->lb));
   PetscCall(AmrVtkSeriesDestroy(&(*cyc)->vtk));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/options.h"
+#include "util/fileio.h"
 #include "mesh/dirs.h"
 
 /* -checkpoint, -checkpoint_interval, -restart. */
@@ -89,6 +90,7 @@ PetscErrorCode AmrCycleCheckCheckpointDir(AmrCycle cyc)
   if (rank == 0 && access(dir, W_OK | X_OK)) fail = errno;
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
   PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -checkpoint %s: cannot write into directory '%s': %s", cyc->checkpoint, dir, strerror(fail));
+  PetscCall(AmrFileLock(cyc->comm, "-checkpoint", cyc->checkpoint, &cyc->checkpoint_lock));
   PetscFunctionReturn(0);
 }
 

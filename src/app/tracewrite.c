@@ -14,7 +14,7 @@
 
 struct AmrTrace {
   MPI_Comm comm;
-  int fd;
+  int fd, lock;
   char path[PETSC_MAX_PATH_LEN];
   int64_t end;     /* bytes of the file the run keeps */
   int started;     /* the file was cut to end */
@@ -40,16 +40,21 @@ PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *out)
   PetscCall(PetscCalloc1(1, &t));
   t->comm = comm;
   PetscCall(PetscStrncpy(t->path, path, sizeof t->path));
-  t->fd = -1;
+  t->fd = t->lock = -1;
   /* rank 0 creates it before the others open it */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank && (t->fd = open(path, O_WRONLY | O_CREAT, 0644)) < 0) err = errno;
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   if (rank && !err && (t->fd = open(path, O_WRONLY)) < 0) err = errno;
-  if (err && t->fd >= 0) close(t->fd);
   {
     PetscErrorCode ierr = trace_check(t, err, "open for writing");
-    if (ierr) PetscCall(PetscFree(t));
+    /* opening cuts nothing: the cut waits for the first append */
+    if (!ierr) ierr = AmrFileLock(comm, "-trace_loads", path, &t->lock);
+    if (ierr) {
+      if (t->fd >= 0) close(t->fd);
+      AmrFileUnlock(&t->lock);
+      PetscCall(PetscFree(t));
+    }
     PetscCall(ierr);
   }
   *out = t;
@@ -89,6 +94,7 @@ PetscErrorCode AmrTraceClose(AmrTrace *t)
   if (!*t) PetscFunctionReturn(0);
   err = fsync((*t)->fd) ? errno : 0;
   if (close((*t)->fd) && !err) err = errno;
+  AmrFileUnlock(&(*t)->lock);
   ierr = trace_check(*t, err, "write");
   PetscCall(PetscFree(*t));
   PetscCall(ierr);

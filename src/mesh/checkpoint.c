@@ -469,6 +469,14 @@ static PetscErrorCode read_all(const char *path, char **buf, size_t *len, int *e
   PetscFunctionReturn(0);
 }
 
+/* Rank 0's len bytes at buf to every rank, in pieces MPI counts take. */
+static PetscErrorCode bcast_bytes(MPI_Comm comm, void *buf, size_t len)
+{
+  PetscFunctionBeginUser;
+  for (size_t o = 0; o < len; o += (size_t)INT_MAX) PetscCallMPI(MPI_Bcast((char *)buf + o, (int)PetscMin(len - o, (size_t)INT_MAX), MPI_BYTE, 0, comm));
+  PetscFunctionReturn(0);
+}
+
 /* Rank 0 reads a file, every rank gets its bytes (or the same errno). */
 static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, size_t *len, int *err)
 {
@@ -485,10 +493,7 @@ static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, si
   *len = (size_t)hdr[1];
   if (*err) PetscFunctionReturn(0);
   if (rank) PetscCall(PetscMalloc1(*len + 1, buf));
-  for (size_t o = 0; o < *len; o += (size_t)INT_MAX) {
-    const size_t n = *len - o < (size_t)INT_MAX ? *len - o : (size_t)INT_MAX;
-    PetscCallMPI(MPI_Bcast(*buf + o, (int)n, MPI_BYTE, 0, comm));
-  }
+  PetscCall(bcast_bytes(comm, *buf, *len));
   (*buf)[*len] = '\0';
   PetscFunctionReturn(0);
 }
@@ -787,6 +792,18 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
 
   /* the state record, rank 0's copy */
   PetscCall(state_serialize(st, &sbuf, &slen));
+  /* rank 0's record is the file: every rank checks the file against it
+   * (a rank's own copy may differ, its clocks for one) */
+  {
+    unsigned long long n = slen;
+    PetscCallMPI(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+    if (n != slen) {
+      PetscCall(PetscFree(sbuf));
+      PetscCall(PetscMalloc1(n + 1, &sbuf));
+      slen = (size_t)n;
+    }
+    PetscCall(bcast_bytes(comm, sbuf, slen));
+  }
   if (!rank) err = write_synced(path[1], sbuf, slen);
   PetscCall(check_errno(comm, err, "write", path[1]));
   m.file[1].size = (long long)slen;

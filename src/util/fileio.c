@@ -1,11 +1,13 @@
 /* Checked writes (fileio.h). */
-#define _POSIX_C_SOURCE 200809L /* pwrite, fsync */
+#define _DEFAULT_SOURCE /* pwrite, fsync, flock, gethostname */
 #include "util/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int AmrFileWrite(int fd, const void *p, size_t n, long long off)
@@ -77,4 +79,62 @@ int AmrFileAgree(MPI_Comm comm, int *err, int *rank)
   *rank = flag[0] ? flag[1] : -1;
   if (!flag[0]) return MPI_SUCCESS;
   return MPI_Bcast(err, 1, MPI_INT, *rank, comm);
+}
+
+/* Rank 0: lock path.lock into *fd; errno, EWOULDBLOCK with the holder's
+ * "host pid" in owner.  An advisory flock rather than an exclusive
+ * create: a killed run leaves no lock to clean up. */
+static int lock_file(const char *path, int *fd, char *owner, size_t len)
+{
+  char lpath[PATH_MAX], me[300];
+  struct stat sb;
+  int err = 0, n;
+
+  *fd = -1;
+  /* a device (/dev/null, /dev/full) is no output two runs can garble */
+  if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) return 0;
+  if (snprintf(lpath, sizeof lpath, "%s.lock", path) >= (int)sizeof lpath) return ENAMETOOLONG;
+  if ((*fd = open(lpath, O_RDWR | O_CREAT, 0644)) < 0) return errno;
+  if (flock(*fd, LOCK_EX | LOCK_NB)) {
+    err = errno;
+    n = (int)pread(*fd, owner, len - 1, 0);
+    owner[n > 0 ? n : 0] = '\0';
+    owner[strcspn(owner, "\n")] = '\0';
+  } else {
+    strcpy(me, "host ");
+    if (gethostname(me + 5, 250)) strcpy(me + 5, "?");
+    me[255] = '\0';
+    n = (int)strlen(me);
+    snprintf(me + n, sizeof me - (size_t)n, " pid %ld\n", (long)getpid());
+    if (ftruncate(*fd, 0)) err = errno;
+    if (!err) err = AmrFileWrite(*fd, me, strlen(me), 0);
+  }
+  if (err) {
+    close(*fd);
+    *fd = -1;
+  }
+  return err;
+}
+
+PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, int *fd)
+{
+  char owner[320] = "";
+  int rank, err = 0;
+
+  PetscFunctionBeginUser;
+  *fd = -1;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) err = lock_file(path, fd, owner, sizeof owner);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(owner, sizeof owner, MPI_CHAR, 0, comm));
+  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, path,
+             owner[0] ? owner : "its host and pid not yet written", path);
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot lock %s.lock: %s", option, path, path, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+void AmrFileUnlock(int *fd)
+{
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
 }

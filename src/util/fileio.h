@@ -7,7 +7,7 @@
 #define AMR_UTIL_FILEIO_H
 
 #include <stdio.h>
-#include <mpi.h>
+#include <petscsys.h>
 
 /** Write all n bytes at offset off of fd (off < 0: at its file position),
  *  retrying short writes and interrupted calls. */
@@ -36,5 +36,15 @@ int AmrFileSyncDir(const char *path);
  *  errno of the lowest failing rank, *rank that rank (0 and -1 when none
  *  failed), so that every rank raises the same one-line error. */
 int AmrFileAgree(MPI_Comm comm, int *err, int *rank);
+
+/** One run per output path (collective): rank 0 takes an exclusive lock
+ *  (flock) on PATH.lock and writes its host and pid into it; the lock
+ *  goes with the process, however it ends, and the file stays (a device
+ *  takes none: two runs cannot garble it).  A path another process holds
+ *  is a user error "option OPTION PATH: in use by another run (host H pid
+ *  P, PATH.lock)".  *fd: the lock (-1 on the other ranks and for a
+ *  device), given back by AmrFileUnlock. */
+PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, int *fd);
+void AmrFileUnlock(int *fd);
 
 #endif

@@ -28,6 +28,7 @@ struct _p_AmrCycle {
   AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
   p4est_t *p4est;
   FILE *report;          /* rank 0 */
+  int report_lock, checkpoint_lock; /* one run per path (AmrFileLock), -1: none */
   PetscLogStage stage[NPHASES];
   double total[NPHASES];
   double *eta2;          /* squared indicator per local cell */
