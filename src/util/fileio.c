@@ -129,7 +129,8 @@ PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, 
   PetscCallMPI(MPI_Bcast(owner, sizeof owner, MPI_CHAR, 0, comm));
   PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, path,
              owner[0] ? owner : "its host and pid not yet written", path);
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot lock %s.lock: %s", option, path, path, strerror(err));
+  /* the lock file sits beside the output: what stops one stops both */
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, path, strerror(err));
   PetscFunctionReturn(0);
 }
 
