@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/options.h"
 #include "util/fileio.h"
@@ -304,7 +305,7 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   char *line = NULL;
   size_t len = 0;
   FILE *mem = NULL;
-  int err = 0;
+  int err = 0, cut = 0;
 
   PetscFunctionBeginUser;
   /* composed whole first: a record that cannot be written fails with the
@@ -342,10 +343,21 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
    * record, and a full disk ends the run before the checkpoint that would
    * continue after the lost record */
   if (mem && fclose(mem)) err = errno;
-  if (mem && !err) err = AmrFilePut(cyc->report, line, len);
+  if (mem && !err) {
+    /* every record before this one was flushed: this is where it starts */
+    const long at = ftell(cyc->report);
+    err = AmrFilePut(cyc->report, line, len);
+    /* the part of the record a full disk took is cut, so that the report
+     * ends with a whole record, as a restart needs */
+    cut = err && at >= 0 && !ftruncate(fileno(cyc->report), (off_t)at);
+  }
   free(line);
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!err, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", cyc->adapt.report, strerror(err));
+  {
+    int ec[2] = {err, cut};
+    PetscCallMPI(MPI_Bcast(ec, 2, MPI_INT, 0, cyc->comm));
+    PetscCheck(!ec[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s%s", cyc->adapt.report, strerror(ec[0]),
+               ec[1] ? " (cut back to its last whole record)" : "");
+  }
   PetscFunctionReturn(0);
 }
 
