@@ -37,7 +37,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
   const char *names[AMR_MAX_STRATEGIES];
   int nnames, strategy;
   PetscInt maxl = o->mark.max_level, def;
-  PetscBool set_report, known;
+  PetscBool known;
 
   PetscFunctionBeginUser;
   PetscCall(strategy_names(names, &nnames));
@@ -57,8 +57,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
   AMR_OPTION("-amr_coarsen_tol", PetscOptionsReal("-amr_coarsen_tol", "threshold: coarsen families whose indicators are all below this", NULL,
                                                   o->coarsen_tol, &o->coarsen_tol, NULL));
   AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
-  AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report, sizeof o->report,
-                                           &set_report));
+  AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report, sizeof o->report, NULL));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle (the initial state of a problem with time and the last cycle always)", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
   PetscCall(PetscStrncpy(o->strategy, names[strategy], sizeof o->strategy));
@@ -71,7 +70,6 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
              (double)o->mark.theta);
   PetscCheck(maxl >= o->mark.min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
              "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%d) to %d", maxl, o->mark.min_level, P4EST_QMAXLEVEL);
-  PetscCheck(!set_report || o->report[0], comm, PETSC_ERR_USER_INPUT, "option -report: needs a file name, e.g. -report run.jsonl");
   PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
   o->mark.max_level = (int)maxl;
   PetscFunctionReturn(0);

@@ -32,7 +32,6 @@ typedef struct {
 
 static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
 {
-  PetscBool set;
   char mesh_help[512];
 
   PetscFunctionBeginUser;
@@ -49,10 +48,9 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
                                                                   : "True shape of boundary parts of the -mesh file: NAME:cylinder:CX,CY,R (axis along z) or NAME:sphere:CX,CY,CZ,R, several separated by ';'",
                                                    NULL, o->shape, o->shape, sizeof o->shape, &o->shape_set));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
-  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, &set));
-  AMR_OPTION("-vtk_binary", PetscOptionsBool("-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", NULL, o->vtk_binary, &o->vtk_binary, NULL));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, NULL));
+  PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", &o->vtk_binary));
   PetscOptionsEnd();
-  PetscCheck(!set || o->vtk[0], comm, PETSC_ERR_USER_INPUT, "option -vtk: needs a file name prefix, e.g. -vtk out/mesh");
   /* here, before the cycle reads -amr_max_level against it: a level the
    * forest cannot reach is this option's error, not the default maximum's */
   PetscCheck(o->min_level >= 0 && o->min_level <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT, "option -amr_min_level %" PetscInt_FMT ": must be from 0 to %d",
@@ -145,6 +143,7 @@ static PetscErrorCode amr_run(MPI_Comm comm)
   PetscCall(AmrOptionsResolvePaths(comm));
   /* a restart's stored options first, so that everything reads them */
   PetscCall(AmrCycleRestartOptions(comm));
+  PetscCall(AmrOptionsCheckValues(comm));
   PetscCall(amr_options(comm, &opt));
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   /* the problem reads the mesh only at setup */
@@ -226,8 +225,7 @@ int main(int argc, char **argv)
   PetscErrorCode err;
   int status = 0;
 
-  err = PetscInitialize(&argc, &argv, NULL, help);
-  if (err) return 1;
+  if (AmrInitialize(&argc, &argv, AMR_PROGRAM, help)) return 1;
   /* errors are reported once, by amr_report, not as PETSc tracebacks */
   PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
@@ -238,6 +236,6 @@ int main(int argc, char **argv)
    * success, noise after a user error that left objects behind */
   if (!status) sc_finalize();
   PetscPopErrorHandler();
-  err = PetscFinalize();
+  err = AmrFinalize();
   return status ? status : (err ? 1 : 0);
 }

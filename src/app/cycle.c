@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 /* The one AMR cycle over a registered problem (cycle.h); its checkpoint
  * and restart are in cycle_restart.c.  Compiled for 2D and 3D (P4_TO_P8). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "app/impl/cycle.h"
 
 #include "mesh/p4est_dim.h"
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/options.h"
+#include "util/fileio.h"
 #include "mesh/dirs.h"
 #include "mesh/mark.h"
 
@@ -88,6 +90,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
 
   PetscCall(PetscCalloc1(1, &cyc));
   cyc->comm = comm;
+  cyc->report_lock = cyc->checkpoint_lock = -1;
   if (vtk[0]) PetscCall(AmrVtkSeriesCreate(comm, vtk, vtk_binary, &cyc->vtk));
   if (ops) {
     PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
@@ -211,20 +214,30 @@ PetscErrorCode AmrCycleAdapt(AmrCycle cyc, const double *eta2)
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
 {
   PetscMPIInt rank;
+  long whole = -1;
   int fail = 0;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
+  /* before the file is read or cut: another run may be writing it */
+  if (cyc->adapt.report[0]) PetscCall(AmrFileLock(cyc->comm, "-report", cyc->adapt.report, &cyc->report_lock));
   if (cyc->adapt.report[0] && rank == 0) {
-    char *kept = AmrCycleReportKept(cyc);
-    cyc->report = fopen(cyc->adapt.report, "w");
-    fail = cyc->report ? 0 : errno;
-    if (cyc->report && kept) fputs(kept, cyc->report);
+    char *kept = AmrCycleReportKept(cyc, &whole);
+    /* a report that lost records before the checkpoint stays as it is */
+    if (whole < 0 || whole >= cyc->first) {
+      cyc->report = fopen(cyc->adapt.report, "w");
+      fail = cyc->report ? 0 : errno;
+      if (cyc->report) fail = AmrFilePut(cyc->report, kept, kept ? strlen(kept) : 0);
+    }
     free(kept);
   }
+  PetscCallMPI(MPI_Bcast(&whole, 1, MPI_LONG, 0, cyc->comm));
+  PetscCheck(whole < 0 || whole >= cyc->first, cyc->comm, PETSC_ERR_USER_INPUT,
+             "option -report %s: holds %ld whole records, the checkpoint continues after cycle %d: a record was cut or lost (restore the report, or give another file)",
+             cyc->adapt.report, whole, cyc->first - 1);
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot open for writing: %s", cyc->adapt.report, strerror(fail));
+  PetscCheck(!fail, cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", cyc->adapt.report, strerror(fail));
   PetscFunctionReturn(0);
 }
 
@@ -300,7 +313,10 @@ PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc)
     AmrVtkSeriesEntries(cyc->vtk, &prefix, &n, &cycles, &times);
     PetscCall(AmrCheckOutputDir(cyc->comm, "-vtk", prefix));
   }
-  if (cyc->checkpoint[0] && cyc->checkpoint_interval) PetscCall(AmrCheckOutputDir(cyc->comm, "-checkpoint", cyc->checkpoint));
+  if (cyc->checkpoint[0] && cyc->checkpoint_interval) {
+    PetscCall(AmrCheckOutputDir(cyc->comm, "-checkpoint", cyc->checkpoint));
+    PetscCall(AmrFileLock(cyc->comm, "-checkpoint", cyc->checkpoint, &cyc->checkpoint_lock));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -411,9 +427,16 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
 {
   const AmrProblem p = cyc->problem;
   json_line j;
+  char *line = NULL;
+  size_t len = 0;
+  FILE *mem = NULL;
+  int err = 0, cut = 0;
 
   PetscFunctionBeginUser;
-  json_begin(&j, cyc->report);
+  /* composed whole first: a record that cannot be written fails with the
+   * system's reason, at once */
+  if (cyc->report && !(mem = open_memstream(&line, &len))) err = errno;
+  json_begin(&j, mem);
   json_str(&j, "program", AMR_PROGRAM);
   json_int(&j, "dim", P4EST_DIM);
   json_str(&j, "problem", p->ops->name);
@@ -441,8 +464,25 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   PetscCall(report_ksp(cyc, &j));
   PetscCall(p->ops->report(p, &j));
   json_end(&j);
-  /* on disk before the cycle's checkpoint: a killed run loses no record */
-  if (cyc->report) fflush(cyc->report);
+  /* with the system before the cycle's checkpoint: a killed run loses no
+   * record, and a full disk ends the run before the checkpoint that would
+   * continue after the lost record */
+  if (mem && fclose(mem)) err = errno;
+  if (mem && !err) {
+    /* every record before this one was flushed: this is where it starts */
+    const long at = ftell(cyc->report);
+    err = AmrFilePut(cyc->report, line, len);
+    /* the part of the record a full disk took is cut, so that the report
+     * ends with a whole record, as a restart needs */
+    cut = err && at >= 0 && !ftruncate(fileno(cyc->report), (off_t)at);
+  }
+  free(line);
+  {
+    int ec[2] = {err, cut};
+    PetscCallMPI(MPI_Bcast(ec, 2, MPI_INT, 0, cyc->comm));
+    PetscCheck(!ec[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s%s", cyc->adapt.report, strerror(ec[0]),
+               ec[1] ? " (cut back to its last whole record)" : "");
+  }
   PetscCall(AmrCycleCatchInterrupts(cyc, cycle));
   PetscFunctionReturn(0);
 }
@@ -578,6 +618,8 @@ PetscErrorCode AmrCycleDestroy(AmrCycle *cyc)
   PetscFunctionBeginUser;
   if (!*cyc) PetscFunctionReturn(0);
   if ((*cyc)->report) fclose((*cyc)->report);
+  AmrFileUnlock(&(*cyc)->report_lock);
+  AmrFileUnlock(&(*cyc)->checkpoint_lock);
   PetscCall(AmrProblemDestroy(&(*cyc)->problem));
   PetscCall(AmrLbDestroy(&(*cyc)->lb));
   PetscCall(AmrVtkSeriesDestroy(&(*cyc)->vtk));

@@ -9,24 +9,22 @@
 #include <string.h>
 
 #include "util/options.h"
+#include "util/fileio.h"
 #include "mesh/dirs.h"
 
 /* -checkpoint, -checkpoint_interval, -restart. */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
 {
-  PetscBool set_ckp, set_restart;
   PetscInt interval = 1;
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(comm, NULL, "Checkpoint and restart", NULL);
   AMR_OPTION("-checkpoint", PetscOptionsString("-checkpoint", "Write a checkpoint PREFIX.manifest, PREFIX.S.forest, PREFIX.S.state after the balancing step of every -checkpoint_interval-th cycle (replaced atomically)",
-                                               NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, &set_ckp));
+                                               NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, NULL));
   AMR_OPTION("-checkpoint_interval", PetscOptionsInt("-checkpoint_interval", "Checkpoint every K-th cycle (0: none)", NULL, interval, &interval, NULL));
   AMR_OPTION("-restart", PetscOptionsString("-restart", "Continue the run of checkpoint PREFIX, with its options; options given here override them (not -problem, -mesh, -degree)",
-                                            NULL, cyc->restart, cyc->restart, sizeof cyc->restart, &set_restart));
+                                            NULL, cyc->restart, cyc->restart, sizeof cyc->restart, NULL));
   PetscOptionsEnd();
-  PetscCheck(!set_ckp || cyc->checkpoint[0], comm, PETSC_ERR_USER_INPUT, "option -checkpoint: needs a file name prefix, e.g. -checkpoint out/run");
-  PetscCheck(!set_restart || cyc->restart[0], comm, PETSC_ERR_USER_INPUT, "option -restart: needs the prefix of a checkpoint, e.g. -restart out/run");
   PetscCheck(interval >= 0, comm, PETSC_ERR_USER_INPUT, "option -checkpoint_interval %" PetscInt_FMT ": must not be negative", interval);
   cyc->checkpoint_interval = interval;
   PetscFunctionReturn(0);
@@ -41,12 +39,13 @@ static long line_cycle(const char *line)
 
 /* Lines longer than the buffer belong to a record of many ranks: kept or
  * dropped with the piece that has the cycle number. */
-char *AmrCycleReportKept(AmrCycle cyc)
+char *AmrCycleReportKept(AmrCycle cyc, long *whole)
 {
   char *kept = NULL, line[1 << 16];
   size_t len = 0, cap = 0;
   FILE *old = cyc->first > 0 ? fopen(cyc->adapt.report, "r") : NULL;
   int keep = 1;
+  *whole = old ? 0 : -1;
   while (old && fgets(line, sizeof line, old)) {
     const size_t n = strlen(line);
     if (!len || kept[len - 1] == '\n') keep = line_cycle(line) < cyc->first;
@@ -61,6 +60,12 @@ char *AmrCycleReportKept(AmrCycle cyc)
     len += n;
   }
   if (old) fclose(old);
+  /* cycles 0, 1, ... in order, each ended by its newline: a record cut
+   * by a full disk or a kill has none */
+  for (const char *l = kept, *nl, *c; l && (nl = strchr(l, '\n')); l = nl + 1) {
+    if (!(c = strstr(l, "\"cycle\":")) || c > nl || strtol(c + 8, NULL, 10) != *whole) break;
+    ++*whole;
+  }
   return kept;
 }
 

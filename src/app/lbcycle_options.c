@@ -64,7 +64,7 @@ static PetscErrorCode read_schedule(PetscOptionItems *PetscOptionsObject, AmrLbO
   MPI_Comm comm = PetscOptionsObject->comm;
   PetscInt interval = 1;
   PetscReal threshold = 0;
-  PetscBool threshold_set, trace_set, profile = PETSC_TRUE;
+  PetscBool threshold_set, profile = PETSC_TRUE;
   int graph = 0, initial = 0;
 
   PetscFunctionBeginUser;
@@ -78,7 +78,7 @@ static PetscErrorCode read_schedule(PetscOptionItems *PetscOptionsObject, AmrLbO
                              "Initial partition: even (equal cell counts) or skew (equal counts of type-0 cells, the other types left where the curve puts them)",
                              "initial partition", 2, initial_names, &initial, NULL));
   AMR_OPTION("-trace_loads", PetscOptionsString("-trace_loads", "Append the weighted curve the balancer saw in every cycle to FILE (binary; lbbench -scenario trace:FILE replays it)",
-                                                NULL, o->trace, o->trace, sizeof o->trace, &trace_set));
+                                                NULL, o->trace, o->trace, sizeof o->trace, NULL));
   PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-lb_mpi_profile",
                              "Subtract each rank's time inside MPI (its waits, measured by the MPI profiling layer) from every phase's time: own work; "
                              "false: whole thread time, which measures what the layer costs",
@@ -87,7 +87,6 @@ static PetscErrorCode read_schedule(PetscOptionItems *PetscOptionsObject, AmrLbO
   PetscCheck(interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_interval %" PetscInt_FMT ": must be at least 1", interval);
   PetscCheck(!threshold_set || (threshold >= 0 && threshold < 100), comm, PETSC_ERR_USER_INPUT, "option -lb_threshold %g: must be a percentage in [0, 100)",
              (double)threshold);
-  PetscCheck(!trace_set || o->trace[0], comm, PETSC_ERR_USER_INPUT, "option -trace_loads: needs a file name, e.g. -trace_loads out/run.trace");
   o->interval = (int)interval;
   o->threshold = threshold_set ? threshold : -1;
   o->ring = graph == 1;

@@ -256,7 +256,7 @@ static PetscErrorCode load_trace_shifter(AmrLb lb, AmrCkpState st)
     PetscCall(AmrCkpStateGetString(st, "lb.trace_file", &saved));
     AmrTraceEnd(lb->trace, &path, &end);
     PetscCall(AmrCkpStateGetInt(st, "lb.trace_end", &end));
-    if (!strcmp(saved, path)) AmrTraceSetEnd(lb->trace, end);
+    if (!strcmp(saved, path)) PetscCall(AmrTraceSetEnd(lb->trace, end));
   }
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
   if (lb->shifting && has) {

@@ -1,48 +1,61 @@
 /* -trace_loads: the app's writer of the load trace (tracewrite.h).
  * Compiled for 2D and 3D. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, ftruncate, fsync */
 #include "app/tracewrite.h"
 #include "mesh/geom.h"
+#include "util/fileio.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 struct AmrTrace {
   MPI_Comm comm;
-  MPI_File fh;
+  int fd, lock;
   char path[PETSC_MAX_PATH_LEN];
   int64_t end;     /* bytes of the file the run keeps */
   int started;     /* the file was cut to end */
 };
 
-/* An MPI-IO call on the trace; its failure names the option and the file. */
-#define TRACE_IO(t, call) \
-  do { \
-    int e_ = (call); \
-    if (e_ != MPI_SUCCESS) { \
-      char s_[MPI_MAX_ERROR_STRING]; \
-      int n_; \
-      MPI_Error_string(e_, s_, &n_); \
-      SETERRQ((t)->comm, PETSC_ERR_FILE_WRITE, "option -trace_loads %s: write failed: %s", (t)->path, s_); \
-    } \
-  } while (0)
+/* A write of some rank failed (errno err): every rank raises it. */
+static PetscErrorCode trace_check(AmrTrace t, int err, const char *what)
+{
+  int rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(AmrFileAgree(t->comm, &err, &rank));
+  PetscCheck(!err, t->comm, PETSC_ERR_USER_INPUT, "option -trace_loads %s: cannot %s: %s", t->path, what, strerror(err));
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *out)
 {
   AmrTrace t;
-  int e, fail;
+  int rank, err = 0;
 
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, &t));
   t->comm = comm;
   PetscCall(PetscStrncpy(t->path, path, sizeof t->path));
-  e = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &t->fh);
-  fail = e != MPI_SUCCESS;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, comm));
-  if (fail) {
-    if (e == MPI_SUCCESS) MPI_File_close(&t->fh);
-    PetscCall(PetscFree(t));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -trace_loads %s: cannot open for writing", path);
+  t->fd = t->lock = -1;
+  /* rank 0 creates it before the others open it */
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank && (t->fd = open(path, O_WRONLY | O_CREAT, 0644)) < 0) err = errno;
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  if (rank && !err && (t->fd = open(path, O_WRONLY)) < 0) err = errno;
+  {
+    PetscErrorCode ierr = trace_check(t, err, "open for writing");
+    /* opening cuts nothing: the cut waits for the first append */
+    if (!ierr) ierr = AmrFileLock(comm, "-trace_loads", path, &t->lock);
+    if (ierr) {
+      if (t->fd >= 0) close(t->fd);
+      AmrFileUnlock(&t->lock);
+      PetscCall(PetscFree(t));
+    }
+    PetscCall(ierr);
   }
   *out = t;
   PetscFunctionReturn(0);
@@ -54,14 +67,37 @@ void AmrTraceEnd(AmrTrace t, const char **path, int64_t *end)
   *end = t->end;
 }
 
-void AmrTraceSetEnd(AmrTrace t, int64_t end) { t->end = end; }
+PetscErrorCode AmrTraceSetEnd(AmrTrace t, int64_t end)
+{
+  struct stat sb;
+  long long size = 0;
+  int rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(t->comm, &rank));
+  if (!rank) size = fstat(t->fd, &sb) ? -1 : (long long)sb.st_size;
+  PetscCallMPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, t->comm));
+  /* zeros in the gap would make lbbench refuse the whole file */
+  PetscCheck(size >= end, t->comm, PETSC_ERR_USER_INPUT,
+             "option -trace_loads %s: holds %lld bytes, the checkpoint continues it after byte %lld: it was cut or removed since (restore it, or give another file)",
+             t->path, size, (long long)end);
+  t->end = end;
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode AmrTraceClose(AmrTrace *t)
 {
+  int err;
+  PetscErrorCode ierr;
+
   PetscFunctionBeginUser;
   if (!*t) PetscFunctionReturn(0);
-  PetscCallMPI(MPI_File_close(&(*t)->fh));
+  err = fsync((*t)->fd) ? errno : 0;
+  if (close((*t)->fd) && !err) err = errno;
+  AmrFileUnlock(&(*t)->lock);
+  ierr = trace_check(*t, err, "write");
   PetscCall(PetscFree(*t));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
@@ -90,14 +126,17 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
   const p4est_locidx_t n = p4est->local_num_quadrants;
   lb_load_trace h = *head;
   int64_t base, cells_at;
+  int err = 0;
   unsigned char *buf;
   struct timespec t0, t1;
 
   PetscFunctionBeginUser;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-  PetscCheck((size_t)n * cb < (size_t)1 << 31, t->comm, PETSC_ERR_SUP, "option -trace_loads: %d cells on one rank exceed one MPI write", (int)n);
   if (!t->started) {
-    TRACE_IO(t, MPI_File_set_size(t->fh, (MPI_Offset)t->end));
+    struct stat sb;
+    /* cut before any rank writes past the end (a device is no file to cut) */
+    err = p4est->mpirank == 0 && (fstat(t->fd, &sb) || (S_ISREG(sb.st_mode) && ftruncate(t->fd, (off_t)t->end))) ? errno : 0;
+    PetscCall(trace_check(t, err, "write"));
     t->started = 1;
   }
   h.dim = P4EST_DIM;
@@ -116,17 +155,18 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
     if (!t->end) {
       unsigned char fh[LB_TRACE_FILE_BYTES];
       lb_trace_file_header(P4EST_DIM, fh);
-      TRACE_IO(t, MPI_File_write_at(t->fh, 0, fh, LB_TRACE_FILE_BYTES, MPI_BYTE, MPI_STATUS_IGNORE));
+      err = AmrFileWrite(t->fd, fh, LB_TRACE_FILE_BYTES, 0);
     }
-    TRACE_IO(t, MPI_File_write_at(t->fh, (MPI_Offset)base, buf, (int)hb, MPI_BYTE, MPI_STATUS_IGNORE));
+    if (!err) err = AmrFileWrite(t->fd, buf, hb, base);
     PetscCall(PetscFree2(buf, first));
   }
   /* every rank its cells, at the offset of its first cell */
   PetscCall(PetscMalloc1((size_t)n * cb + 1, &buf));
   PetscCall(encode_cells(p4est, w, types, buf));
   cells_at = base + LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + (int64_t)p4est->global_first_quadrant[p4est->mpirank] * cb;
-  TRACE_IO(t, MPI_File_write_at_all(t->fh, (MPI_Offset)cells_at, buf, (int)((size_t)n * cb), MPI_BYTE, MPI_STATUS_IGNORE));
+  if (!err) err = AmrFileWrite(t->fd, buf, (size_t)n * cb, cells_at);
   PetscCall(PetscFree(buf));
+  PetscCall(trace_check(t, err, "write"));
   t->end = base + lb_trace_record_bytes(P4EST_DIM, P, h.ncells);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
   *cpu_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

@@ -1,8 +1,9 @@
 /** \file tracewrite.h
  * -trace_loads FILE: the app's half of the load trace (balance/loadtrace.h,
  * the README's format): every balancing step appends the weighted curve
- * it saw, written collectively with MPI-IO (each rank its own cells at its
- * offset, rank 0 the headers and the per-rank arrays), never gathered. */
+ * it saw, each rank its own cells at its offset, rank 0 the headers and
+ * the per-rank arrays, never gathered.  Plain checked writes, not MPI-IO:
+ * Open MPI's MPI-IO reports a failed write (a full disk) as a success. */
 #ifndef AMR_APP_TRACEWRITE_H
 #define AMR_APP_TRACEWRITE_H
 
@@ -29,10 +30,13 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
 void AmrTraceEnd(AmrTrace t, const char **path, int64_t *end);
 
 /** A restart continues the file at end (the checkpoint's): the cycles
- *  written after the checkpoint are dropped at the next append. */
-void AmrTraceSetEnd(AmrTrace t, int64_t end);
+ *  written after the checkpoint are dropped at the next append.  A file
+ *  shorter than end (cut, or removed and created anew) is a user error
+ *  naming the option (collective). */
+PetscErrorCode AmrTraceSetEnd(AmrTrace t, int64_t end);
 
-/** Close the file. */
+/** Close the file, its data on disk: a failure is a user error naming
+ *  the option. */
 PetscErrorCode AmrTraceClose(AmrTrace *t);
 
 #endif

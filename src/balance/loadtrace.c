@@ -179,7 +179,15 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
       const unsigned char *c = cells + i * cb;
       t->w[i0 + i] = get_f64(c);
       t->type[i0 + i] = c[8];
-      for (int d = 0; d < dim; d++) t->x[(i0 + i) * dim + d] = get_f32(c + 9 + 4 * d);
+      for (int d = 0; d < dim; d++) {
+        t->x[(i0 + i) * dim + d] = get_f32(c + 9 + 4 * d);
+        /* task mode orders and places cells by their centres */
+        if (!isfinite(t->x[(i0 + i) * dim + d])) {
+          free(cells);
+          return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has centre coordinate %d %g", path, (long long)(i0 + i), t->cycle, d,
+                          (double)t->x[(i0 + i) * dim + d]);
+        }
+      }
       if (!(t->w[i0 + i] >= 0) || !isfinite(t->w[i0 + i])) {
         free(cells);
         return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has weight %g", path, (long long)(i0 + i), t->cycle, t->w[i0 + i]);

@@ -539,6 +539,7 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   int split = -1;
 
   PetscFunctionBeginUser;
+  PetscCall(AmrOptionsCheckValues(comm));
   o->err = LB_OK;
   PetscOptionsBegin(comm, NULL, "lbbench options", NULL);
   PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
@@ -669,10 +670,10 @@ static lb_err bench(int me)
 
 int main(int argc, char **argv)
 {
-  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  if (AmrInitialize(&argc, &argv, "lbbench", help)) return 1;
   if (lb_zoltan_init(argc, argv)) {
     fprintf(stderr, "lbbench: error: %s\n", lb_errmsg());
-    PetscCall(PetscFinalize());
+    AmrFinalize();
     return 1;
   }
   PetscMPIInt me;
@@ -683,6 +684,5 @@ int main(int argc, char **argv)
     fflush(stderr);
   }
   fflush(stdout);
-  PetscCall(PetscFinalize());
-  return err ? 1 : 0;
+  return AmrFinalize() || err ? 1 : 0;
 }

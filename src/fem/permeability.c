@@ -19,6 +19,12 @@
 
 /* Largest grid of a file:PATH field (SPE10's has 1.1e6 cells). */
 #define MAX_FILE_CELLS (1L << 27)
+/* sample planes of a lognormal field's contrast: 2D sees z = 0 only */
+#ifdef P4_TO_P8
+#define SAMPLE_PLANES 32
+#else
+#define SAMPLE_PLANES 1
+#endif
 
 typedef enum { PERM_CONSTANT, PERM_LOGNORMAL, PERM_FILE } PermKind;
 
@@ -216,6 +222,12 @@ PetscErrorCode FemPermeabilityCreate(MPI_Comm comm, const char *spec, FemPermeab
   if (!found || err) PetscCall(FemPermeabilityDestroy(&p));
   PetscCheck(found, comm, PETSC_ERR_USER_INPUT, OPTION " %s: not one of " FEM_PERMEABILITY_FORMS, spec);
   PetscCall(err);
+  if (FemPermeabilityContrast(p) > FEM_PERMEABILITY_MAX_CONTRAST) {
+    const double c = FemPermeabilityContrast(p);
+    PetscCall(FemPermeabilityDestroy(&p));
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, OPTION " %s: contrast %.3g (max/min) is beyond %g: the flux divergence would be about %.1g, no longer round-off", spec,
+            c, FEM_PERMEABILITY_MAX_CONTRAST, 2.2e-16 * c);
+  }
   *perm = p;
   PetscFunctionReturn(0);
 }
@@ -242,6 +254,33 @@ double FemPermeabilityValue(FemPermeability perm, const double x[3])
     const int *n = perm->n;
     return perm->cell[grid_index(x[0], n[0]) + (size_t)n[0] * (grid_index(x[1], n[1]) + (size_t)n[1] * grid_index(x[2], n[2]))];
   }
+  }
+  return NAN;
+}
+
+double FemPermeabilityContrast(FemPermeability perm)
+{
+  const int n = 32, nz = SAMPLE_PLANES;
+  double lo = INFINITY, hi = 0;
+
+  switch (perm->kind) {
+  case PERM_CONSTANT:
+    return 1;
+  case PERM_FILE:
+    for (size_t i = 0; i < (size_t)perm->n[0] * perm->n[1] * perm->n[2]; i++) {
+      lo = fmin(lo, perm->cell[i]);
+      hi = fmax(hi, perm->cell[i]);
+    }
+    return hi / lo;
+  case PERM_LOGNORMAL:
+    for (int k = 0; k < nz; k++)
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+          const double x[3] = {(i + 0.5) / n, (j + 0.5) / n, nz > 1 ? (k + 0.5) / nz : 0}, v = FemPermeabilityValue(perm, x);
+          lo = fmin(lo, v);
+          hi = fmax(hi, v);
+        }
+    return hi / lo;
   }
   return NAN;
 }

@@ -1,9 +1,10 @@
 /* Checkpoint sets (checkpoint.h): the manifest written and renamed last,
  * checksums verified by all ranks in parallel before p4est's loader, which
  * aborts on a bad file, is allowed to open the forest. */
-#define _POSIX_C_SOURCE 200809L /* fsync, pread */
+#define _POSIX_C_SOURCE 200809L /* fsync, pread, posix_fallocate */
 #include "mesh/checkpoint.h"
 #include "mesh/p4est_dim.h"
+#include "util/fileio.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -468,6 +469,14 @@ static PetscErrorCode read_all(const char *path, char **buf, size_t *len, int *e
   PetscFunctionReturn(0);
 }
 
+/* Rank 0's len bytes at buf to every rank, in pieces MPI counts take. */
+static PetscErrorCode bcast_bytes(MPI_Comm comm, void *buf, size_t len)
+{
+  PetscFunctionBeginUser;
+  for (size_t o = 0; o < len; o += (size_t)INT_MAX) PetscCallMPI(MPI_Bcast((char *)buf + o, (int)PetscMin(len - o, (size_t)INT_MAX), MPI_BYTE, 0, comm));
+  PetscFunctionReturn(0);
+}
+
 /* Rank 0 reads a file, every rank gets its bytes (or the same errno). */
 static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, size_t *len, int *err)
 {
@@ -484,10 +493,7 @@ static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, si
   *len = (size_t)hdr[1];
   if (*err) PetscFunctionReturn(0);
   if (rank) PetscCall(PetscMalloc1(*len + 1, buf));
-  for (size_t o = 0; o < *len; o += (size_t)INT_MAX) {
-    const size_t n = *len - o < (size_t)INT_MAX ? *len - o : (size_t)INT_MAX;
-    PetscCallMPI(MPI_Bcast(*buf + o, (int)n, MPI_BYTE, 0, comm));
-  }
+  PetscCall(bcast_bytes(comm, *buf, *len));
   (*buf)[*len] = '\0';
   PetscFunctionReturn(0);
 }
@@ -495,50 +501,21 @@ static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, si
 /* Write a file with its data on disk before returning; errno (0: done). */
 static int write_synced(const char *path, const void *buf, size_t len)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), err = 0;
-  const char *p = buf;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), err;
   if (fd < 0) return errno;
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      break;
-    }
-    p += w;
-    len -= (size_t)w;
-  }
+  err = AmrFileWrite(fd, buf, len, 0);
   if (!err && fsync(fd)) err = errno;
   if (close(fd) && !err) err = errno;
   return err;
 }
 
-/* The directory entry of a rename survives a crash only once the
- * directory itself is synced. */
-static void sync_dir(const char *prefix)
-{
-  char dir[PETSC_MAX_PATH_LEN];
-  const char *slash = strrchr(prefix, '/');
-  int fd;
-  if (slash) {
-    const size_t n = (size_t)(slash - prefix) + 1;
-    memcpy(dir, prefix, n);
-    dir[n] = '\0';
-  } else {
-    strcpy(dir, ".");
-  }
-  fd = open(dir, O_RDONLY);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-}
-
 /* One rank's failure (errno) made collective: every rank raises it. */
 static PetscErrorCode check_errno(MPI_Comm comm, int err, const char *what, const char *path)
 {
+  int rank;
+
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm));
+  PetscCallMPI(AmrFileAgree(comm, &err, &rank));
   PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "cannot %s checkpoint file '%s': %s", what, path, strerror(err));
   PetscFunctionReturn(0);
 }
@@ -583,7 +560,8 @@ static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, CkpFile *f)
 }
 
 /* A file of the set against its manifest entry: present, of the recorded
- * size, every block's checksum equal; collective. */
+ * size, every block's checksum equal; collective.  With mpath NULL, f is
+ * what was just written and the file is read back before it counts. */
 static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *mpath, const CkpFile *f)
 {
   int rank, size, fd, bad = INT_MAX;
@@ -601,6 +579,8 @@ static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *m
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_LONG_LONG, MPI_MAX, comm));
   if ((-mm[0] < 0 || -mm[0] != mm[1] || mm[1] != f->size) && fd >= 0) close(fd);
   PetscCheck(-mm[0] >= 0, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", path, strerror((int)mm[0]));
+  PetscCheck((-mm[0] == mm[1] && mm[1] == f->size) || mpath, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': %lld bytes read back of %lld written",
+             path, mm[1] != f->size ? mm[1] : -mm[0], f->size);
   PetscCheck(-mm[0] == mm[1] && mm[1] == f->size, comm, PETSC_ERR_USER_INPUT,
              "checkpoint file '%s' has %lld bytes, its manifest '%s' says %lld: it is truncated or was overwritten", path, mm[1] != f->size ? mm[1] : -mm[0],
              mpath, f->size);
@@ -615,6 +595,8 @@ static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *m
   close(fd);
   PetscCall(PetscFree(buf));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, comm));
+  PetscCheck(bad == INT_MAX || mpath, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': bytes %lld to %lld read back differ from those written", path,
+             (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1);
   PetscCheck(bad == INT_MAX, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' is corrupted: bytes %lld to %lld differ from their checksum in '%s'", path,
              (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1, mpath);
   PetscFunctionReturn(0);
@@ -686,6 +668,52 @@ static size_t layout_total(const CellLayout *L)
 
 /* ------------------------------------------------------------ writing */
 
+/* The bytes p4est_save_ext writes for forest p with data_size bytes per
+ * quadrant, saved as on one rank: the connectivity, padded to 32 bytes,
+ * the header of 6 + 1 + trees integers, padded, then per quadrant its
+ * coordinates, level and data.  p4est's own writer neither reports a
+ * failed write by MPI-IO nor can be asked what it wrote: this is what the
+ * file must hold. */
+static long long forest_bytes(p4est_t *p, size_t data_size)
+{
+  sc_array_t *conn = p4est_connectivity_deflate(p->connectivity, P4EST_CONN_ENCODE_NONE);
+  const long long head = ((long long)conn->elem_count * (long long)conn->elem_size + 31) / 32 * 32 + 8 * (7 + (long long)p->connectivity->num_trees);
+  sc_array_destroy(conn);
+  return (head + 31) / 32 * 32 + (long long)p->global_num_quadrants * (long long)((P4EST_DIM + 1) * sizeof(p4est_qcoord_t) + data_size);
+}
+
+/* Make a new, empty forest file at path with room for its bytes, so that
+ * a full disk is an error here and not an abort inside p4est's writer; a
+ * link or device in its place (p4est would write through it) is refused.
+ * Rank 0; errno, or -1 for a path that is not a regular file. */
+static int forest_reserve(const char *path, long long bytes)
+{
+  struct stat sb;
+  int fd, err;
+  if (!lstat(path, &sb) && !S_ISREG(sb.st_mode)) return -1;
+  if (unlink(path) && errno != ENOENT) return errno;
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return errno;
+  err = bytes > 0 ? posix_fallocate(fd, 0, (off_t)bytes) : 0;
+  /* a file system without preallocation still takes the write */
+  if (err == EOPNOTSUPP || err == EINVAL) err = 0;
+  if (close(fd) && !err) err = errno;
+  if (err) (void)unlink(path);
+  return err;
+}
+
+/* The forest file of size bytes should hold want: when it does not, the
+ * reason the system gives for the missing bytes (p4est does not pass it
+ * on), or 0 when it takes them now.  Rank 0. */
+static int forest_shortfall(const char *path, long long size, long long want)
+{
+  int fd = open(path, O_WRONLY), err;
+  if (fd < 0) return errno;
+  err = posix_fallocate(fd, 0, (off_t)PetscMax(size, want));
+  close(fd);
+  return err == EOPNOTSUPP || err == EINVAL ? 0 : err;
+}
+
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st)
 {
   MPI_Comm comm = p4est->mpicomm;
@@ -695,6 +723,7 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
   p4est_t *copy;
   unsigned char *sbuf;
   size_t slen = 0;
+  long long want;
   int rank, err = 0;
 
   PetscFunctionBeginUser;
@@ -737,21 +766,44 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
     p4est_reset_data(copy, layout_total(&L), NULL, NULL);
     each_cell(p4est, copy, pack_cell, &L);
   }
-  /* p4est_save_ext aborts when it cannot open the file: try first, which
-   * also empties a leftover of a killed write */
-  if (!rank) {
-    FILE *f = fopen(path[0], "wb");
-    err = f ? 0 : errno;
-    if (f) fclose(f);
-  }
+  /* p4est_save_ext aborts when it cannot open the file or write its
+   * header, and a failed write of its quadrants passes silently: the room
+   * is made first, and the size checked after */
+  want = forest_bytes(copy, layout_total(&L));
+  if (!rank) err = forest_reserve(path[0], want);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  if (err) p4est_destroy(copy);
+  PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", path[0]);
   PetscCall(check_errno(comm, err, "write", path[0]));
   p4est_save_ext(path[0], copy, layout_total(&L) > 0, 0);
   p4est_destroy(copy);
   PetscCallMPI(MPI_Barrier(comm));
   PetscCall(checksum_file(comm, path[0], &m.file[0]));
+  if (m.file[0].size != want) {
+    if (!rank) {
+      err = forest_shortfall(path[0], m.file[0].size, want);
+      (void)unlink(path[0]);
+    }
+    PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+    PetscCall(manifest_free(&m));
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': %s (%lld of %lld bytes written)", path[0],
+            err ? strerror(err) : "the write stopped short", m.file[0].size, want);
+  }
 
   /* the state record, rank 0's copy */
   PetscCall(state_serialize(st, &sbuf, &slen));
+  /* rank 0's record is the file: every rank checks the file against it
+   * (a rank's own copy may differ, its clocks for one) */
+  {
+    unsigned long long n = slen;
+    PetscCallMPI(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm));
+    if (n != slen) {
+      PetscCall(PetscFree(sbuf));
+      PetscCall(PetscMalloc1(n + 1, &sbuf));
+      slen = (size_t)n;
+    }
+    PetscCall(bcast_bytes(comm, sbuf, slen));
+  }
   if (!rank) err = write_synced(path[1], sbuf, slen);
   PetscCall(check_errno(comm, err, "write", path[1]));
   m.file[1].size = (long long)slen;
@@ -762,6 +814,7 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
     m.file[1].crc[b] = AmrCrc32(0, sbuf + off, (size_t)PetscMin(m.file[1].block, m.file[1].size - off));
   }
   PetscCall(PetscFree(sbuf));
+  PetscCall(verify_file(comm, path[1], NULL, &m.file[1]));
 
   /* the manifest, last */
   if (!rank) {
@@ -779,6 +832,15 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
     }
     o += (size_t)snprintf(text + o, cap - o, "crc32 %08x\n", (unsigned)AmrCrc32(0, text, o));
     err = write_synced(npath, text, o);
+    if (!err) {
+      char *back;
+      size_t blen;
+      PetscCall(read_all(npath, &back, &blen, &err));
+      if (!err && (blen != o || memcmp(back, text, o))) err = EIO;
+      PetscCall(PetscFree(back));
+    }
+    /* the new files' names on disk before the commit may name them */
+    if (!err) err = AmrFileSyncDir(npath);
     PetscCall(PetscFree(text));
   }
   PetscCall(check_errno(comm, err, "write", npath));
@@ -816,8 +878,9 @@ PetscErrorCode AmrCheckpointCommit(MPI_Comm comm, const char *prefix)
       PetscCall(PetscFree(text));
     }
     if (!err && rename(npath, mpath)) err = errno;
+    /* the old set stays until the rename is on disk */
+    if (!err) err = AmrFileSyncDir(mpath);
     if (!err) {
-      sync_dir(prefix);
       /* the replaced set is garbage from here on */
       if (old_seq && old_seq != staged.seq)
         for (int k = 0; k < 2; k++) {

@@ -653,6 +653,44 @@ static int inp_ids(inp_reader *r)
   return 1;
 }
 
+typedef struct {
+  double x[3];
+  long v;
+} inp_point_t;
+
+static int point_cmp(const void *pa, const void *pb)
+{
+  const inp_point_t *a = pa, *b = pb;
+  for (int i = 0; i < 3; i++)
+    if (a->x[i] != b->x[i]) return a->x[i] < b->x[i] ? -1 : 1;
+  return 0;
+}
+
+/* Two distinct nodes of the cells at one point: the cells on either side
+ * share no vertex there, and the mesh is cut along them (a slit that
+ * changes the solution) where the file meant one node. */
+static int inp_coincident(inp_reader *r, const AmrInpMesh *m)
+{
+  inp_point_t *p = malloc((size_t)(m->nvert + 1) * sizeof *p);
+  if (!p) return inp_fail(r, "out of memory");
+  for (long v = 0; v < m->nvert; v++) {
+    memcpy(p[v].x, &m->xyz[3 * v], sizeof p[v].x);
+    p[v].v = v;
+  }
+  qsort(p, (size_t)m->nvert, sizeof *p, point_cmp);
+  for (long i = 1; i < m->nvert; i++)
+    if (!point_cmp(&p[i - 1], &p[i])) {
+      const long lo = p[i - 1].v < p[i].v ? p[i - 1].v : p[i].v, hi = p[i - 1].v + p[i].v - lo;
+      const long a = r->node[r->vnode[lo]].id, b = r->node[r->vnode[hi]].id;
+      const double x = p[i].x[0] - r->shift[0], y = p[i].x[1] - r->shift[1], z = p[i].x[2] - r->shift[2];
+      free(p);
+      return inp_fail(r, "nodes %ld and %ld are both at (%g, %g, %g): the cells meeting there do not connect (merge the nodes; gmsh: Coherence)", a, b, x, y,
+                      z);
+    }
+  free(p);
+  return 1;
+}
+
 /* The dimension of the file's cells: the highest of its elements. */
 static int inp_cells(inp_reader *r, AmrInpMesh *m)
 {
@@ -721,7 +759,7 @@ static int inp_cells(inp_reader *r, AmrInpMesh *m)
       if (m->xyz[3 * v + 2] != m->xyz[2])
         return inp_fail(r, "a 2D mesh must lie in a plane z = const, but node %ld has z = %g and node %ld z = %g", r->node[r->vnode[v]].id,
                         m->xyz[3 * v + 2], r->node[r->vnode[0]].id, m->xyz[2]);
-  return 1;
+  return inp_coincident(r, m);
 }
 
 static void vsub(const double *a, const double *b, double *d)

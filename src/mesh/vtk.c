@@ -7,6 +7,7 @@
 #include "mesh/vtk.h"
 #include "mesh/dirs.h"
 #include "mesh/geom.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -208,7 +209,6 @@ static int write_piece(const char *path, PetscBool binary, const AmrVtkData *d, 
   const int na = arrays_list(d, g, a);
   unsigned long long offset = 0;
   FILE *f = fopen(path, "wb");
-  int err;
 
   if (!f) return errno;
   fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"2.2\" byte_order=\"%s\" header_type=\"UInt64\">\n", byte_order());
@@ -237,15 +237,14 @@ static int write_piece(const char *path, PetscBool binary, const AmrVtkData *d, 
     fprintf(f, "  <AppendedData encoding=\"raw\">\n   _");
     for (int k = 0; k < na; k++) {
       const uint64_t bytes = (uint64_t)(a[k].n * type_size[a[k].type]);
+      /* a failed write sets the stream's flag, which AmrFileClose reports */
       fwrite(&bytes, sizeof bytes, 1, f);
       if (bytes) fwrite(a[k].data, 1, (size_t)bytes, f);
     }
     fprintf(f, "\n  </AppendedData>\n");
   }
   fprintf(f, "</VTKFile>\n");
-  err = ferror(f) ? EIO : 0;
-  if (fclose(f) && !err) err = errno ? errno : EIO;
-  return err;
+  return AmrFileClose(f);
 }
 
 /* The parallel header naming every rank's piece; returns 0 or an errno
@@ -254,7 +253,7 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
 {
   vgrid_t none;
   varray_t a[MAX_ARRAYS];
-  int na, err;
+  int na;
   FILE *f = fopen(path, "w");
 
   if (!f) return errno;
@@ -273,9 +272,7 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
   }
   for (int r = 0; r < nranks; r++) fprintf(f, "    <Piece Source=\"%s_%04d.vtu\"/>\n", file_part(prefix), r);
   fprintf(f, "  </PUnstructuredGrid>\n</VTKFile>\n");
-  err = ferror(f) ? EIO : 0;
-  if (fclose(f) && !err) err = errno ? errno : EIO;
-  return err;
+  return AmrFileClose(f);
 }
 
 /* A collective check of a per-rank errno value: the message names the -vtk
@@ -283,17 +280,13 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
  * prefix and that rank). */
 static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, const char *prefix, const char *file_fmt)
 {
-  int flag[2]; /* (failed, rank): MAXLOC picks the lowest failing rank */
   char file[PETSC_MAX_PATH_LEN + 32];
+  int rank;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(comm, &flag[1]));
-  flag[0] = err ? 1 : 0;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flag, 1, MPI_2INT, MPI_MAXLOC, comm));
-  if (!flag[0]) PetscFunctionReturn(0);
-  /* the failing rank's errno, so that every rank prints the same line */
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, flag[1], comm));
-  PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, flag[1]));
+  PetscCallMPI(AmrFileAgree(comm, &err, &rank));
+  if (!err) PetscFunctionReturn(0);
+  PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, rank));
   SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", option, file, strerror(err));
 }
 
@@ -381,8 +374,7 @@ static int write_pvd(const AmrVtkSeries *s)
     fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s.pvtu\"/>\n", s->time[i], name);
   }
   fprintf(f, "  </Collection>\n</VTKFile>\n");
-  err = ferror(f) ? EIO : 0;
-  if (fclose(f) && !err) err = errno ? errno : EIO;
+  err = AmrFileClose(f);
   if (!err && rename(tmp, path)) err = errno;
   return err;
 }

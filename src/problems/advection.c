@@ -95,8 +95,9 @@ PetscErrorCode AmrAdvectionCreate(AmrProblem p)
   AMR_OPTION("-t_final", PetscOptionsReal("-t_final", "Final time (default: rotating-hill one revolution, moving-front 0.5, darcy-transport 1)", NULL,
                                           s->t_final, &s->t_final, NULL));
   AMR_OPTION("-amr_interval", PetscOptionsInt("-amr_interval", "Time steps per cycle", NULL, s->interval, &s->interval, NULL));
-  AMR_OPTION("-adv_load_threshold", PetscOptionsReal("-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", NULL,
-                                                     s->load_threshold, &s->load_threshold, NULL));
+  /* a tracer lies in [0, 1]: a threshold outside never changes a type */
+  PetscCall(AmrOptionsRealIn(PetscOptionsObject, "-adv_load_threshold", "Cells whose tracer mean exceeds this are load type 1", 0, 1, 0,
+                             "a tracer value from 0 to 1", &s->load_threshold));
   PetscOptionsEnd();
   if (FemAdvectOptionsRead(p->comm, &s->opt, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
   PetscCheck(s->t_final > 0, p->comm, PETSC_ERR_USER_INPUT, "option -t_final: must be a positive time");

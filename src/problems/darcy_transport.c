@@ -111,6 +111,10 @@ static PetscErrorCode darcy_options(AmrProblem p, AmrDarcy *d)
   PetscOptionsEnd();
   PetscCheck(d->refine_logk > 0, p->comm, PETSC_ERR_USER_INPUT, "option -darcy_refine_logk %g: must be positive", d->refine_logk);
   PetscCall(FemPermeabilityCreate(p->comm, spec, &d->perm));
+  /* below the refusal, a contrast that already costs digits is said once */
+  if (FemPermeabilityContrast(d->perm) > 1e6)
+    PetscCall(PetscPrintf(p->comm, "%s: warning: option -darcy_permeability %s: contrast %.3g (max/min): expect a flux divergence of about %.1g\n", AMR_PROGRAM, spec,
+                          FemPermeabilityContrast(d->perm), 2.2e-16 * FemPermeabilityContrast(d->perm)));
   PetscFunctionReturn(0);
 }
 

@@ -1,10 +1,16 @@
 /* The option helpers of util/options.h. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
 #include "util/options.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 int AmrParseReal(const char *s, double *v)
 {
@@ -20,6 +26,137 @@ int AmrParseInt(const char *s, long *v)
   errno = 0;
   *v = strtol(s, &end, 10);
   return errno == 0 && end != s && *end == 0;
+}
+
+PetscErrorCode AmrOptionsNeedValue(PetscOptionItems *PetscOptionsObject, const char *name)
+{
+  const char *value;
+  PetscBool given;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsFindPair(PetscOptionsObject->options, PetscOptionsObject->prefix, name, &value, &given));
+  PetscCheck(!given || (value && value[0]), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "option %s: needs a value", name);
+  PetscFunctionReturn(0);
+}
+
+/* One options file and what it includes; stack holds the files that
+ * include it (device, inode), depth of them. */
+static int guard_file(const char *path, struct stat *stack, int depth, char *msg, size_t len)
+{
+  struct stat sb;
+  char *text, *save = NULL;
+  FILE *f;
+  size_t n;
+  int bad = 0;
+
+  if (stat(path, &sb)) return snprintf(msg, len, "option -options_file %s: cannot open: %s", path, strerror(errno)), 1;
+  if (!S_ISREG(sb.st_mode)) return snprintf(msg, len, "option -options_file %s: not a regular file", path), 1;
+  if (sb.st_size > AMR_OPTIONS_FILE_MAX)
+    return snprintf(msg, len, "option -options_file %s: %lld bytes, an options file has at most %d", path, (long long)sb.st_size, AMR_OPTIONS_FILE_MAX), 1;
+  for (int i = 0; i < depth; i++)
+    if (stack[i].st_dev == sb.st_dev && stack[i].st_ino == sb.st_ino) return snprintf(msg, len, "option -options_file %s: includes itself", path), 1;
+  if (depth == AMR_OPTIONS_DEPTH) return snprintf(msg, len, "option -options_file %s: included more than %d deep", path, AMR_OPTIONS_DEPTH), 1;
+  stack[depth] = sb;
+  if (!(f = fopen(path, "r")) || !(text = malloc((size_t)sb.st_size + 1))) {
+    if (f) fclose(f);
+    return snprintf(msg, len, "option -options_file %s: cannot read: %s", path, strerror(errno)), 1;
+  }
+  n = fread(text, 1, (size_t)sb.st_size, f);
+  fclose(f);
+  text[n] = '\0';
+  /* PETSc reads every token of a line as options, # to the line's end a
+   * comment, so an include can be anywhere in a line */
+  for (char *line = strtok_r(text, "\n", &save); line && !bad; line = strtok_r(NULL, "\n", &save)) {
+    char *hash = strchr(line, '#'), *ts = NULL, *tok;
+    if (hash) *hash = '\0';
+    for (tok = strtok_r(line, " \t\r", &ts); tok && !bad; tok = strtok_r(NULL, " \t\r", &ts))
+      if (!strcmp(tok, "-options_file")) {
+        const char *inc = strtok_r(NULL, " \t\r", &ts);
+        if (!inc) bad = (snprintf(msg, len, "option -options_file %s: -options_file without a file name", path), 1);
+        else bad = guard_file(inc, stack, depth + 1, msg, len);
+      }
+  }
+  free(text);
+  return bad;
+}
+
+int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len)
+{
+  struct stat stack[AMR_OPTIONS_DEPTH];
+
+  msg[0] = '\0';
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-options_file")) continue;
+    if (i + 1 == argc || !argv[i + 1][0]) return snprintf(msg, len, "option -options_file: needs a value"), 1;
+    if (guard_file(argv[++i], stack, 0, msg, len)) return 1;
+  }
+  return 0;
+}
+
+int AmrInitialize(int *argc, char ***argv, const char *program, const char *help)
+{
+  char msg[2 * PATH_MAX];
+  int rank;
+
+  /* MPI first, so that every rank agrees and one prints */
+  if (MPI_Init(argc, argv)) return 1;
+  if (AmrOptionsFilesGuard(*argc, *argv, msg, sizeof msg)) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!rank) fprintf(stderr, "%s: error: %s\n", program, msg);
+    MPI_Finalize();
+    return 1;
+  }
+  if (PetscInitialize(argc, argv, NULL, help)) {
+    MPI_Finalize();
+    return 1;
+  }
+  return 0;
+}
+
+int AmrFinalize(void)
+{
+  const PetscErrorCode err = PetscFinalize();
+  return MPI_Finalize() || err;
+}
+
+/* Whether tok, in the text of the whole database, names an option rather
+ * than a negative value ("-3", "-inf"). */
+static int option_name(const char *tok)
+{
+  return tok[0] == '-' && isalpha((unsigned char)tok[1]) && strcasecmp(tok, "-inf") && strcasecmp(tok, "-infinity") && strcasecmp(tok, "-nan");
+}
+
+PetscErrorCode AmrOptionsCheckValues(MPI_Comm comm)
+{
+  char *all, *save = NULL, msg[512] = "";
+  const char *name = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetAll(NULL, &all));
+  for (char *tok = strtok_r(all, " ", &save); tok && !msg[0]; tok = strtok_r(NULL, " ", &save)) {
+    const char *digits = tok + (*tok == '-' || *tok == '+');
+    char *end;
+    double d;
+    if (option_name(tok)) {
+      name = tok;
+      continue;
+    }
+    if (!name) continue;
+    errno = 0;
+    d = strtod(tok, &end);
+    if (end != tok && !*end && !isfinite(d) && errno != ERANGE) snprintf(msg, sizeof msg, "option %s %s: not a finite number", name, tok);
+    if (*digits && strspn(digits, "0123456789") == strlen(digits)) {
+      long long i;
+      errno = 0;
+      i = strtoll(tok, NULL, 10);
+      if (errno == ERANGE || i < INT_MIN || i > INT_MAX)
+        snprintf(msg, sizeof msg, "option %s %s: a whole number outside %d to %d (write a real as large as that with an exponent, e.g. 5e9)", name, tok,
+                 INT_MIN, INT_MAX);
+    }
+  }
+  PetscCall(PetscFree(all));
+  PetscCheck(!msg[0], comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  PetscFunctionReturn(0);
 }
 
 /* "A, B, C" of the n names, cut to len bytes. */

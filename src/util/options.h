@@ -13,17 +13,26 @@
 #define AMR_PROGRAM "amr3d"
 #endif
 
-/* Turn a PETSc option-parsing error (which does not name the option) into a
- * user error that does. */
+/* Read an option of a value (a number, a string, an array) with PETSc's
+ * reader call, inside PetscOptionsBegin/End: the option given with no
+ * value or an empty one is an error (PETSc's readers of numbers keep the
+ * default then), and a PETSc parsing error, which does not name the
+ * option, becomes a user error that does.  A switch is AmrOptionsSwitch. */
 #define AMR_OPTION(name, call) \
   do { \
-    PetscErrorCode ierr_ = (call); \
+    PetscErrorCode ierr_; \
+    PetscCall(AmrOptionsNeedValue(PetscOptionsObject, name)); \
+    ierr_ = (call); \
     if (ierr_) { \
       char *why_; \
       PetscCall(PetscErrorMessage(ierr_, NULL, &why_)); \
       SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "option %s: %s", name, why_ ? why_ : "invalid value"); \
     } \
   } while (0)
+
+/** Option name (with the block's prefix), when given, must have a value
+ *  that is not empty: "option NAME: needs a value". */
+PetscErrorCode AmrOptionsNeedValue(PetscOptionItems *PetscOptionsObject, const char *name);
 
 /** Read the choice option name (between PetscOptionsBegin and
  *  PetscOptionsEnd) among the n names of list, through PetscOptionsEList,
@@ -59,6 +68,30 @@ PetscErrorCode AmrOptionsSwitch(PetscOptionItems *PetscOptionsObject, const char
  *  into msg (len bytes, empty without error) and its code is returned.
  *  For programs and libraries that print the one error line themselves. */
 PetscErrorCode AmrOptionsQuietly(MPI_Comm comm, PetscErrorCode (*read)(MPI_Comm comm, void *ctx), void *ctx, char *msg, size_t len);
+
+/** The options files of the command line (-options_file FILE) and those
+ *  they include, checked before PETSc reads them (PETSc's reader crashes
+ *  on a file that includes itself or on /dev/zero, and ends in a trace
+ *  of many lines on a missing one): each must be a regular file of at
+ *  most AMR_OPTIONS_FILE_MAX bytes, included at most AMR_OPTIONS_DEPTH
+ *  deep and never by itself.  Needs neither PETSc nor MPI: 0, or 1 with
+ *  the error line's text "option -options_file FILE: ..." in msg. */
+#define AMR_OPTIONS_FILE_MAX (1 << 20)
+#define AMR_OPTIONS_DEPTH 8
+int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len);
+
+/** A program's start: MPI, the guard of its options files (the error
+ *  line "PROGRAM: error: ..." printed by rank 0), then PETSc; and its end,
+ *  PETSc then MPI.  Nonzero: the program ends with that status. */
+int AmrInitialize(int *argc, char ***argv, const char *program, const char *help);
+int AmrFinalize(void);
+
+/** Every value in the options database, whatever reads it: NaN and
+ *  infinities are refused (no option means one), and so are whole
+ *  numbers outside the range of an int, before a reader narrows them to
+ *  another number (PETSc's wraps 4294967300 to 4).  A collective
+ *  PETSC_ERR_USER_INPUT error "option -NAME VALUE: ...". */
+PetscErrorCode AmrOptionsCheckValues(MPI_Comm comm);
 
 /** Parse a whole string as a finite double: 1 on success, 0 otherwise
  *  (empty, trailing text, overflow, NaN or infinity).  For values inside

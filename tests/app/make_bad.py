@@ -6,7 +6,11 @@ sequence 1) for the bad-input tests of -restart:
   DIR/noforest   the forest file missing
   DIR/version    the manifest of another format version
 (DIR/none has no files at all).  With --clean first: an empty DIR for
-the run that writes DIR/good."""
+the run that writes DIR/good.  For the outputs a restart continues and
+those that cannot be written:
+  DIR/out.trace   the trace of the run of checkpoint DIR/out, cut in half
+  DIR/cut.jsonl   its report, cut inside the record of cycle 1
+  DIR/vtkfull/o_0000_0000.vtu, DIR/devfull.1.forest   links to /dev/full"""
 import os
 import shutil
 import sys
@@ -43,4 +47,14 @@ os.remove(p + ".1.forest")
 p = copy("version")
 text = open(p + ".manifest").read()
 open(p + ".manifest", "w").write(text.replace("amrdlb-checkpoint 1\n", "amrdlb-checkpoint 2\n", 1))
+trace = os.path.join(d, "out.trace")
+data = open(trace, "rb").read()
+open(trace, "wb").write(data[: len(data) // 2])
+text = open(os.path.join(d, "out.jsonl")).read()
+cut = text.index('"cycle":1')
+open(os.path.join(d, "cut.jsonl"), "w").write(text[: cut + 20])
+os.makedirs(os.path.join(d, "vtkfull"), exist_ok=True)
+for link in (os.path.join(d, "vtkfull", "o_0000_0000.vtu"), os.path.join(d, "devfull.1.forest")):
+    if not os.path.islink(link):
+        os.symlink("/dev/full", link)
 print("damaged copies of %s written" % good)

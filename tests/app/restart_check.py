@@ -14,6 +14,13 @@ conserved: cells, dofs, load types and steps equal, mass (and the species
 --leftover plants what a writer killed halfway through the next checkpoint
 leaves (a truncated forest file of the next sequence and a truncated
 P.manifest.new) before the restart, which must use the previous one.
+--fail-write PIECE --shim LIB
+           instead of the kill, the writes of checkpoint --kill-at's PIECE
+           (forest, state, manifest) fail as on a full disk (LIB, the
+           LD_PRELOAD shim tests/failwrite.c): the run must end with a
+           non-zero status and one error line naming the file and the
+           system's reason, leaving checkpoint --kill-at - 1 whole, which
+           the restart continues from.
 --vtk      both runs write -vtk series, and the job is killed once it has
            also written an output after its checkpoint (give
            -checkpoint_interval 2 so that there is a cycle's time for it);
@@ -118,6 +125,27 @@ def kill_after(cmd, manifest, ready, log):
                 return sequence(manifest)
             time.sleep(0.002)
     sys.exit("FAIL: the run ended (status %s) before it could be killed as planned (log %s)" % (proc.returncode, log))
+
+
+def fail_write(cmd, prefix, seq, piece, shim, log):
+    """Run cmd with the writes of checkpoint seq's piece failing (the
+    manifest is written as P.manifest.new once per checkpoint, so its
+    seq-1 earlier writes pass); the checkpoint before it must be left."""
+    target = {"forest": "%s.%d.forest" % (prefix, seq), "state": "%s.%d.state" % (prefix, seq), "manifest": prefix + ".manifest.new"}[piece]
+    spec = target + (":%d" % (seq - 1) if piece == "manifest" else "")
+    env = dict(os.environ, LD_PRELOAD=shim, AMRDLB_FAIL_WRITE=spec)
+    with open(log, "w") as out:
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    text = open(log).read()
+    errors = [line for line in text.splitlines() if "error:" in line]
+    if rc <= 0 or len(errors) != 1:
+        sys.exit("FAIL: a failed write of %s: exit status %d and %d error lines, expected a non-zero status and one (log %s):\n%s" % (target, rc, len(errors), log, text[-3000:]))
+    want = "error: cannot write checkpoint file '%s': " % target
+    if want not in errors[0]:
+        sys.exit("FAIL: the error line does not name %s: %s" % (target, errors[0]))
+    print("the failed write ended the run in one line: %s" % errors[0])
+    if sequence(prefix + ".manifest") != seq - 1:
+        sys.exit("FAIL: %s.manifest has sequence %d, expected %d (the last good checkpoint)" % (prefix, sequence(prefix + ".manifest"), seq - 1))
 
 
 def plant_leftover(prefix, seq):
@@ -233,6 +261,8 @@ def main():
     ap.add_argument("--compare", choices=("exact", "conserved"), required=True)
     ap.add_argument("--leftover", action="store_true")
     ap.add_argument("--vtk", action="store_true")
+    ap.add_argument("--fail-write", choices=("forest", "state", "manifest"))
+    ap.add_argument("--shim")
     ap.add_argument("options", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     opts = [o for o in a.options if o != "--"]
@@ -254,10 +284,14 @@ def main():
         # with --vtk, once the run also wrote an output after the checkpoint,
         # which the restart writes again (K > 1 leaves a cycle's time for it)
         return s >= a.kill_at and (not a.vtk or (os.path.exists(vtk + ".pvd") and len(pvd_entries(vtk + ".pvd")) > s * k))
-    seq = kill_after(mpi(a.ranks) + opts + ["-checkpoint", prefix, "-report", report] + (["-vtk", vtk] if a.vtk else []), prefix + ".manifest",
-                     ready, os.path.join(a.dir, "killed.log"))
+    cmd = mpi(a.ranks) + opts + ["-checkpoint", prefix, "-report", report] + (["-vtk", vtk] if a.vtk else [])
+    if a.fail_write:
+        seq = a.kill_at - 1
+        fail_write(cmd, prefix, a.kill_at, a.fail_write, a.shim, os.path.join(a.dir, "failed.log"))
+    else:
+        seq = kill_after(cmd, prefix + ".manifest", ready, os.path.join(a.dir, "killed.log"))
     killed = records(report)
-    print("killed on %d ranks after checkpoint %d, its report has cycles 0..%d" % (a.ranks, seq, len(killed) - 1))
+    print("%s on %d ranks after checkpoint %d, its report has cycles 0..%d" % ("failed" if a.fail_write else "killed", a.ranks, seq, len(killed) - 1))
     if a.vtk:
         n = len(pvd_entries(vtk + ".pvd"))
         print("the killed run's series lists %d outputs, %d after the checkpoint" % (n, n - seq * k))

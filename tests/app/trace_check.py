@@ -14,7 +14,8 @@ roundtrip: run the app with ARGS -trace_loads DIR/good.trace -report
   on a mesh of 2^dim ranks keep their number and weight, and zoltan-rcb
   balances them to within 5%.  --damage writes the bad traces of the bad-input tests
   beside it: DIR/truncated.trace (the last record cut short),
-  DIR/version.trace (format version 2).
+  DIR/version.trace (format version 2), DIR/nan_centre.trace (the first
+  cell of the last record with a NaN centre).
 
 restart: a run of ARGS with -checkpoint_interval 2 and a restart from its
   last checkpoint both write DIR/restart.trace; it must hold every cycle
@@ -122,6 +123,8 @@ def roundtrip(a, args):
         data = open(trace, "rb").read()
         open(os.path.join(a.dir, "truncated.trace"), "wb").write(data[: recs[-1]["at"] + recs[-1]["bytes"] // 2])
         open(os.path.join(a.dir, "version.trace"), "wb").write(data[:8] + struct.pack("<I", 2) + data[12:])
+        x0 = recs[-1]["at"] + CYCLE.size + 24 * recs[-1]["P"] + 9
+        open(os.path.join(a.dir, "nan_centre.trace"), "wb").write(data[:x0] + struct.pack("<f", float("nan")) + data[x0 + 4:])
 
 
 def lbbench_json(a, cmd):

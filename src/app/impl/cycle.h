@@ -30,6 +30,7 @@ struct _p_AmrCycle {
   AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
   p4est_t *p4est;
   FILE *report;          /* rank 0 */
+  int report_lock, checkpoint_lock; /* one run per path (AmrFileLock), -1: none */
   PetscLogStage stage[NPHASES];
   double total[NPHASES];
   double *eta2;          /* squared indicator per local cell */
@@ -64,7 +65,9 @@ PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
 /* cycle_restart.c, rank 0: the lines of the existing report of the cycles
- * before cyc->first (malloc'ed, free() them), NULL when none */
-char *AmrCycleReportKept(AmrCycle cyc);
+ * before cyc->first (malloc'ed, free() them), NULL when none; *whole: how
+ * many of cycles 0, 1, ... they hold in order as whole lines (-1: no
+ * report to continue) */
+char *AmrCycleReportKept(AmrCycle cyc, long *whole);
 
 #endif

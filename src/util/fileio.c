@@ -1,0 +1,141 @@
+/* Checked writes (fileio.h). */
+#define _DEFAULT_SOURCE /* pwrite, fsync, flock, gethostname */
+#include "util/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int AmrFileWrite(int fd, const void *p, size_t n, long long off)
+{
+  const char *b = p;
+  while (n > 0) {
+    const ssize_t w = off < 0 ? write(fd, b, n) : pwrite(fd, b, n, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    /* a write that takes nothing and says nothing: the device is full */
+    if (w == 0) return ENOSPC;
+    b += w;
+    n -= (size_t)w;
+    if (off >= 0) off += w;
+  }
+  return 0;
+}
+
+int AmrFileFlush(FILE *f)
+{
+  errno = 0;
+  if (fflush(f)) return errno ? errno : EIO;
+  return ferror(f) ? EIO : 0;
+}
+
+int AmrFilePut(FILE *f, const void *p, size_t n)
+{
+  errno = 0;
+  if (n && fwrite(p, 1, n, f) != n) return errno ? errno : EIO;
+  return AmrFileFlush(f);
+}
+
+int AmrFileClose(FILE *f)
+{
+  int err = AmrFileFlush(f);
+  if (fclose(f) && !err) err = errno ? errno : EIO;
+  return err;
+}
+
+int AmrFileSyncDir(const char *path)
+{
+  char dir[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  int fd, err = 0;
+
+  if (!slash) {
+    strcpy(dir, ".");
+  } else {
+    const size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) return ENAMETOOLONG;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+  }
+  fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return errno;
+  /* some file systems cannot sync a directory: nothing is lost there */
+  if (fsync(fd) && errno != EINVAL && errno != EROFS) err = errno;
+  close(fd);
+  return err;
+}
+
+int AmrFileAgree(MPI_Comm comm, int *err, int *rank)
+{
+  int flag[2], e; /* (failed, rank): MINLOC of the negated flag picks the lowest failing rank */
+
+  if ((e = MPI_Comm_rank(comm, &flag[1]))) return e;
+  flag[0] = *err ? -1 : 0;
+  if ((e = MPI_Allreduce(MPI_IN_PLACE, flag, 1, MPI_2INT, MPI_MINLOC, comm))) return e;
+  *rank = flag[0] ? flag[1] : -1;
+  if (!flag[0]) return MPI_SUCCESS;
+  return MPI_Bcast(err, 1, MPI_INT, *rank, comm);
+}
+
+/* Rank 0: lock path.lock into *fd; errno, EWOULDBLOCK with the holder's
+ * "host pid" in owner.  An advisory flock rather than an exclusive
+ * create: a killed run leaves no lock to clean up. */
+static int lock_file(const char *path, int *fd, char *owner, size_t len)
+{
+  char lpath[PATH_MAX], me[300];
+  struct stat sb;
+  int err = 0, n;
+
+  *fd = -1;
+  /* a device (/dev/null, /dev/full) is no output two runs can garble */
+  if (!stat(path, &sb) && !S_ISREG(sb.st_mode)) return 0;
+  if (snprintf(lpath, sizeof lpath, "%s.lock", path) >= (int)sizeof lpath) return ENAMETOOLONG;
+  if ((*fd = open(lpath, O_RDWR | O_CREAT, 0644)) < 0) return errno;
+  if (flock(*fd, LOCK_EX | LOCK_NB)) {
+    err = errno;
+    n = (int)pread(*fd, owner, len - 1, 0);
+    owner[n > 0 ? n : 0] = '\0';
+    owner[strcspn(owner, "\n")] = '\0';
+  } else {
+    strcpy(me, "host ");
+    if (gethostname(me + 5, 250)) strcpy(me + 5, "?");
+    me[255] = '\0';
+    n = (int)strlen(me);
+    snprintf(me + n, sizeof me - (size_t)n, " pid %ld\n", (long)getpid());
+    if (ftruncate(*fd, 0)) err = errno;
+    if (!err) err = AmrFileWrite(*fd, me, strlen(me), 0);
+  }
+  if (err) {
+    close(*fd);
+    *fd = -1;
+  }
+  return err;
+}
+
+PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, int *fd)
+{
+  char owner[320] = "";
+  int rank, err = 0;
+
+  PetscFunctionBeginUser;
+  *fd = -1;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) err = lock_file(path, fd, owner, sizeof owner);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(owner, sizeof owner, MPI_CHAR, 0, comm));
+  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, path,
+             owner[0] ? owner : "its host and pid not yet written", path);
+  /* the lock file sits beside the output: what stops one stops both */
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, path, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+void AmrFileUnlock(int *fd)
+{
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}

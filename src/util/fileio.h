@@ -1,0 +1,50 @@
+/** \file fileio.h
+ * Checked writes: every file the programs write goes through these, so
+ * that a full disk, a quota or a device that refuses data is an error with
+ * the system's reason, never a file silently cut short.  Each returns 0 or
+ * the errno of the first failure. */
+#ifndef AMR_UTIL_FILEIO_H
+#define AMR_UTIL_FILEIO_H
+
+#include <stdio.h>
+#include <petscsys.h>
+
+/** Write all n bytes at offset off of fd (off < 0: at its file position),
+ *  retrying short writes and interrupted calls. */
+int AmrFileWrite(int fd, const void *p, size_t n, long long off);
+
+/** Push what f has buffered to the system and report a write of f that
+ *  failed since the last check: stdio keeps only a flag, so the buffered
+ *  data is flushed again, which gives the system's reason (EIO when the
+ *  flag is all there is). */
+int AmrFileFlush(FILE *f);
+
+/** Write the n bytes at p to f and flush them: the way to write a record
+ *  that must reach the file whole or fail with the system's reason (the
+ *  record composed first, e.g. with open_memstream). */
+int AmrFilePut(FILE *f, const void *p, size_t n);
+
+/** AmrFileFlush, then close f (closed in every case). */
+int AmrFileClose(FILE *f);
+
+/** Make the directory entries of the directory holding path durable (a
+ *  created or renamed file survives a crash only once its directory is
+ *  synced). */
+int AmrFileSyncDir(const char *path);
+
+/** Make one rank's failure everyone's (collective): *err becomes the
+ *  errno of the lowest failing rank, *rank that rank (0 and -1 when none
+ *  failed), so that every rank raises the same one-line error. */
+int AmrFileAgree(MPI_Comm comm, int *err, int *rank);
+
+/** One run per output path (collective): rank 0 takes an exclusive lock
+ *  (flock) on PATH.lock and writes its host and pid into it; the lock
+ *  goes with the process, however it ends, and the file stays (a device
+ *  takes none: two runs cannot garble it).  A path another process holds
+ *  is a user error "option OPTION PATH: in use by another run (host H pid
+ *  P, PATH.lock)".  *fd: the lock (-1 on the other ranks and for a
+ *  device), given back by AmrFileUnlock. */
+PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, int *fd);
+void AmrFileUnlock(int *fd);
+
+#endif
