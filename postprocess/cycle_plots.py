@@ -84,6 +84,19 @@ def load(path):
     return recs
 
 
+def refuse_mixed(paths, runs):
+    """One figure compares methods on one problem: reports of several
+    problems are refused (one error line naming each file's problem) rather
+    than grouped, since every figure's title, colours and table rows assume
+    one problem, and the caller can plot each problem into its own -o."""
+    by = {}
+    for p, recs in zip(paths, runs):
+        by.setdefault(str(recs[0].get("problem", "?")), []).append(os.path.basename(p))
+    if len(by) > 1:
+        raise SystemExit("cycle_plots.py: error: the reports are of %d problems (%s): plot each problem with its own -o" % (
+            len(by), "; ".join("%s: %s" % (prob, ", ".join(files)) for prob, files in sorted(by.items()))))
+
+
 def groups(paths, runs, repeats):
     """[(label, [run, ...]), ...]: one entry per configuration."""
     base = ["%s/%s" % (r[0]["lb_method"], r[0]["lb_weights"]) for r in runs]
@@ -375,6 +388,7 @@ def main(argv):
             runs.append(load(p))
         except (OSError, ValueError) as e:
             raise SystemExit("cycle_plots.py: error: %s: %s" % (p, e))
+    refuse_mixed(a.reports, runs)
     grps = groups(a.reports, runs, a.repeats)
     sums = [[summary(recs) for recs in reps] for _, reps in grps]
     title = context(runs)
