@@ -59,6 +59,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 # 14 colours, each with its own line style and marker: a method keeps its
@@ -234,46 +235,73 @@ def loads_plot(grps, path, title):
     save(fig, path)
 
 
+def unit_of(values):
+    """(factor, name) that puts seconds into readable numbers: s, ms or us."""
+    top = max([abs(v) for v in values if v == v] + [0.0])
+    for factor, name in ((1.0, "s"), (1e3, "ms"), (1e6, "\u00b5s")):
+        if top * factor >= 1 or factor == 1e6:
+            return factor, name
+    return 1.0, "s"
+
+
+def plain(ax, axis="x"):
+    """Plain tick labels: no offset or 1e-3 multiplier above the axis."""
+    fmt = matplotlib.ticker.ScalarFormatter(useOffset=False)
+    fmt.set_scientific(False)
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(fmt)
+
+
 def time_plot(grps, sums, path, title):
+    """Three panels, each on a linear axis in its own unit (s, ms or us)
+    with plain tick labels; the overheads, which span decades, carry their
+    values beside the bars."""
     n = len(grps)
     ys = list(range(n))
     height = 2.6 + 0.4 * n
     fig, axes = plt.subplots(1, 3, figsize=(15, height), sharey=True)
+    repeated = any(len(g[1]) > 1 for g in grps)
 
-    def bars(ax, key, scale, y, height, label, **kw):
-        med, lo, hi = zip(*(spread(s, key) for s in sums))
-        med, lo, hi = [scale(s, m) for s, m in zip(sums, med)], [scale(s, m) for s, m in zip(sums, lo)], [scale(s, m) for s, m in zip(sums, hi)]
-        err = [[m - a for m, a in zip(med, lo)], [b - m for m, b in zip(med, hi)]] if any(len(g[1]) > 1 for g in grps) else None
+    def values(key, per_rank):
+        out = []
+        for s in sums:
+            div = s[0]["ranks"] if per_rank else 1
+            out.append([v / div for v in spread(s, key)])
+        return out  # [(median, least, greatest), ...]
+
+    def bars(ax, vals, factor, y, height, label, **kw):
+        med = [v[0] * factor for v in vals]
+        err = [[(v[0] - v[1]) * factor for v in vals], [(v[2] - v[0]) * factor for v in vals]] if repeated else None
         ax.barh(y, med, height=height, xerr=err, label=label, error_kw={"lw": 0.8, "capsize": 2}, **kw)
         return med
 
-    def same(s, v):
-        return v
-
-    def per_rank(s, v):
-        return v / s[0]["ranks"]
-
-    bars(axes[0], "total", same, ys, 0.7, "whole run", color="#c6dbef")
-    bars(axes[0], "solve", same, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
-    axes[0].set_xlabel("wall seconds")
+    total, solve = values("total", False), values("solve", False)
+    f, u = unit_of([v[2] for v in total])
+    bars(axes[0], total, f, ys, 0.7, "whole run", color="#c6dbef")
+    bars(axes[0], solve, f, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
+    axes[0].set_xlabel("wall time (%s)" % u)
     axes[0].set_title("run time", fontsize=10)
-    bars(axes[1], "lost", per_rank, ys, 0.6, None, color="tab:red")
-    axes[1].set_xlabel("seconds per rank")
-    axes[1].ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
+    lost = values("lost", True)
+    f, u = unit_of([v[2] for v in lost])
+    bars(axes[1], lost, f, ys, 0.6, None, color="tab:red")
+    axes[1].set_xlabel("time per rank (%s)" % u)
     axes[1].set_title("lost to imbalance: a rank's mean idle time\n(sum over cycles of t_max - t_avg of the local work)", fontsize=10)
-    lb = bars(axes[2], "lb", same, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
-    mig = bars(axes[2], "mig", same, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
-    axes[2].set_xscale("log")
-    axes[2].set_xlabel("wall seconds (log scale)")
+    lb, mig = values("lb", False), values("mig", False)
+    f, u = unit_of([v[2] for v in lb + mig])
+    a = bars(axes[2], lb, f, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
+    b = bars(axes[2], mig, f, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
+    axes[2].set_xlabel("wall time (%s), values beside the bars" % u)
     axes[2].set_title("balancing overheads", fontsize=10)
-    # a zero has no place on a log axis: say so where its bar would be
-    at_left = blended_transform_factory(axes[2].transAxes, axes[2].transData)
-    for y, a, b in zip(ys, lb, mig):
-        for off, v in ((-0.2, a), (0.2, b)):
-            if v <= 0:
-                axes[2].text(0.01, y + off, "0 s", transform=at_left, va="center", fontsize=7)
+    # a linear axis keeps bar lengths honest; the small ones get their number
+    # (beyond the whisker, where there is one)
+    ends = [v[2] * f if repeated else v[0] * f for v in lb + mig]
+    top = max(ends + [1e-30])
+    for y, off, v, end in zip(ys + ys, [-0.2] * n + [0.2] * n, a + b, ends):
+        axes[2].text(end + 0.015 * top, y + off, "%.3g %s" % (v, u), va="center", fontsize=7)
+    axes[2].set_xlim(0, top * 1.25)
     for ax in axes:
         ax.grid(alpha=0.3, axis="x")
+        ax.set_xlim(left=0)
+        plain(ax)
     handles = [h for ax in (axes[0], axes[2]) for h in ax.get_legend_handles_labels()[0]]
     fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=4, fontsize=8, frameon=False)
     axes[0].set_yticks(ys)
