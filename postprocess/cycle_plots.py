@@ -317,35 +317,92 @@ def decided(recs):
     return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost") for r in recs)
 
 
-def decision_plot(grps, path, title):
+def floor_input(recs):
+    """Per cycle the I% the floor is compared with, and its label: with
+    phases weights the phase model's measured I% (the rule takes the
+    greater of it and the kept partition's predicted I%, which the report
+    does not hold), else the weighed work's, measured or kept, the greater."""
+    if recs[0]["lb_weights"] == "phases" and all("cycle_imbalance_pct" in r for r in recs):
+        return [r["cycle_imbalance_pct"] for r in recs], "measured I% of the phase model"
+    return [max(r["imbalance_pct"], r.get("kept_imbalance_pct", 0)) for r in recs], "I% of the weighed work (measured or kept, the greater)"
+
+
+def floor_pct(recs, ipct, given):
+    """The -lb_threshold floor: given (--threshold), else what the report
+    shows of it (it does not hold the option): at least the greatest I%
+    kept below it.  (value, label)."""
+    if given is not None:
+        return given, "-lb_threshold %g%%" % given
+    kept = [v for v, r in zip(ipct, recs) if r.get("lb_decision") == "below_floor"]
+    if not kept:
+        return None, None
+    return max(kept), "floor \u2265 %.1f%% (greatest I%% kept)" % max(kept)
+
+
+def decision_plot(grps, path, title, threshold=None):
+    """Per run two panels: the ski-rental rule in rank-ms (the loss since
+    the last rebalance and the threshold it must reach, the predicted cost,
+    with the cycles that rebalanced on measured loss and those that did on
+    predicted gain told apart) and the floor rule (the I% against the
+    -lb_threshold floor)."""
     runs = [(name, reps[0], len(reps)) for name, reps in grps if decided(reps[0])]
     if not runs:
         remove(path)
         return
     cols = 1 if len(runs) <= 3 else 2
     rows = (len(runs) + cols - 1) // cols
-    height = 1.2 + 2.3 * rows
-    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, height), squeeze=False, sharex=True)
-    for ax, (name, recs, nrep) in zip(axes.flat, runs):
+    height = 1.6 + 3.4 * rows
+    fig, axes = plt.subplots(2 * rows, cols, figsize=(8 * cols, height), squeeze=False, sharex=True,
+                             gridspec_kw={"height_ratios": [2, 1] * rows})
+    nan = float("nan")
+    ms = 1e3
+    for k, (name, recs, nrep) in enumerate(runs):
+        ax, fl = axes[2 * (k // cols)][k % cols], axes[2 * (k // cols) + 1][k % cols]
         cyc = [r["cycle"] for r in recs]
-        ax.plot(cyc, [r["excess_loss_rank_s"] for r in recs], lw=1, label="loss since last rebalance, beyond the residual")
+        ax.plot(cyc, [ms * r["excess_loss_rank_s"] for r in recs], lw=1, color="tab:blue",
+                label="loss since the last rebalance, beyond the residual")
         # no cost on cycles that had no chance to balance (null in the report)
-        ax.plot(cyc, [r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else float("nan") for r in recs],
-                lw=1, label="predicted cost of rebalancing")
-        reb = [r for r in recs if r["rebalanced"]]
-        ax.plot([r["cycle"] for r in reb], [r["excess_loss_rank_s"] for r in reb], "k|", markersize=8, label="rebalanced")
-        ax.set_yscale("symlog", linthresh=1e-4)
-        ax.set_ylabel("rank-seconds")
-        ax.set_title("%s: %d rebalances in %d cycles%s" % (name, len(reb), len(recs), "" if nrep == 1 else " (run 1 of %d)" % nrep), fontsize=9)
+        ax.plot(cyc, [ms * r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else nan for r in recs],
+                lw=1.2, color="tab:red", ls="--", label="threshold: predicted cost of rebalancing")
+        loss = [r for r in recs if r.get("lb_decision") == "rebalance"]
+        gain = [r for r in recs if r.get("lb_decision") == "gain"]
+        ax.plot([r["cycle"] for r in loss], [ms * r["excess_loss_rank_s"] for r in loss], "^", color="black", ms=6,
+                label="rebalanced: measured loss reached the cost")
+        ax.plot([r["cycle"] for r in gain], [ms * (r.get("predicted_cycle_gain_rank_s") or 0) for r in gain], "o", mfc="none",
+                mec="tab:orange", mew=1.5, ms=6, label="rebalanced: next cycle's predicted gain beat the cost")
+        ax.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        ax.set_ylabel("rank-ms")
+        ax.set_title("%s: %d rebalances in %d cycles (%d on measured loss, %d on predicted gain)%s" % (
+            name, sum(1 for r in recs if r["rebalanced"]), len(recs), len(loss), len(gain),
+            "" if nrep == 1 else ", run 1 of %d" % nrep), fontsize=8)
         ax.grid(alpha=0.3)
-    for ax in axes.flat[len(runs):]:
-        ax.axis("off")
+        ipct, what = floor_input(recs)
+        fl.plot(cyc, ipct, lw=1, color="tab:gray")
+        below = [(c, v) for c, v, r in zip(cyc, ipct, recs) if r.get("lb_decision") == "below_floor"]
+        fl.plot([c for c, _ in below], [v for _, v in below], "x", color="black", ms=6, mew=1.5, label="kept: I% at or below the floor")
+        value, label = floor_pct(recs, ipct, threshold)
+        if value is not None:
+            fl.axhline(value, color="tab:red", lw=1.2, ls=":", label="the -lb_threshold floor")
+            fl.text(1.005, value, label, transform=blended_transform_factory(fl.transAxes, fl.transData), fontsize=7, va="center",
+                    color="tab:red")
+        fl.set_ylim(bottom=0)
+        fl.set_ylabel("I%")
+        fl.set_title(what, fontsize=8, loc="left")
+        plain(fl, "y")
+        fl.grid(alpha=0.3)
+    for k in range(len(runs), rows * cols):
+        axes[2 * (k // cols)][k % cols].axis("off")
+        axes[2 * (k // cols) + 1][k % cols].axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("cycle")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=3, fontsize=8,
-               frameon=False)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for h, l in zip(*axes[1, 0].get_legend_handles_labels()):
+        handles.append(h)
+        labels.append(l)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=2, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / height))
+    fig.tight_layout(rect=(0, 0, 0.9 if cols == 1 else 0.95, 1 - 1.1 / height))
     save(fig, path)
 
 
@@ -408,6 +465,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="figures: see the module's description")
     ap.add_argument("-o", dest="out", default=".", help="output directory (created if missing)")
     ap.add_argument("--repeats", action="store_true", help="reports with the same method/weights are repetitions: medians and spread")
+    ap.add_argument("--threshold", type=float, metavar="PCT", help="the runs' -lb_threshold, drawn in decision.png (the reports do not hold it)")
     ap.add_argument("reports", nargs="+", help="amr2d/amr3d -report FILE.jsonl, one per run")
     a = ap.parse_args(argv)
     runs = []
@@ -431,7 +489,7 @@ def main(argv):
     per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
     time_plot(grps, sums, out("time.png"), "time: " + title)
-    decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title)
+    decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title, a.threshold)
     weights_plot(grps, out("weights.png"), "weights against measured costs: " + title)
     md = table(grps, sums, "Methods on " + title)
     with open(out("methods.md"), "w") as f:
