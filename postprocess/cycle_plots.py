@@ -175,22 +175,59 @@ def remove(path):
         os.remove(path)
 
 
+# more lines than this in one panel cannot be told apart: small multiples
+ONE_PANEL = 4
+
+
 def per_cycle_plot(grps, key, ylabel, path, title):
-    fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+    """Up to ONE_PANEL methods share one per-cycle panel; more get one small
+    panel each (the others in light grey behind it, the same axes), beside
+    the summary of all."""
+    n = len(grps)
     repeated = any(len(g[1]) > 1 for g in grps)
     # more than a few bands hide each other: then the summary shows the spread
-    bands = repeated and len(grps) <= 4
-    for i, (name, reps) in enumerate(grps):
-        cyc, med, lo, hi = per_cycle(reps, key)
-        ax.plot(cyc, med, lw=1.3, label=name, **style(i))
-        if bands:
-            ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
-    ax.set_xlabel("cycle")
-    ax.set_ylabel(ylabel)
-    ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
-                 fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    bands = repeated and n <= ONE_PANEL
+    curves = [per_cycle(reps, key) for _, reps in grps]
+    if n <= ONE_PANEL:
+        fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+        for i, (name, reps) in enumerate(grps):
+            cyc, med, lo, hi = curves[i]
+            ax.plot(cyc, med, lw=1.3, label=name, **style(i))
+            if bands:
+                ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
+        ax.set_xlabel("cycle")
+        ax.set_ylabel(ylabel)
+        ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
+                     fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    else:
+        cols = 4 if n > 9 else 3
+        rows = (n + cols - 1) // cols
+        fig = plt.figure(figsize=(18, 1.2 + 1.9 * rows))
+        outer = fig.add_gridspec(1, 2, width_ratios=[3, 1.4], wspace=0.25)
+        inner = outer[0].subgridspec(rows, cols, hspace=0.45, wspace=0.08)
+        first = None
+        for i, (name, reps) in enumerate(grps):
+            ax = fig.add_subplot(inner[i // cols, i % cols], sharex=first, sharey=first)
+            first = first or ax
+            for j, (cyc, med, _, _) in enumerate(curves):
+                if j != i:
+                    ax.plot(cyc, med, lw=0.6, color="0.82", zorder=1)
+            cyc, med, _, _ = curves[i]
+            ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
+            ax.set_title(name, fontsize=8, pad=2)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if i % cols:
+                ax.tick_params(labelleft=False)
+            if i // cols == rows - 1 or i + cols >= n:
+                ax.set_xlabel("cycle", fontsize=7)
+            else:
+                ax.tick_params(labelbottom=False)
+        fig.text(0.01, 0.5, ylabel + (" (median of the repetitions)" if repeated else ""), rotation=90, va="center", fontsize=9)
+        fig.text(0.35, 1 - 0.75 / (1.2 + 1.9 * rows), "per cycle, one panel per method (grey: the other methods)", ha="center", fontsize=9)
+        box = fig.add_subplot(outer[1])
     # the summary: every cycle of every repetition, sorted by the mean
     order = sorted(range(len(grps)), key=lambda i: statistics.fmean(r[key] for reps in [grps[i][1]] for recs in reps for r in recs))
     data = [[r[key] for recs in grps[i][1] for r in recs] for i in order]
@@ -212,7 +249,10 @@ def per_cycle_plot(grps, key, ylabel, path, title):
     box.invert_yaxis()
     box.grid(alpha=0.3, axis="x")
     fig.suptitle(title)
-    fig.tight_layout()
+    if n <= ONE_PANEL:
+        fig.tight_layout()
+    else:
+        fig.subplots_adjust(left=0.05, right=0.99, bottom=0.35 / (1.2 + 1.9 * rows) + 0.05, top=1 - 1.0 / (1.2 + 1.9 * rows))
     save(fig, path)
 
 
