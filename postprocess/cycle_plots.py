@@ -15,7 +15,8 @@ Writes into DIR (default: the current directory):
   imbalance.png  left: the measured imbalance I% of the phase model (of the
                  weighed work in reports from before it) per
                  cycle, one line per method (the band around it: least to
-                 greatest over the repetitions); right: per method, the I%
+                 greatest over the repetitions), or with more than 4
+                 methods one small panel each (the others grey); right: per method, the I%
                  of all its cycles as a box (quartiles; whiskers 5-95%),
                  its mean (white diamond) and each repetition's mean (dots),
                  sorted by the mean
@@ -26,14 +27,20 @@ Writes into DIR (default: the current directory):
                  wall time with its solve phase; the time lost to imbalance
                  as the mean idle time of a rank (sum over cycles of
                  t_max - t_avg of the ranks' local work: lost_rank_s / ranks);
-                 the balancer's and the migration's time (log scale).  Bars
-                 are medians, whiskers least to greatest of the repetitions
+                 the balancer's and the migration's time (their values
+                 beside the bars).  Linear axes in s, ms or us with plain
+                 ticks.  Bars are medians, whiskers least to greatest of the
+                 repetitions
   decision.png   the -lb_threshold rule of each run that decided (a run
                  without -lb_threshold rebalances at every chance and has no
                  panel; no run decided: no file): the time lost to imbalance
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
-                 cycle, with the cycles that rebalanced (first repetition)
+                 cycle in rank-ms, the cycles that rebalanced on measured
+                 loss (triangles) and on predicted gain (circles); below,
+                 the I% the floor compares against the floor (--threshold
+                 PCT, else the least floor the report shows: its greatest
+                 I% kept below it) (first repetition)
   weights.png    the weight per load type over the cycles (solid) against the
                  measured per-cell costs' mean per type, weights_measured, scaled
                  the same way (dashed), one panel per run that measured them
@@ -46,6 +53,8 @@ Writes into DIR (default: the current directory):
                  cycles and phases of the slowest rank's own work), what the
                  cycles before predicted for it, and the time it lost
 
+Reports of different problems are refused (one error line naming each
+file's problem): every figure's title and the table assume one problem.
 A figure that has nothing to show is not written, and an older one of that
 name in DIR is removed.
 """
