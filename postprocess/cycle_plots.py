@@ -15,7 +15,8 @@ Writes into DIR (default: the current directory):
   imbalance.png  left: the measured imbalance I% of the phase model (of the
                  weighed work in reports from before it) per
                  cycle, one line per method (the band around it: least to
-                 greatest over the repetitions); right: per method, the I%
+                 greatest over the repetitions), or with more than 4
+                 methods one small panel each (the others grey); right: per method, the I%
                  of all its cycles as a box (quartiles; whiskers 5-95%),
                  its mean (white diamond) and each repetition's mean (dots),
                  sorted by the mean
@@ -26,14 +27,20 @@ Writes into DIR (default: the current directory):
                  wall time with its solve phase; the time lost to imbalance
                  as the mean idle time of a rank (sum over cycles of
                  t_max - t_avg of the ranks' local work: lost_rank_s / ranks);
-                 the balancer's and the migration's time (log scale).  Bars
-                 are medians, whiskers least to greatest of the repetitions
+                 the balancer's and the migration's time (their values
+                 beside the bars).  Linear axes in s, ms or us with plain
+                 ticks.  Bars are medians, whiskers least to greatest of the
+                 repetitions
   decision.png   the -lb_threshold rule of each run that decided (a run
                  without -lb_threshold rebalances at every chance and has no
                  panel; no run decided: no file): the time lost to imbalance
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
-                 cycle, with the cycles that rebalanced (first repetition)
+                 cycle in rank-ms, the cycles that rebalanced on measured
+                 loss (triangles) and on predicted gain (circles); below,
+                 the I% the floor compares against the floor (--threshold
+                 PCT, else the least floor the report shows: its greatest
+                 I% kept below it) (first repetition)
   weights.png    the weight per load type over the cycles (solid) against the
                  measured per-cell costs' mean per type, weights_measured, scaled
                  the same way (dashed), one panel per run that measured them
@@ -46,6 +53,8 @@ Writes into DIR (default: the current directory):
                  cycles and phases of the slowest rank's own work), what the
                  cycles before predicted for it, and the time it lost
 
+Reports of different problems are refused (one error line naming each
+file's problem): every figure's title and the table assume one problem.
 A figure that has nothing to show is not written, and an older one of that
 name in DIR is removed.
 """
@@ -59,6 +68,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 # 14 colours, each with its own line style and marker: a method keeps its
@@ -82,6 +92,19 @@ def load(path):
         if key not in recs[0]:
             raise SystemExit("cycle_plots.py: error: %s has no field '%s' (not a report of the balancing cycle)" % (path, key))
     return recs
+
+
+def refuse_mixed(paths, runs):
+    """One figure compares methods on one problem: reports of several
+    problems are refused (one error line naming each file's problem) rather
+    than grouped, since every figure's title, colours and table rows assume
+    one problem, and the caller can plot each problem into its own -o."""
+    by = {}
+    for p, recs in zip(paths, runs):
+        by.setdefault(str(recs[0].get("problem", "?")), []).append(os.path.basename(p))
+    if len(by) > 1:
+        raise SystemExit("cycle_plots.py: error: the reports are of %d problems (%s): plot each problem with its own -o" % (
+            len(by), "; ".join("%s: %s" % (prob, ", ".join(files)) for prob, files in sorted(by.items()))))
 
 
 def groups(paths, runs, repeats):
@@ -161,22 +184,59 @@ def remove(path):
         os.remove(path)
 
 
+# more lines than this in one panel cannot be told apart: small multiples
+ONE_PANEL = 4
+
+
 def per_cycle_plot(grps, key, ylabel, path, title):
-    fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+    """Up to ONE_PANEL methods share one per-cycle panel; more get one small
+    panel each (the others in light grey behind it, the same axes), beside
+    the summary of all."""
+    n = len(grps)
     repeated = any(len(g[1]) > 1 for g in grps)
     # more than a few bands hide each other: then the summary shows the spread
-    bands = repeated and len(grps) <= 4
-    for i, (name, reps) in enumerate(grps):
-        cyc, med, lo, hi = per_cycle(reps, key)
-        ax.plot(cyc, med, lw=1.3, label=name, **style(i))
-        if bands:
-            ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
-    ax.set_xlabel("cycle")
-    ax.set_ylabel(ylabel)
-    ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
-                 fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    bands = repeated and n <= ONE_PANEL
+    curves = [per_cycle(reps, key) for _, reps in grps]
+    if n <= ONE_PANEL:
+        fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+        for i, (name, reps) in enumerate(grps):
+            cyc, med, lo, hi = curves[i]
+            ax.plot(cyc, med, lw=1.3, label=name, **style(i))
+            if bands:
+                ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
+        ax.set_xlabel("cycle")
+        ax.set_ylabel(ylabel)
+        ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
+                     fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
+    else:
+        cols = 4 if n > 9 else 3
+        rows = (n + cols - 1) // cols
+        fig = plt.figure(figsize=(18, 1.2 + 1.9 * rows))
+        outer = fig.add_gridspec(1, 2, width_ratios=[3, 1.4], wspace=0.25)
+        inner = outer[0].subgridspec(rows, cols, hspace=0.45, wspace=0.08)
+        first = None
+        for i, (name, reps) in enumerate(grps):
+            ax = fig.add_subplot(inner[i // cols, i % cols], sharex=first, sharey=first)
+            first = first or ax
+            for j, (cyc, med, _, _) in enumerate(curves):
+                if j != i:
+                    ax.plot(cyc, med, lw=0.6, color="0.82", zorder=1)
+            cyc, med, _, _ = curves[i]
+            ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
+            ax.set_title(name, fontsize=8, pad=2)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if i % cols:
+                ax.tick_params(labelleft=False)
+            if i // cols == rows - 1 or i + cols >= n:
+                ax.set_xlabel("cycle", fontsize=7)
+            else:
+                ax.tick_params(labelbottom=False)
+        fig.text(0.01, 0.5, ylabel + (" (median of the repetitions)" if repeated else ""), rotation=90, va="center", fontsize=9)
+        fig.text(0.35, 1 - 0.75 / (1.2 + 1.9 * rows), "per cycle, one panel per method (grey: the other methods)", ha="center", fontsize=9)
+        box = fig.add_subplot(outer[1])
     # the summary: every cycle of every repetition, sorted by the mean
     order = sorted(range(len(grps)), key=lambda i: statistics.fmean(r[key] for reps in [grps[i][1]] for recs in reps for r in recs))
     data = [[r[key] for recs in grps[i][1] for r in recs] for i in order]
@@ -198,7 +258,10 @@ def per_cycle_plot(grps, key, ylabel, path, title):
     box.invert_yaxis()
     box.grid(alpha=0.3, axis="x")
     fig.suptitle(title)
-    fig.tight_layout()
+    if n <= ONE_PANEL:
+        fig.tight_layout()
+    else:
+        fig.subplots_adjust(left=0.05, right=0.99, bottom=0.35 / (1.2 + 1.9 * rows) + 0.05, top=1 - 1.0 / (1.2 + 1.9 * rows))
     save(fig, path)
 
 
@@ -221,46 +284,73 @@ def loads_plot(grps, path, title):
     save(fig, path)
 
 
+def unit_of(values):
+    """(factor, name) that puts seconds into readable numbers: s, ms or us."""
+    top = max([abs(v) for v in values if v == v] + [0.0])
+    for factor, name in ((1.0, "s"), (1e3, "ms"), (1e6, "\u00b5s")):
+        if top * factor >= 1 or factor == 1e6:
+            return factor, name
+    return 1.0, "s"
+
+
+def plain(ax, axis="x"):
+    """Plain tick labels: no offset or 1e-3 multiplier above the axis."""
+    fmt = matplotlib.ticker.ScalarFormatter(useOffset=False)
+    fmt.set_scientific(False)
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(fmt)
+
+
 def time_plot(grps, sums, path, title):
+    """Three panels, each on a linear axis in its own unit (s, ms or us)
+    with plain tick labels; the overheads, which span decades, carry their
+    values beside the bars."""
     n = len(grps)
     ys = list(range(n))
     height = 2.6 + 0.4 * n
     fig, axes = plt.subplots(1, 3, figsize=(15, height), sharey=True)
+    repeated = any(len(g[1]) > 1 for g in grps)
 
-    def bars(ax, key, scale, y, height, label, **kw):
-        med, lo, hi = zip(*(spread(s, key) for s in sums))
-        med, lo, hi = [scale(s, m) for s, m in zip(sums, med)], [scale(s, m) for s, m in zip(sums, lo)], [scale(s, m) for s, m in zip(sums, hi)]
-        err = [[m - a for m, a in zip(med, lo)], [b - m for m, b in zip(med, hi)]] if any(len(g[1]) > 1 for g in grps) else None
+    def values(key, per_rank):
+        out = []
+        for s in sums:
+            div = s[0]["ranks"] if per_rank else 1
+            out.append([v / div for v in spread(s, key)])
+        return out  # [(median, least, greatest), ...]
+
+    def bars(ax, vals, factor, y, height, label, **kw):
+        med = [v[0] * factor for v in vals]
+        err = [[(v[0] - v[1]) * factor for v in vals], [(v[2] - v[0]) * factor for v in vals]] if repeated else None
         ax.barh(y, med, height=height, xerr=err, label=label, error_kw={"lw": 0.8, "capsize": 2}, **kw)
         return med
 
-    def same(s, v):
-        return v
-
-    def per_rank(s, v):
-        return v / s[0]["ranks"]
-
-    bars(axes[0], "total", same, ys, 0.7, "whole run", color="#c6dbef")
-    bars(axes[0], "solve", same, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
-    axes[0].set_xlabel("wall seconds")
+    total, solve = values("total", False), values("solve", False)
+    f, u = unit_of([v[2] for v in total])
+    bars(axes[0], total, f, ys, 0.7, "whole run", color="#c6dbef")
+    bars(axes[0], solve, f, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
+    axes[0].set_xlabel("wall time (%s)" % u)
     axes[0].set_title("run time", fontsize=10)
-    bars(axes[1], "lost", per_rank, ys, 0.6, None, color="tab:red")
-    axes[1].set_xlabel("seconds per rank")
-    axes[1].ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
+    lost = values("lost", True)
+    f, u = unit_of([v[2] for v in lost])
+    bars(axes[1], lost, f, ys, 0.6, None, color="tab:red")
+    axes[1].set_xlabel("time per rank (%s)" % u)
     axes[1].set_title("lost to imbalance: a rank's mean idle time\n(sum over cycles of t_max - t_avg of the local work)", fontsize=10)
-    lb = bars(axes[2], "lb", same, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
-    mig = bars(axes[2], "mig", same, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
-    axes[2].set_xscale("log")
-    axes[2].set_xlabel("wall seconds (log scale)")
+    lb, mig = values("lb", False), values("mig", False)
+    f, u = unit_of([v[2] for v in lb + mig])
+    a = bars(axes[2], lb, f, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
+    b = bars(axes[2], mig, f, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
+    axes[2].set_xlabel("wall time (%s), values beside the bars" % u)
     axes[2].set_title("balancing overheads", fontsize=10)
-    # a zero has no place on a log axis: say so where its bar would be
-    at_left = blended_transform_factory(axes[2].transAxes, axes[2].transData)
-    for y, a, b in zip(ys, lb, mig):
-        for off, v in ((-0.2, a), (0.2, b)):
-            if v <= 0:
-                axes[2].text(0.01, y + off, "0 s", transform=at_left, va="center", fontsize=7)
+    # a linear axis keeps bar lengths honest; the small ones get their number
+    # (beyond the whisker, where there is one)
+    ends = [v[2] * f if repeated else v[0] * f for v in lb + mig]
+    top = max(ends + [1e-30])
+    for y, off, v, end in zip(ys + ys, [-0.2] * n + [0.2] * n, a + b, ends):
+        axes[2].text(end + 0.015 * top, y + off, "%.3g %s" % (v, u), va="center", fontsize=7)
+    axes[2].set_xlim(0, top * 1.25)
     for ax in axes:
         ax.grid(alpha=0.3, axis="x")
+        ax.set_xlim(left=0)
+        plain(ax)
     handles = [h for ax in (axes[0], axes[2]) for h in ax.get_legend_handles_labels()[0]]
     fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=4, fontsize=8, frameon=False)
     axes[0].set_yticks(ys)
@@ -276,35 +366,92 @@ def decided(recs):
     return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost") for r in recs)
 
 
-def decision_plot(grps, path, title):
+def floor_input(recs):
+    """Per cycle the I% the floor is compared with, and its label: with
+    phases weights the phase model's measured I% (the rule takes the
+    greater of it and the kept partition's predicted I%, which the report
+    does not hold), else the weighed work's, measured or kept, the greater."""
+    if recs[0]["lb_weights"] == "phases" and all("cycle_imbalance_pct" in r for r in recs):
+        return [r["cycle_imbalance_pct"] for r in recs], "measured I% of the phase model"
+    return [max(r["imbalance_pct"], r.get("kept_imbalance_pct", 0)) for r in recs], "I% of the weighed work (measured or kept, the greater)"
+
+
+def floor_pct(recs, ipct, given):
+    """The -lb_threshold floor: given (--threshold), else what the report
+    shows of it (it does not hold the option): at least the greatest I%
+    kept below it.  (value, label)."""
+    if given is not None:
+        return given, "-lb_threshold %g%%" % given
+    kept = [v for v, r in zip(ipct, recs) if r.get("lb_decision") == "below_floor"]
+    if not kept:
+        return None, None
+    return max(kept), "floor \u2265 %.1f%% (greatest I%% kept)" % max(kept)
+
+
+def decision_plot(grps, path, title, threshold=None):
+    """Per run two panels: the ski-rental rule in rank-ms (the loss since
+    the last rebalance and the threshold it must reach, the predicted cost,
+    with the cycles that rebalanced on measured loss and those that did on
+    predicted gain told apart) and the floor rule (the I% against the
+    -lb_threshold floor)."""
     runs = [(name, reps[0], len(reps)) for name, reps in grps if decided(reps[0])]
     if not runs:
         remove(path)
         return
     cols = 1 if len(runs) <= 3 else 2
     rows = (len(runs) + cols - 1) // cols
-    height = 1.2 + 2.3 * rows
-    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, height), squeeze=False, sharex=True)
-    for ax, (name, recs, nrep) in zip(axes.flat, runs):
+    height = 1.6 + 3.4 * rows
+    fig, axes = plt.subplots(2 * rows, cols, figsize=(8 * cols, height), squeeze=False, sharex=True,
+                             gridspec_kw={"height_ratios": [2, 1] * rows})
+    nan = float("nan")
+    ms = 1e3
+    for k, (name, recs, nrep) in enumerate(runs):
+        ax, fl = axes[2 * (k // cols)][k % cols], axes[2 * (k // cols) + 1][k % cols]
         cyc = [r["cycle"] for r in recs]
-        ax.plot(cyc, [r["excess_loss_rank_s"] for r in recs], lw=1, label="loss since last rebalance, beyond the residual")
+        ax.plot(cyc, [ms * r["excess_loss_rank_s"] for r in recs], lw=1, color="tab:blue",
+                label="loss since the last rebalance, beyond the residual")
         # no cost on cycles that had no chance to balance (null in the report)
-        ax.plot(cyc, [r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else float("nan") for r in recs],
-                lw=1, label="predicted cost of rebalancing")
-        reb = [r for r in recs if r["rebalanced"]]
-        ax.plot([r["cycle"] for r in reb], [r["excess_loss_rank_s"] for r in reb], "k|", markersize=8, label="rebalanced")
-        ax.set_yscale("symlog", linthresh=1e-4)
-        ax.set_ylabel("rank-seconds")
-        ax.set_title("%s: %d rebalances in %d cycles%s" % (name, len(reb), len(recs), "" if nrep == 1 else " (run 1 of %d)" % nrep), fontsize=9)
+        ax.plot(cyc, [ms * r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else nan for r in recs],
+                lw=1.2, color="tab:red", ls="--", label="threshold: predicted cost of rebalancing")
+        loss = [r for r in recs if r.get("lb_decision") == "rebalance"]
+        gain = [r for r in recs if r.get("lb_decision") == "gain"]
+        ax.plot([r["cycle"] for r in loss], [ms * r["excess_loss_rank_s"] for r in loss], "^", color="black", ms=6,
+                label="rebalanced: measured loss reached the cost")
+        ax.plot([r["cycle"] for r in gain], [ms * (r.get("predicted_cycle_gain_rank_s") or 0) for r in gain], "o", mfc="none",
+                mec="tab:orange", mew=1.5, ms=6, label="rebalanced: next cycle's predicted gain beat the cost")
+        ax.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        ax.set_ylabel("rank-ms")
+        ax.set_title("%s: %d rebalances in %d cycles (%d on measured loss, %d on predicted gain)%s" % (
+            name, sum(1 for r in recs if r["rebalanced"]), len(recs), len(loss), len(gain),
+            "" if nrep == 1 else ", run 1 of %d" % nrep), fontsize=8)
         ax.grid(alpha=0.3)
-    for ax in axes.flat[len(runs):]:
-        ax.axis("off")
+        ipct, what = floor_input(recs)
+        fl.plot(cyc, ipct, lw=1, color="tab:gray")
+        below = [(c, v) for c, v, r in zip(cyc, ipct, recs) if r.get("lb_decision") == "below_floor"]
+        fl.plot([c for c, _ in below], [v for _, v in below], "x", color="black", ms=6, mew=1.5, label="kept: I% at or below the floor")
+        value, label = floor_pct(recs, ipct, threshold)
+        if value is not None:
+            fl.axhline(value, color="tab:red", lw=1.2, ls=":", label="the -lb_threshold floor")
+            fl.text(1.005, value, label, transform=blended_transform_factory(fl.transAxes, fl.transData), fontsize=7, va="center",
+                    color="tab:red")
+        fl.set_ylim(bottom=0)
+        fl.set_ylabel("I%")
+        fl.set_title(what, fontsize=8, loc="left")
+        plain(fl, "y")
+        fl.grid(alpha=0.3)
+    for k in range(len(runs), rows * cols):
+        axes[2 * (k // cols)][k % cols].axis("off")
+        axes[2 * (k // cols) + 1][k % cols].axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("cycle")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=3, fontsize=8,
-               frameon=False)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for h, l in zip(*axes[1, 0].get_legend_handles_labels()):
+        handles.append(h)
+        labels.append(l)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=2, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / height))
+    fig.tight_layout(rect=(0, 0, 0.9 if cols == 1 else 0.95, 1 - 1.1 / height))
     save(fig, path)
 
 
@@ -367,6 +514,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="figures: see the module's description")
     ap.add_argument("-o", dest="out", default=".", help="output directory (created if missing)")
     ap.add_argument("--repeats", action="store_true", help="reports with the same method/weights are repetitions: medians and spread")
+    ap.add_argument("--threshold", type=float, metavar="PCT", help="the runs' -lb_threshold, drawn in decision.png (the reports do not hold it)")
     ap.add_argument("reports", nargs="+", help="amr2d/amr3d -report FILE.jsonl, one per run")
     a = ap.parse_args(argv)
     runs = []
@@ -375,6 +523,7 @@ def main(argv):
             runs.append(load(p))
         except (OSError, ValueError) as e:
             raise SystemExit("cycle_plots.py: error: %s: %s" % (p, e))
+    refuse_mixed(a.reports, runs)
     grps = groups(a.reports, runs, a.repeats)
     sums = [[summary(recs) for recs in reps] for _, reps in grps]
     title = context(runs)
@@ -389,7 +538,7 @@ def main(argv):
     per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
     time_plot(grps, sums, out("time.png"), "time: " + title)
-    decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title)
+    decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title, a.threshold)
     weights_plot(grps, out("weights.png"), "weights against measured costs: " + title)
     md = table(grps, sums, "Methods on " + title)
     with open(out("methods.md"), "w") as f:

@@ -198,7 +198,20 @@ def plot(path, table):
                             color=colour, alpha=0.2)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        # a log axis over less than a decade gets one major tick or none:
+        # tick the cycles' cells themselves, plain numbers, no minor labels
+        xs = sorted({c["cells"]["median"] for (cs, pr), (_, cycles, _) in table.items() if cs == case for c in cycles})
+        if len(xs) > 8:
+            xs = xs[::(len(xs) + 7) // 8]
+        ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator(xs))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:.0f}"))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        if len(xs) == 1:
+            ax.set_xlim(xs[0] / 1.5, xs[0] * 1.5)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+        ax.tick_params(axis="y", which="both", labelsize=8)
         ax.set_xlabel("active cells of the cycle")
         ax.set_ylabel("wall us per active cell")
         ax.set_title(case_title(case), fontsize=9)
