@@ -51,6 +51,8 @@ methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*> .*(choose one of) \(.*\
 [ -n "$methods" ] || fail "$amr -help lists no -lb_method values"
 weights=$(sed -n 's/^-lb_weights  *//p' "$opts")
 weights=${weights:-count}
+# the decision plot draws the options file's -lb_threshold floor
+threshold=$(sed -n 's/^-lb_threshold  *//p' "$opts")
 # the reports this run writes, one a line: the only ones plotted
 reports=
 run() {  # METHOD WEIGHTS K [AMR2D OPTIONS...]
@@ -75,4 +77,4 @@ IFS='
 '
 # shellcheck disable=SC2086
 set -- $reports
-"$python" "$root/postprocess/cycle_plots.py" --repeats -o "$out" "$@"
+"$python" "$root/postprocess/cycle_plots.py" --repeats ${threshold:+--threshold "$threshold"} -o "$out" "$@"
