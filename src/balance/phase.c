@@ -185,11 +185,17 @@ static lb_err split(search *s, lb_phase_choice *res)
   lb_phase_model m;
   lb_err err;
 
+  const double *w[64];
+  int J = 0;
+
+  /* the phases the search weighs (searched()); a small one follows */
   for (int k = 0; k < K && k < 64; k++) {
-    start[k] = 0;
-    for (int q = 0; q < P; q++) start[k] = fmax(start[k], res->load[(size_t)k * P + q]);
+    if (!searched(s, k)) continue;
+    start[J] = 0;
+    for (int q = 0; q < P; q++) start[J] = fmax(start[J], res->load[(size_t)k * P + q]);
+    w[J++] = s->w[k];
   }
-  err = lb_phase_split(s->comm, s->n, K, s->w, P, start, s->counts);
+  err = lb_phase_split(s->comm, s->n, J, w, P, start, s->counts);
   if (err == LB_ERR_UNSUPPORTED) return LB_OK;
   LB_CALL(err);
   LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));

@@ -109,7 +109,7 @@ static int64_t walk(const buckets *b, const double *caps, int64_t limit, int64_t
 static void lower(const buckets *b, double *caps, int k, double lo, int64_t nparts)
 {
   double hi = caps[k];
-  for (int it = 0; it < 40 && hi - lo > 1e-9 * hi; it++) {
+  for (int it = 0; it < 30 && hi - lo > 1e-6 * hi; it++) {
     caps[k] = 0.5 * (lo + hi);
     if (walk(b, caps, nparts, NULL) <= nparts) hi = caps[k];
     else lo = caps[k];
