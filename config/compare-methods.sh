@@ -77,4 +77,5 @@ IFS='
 '
 # shellcheck disable=SC2086
 set -- $reports
-"$python" "$root/postprocess/cycle_plots.py" --repeats ${threshold:+--threshold "$threshold"} -o "$out" "$@"
+[ -z "$threshold" ] || set -- --threshold "$threshold" "$@"
+"$python" "$root/postprocess/cycle_plots.py" --repeats -o "$out" "$@"
