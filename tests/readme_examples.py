@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""The README's example output, checked against what the commands print now.
+"""The README's and the guides' example output, checked against what the commands print now.
 
-    readme_examples.py README.md BINDIR MPIEXEC [MPIEXEC FLAGS ...]
+    readme_examples.py README.md [GUIDE.md ...] BINDIR MPIEXEC [MPIEXEC FLAGS ...]
 
-Every fenced block right after a line <!-- example: checked --> is a
-transcript: lines "$ COMMAND" (a trailing backslash continues one), each
-followed by the output lines the README shows.  The test runs each command
-from the README's folder (build/bin/ replaced by BINDIR, mpiexec by
-MPIEXEC and its flags) and every shown line must be one the command printed
+The Markdown files come first (every argument ending in .md); the first is
+the README at the top of the repository.  In each, every fenced block right
+after a line <!-- example: checked --> is a transcript: lines "$ COMMAND"
+(a trailing backslash continues one), each followed by the output lines the
+file shows.  The test runs each command from the top of the repository, the
+README's folder, whichever guide shows it (build/bin/ replaced by BINDIR,
+mpiexec by MPIEXEC and its flags) and every shown line must be one the command printed
 (stdout or stderr), compared up to " | ": what follows it on a line is
 wall time, and so are the "phases (max over ranks)" and "summary (" lines,
 which are not compared.  A line "..." stands for lines left out.
+
+Before running anything it checks the links of every file given: each
+relative link [text](PATH) names an existing file or folder, and each
+anchor (PATH#ANCHOR or #ANCHOR) is a heading of the Markdown file it
+points into (GitHub's anchors: lower case, punctuation dropped, spaces as
+hyphens).  At least one file must hold a checked example.
 """
-import argparse
 import os
 import re
 import subprocess
@@ -49,38 +56,91 @@ def transcripts(readme):
     return out
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(path):
+    """GitHub's anchors of the headings of a Markdown file (outside fences)."""
+    out = set()
+    fence = False
+    for line in open(path).read().split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"#+ ", line):
+            text = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+    return out
+
+
+def broken_links(path):
+    """['line N: target (why)', ...] of the relative links of a Markdown file."""
+    bad = []
+    fence = False
+    for n, line in enumerate(open(path).read().split("\n"), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            name, _, anchor = target.partition("#")
+            where = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), name)) if name else os.path.abspath(path)
+            if not os.path.exists(where):
+                bad.append("line %d: %s (no such file)" % (n, target))
+            elif anchor and where.endswith(".md") and anchor not in anchors(where):
+                bad.append("line %d: %s (no heading with that anchor)" % (n, target))
+    return bad
+
+
 def compared(line):
     return line.split(" | ")[0].rstrip()
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("readme")
-    ap.add_argument("bindir")
-    ap.add_argument("mpiexec", nargs=argparse.REMAINDER, help="the MPI launcher and its flags")
-    a = ap.parse_args()
-    examples = transcripts(a.readme)
+    args = sys.argv[1:]
+    files = []
+    while args and args[0].endswith(".md"):
+        files.append(args.pop(0))
+    if not files or not args:
+        sys.exit("usage: readme_examples.py README.md [GUIDE.md ...] BINDIR MPIEXEC [MPIEXEC FLAGS ...]")
+    bindir, mpiexec = args[0], args[1:]
+    root = os.path.dirname(os.path.abspath(files[0]))
+    links = 0
+    for f in files:
+        for b in broken_links(f):
+            print("%s: broken link, %s" % (os.path.relpath(f, root), b))
+            links += 1
+    examples = []
+    for f in files:
+        mine = transcripts(f)
+        print("%s: %d checked commands" % (os.path.relpath(f, root), len(mine)))
+        examples += [(os.path.relpath(f, root), cmd, shown) for cmd, shown in mine]
     if not examples:
-        sys.exit("readme_examples.py: %s has no block marked %s" % (a.readme, MARKER))
+        sys.exit("readme_examples.py: no file holds a block marked %s" % MARKER)
+    if links:
+        print("FAILED: %d broken links" % links)
+        return 1
     bad = 0
-    for cmd, shown in examples:
+    for where, cmd, shown in examples:
         words = cmd.split()
-        words = [w.replace("build/bin/", a.bindir.rstrip("/") + "/") for w in words]
+        words = [w.replace("build/bin/", bindir.rstrip("/") + "/") for w in words]
         if words[0] == "mpiexec":
-            words = a.mpiexec + words[1:]
-        p = subprocess.run(words, cwd=os.path.dirname(os.path.abspath(a.readme)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            words = mpiexec + words[1:]
+        p = subprocess.run(words, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         printed = {compared(x) for x in p.stdout.split("\n")}
         missing = [s for s in shown if not TIMES.search(s) and compared(s) not in printed]
-        print("%s: %d lines shown, %s" % (cmd, len(shown), "all printed" if not missing else "%d not printed" % len(missing)))
+        print("%s: %s: %d lines shown, %s" % (where, cmd, len(shown), "all printed" if not missing else "%d not printed" % len(missing)))
         for s in missing:
-            print("  README:  %s" % s)
+            print("  shown:   %s" % s)
         if missing:
             bad += 1
             print("  printed:\n    " + "\n    ".join(p.stdout.rstrip().split("\n")[-8:]))
     if bad:
-        print("FAILED: %d of %d README examples print something else" % (bad, len(examples)))
+        print("FAILED: %d of %d examples print something else" % (bad, len(examples)))
         return 1
-    print("README examples check passed (%d commands)" % len(examples))
+    print("README examples check passed (%d commands in %d files, links of %d files)" % (len(examples), len([f for f in files if transcripts(f)]), len(files)))
     return 0
 
 

@@ -2,7 +2,7 @@
 """Check amr2d reports of the cycle with the built-in balancer.
 
 check_report.py fields REPORT
-    every record has the README's report fields (Output), and they agree with
+    every record has the report fields of src/app/FORMATS.md (Output), and they agree with
     each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
     accumulate the per-cycle numbers; with a linear solve (t_ksp) each

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks an amr2d/amr3d advection report (JSON Lines): every record has the
-report fields of the README (Output), the load-type counts add up to the cell count, time and
+report fields of src/app/FORMATS.md (Output), the load-type counts add up to the cell count, time and
 step advance, the run ends at t_final, and the mass balance holds.
 Usage: check_report.py FILE.jsonl T_FINAL TOL [l2]  (l2: expect l2_error)"""
 import json
