@@ -18,27 +18,14 @@ PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* Cells rank r sends plus receives going from partition a to b. */
-static long long moved_by(int r, const int64_t *a, const int64_t *b, int P)
-{
-  int64_t a0 = 0, b0 = 0;
-  for (int q = 0; q < r && q < P; q++) {
-    a0 += a[q];
-    b0 += b[q];
-  }
-  const int64_t lo = a0 > b0 ? a0 : b0, hi = a0 + a[r] < b0 + b[r] ? a0 + a[r] : b0 + b[r];
-  const int64_t kept = hi > lo ? hi - lo : 0;
-  return (long long)(a[r] - kept + b[r] - kept);
-}
-
 /* What the new partition saves by the weights until the next chance to
  * balance (reported), and what the move is predicted to take. */
 static void predict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r, double unit)
 {
   const int P = lb->size;
-  long long mmax = 0;
+  /* one pass over the parts: a pass per rank made it O(P^2) */
+  const long long mmax = (long long)lb_curve_most_moved(P, s->cur, s->next);
 
-  for (int q = 0; q < P; q++) mmax = PetscMax(mmax, moved_by(q, s->cur, s->next, P));
   r->predicted_gain_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * lb->o.interval;
   r->predicted_migration_s = lb_migration_model_predict(&lb->migration, mmax);
 }

@@ -447,16 +447,25 @@ lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, cons
 
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts)
 {
-  int64_t a = 0, b = 0, total = 0, kept = 0;
-  int q;
-  for (q = 0; q < nparts; q++) {
-    int64_t lo = a > b ? a : b, hi = a + old_counts[q] < b + new_counts[q] ? a + old_counts[q] : b + new_counts[q];
-    if (hi > lo) kept += hi - lo;
+  int64_t a = 0, b = 0, moved = 0;
+  for (int q = 0; q < nparts; q++) {
+    moved += old_counts[q] - lb_curve_kept(a, a + old_counts[q], b, b + new_counts[q]);
     a += old_counts[q];
     b += new_counts[q];
-    total += old_counts[q];
   }
-  return total - kept;
+  return moved;
+}
+
+int64_t lb_curve_most_moved(int nparts, const int64_t *old_counts, const int64_t *new_counts)
+{
+  int64_t a = 0, b = 0, most = 0;
+  for (int q = 0; q < nparts; q++) {
+    const int64_t kept = lb_curve_kept(a, a + old_counts[q], b, b + new_counts[q]), m = old_counts[q] + new_counts[q] - 2 * kept;
+    most = m > most ? m : most;
+    a += old_counts[q];
+    b += new_counts[q];
+  }
+  return most;
 }
 
 int64_t lb_curve_cut_distance(int nparts, const int64_t *cuts_a, const int64_t *cuts_b)

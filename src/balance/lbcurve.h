@@ -122,8 +122,22 @@ lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, cons
 lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                            double *loads);
 
+/** Cells a part keeps when its range of the curve [old_first, old_end)
+ *  becomes [new_first, new_end): the overlap of the two, the one home of
+ *  this count (the migration's statistics, the predicted move, the cells
+ *  a partition moves). */
+static inline int64_t lb_curve_kept(int64_t old_first, int64_t old_end, int64_t new_first, int64_t new_end)
+{
+  const int64_t lo = old_first > new_first ? old_first : new_first, hi = old_end < new_end ? old_end : new_end;
+  return hi > lo ? hi - lo : 0;
+}
+
 /** Cells whose part changes from partition old_counts to new_counts (nparts values each). */
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts);
+
+/** The most cells one part sends and receives together going from
+ *  old_counts to new_counts (nparts values each), in one pass. */
+int64_t lb_curve_most_moved(int nparts, const int64_t *old_counts, const int64_t *new_counts);
 
 /** Largest |cuts_a[j] - cuts_b[j]| over the nparts + 1 cut positions. */
 int64_t lb_curve_cut_distance(int nparts, const int64_t *cuts_a, const int64_t *cuts_b);

@@ -1,6 +1,7 @@
 #include "mesh/p4est_dim.h"
 #include <string.h>
 #include "mesh/migrate.h"
+#include "balance/lbcurve.h"
 
 PetscErrorCode AmrFamilyCounts(p4est_t *p4est, p4est_locidx_t *counts, long long *moved)
 {
@@ -36,8 +37,7 @@ PetscErrorCode AmrMigrate(p4est_t *p4est, const p4est_locidx_t *counts, int nfie
   if (st) {
     /* cells sent: the old range minus its overlap with the new one */
     const p4est_gloidx_t *nw = p4est->global_first_quadrant;
-    const p4est_gloidx_t lo = old[rank] > nw[rank] ? old[rank] : nw[rank], hi = old[rank + 1] < nw[rank + 1] ? old[rank + 1] : nw[rank + 1];
-    const long long kept = hi > lo ? (long long)(hi - lo) : 0;
+    const long long kept = (long long)lb_curve_kept(old[rank], old[rank + 1], nw[rank], nw[rank + 1]);
     st->shipped = (long long)shipped;
     st->sent = (long long)(old[rank + 1] - old[rank]) - kept;
     st->received = (long long)(nw[rank + 1] - nw[rank]) - kept;
