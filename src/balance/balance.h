@@ -246,7 +246,12 @@ enum {
    *  check_interval iterations. */
   LB_LOCAL      = 16,
   LB_CAPACITY   = 32, /**< accepts per-rank capacities (lb_params.capacity) */
-  LB_DIRECT     = 64  /**< sends units straight between any two ranks (lb_run_transfer) */
+  LB_DIRECT     = 64, /**< sends units straight between any two ranks (lb_run_transfer) */
+  /** On a curve (chain mode: the app, lbbench -chain), the method shifts
+   *  the cuts by the load each part measured, once per cycle (lbcurve.h's
+   *  lb_curve_shifter, Niemoeller et al. 2020's sequence), instead of
+   *  cutting at the target loads of its supersteps. */
+  LB_SHIFTS     = 128
 };
 
 /** A per-method option, set from the command line as -lb_NAME. */

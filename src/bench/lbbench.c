@@ -369,7 +369,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   if (!counts) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec); goto out; }
   if (traced) {
     if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr))) goto out;
-    if (!strcmp(m->name, "sfc-shift")) {
+    if (m->flags & LB_SHIFTS) {
       err = run_chain_shift(o, m, g, &tr, me);
       goto out;
     }

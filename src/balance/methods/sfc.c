@@ -93,6 +93,7 @@ const lb_method lb_method_sfc = {
 const lb_method lb_method_sfc_shift = {
   .name = "sfc-shift",
   .summary = "Niemoeller offset shifting with a penalty factor, one shift per iteration (Niemoeller et al. 2020)",
+  .flags = LB_SHIFTS,
   .options = shift_options,
   .noptions = 1,
   .setup = shift_setup,
