@@ -25,13 +25,13 @@ check_report.py timing TIMING_REPORT COUNT_REPORT [CYCLE]
     3) rebalanced cycles, the measured imbalance of the local work with
     timing weights (median over cycle CYCLE to the last) is at most half of
     count weights' over the same cycles.
-check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION]]
+check_report.py shift SFC_REPORT SHIFT_REPORT [FLOOR [FRACTION [SETTLE]]]
     Niemoeller et al. 2020's offset shifting against real time, with cell costs that are
     wrong: over the later cycles (the last two thirds) sfc's median measured
     I% stays at least FLOOR (default 40), sfc-shift's is at most FRACTION
-    (default 1/3) of sfc's, and sfc-shift's falls: the median of its last
-    third of cycles is at most half the median of cycles 1-3 (the cycle on
-    the sfc split and the first two shifted ones).
+    (default 1/2) of sfc's, and sfc-shift's falls: the median of its last
+    third of cycles is at most SETTLE (default 3/4) of the median of cycles
+    1-3 (the cycle on the sfc split and the first two shifted ones).
 check_report.py schema REPORT [REPORT ...]
     one schema for every problem: every record of every report begins with
     the same common fields in the same order, then the balancer's fields,
@@ -194,7 +194,7 @@ COMMON = ("program dim problem mesh degree ranks cycle restarted sim_time step c
 TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront", "plate-hole"}
 
 
-def check_shift(sfc, shift, floor, fraction):
+def check_shift(sfc, shift, floor, fraction, settle):
     bad = []
     for recs, name in ((sfc, "sfc"), (shift, "sfc-shift")):
         print("%-9s I%% per cycle %s" % (name, " ".join("%.1f" % r["imbalance_pct"] for r in recs)))
@@ -219,8 +219,8 @@ def check_shift(sfc, shift, floor, fraction):
         bad.append("sfc: median I%% %.1f of cycles %d-%d is below %.1f" % (ms, later, n - 1, floor))
     if not mh <= fraction * ms:
         bad.append("sfc-shift: median I%% %.1f of cycles %d-%d is more than %.2f of sfc's %.1f" % (mh, later, n - 1, fraction, ms))
-    if not final <= 0.5 * first:
-        bad.append("sfc-shift: median I%% %.1f of cycles %d-%d is more than half of cycles 1-3's %.1f" % (final, last, n - 1, first))
+    if not final <= settle * first:
+        bad.append("sfc-shift: median I%% %.1f of cycles %d-%d is more than %.2f of cycles 1-3's %.1f" % (final, last, n - 1, settle, first))
     return bad
 
 
@@ -257,7 +257,7 @@ def main(argv):
         bad = check_timing(load(argv[2]), load(argv[3]), int(argv[4]) if len(argv) > 4 else 3)
     elif len(argv) >= 4 and argv[1] == "shift":
         bad = check_shift(load(argv[2]), load(argv[3]), float(argv[4]) if len(argv) > 4 else 40.0,
-                          float(argv[5]) if len(argv) > 5 else 1 / 3)
+                          float(argv[5]) if len(argv) > 5 else 0.5, float(argv[6]) if len(argv) > 6 else 0.75)
     else:
         print(__doc__)
         return 2
