@@ -1,6 +1,6 @@
 /** \file tracewrite.h
  * -trace_loads FILE: the app's half of the load trace (balance/loadtrace.h,
- * the README's format): every balancing step appends the weighted curve
+ * src/app/FORMATS.md's format): every balancing step appends the weighted curve
  * it saw, each rank its own cells at its offset, rank 0 the headers and
  * the per-rank arrays, never gathered.  Plain checked writes, not MPI-IO:
  * Open MPI's MPI-IO reports a failed write (a full disk) as a success. */

@@ -1,7 +1,7 @@
 /** @file loadtrace.h
  *  The load trace: the weighted curve the app's balancer saw in every
  *  cycle (amr2d/amr3d -trace_loads FILE), which lbbench replays
- *  (-scenario trace:FILE[:CYCLE]).  The README describes the format byte
+ *  (-scenario trace:FILE[:CYCLE]).  src/app/FORMATS.md describes the format byte
  *  by byte; this header is its one definition, shared by the app's writer
  *  and lbbench's reader.
  *

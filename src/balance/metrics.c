@@ -1,4 +1,4 @@
-/* Quality metrics of a balancing result, in the definitions of the papers (README, References):
+/* Quality metrics of a balancing result, in the definitions of the papers (src/balance/README.md, References):
  * I% of Niemoeller et al. 2020, the L2 distance of Horton 1993 Table 5, TransferTot and
  * TransferMax of Lieber et al. 2016. */
 #include "balance/balance.h"

@@ -13,7 +13,7 @@
  *                              FEM_PERMEABILITY_MODES random Fourier modes
  *                              drawn from SEED
  *   file:PATH                  cell-wise values on an NX x NY [x NZ] grid
- *                              over the unit square [cube] (README)
+ *                              over the unit square [cube] (src/problems/README.md)
  *
  * The field is a pure function of the spec and x: the same on every rank,
  * on any rank count and after a restart.  No forest: one library for 2D

@@ -79,7 +79,8 @@ typedef struct {
 } FemReactionWork;
 
 /** The defaults: k 1e5, rtol 1e-2, atol 1e-5, b0 0.5, threshold 1e-5 (a
- *  concentration below atol reacts in one step, see README). */
+ *  concentration below atol reacts in one step, see src/problems/README.md,
+ *  "Reactive transport"). */
 void FemReactionDefaults(FemReactionParams *p);
 
 /**

@@ -243,7 +243,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   PetscFunctionBeginUser;
   /* The app's default: matrix-free + mg took 0.6 (2D Q2) and 0.45 (3D Q2)
    * of assembled + amg's time per cell, and a quarter of its memory in 3D
-   * (README, Poisson benchmark); the cell loops are then most of the
+   * (src/bench/README.md, the Poisson benchmark); the cell loops are then most of the
    * solve, so timing weights see its work. */
   sopt.op = FEM_POISSON_MATRIX_FREE;
   sopt.pc = FEM_POISSON_PC_MG;

@@ -125,7 +125,7 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
   PetscCall(PetscMalloc1(r->nranks, &r->step_ns));
   s->after_step = react_step;
   /* tighter than the discretisation's defaults: a reacting cell then costs
-   * tens of times a cell where nothing reacts, transport included (README) */
+   * tens of times a cell where nothing reacts, transport included (src/problems/README.md) */
   FemReactionDefaults(&r->react);
   r->react.rtol = 1e-5;
   r->react.atol = 1e-8;

@@ -1,4 +1,4 @@
-/* wavefront: the example of README "Adding a problem".  A Poisson problem
+/* wavefront: the example of src/problems/README.md, "Adding a problem".  A Poisson problem
  * whose solution is a steep circular front (Mitchell's wave front
  * benchmark): u = atan(a (r - r0)), r the distance from (-0.05, -0.05[,
  * -0.05]), a = 20, r0 = 0.7, Dirichlet data on the unit square or cube.
@@ -52,4 +52,4 @@ static FemBC bc(int dim, const double x[3], const double n[3])
 
 static const FemProblem data = {"wavefront", "u = atan(20 (r - 0.7)), a circular front", "unit square/cube", (1 << 2) | (1 << 3), u, grad, f, k, bc, 1, NULL};
 
-const AmrProblemOps amr_problem_wavefront = AMR_POISSON_PROBLEM("wavefront", "Poisson: u = atan(20 (r - 0.7)), a steep circular front (the README's example)", &data);
+const AmrProblemOps amr_problem_wavefront = AMR_POISSON_PROBLEM("wavefront", "Poisson: u = atan(20 (r - 0.7)), a steep circular front (the example of src/problems/README.md)", &data);
