@@ -39,7 +39,7 @@ PetscErrorCode AmrLbPhasesStart(AmrLb lb)
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) {
     AmrLbPhase *ph = &lb->phase[k];
-    ph->own_cpu = ph->own_wall = ph->wall = ph->mpi_wall = 0;
+    ph->own_cpu = ph->own_wall = ph->wall = 0;
     ph->samples = 0;
     AmrLbWindowReset(&ph->fit);
   }
@@ -79,12 +79,11 @@ PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k)
     AmrLbPhase *ph = &lb->phase[lb->current];
     AmrLbWindow *w = &ph->fit;
     const double rest = own_cpu_between(&lb->mark, &now);
-    double cpu, wall, elapsed, mpi;
-    lb_clock_between(&lb->visit, &now, &cpu, &wall, &elapsed, &mpi);
+    double cpu, wall, elapsed;
+    lb_clock_between(&lb->visit, &now, &cpu, &wall, &elapsed, NULL);
     ph->own_cpu += cpu;
     ph->own_wall += wall;
     ph->wall += elapsed;
-    ph->mpi_wall += mpi;
     /* what follows the last step of a visit (a mass sum, a classification)
      * belongs to that step */
     if (ph->visit_marked && w->wn > 0) w->win[(w->whead + lb->o.window - 1) % lb->o.window] += rest;
@@ -321,31 +320,30 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
 {
   const int K = lb->nphases, P = lb->size;
-  double mine[4 * AMR_LB_MAX_PHASES + 1], *all, unmodelled = 0;
+  double mine[3 * AMR_LB_MAX_PHASES + 1], *all, unmodelled = 0;
   lb_clock now;
   lb_phase_model m;
 
   PetscFunctionBeginUser;
   lb_clock_now(&now);
   for (int k = 0; k < K; k++) {
-    mine[4 * k] = lb->phase[k].own_cpu;
-    mine[4 * k + 1] = lb->phase[k].own_wall;
-    mine[4 * k + 2] = lb->phase[k].wall;
-    mine[4 * k + 3] = lb->phase[k].mpi_wall;
+    mine[3 * k] = lb->phase[k].own_cpu;
+    mine[3 * k + 1] = lb->phase[k].own_wall;
+    mine[3 * k + 2] = lb->phase[k].wall;
   }
-  mine[4 * K] = now.wall - lb->cycle_start.wall;
-  PetscCall(PetscMalloc1((size_t)(4 * K + 1) * P, &all));
+  mine[3 * K] = now.wall - lb->cycle_start.wall;
+  PetscCall(PetscMalloc1((size_t)(3 * K + 1) * P, &all));
   PetscCall(PetscMalloc3((size_t)K * P, &r->phase_own_cpu, (size_t)K * P, &r->phase_own_wall, (size_t)K * P, &r->phase_wall));
-  PetscCallMPI(MPI_Allgather(mine, 4 * K + 1, MPI_DOUBLE, all, 4 * K + 1, MPI_DOUBLE, lb->comm));
+  PetscCallMPI(MPI_Allgather(mine, 3 * K + 1, MPI_DOUBLE, all, 3 * K + 1, MPI_DOUBLE, lb->comm));
   r->cycle_wall_s = 0;
   for (int q = 0; q < P; q++) {
-    const double *a = all + (size_t)q * (4 * K + 1);
+    const double *a = all + (size_t)q * (3 * K + 1);
     for (int k = 0; k < K; k++) {
-      r->phase_own_cpu[(size_t)k * P + q] = a[4 * k];
-      r->phase_own_wall[(size_t)k * P + q] = a[4 * k + 1];
-      r->phase_wall[(size_t)k * P + q] = a[4 * k + 2];
+      r->phase_own_cpu[(size_t)k * P + q] = a[3 * k];
+      r->phase_own_wall[(size_t)k * P + q] = a[3 * k + 1];
+      r->phase_wall[(size_t)k * P + q] = a[3 * k + 2];
     }
-    r->cycle_wall_s = fmax(r->cycle_wall_s, a[4 * K]);
+    r->cycle_wall_s = fmax(r->cycle_wall_s, a[3 * K]);
   }
   PetscCall(PetscFree(all));
   lb_phase_model_eval(K, P, r->phase_own_cpu, &m);

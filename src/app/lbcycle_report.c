@@ -234,8 +234,6 @@ static PetscErrorCode summary_model(AmrLb lb, MPI_Comm comm, const char *program
 PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
 {
   double total = MPI_Wtime() - lb->t_start;
-  const double P = lb->size;
-
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_DOUBLE, MPI_MAX, comm));
   PetscCall(PetscPrintf(comm,
@@ -243,7 +241,6 @@ PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program)
                         "migrating %.4f s (%.2f%%)\n",
                         program, AmrLbMethodName(lb), amr_lb_weight_names[lb->o.weights], total, lb->lost_s, 100 * lb->lost_s / total, lb->lb_total,
                         100 * lb->lb_total / total, lb->migrate_total, 100 * lb->migrate_total / total));
-  (void)P;
   if (lb->nphases) PetscCall(summary_model(lb, comm, program));
   PetscFunctionReturn(0);
 }

@@ -40,7 +40,7 @@ typedef struct {
 typedef struct {
   const char *name;
   int modelled;     /* its work follows the cells: fitted and predicted */
-  double own_cpu, own_wall, wall, mpi_wall; /* this cycle, this rank */
+  double own_cpu, own_wall, wall; /* this cycle, this rank (wall - own_wall: inside MPI) */
   int samples;      /* samples closed this cycle */
   int visit_marked; /* the current visit closed a sample already */
   AmrLbWindow fit;
