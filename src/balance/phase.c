@@ -24,6 +24,17 @@ void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_m
   m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
 }
 
+/* The global index of this rank's first cell on the curve. */
+static lb_err first_cell(MPI_Comm comm, int64_t n, int64_t *first)
+{
+  int rank;
+  *first = 0;
+  LB_MPI(MPI_Exscan(&n, first, 1, MPI_INT64_T, MPI_SUM, comm));
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) *first = 0; /* MPI_Exscan leaves rank 0's undefined */
+  return LB_OK;
+}
+
 /* Every phase in one pass and one reduction (the search evaluates tens of
  * cuts a cycle: a reduction per phase made it 4% of the run on 8 ranks). */
 lb_err lb_phase_loads(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, double *load,
@@ -31,17 +42,13 @@ lb_err lb_phase_loads(MPI_Comm comm, int64_t n, int nphases, const double *const
 {
   const size_t L = (size_t)nphases * nparts;
   int64_t first = 0, start = 0, total = 0;
-  double *sums = calloc(L + 1, sizeof *sums);
-  int rank, q = 0;
+  double *sums;
+  int q = 0;
 
+  LB_CALL(first_cell(comm, n, &first));
+  sums = calloc(L + 1, sizeof *sums);
   if (!sums) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", nparts);
-  MPI_Comm_rank(comm, &rank);
   for (int p = 0; p < nparts; p++) total += counts[p];
-  if (MPI_Exscan(&n, &first, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
-    free(sums);
-    return lb_error(LB_ERR_MPI, "phase model: MPI_Exscan failed");
-  }
-  if (rank == 0) first = 0;
   for (int64_t i = 0; i < n; i++) {
     while (q < nparts - 1 && first + i >= start + counts[q]) start += counts[q++];
     for (int k = 0; k < nphases; k++) sums[(size_t)k * nparts + q] += w[k][i];
@@ -215,12 +222,7 @@ lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64
   int q = 0;
 
   for (int p = 0; p < nparts; p++) total += counts[p];
-  LB_MPI(MPI_Exscan(&n, &first, 1, MPI_INT64_T, MPI_SUM, comm));
-  {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    if (rank == 0) first = 0;
-  }
+  LB_CALL(first_cell(comm, n, &first));
   for (int64_t i = 0; i < n; i++) {
     while (q < nparts - 1 && first + i >= start + counts[q]) start += counts[q++];
     w[i] = counts[q] > 0 ? (double)total / ((double)nparts * (double)counts[q]) : 1;
