@@ -461,6 +461,82 @@ lb_err lb_taskset_select_result(lb_taskset *ts, const lb_graph *g, const lb_resu
   return select_all(ts, g, res->flow, res->ntransfers > 0 ? res->transfer : NULL, res->ntransfers, how);
 }
 
+/* The weight each edge of g carries in the destinations just selected
+ * (positive from eu to ev), summed over all processes into moved (g->m). */
+static lb_err selected_flow(lb_taskset *ts, const lb_graph *g, double *moved)
+{
+  memset(moved, 0, (size_t)g->m * sizeof *moved);
+  for (int i = 0; i < ts->hi - ts->lo; i++) {
+    const int r = ts->lo + i;
+    for (int t = 0; t < ts->list[i].n; t++) {
+      const int d = ts->dest[i][t];
+      for (int e = g->xadj[r]; d >= 0 && d != r && e < g->xadj[r + 1]; e++)
+        if (g->adj[e] == d) {
+          const int q = g->eid[e];
+          moved[q] += r == g->eu[q] ? ts->list[i].w[t] : -ts->list[i].w[t];
+          break;
+        }
+    }
+  }
+  if (ts->be == LB_BACKEND_MPI) MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, moved, g->m, MPI_DOUBLE, MPI_SUM, ts->comm));
+  return LB_OK;
+}
+
+lb_err lb_taskset_realise(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how, int max_passes, int *passes)
+{
+  const int nloc = ts->hi - ts->lo;
+  double *rest, *moved, *wsent;
+  long long *sent, any;
+  lb_err err;
+
+  *passes = 1;
+  if (max_passes < 1) return lb_error(LB_ERR_ARG, "%d passes of task selection: need at least 1", max_passes);
+  if (max_passes == 1 || res->ntransfers > 0) {
+    err = lb_taskset_select_result(ts, g, res, how);
+    return err ? err : lb_taskset_migrate(ts);
+  }
+  if (g->n != ts->tg.nranks || res->n != g->n) return lb_error(LB_ERR_SIZE, "a result on %d ranks for tasks on %d ranks", res->n, ts->tg.nranks);
+  rest = malloc(2 * ((size_t)g->m + 1) * sizeof *rest);
+  sent = calloc(2 * (size_t)nloc + 1, sizeof *sent);
+  wsent = calloc((size_t)nloc + 1, sizeof *wsent);
+  if (!rest || !sent || !wsent) {
+    free(rest);
+    free(sent);
+    free(wsent);
+    return lb_error(LB_ERR_MEM, "out of memory for %d edges' flows", g->m);
+  }
+  moved = rest + g->m + 1;
+  memcpy(rest, res->flow, (size_t)g->m * sizeof *rest);
+  *passes = 0;
+  for (int pass = 0; pass < max_passes; pass++) {
+    if ((err = select_all(ts, g, rest, NULL, 0, how)) || (err = selected_flow(ts, g, moved))) break;
+    any = 0;
+    for (int q = 0; q < g->m; q++) {
+      rest[q] -= moved[q];
+      any |= moved[q] != 0;
+    }
+    /* every rank saw the same sums: all stop together */
+    if (!any && pass > 0) break;
+    if ((err = lb_taskset_migrate(ts))) break;
+    ++*passes;
+    for (int i = 0; i < nloc; i++) {
+      sent[2 * i] += ts->sent[i];
+      sent[2 * i + 1] += ts->recv[i];
+      wsent[i] += ts->wsent[i];
+    }
+  }
+  /* the metrics count the tasks moved in all passes */
+  for (int i = 0; i < nloc; i++) {
+    ts->sent[i] = sent[2 * i];
+    ts->recv[i] = sent[2 * i + 1];
+    ts->wsent[i] = wsent[i];
+  }
+  free(rest);
+  free(sent);
+  free(wsent);
+  return err;
+}
+
 lb_err lb_taskset_migrate(lb_taskset *ts)
 {
   int nloc = ts->hi - ts->lo, P = ts->tg.nranks;

@@ -94,6 +94,16 @@ lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, 
  *  same selection rule per transfer), else its flows as lb_taskset_select.
  *  Either way each task moves at most once. */
 lb_err lb_taskset_select_result(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how);
+/** Realise a balancing result in up to max_passes passes of selection and
+ *  migration (collective).  Pass 1 is lb_taskset_select_result followed by
+ *  lb_taskset_migrate; every further pass selects again against the part of
+ *  each edge's flow not yet realised, so a task received in one pass may be
+ *  passed on in the next (it hops: Lieber et al. 2016's open question (a)),
+ *  and stops when a pass selects nothing.  A result of direct transfers is
+ *  realised in one pass (its tasks need no hop).  The metrics then count
+ *  every hop: migrated tasks and weight are summed over the passes.
+ *  *passes gets the passes that moved tasks (at least 1). */
+lb_err lb_taskset_realise(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how, int max_passes, int *passes);
 /** Move every task to its destination, tell the home ranks, and refresh the
  *  neighbour owners (collective). */
 lb_err lb_taskset_migrate(lb_taskset *ts);

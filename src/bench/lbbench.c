@@ -114,7 +114,7 @@ typedef struct {
   lb_err err;            /* a bad value the option reader left to bench() */
   PetscReal zoltan_tol;
   PetscReal base;
-  PetscInt chain, repeat, replicate;
+  PetscInt chain, repeat, replicate, passes;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
@@ -551,6 +551,7 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
   PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(AmrOptionsChoice(PetscOptionsObject, "-select", "task mode: task selection order, gain (edge-cut gain first) or index", "selection order", 2, select_names, &o->select, NULL));
+  PetscCall(PetscOptionsInt("-select_passes", "task mode: N passes of task selection and migration, each against the flow still unrealised, so tasks may hop (1: Lieber et al. 2016's one pass)", NULL, o->passes, &o->passes, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
   PetscCall(PetscOptionsString("-json", "append one JSON line per run to this file", NULL, o->json, o->json, sizeof o->json, NULL));
   PetscCall(PetscOptionsInt("-repeat", "N: Lieber et al. 2016's timing: after the run, N more with its iteration count and no stop check; report the median run time and the spread (0: off)",
@@ -570,6 +571,7 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   o->m = method.method;
   o->p = method.params;
   if (o->repeat < 0) o->err = lb_error(LB_ERR_ARG, "-repeat %d must not be negative", (int)o->repeat);
+  if (!o->err && o->passes < 1) o->err = lb_error(LB_ERR_ARG, "-select_passes %d must be at least 1", (int)o->passes);
   if (!o->err) o->err = parse_injections(injl, ninj, o->inject);
   for (PetscInt i = 0; i < ninj; i++) PetscCall(PetscFree(injl[i]));
   o->p.inject = o->inject;
@@ -630,6 +632,7 @@ static lb_err bench(int me)
   memset(&o, 0, sizeof o);
   o.zoltan_tol = 1.001; /* the diffusion runs' usual target 0.999 */
   o.replicate = 1;
+  o.passes = 1;
   char msg[512];
   lb_err err;
   if (AmrOptionsQuietly(PETSC_COMM_WORLD, read_options, &o, msg, sizeof msg)) return lb_error(LB_ERR_ARG, "%s", msg);
@@ -649,6 +652,7 @@ static lb_err bench(int me)
     return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
   if (o.repeat > 0 && (o.chain_set || zoltan))
     return lb_error(LB_ERR_ARG, "-repeat times the balancing methods on rank loads or tasks, not -chain or zoltan-*");
+  if (o.passes > 1 && !o.task_mode) return lb_error(LB_ERR_ARG, "-select_passes %d: task selection runs in task mode only (-tasks)", (int)o.passes);
   if (o.chain_set) {
     if (o.scale[0] || o.trace || o.p.ninject)
       return lb_error(LB_ERR_ARG, "-chain cannot be combined with -scale, -trace or -inject");
@@ -658,7 +662,8 @@ static lb_err bench(int me)
     if (o.trace || o.scale[0] || o.p.ninject > 0 || o.costs)
       return lb_error(LB_ERR_ARG, "-trace, -scale, -inject and -costs are not available in task mode (-tasks, zoltan-*)");
     const lb_select sel = o.select == 1 ? LB_SELECT_INDEX : LB_SELECT_GAIN;
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate};
+    if (o.passes > 1 && zoltan) return lb_error(LB_ERR_ARG, "-select_passes is for the balancing methods' flows, not %s's parts", o.method);
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate, (int)o.passes};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {

@@ -20,7 +20,8 @@ typedef struct {
   int balanced;             /* a balancing method ran (not Zoltan) */
   lb_result res;
   lb_metrics flow;
-  double partition_s, select_s;
+  double partition_s, select_s; /* select_s: with several passes, their migrations too */
+  int passes;               /* passes of selection that moved tasks */
   lb_task_metrics tm;
   int same;                 /* every repetition found the first run's flows */
   lb_spread run, sel, total; /* of the repetitions: method, task selection, both */
@@ -115,6 +116,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
              tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
       printf("  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
+      if (o->passes > 1) printf("  selection passes %d (at most %d; tasks may hop; the time above includes their migrations)\n", tr->passes, o->passes);
       printf("  before: imbalance %.6g (max/avg - 1)  beyond_own %.6g (of the total load: flow the ranks must send beyond their own tasks, which "
              "one pass of task selection cannot)\n", tr->imbalance0, tr->beyond_own);
       if (o->repeat > 0)
@@ -155,6 +157,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     json_real(&j, "runtime_s", tr->res.runtime_s);
     json_real(&j, "setup_s", tr->res.setup_s);
     json_real(&j, "select_s", tr->select_s);
+    json_int(&j, "select_passes", o->passes > 1 ? tr->passes : 1);
     json_str(&j, "stop_reason", lb_stop_name(tr->res.stop));
     if (o->repeat > 0) {
       json_int(&j, "repeat", o->repeat);
@@ -224,11 +227,14 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
     if ((err = lb_metrics_compute(&tr.res, &tr.flow)) || (err = one_pass_bound(g, &tr.res, &tr))) goto out;
     if (o->repeat > 0 && (err = repeat_tasks(o, g, m, ts, load, &tr))) goto out;
     double t0 = MPI_Wtime();
-    if ((err = lb_taskset_select_result(ts, g, &tr.res, o->select))) goto out;
+    if (o->passes > 1) err = lb_taskset_realise(ts, g, &tr.res, o->select, o->passes, &tr.passes);
+    else err = lb_taskset_select_result(ts, g, &tr.res, o->select);
+    if (err) goto out;
     tr.select_s = MPI_Wtime() - t0;
     if ((err = max_time(&o->p, &tr.select_s))) goto out;
   }
-  if ((err = lb_taskset_migrate(ts)) || (err = lb_taskset_metrics(ts, &tr.tm))) goto out;
+  /* one pass (and Zoltan's parts) moves here; several moved as they went */
+  if ((!tr.passes && (err = lb_taskset_migrate(ts))) || (err = lb_taskset_metrics(ts, &tr.tm))) goto out;
   if (me == 0) {
     report(o, g, &src, &tr, NULL);
     if (o->json && o->json[0]) {

@@ -11,7 +11,9 @@
  *    task edges than moving tasks in list (index) order for the same flows;
  *    every task stays on exactly one rank; total weight and task count are
  *    conserved; at least the lower bound for the loads reached is
- *    migrated. */
+ *    migrated.
+ * 3. A flow through a rank that holds nothing: one pass cannot realise it,
+ *    two passes (tasks hop) do (hop_case). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,66 @@ static void chain_case(void)
   CHECK(ok);
 }
 
+/* Three unit tasks in a chain, all on rank 0 of the line 0 - 1 - 2.  The
+ * exact flows send 2 to rank 1 and 1 on to rank 2: rank 1 must pass on a
+ * task it receives, which one pass cannot (loads 1 2 0), and two passes
+ * do (1 1 1: three hops, two of them through rank 1, migration_max 3,
+ * migrated weight 3 against the lower bound 2 of the loads reached). */
+static int hop_nbr(const void *ctx, int id, int *nbr)
+{
+  (void)ctx;
+  int k = 0;
+  if (id > 0) nbr[k++] = id - 1;
+  if (id < 2) nbr[k++] = id + 1;
+  return k;
+}
+
+static int hop_home(const void *ctx, int id, int *index)
+{
+  (void)ctx;
+  *index = id;
+  return 0;
+}
+
+static lb_err hop_initial(const void *ctx, int r, lb_task_list *l)
+{
+  lb_err err = LB_OK;
+  (void)ctx;
+  for (int i = 0; i < 3 && r == 0 && !err; i++) {
+    const double x[3] = {i, 0, 0};
+    err = lb_task_list_add(l, i, 1, x);
+  }
+  return err;
+}
+
+static void hop_case(int passes, const double *want, int want_passes, long long want_moved, long long want_max)
+{
+  lb_task_graph tg = {3, 3, 2, hop_nbr, hop_home, hop_initial, NULL};
+  lb_taskset *ts = NULL;
+  lb_graph *g = NULL;
+  lb_result res;
+  lb_task_metrics mt;
+  double load[3];
+  int made = 0, ok;
+
+  memset(&res, 0, sizeof res);
+  if (!CHECK_MSG(!(lb_graph_create("line:3", &g) || lb_taskset_create(&tg, LB_BACKEND_VIRTUAL, MPI_COMM_WORLD, &ts)), "hop: %s", lb_errmsg())) return;
+  double flow[2];
+  for (int q = 0; q < 2; q++) flow[q] = (g->eu[q] + g->ev[q] == 1 ? 2 : 1) * (g->eu[q] < g->ev[q] ? 1 : -1);
+  res.n = 3;
+  res.flow = flow;
+  ok = CHECK_MSG(!(lb_taskset_realise(ts, g, &res, LB_SELECT_GAIN, passes, &made) || lb_taskset_metrics(ts, &mt) || lb_taskset_loads(ts, load)),
+                 "hop: %s", lb_errmsg());
+  ok = ok && load[0] == want[0] && load[1] == want[1] && load[2] == want[2] && made == want_passes && mt.migrated == want_moved &&
+       mt.migration_max == want_max && mt.migrated_weight == (double)want_moved && mt.lower_bound == 2 && mt.valid;
+  printf("3 tasks on rank 0 of line:3, flows 2 and 1, at most %d pass%s: loads %g %g %g, %d pass%s, %lld moved (weight %g, bound %g), "
+         "migration_max %lld: %s\n", passes, passes > 1 ? "es" : "", load[0], load[1], load[2], made, made > 1 ? "es" : "", mt.migrated,
+         mt.migrated_weight, mt.lower_bound, mt.migration_max, ok ? "ok" : "WRONG");
+  lb_taskset_destroy(&ts);
+  lb_graph_destroy(&g);
+  CHECK(ok);
+}
+
 /* One run with the given selection; fills mt and the total weight and count after migration. */
 static lb_err mesh_run(const lb_graph *g, const lb_method *m, const char *scenario, lb_select how,
                        lb_task_metrics *mt, double *w0, double *w1, long long *count)
@@ -118,6 +180,8 @@ int main(int argc, char **argv)
   MPI_Init(&argc, &argv);
   int runs = 0;
   chain_case();
+  hop_case(1, (const double[]){1, 2, 0}, 1, 2, 2);
+  hop_case(4, (const double[]){1, 1, 1}, 2, 3, 3);
   const char *specs[] = {"mesh3d:4x2x2", "mesh3d:3x3x2"};
   const char *scenarios[] = {"box", "point", "random:11"};
   const char *methods[] = {"diffusion", "second-order", "chebyshev", "chemotaxis", "dimension-exchange"};

@@ -2,7 +2,8 @@
  * virtual ranks in one process must agree exactly: every rank ends with the
  * same tasks (ids, weights, coordinates, in the same order) and all of
  * Lieber et al. 2016's metrics are equal, for every registered method, both selection
- * orders and every rank mesh of P ranks below. */
+ * orders, one pass and up to 8 passes (tasks hop), and every rank mesh of P
+ * ranks below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static void outcome_free(outcome *o)
   lb_taskmesh_free(&o->mesh);
 }
 
-static lb_err run(const lb_graph *g, const lb_method *m, const char *scenario, lb_select how, lb_backend be, outcome *out)
+static lb_err run(const lb_graph *g, const lb_method *m, const char *scenario, lb_select how, int passes, lb_backend be, outcome *out)
 {
   lb_task_graph tg;
   lb_params p;
@@ -40,8 +41,8 @@ static lb_err run(const lb_graph *g, const lb_method *m, const char *scenario, l
   if (!(m->flags & LB_TERMINATES)) { p.target = 0.999; p.max_iters = 500; }
   if (!(err = lb_taskset_create(&tg, be, MPI_COMM_WORLD, &out->ts)) && !(err = lb_taskset_loads(out->ts, load)) &&
       !(err = lb_balance(g, m, &p, load, &res))) {
-    if (!(err = lb_taskset_select_result(out->ts, g, &res, how)) && !(err = lb_taskset_migrate(out->ts)))
-      err = lb_taskset_metrics(out->ts, &out->mt);
+    int made;
+    if (!(err = lb_taskset_realise(out->ts, g, &res, how, passes, &made))) err = lb_taskset_metrics(out->ts, &out->mt);
     lb_result_free(&res);
   }
   free(load);
@@ -80,18 +81,21 @@ int main(int argc, char **argv)
     for (int c = 0; c < 3; c++) {
       if (P == 1 && c > 0) continue; /* point and box need two ranks */
       for (int i = 0; i < lb_method_count(); i++)
-        for (int how = 0; how < 2; how++) {
+        for (int variant = 0; variant < 3; variant++) {
           const lb_method *m = lb_method_get(i);
+          const lb_select how = variant == 1 ? LB_SELECT_INDEX : LB_SELECT_GAIN;
+          const int passes = variant == 2 ? 8 : 1;
           outcome v, q;
-          lb_err ev = run(g, m, scenarios[c], (lb_select)how, LB_BACKEND_VIRTUAL, &v);
-          lb_err em = run(g, m, scenarios[c], (lb_select)how, LB_BACKEND_MPI, &q);
+          lb_err ev = run(g, m, scenarios[c], how, passes, LB_BACKEND_VIRTUAL, &v);
+          lb_err em = run(g, m, scenarios[c], how, passes, LB_BACKEND_MPI, &q);
           if (CHECK_MSG(ev == em, "%s on %s: virtual says %d, MPI %d (%s)", m->name, specs[s], ev, em, lb_errmsg()) &&
               CHECK_MSG(!ev || ev == LB_ERR_UNSUPPORTED, "%s on %s: %s", m->name, specs[s], lb_errmsg()) && !ev) {
             int ok = same_metrics(&v.mt, &q.mt) && same_list(lb_taskset_list(v.ts, me), lb_taskset_list(q.ts, me)) && v.mt.valid;
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             if (me == 0)
-              printf("%-20s %-13s %-8s %-5s %s  moved %lld  imbalance %.6g  edgecut_tot %.6g\n", m->name, specs[s], scenarios[c],
-                     how == LB_SELECT_GAIN ? "gain" : "index", ok ? "identical" : "DIFFERENT", q.mt.migrated, q.mt.imbalance, q.mt.edgecut_tot);
+              printf("%-20s %-13s %-8s %-5s %d pass%s %s  moved %lld  imbalance %.6g  edgecut_tot %.6g\n", m->name, specs[s], scenarios[c],
+                     how == LB_SELECT_GAIN ? "gain" : "index", passes, passes > 1 ? "es" : "  ", ok ? "identical" : "DIFFERENT", q.mt.migrated,
+                     q.mt.imbalance, q.mt.edgecut_tot);
             CHECK(ok);
             runs++;
           }
