@@ -50,7 +50,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   if (o->trace[0]) PetscCall(AmrTraceOpen(comm, o->trace, &lb->trace));
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
-  lb->shifting = (o->method->flags & LB_SHIFTS) != 0;
+  lb->shifting = o->method->shift != NULL;
   if (lb->shifting) LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
   PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
   LB_CHECK(comm, lb_graph_create(spec, &lb->graph));

@@ -99,10 +99,11 @@ static PetscErrorCode cut_record(int P, const int64_t *cur, const int64_t *cut, 
 
 /* The method's target loads on the processor graph (the line or the ring
  * of the ranks along the curve), realised as cut positions on the weighted
- * curve by the library's chain mode: new cells per rank. sfc-shift is
- * Niemoeller et al. 2020's sequence instead: sfc first, then every cut shifted once by the
- * local work each rank measured in the cycle that just ran, so that it
- * corrects what the weights miss. */
+ * curve by the library's chain mode: new cells per rank. A method with a
+ * shift hook (sfc-shift) instead moves the cuts by the local work each
+ * rank measured in the cycle that just ran, so that it corrects what the
+ * weights miss; one step of its sequence is one iteration, none when it
+ * keeps its best partition. */
 static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const int64_t *cur, int64_t *next, AmrLbRecord *r)
 {
   lb_chain_result res;
@@ -111,7 +112,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   if (lb->shifting) {
     lb_curve_result cut;
     lb_curve_shift_action act;
-    LB_CHECK(lb->comm, lb_curve_shifter_step(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    LB_CHECK(lb->comm, lb->o.method->shift(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
     r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
     PetscCall(cut_record(lb->size, cur, cut.counts, next, r));
     lb_curve_result_free(&cut);

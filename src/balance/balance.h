@@ -18,6 +18,7 @@
 #define AMRDLB_BALANCE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 /* ------------------------------------------------------------------ errors */
 
@@ -246,13 +247,19 @@ enum {
    *  check_interval iterations. */
   LB_LOCAL      = 16,
   LB_CAPACITY   = 32, /**< accepts per-rank capacities (lb_params.capacity) */
-  LB_DIRECT     = 64, /**< sends units straight between any two ranks (lb_run_transfer) */
-  /** On a curve (chain mode: the app, lbbench -chain), the method shifts
-   *  the cuts by the load each part measured, once per cycle (lbcurve.h's
-   *  lb_curve_shifter, Niemoeller et al. 2020's sequence), instead of
-   *  cutting at the target loads of its supersteps. */
-  LB_SHIFTS     = 128
+  LB_DIRECT     = 64  /**< sends units straight between any two ranks (lb_run_transfer) */
 };
+
+/* The curve types of lbcurve.h, which the shift hook below takes. */
+struct lb_curve_shifter;
+struct lb_curve_result;
+
+/** What one step of a shifting method's sequence did (lb_method.shift). */
+typedef enum {
+  LB_SHIFT_SFC,     /**< first step: chains-on-chains split by the weights */
+  LB_SHIFT_SHIFTED, /**< one shift by the measured loads */
+  LB_SHIFT_BEST     /**< shifting stopped improving on this curve: the best partition measured */
+} lb_curve_shift_action;
 
 /** A per-method option, set from the command line as -lb_NAME. */
 typedef struct { const char *name; double def; const char *help; } lb_option;
@@ -272,6 +279,18 @@ struct lb_method {
   lb_err (*step)(lb_run *run, void *state, int lo, int hi);
   /** Free the state. */
   void (*destroy)(void *state);
+  /** On a curve (chain mode: the app, lbbench -chain on a trace), a method
+   *  with this hook shifts the cuts once per balancing step by the load
+   *  each part measured, instead of cutting at the target loads of its
+   *  supersteps; NULL for the others.  Collective over comm: this rank's
+   *  piece (n, w) of the curve, the current partition cur_counts (nparts
+   *  values) and the loads measured on it (nparts values, e.g. each rank's
+   *  own work in the last cycle).  seq is the sequence the caller carries
+   *  between steps (and checkpoints), started by lb_curve_shifter_init with
+   *  the method's first option (its penalty); res receives the new
+   *  partition (lb_curve_result_free), action what was done. */
+  lb_err (*shift)(struct lb_curve_shifter *seq, MPI_Comm comm, int64_t n, const double *w, const int64_t *cur_counts,
+                  const double *measured, struct lb_curve_result *res, lb_curve_shift_action *action);
 };
 
 /** The graph of a run. */

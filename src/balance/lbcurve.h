@@ -21,7 +21,7 @@
 #include "balance/balance.h"
 
 /** A new partition of the curve, identical on every rank. */
-typedef struct {
+typedef struct lb_curve_result {
   int nparts;
   int64_t ncells;     /**< cells on the whole curve */
   double total;       /**< total weight (cell count if every weight is 0) */
@@ -70,13 +70,6 @@ lb_err lb_curve_shift_bounds(int nparts, const double *load, const double *pw, d
 lb_err lb_curve_shift(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                       const double *load, double penalty, lb_curve_result *res);
 
-/** What a step of the offset-shifting sequence did. */
-typedef enum {
-  LB_SHIFT_SFC,     /**< first step: chains-on-chains split by the weights */
-  LB_SHIFT_SHIFTED, /**< one shift by the measured loads */
-  LB_SHIFT_BEST     /**< shifting stopped improving on this curve: the best partition measured */
-} lb_curve_shift_action;
-
 /**
  * Niemoeller et al. 2020's balancing sequence, carried between balancing steps (and so
  * what a checkpoint must save: every field below). The first step is a
@@ -88,7 +81,7 @@ typedef enum {
  * the curve changes (adaptation), which starts a new search from the
  * current partition.
  */
-typedef struct {
+typedef struct lb_curve_shifter {
   int nparts;
   double penalty;
   long steps;               /**< balancing steps taken */
@@ -110,7 +103,8 @@ void lb_curve_shifter_free(lb_curve_shifter *s);
  * piece (n, w) of the curve, the current partition cur_counts and the
  * loads measured on it (nparts values, e.g. each rank's compute time of
  * the last cycle; not read on the first step). res receives the new
- * partition (lb_curve_result_free), action what was done.
+ * partition (lb_curve_result_free), action what was done. sfc-shift's
+ * shift hook (lb_method.shift).
  */
 lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, const double *w, const int64_t *cur_counts,
                              const double *measured, lb_curve_result *res, lb_curve_shift_action *action);

@@ -274,10 +274,10 @@ static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace 
   return LB_OK;
 }
 
-/* sfc-shift on a trace, as the app ran it: Niemoeller et al. 2020's
- * sequence on the ranks' measured times (lb_trace_shift), not the library
- * method's shifts by the weights.  One step is one iteration (none when the
- * sequence keeps its best partition); no target is checked. */
+/* A method with a shift hook (sfc-shift) on a trace, as the app ran it:
+ * the hook's sequence on the ranks' measured times (lb_trace_shift), not
+ * the method's supersteps on the weights.  One step is one iteration (none
+ * when the sequence keeps its best partition); no target is checked. */
 static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_graph *g, const lb_load_trace *tr, int me)
 {
   const int P = g->n;
@@ -290,7 +290,7 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_
   memset(&res, 0, sizeof res);
   memset(&sfc, 0, sizeof sfc);
   lb_err err = counts ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec);
-  if (!err) err = lb_trace_shift(o->scenario, (int)o->replicate, P, !strcmp(o->trace_split, "even"), o->p.opt[0], &n, &w, counts, &res, &act);
+  if (!err) err = lb_trace_shift(m, o->scenario, (int)o->replicate, P, !strcmp(o->trace_split, "even"), o->p.opt[0], &n, &w, counts, &res, &act);
   const double runtime = MPI_Wtime() - t0;
   if (!err) err = lb_curve_sfc(MPI_COMM_SELF, n, w, P, &sfc);
   if (!err && me == 0) {
@@ -369,7 +369,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   if (!counts) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec); goto out; }
   if (traced) {
     if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr))) goto out;
-    if (m->flags & LB_SHIFTS) {
+    if (m->shift) {
       err = run_chain_shift(o, m, g, &tr, me);
       goto out;
     }

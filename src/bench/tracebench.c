@@ -236,7 +236,7 @@ static void part_times(const lb_load_trace *t, int R, int P, int even, const int
     }
 }
 
-lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+lb_err lb_trace_shift(const lb_method *m, const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
                       lb_curve_shift_action *action)
 {
   char path[4096];
@@ -247,7 +247,7 @@ lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, 
   memset(res, 0, sizeof *res);
   memset(&s, 0, sizeof s);
   *w = NULL;
-  lb_err err = measured ? parse_spec(spec, path, sizeof path, &cycle) : lb_error(LB_ERR_MEM, "sfc-shift: out of memory for %d parts", P);
+  lb_err err = measured ? parse_spec(spec, path, sizeof path, &cycle) : lb_error(LB_ERR_MEM, "%s: out of memory for %d parts", m->name, P);
   if (!err) err = lb_trace_cycles(path, &ncycles, &cycles);
   for (int i = 0; !err && i < ncycles; i++)
     if (cycle < 0 || cycles[i] == cycle) last = i;
@@ -265,7 +265,7 @@ lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, 
       if (!err) {
         part_times(&t, R, P, even, counts, measured);
         lb_curve_result_free(res);
-        err = lb_curve_shifter_step(&s, MPI_COMM_SELF, *n, *w, counts, measured, res, action);
+        err = m->shift(&s, MPI_COMM_SELF, *n, *w, counts, measured, res, action);
       }
     }
     lb_trace_free(&t);

@@ -24,7 +24,8 @@ lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t);
  *  cells is an error. */
 lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts);
 
-/** sfc-shift as the app ran it (Niemoeller et al. 2020's sequence): one
+/** Method m's shift hook (sfc-shift: Niemoeller et al. 2020's sequence,
+ *  started with penalty) as the app ran it: one
  *  step on every cycle of the trace the app balanced, up to the cycle spec
  *  names, each on that cycle's curve as lb_trace_curve gives it with the
  *  ranks' measured times (scaled to P parts when the parts are not the
@@ -32,7 +33,7 @@ lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n
  *  to its weight).  The last step's curve (*n cells, *w malloc'ed), its
  *  split counts[0..P), new partition res and action.  Free res with
  *  lb_curve_result_free. */
-lb_err lb_trace_shift(const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+lb_err lb_trace_shift(const lb_method *m, const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
                       lb_curve_shift_action *action);
 
 /** The cells of a trace as tasks: R copies tiled in space, placed on the

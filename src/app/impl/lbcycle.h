@@ -53,8 +53,8 @@ struct AmrLb {
   MPI_Comm comm;
   int size, rank;
   lb_graph *graph;
-  int shifting;             /* sfc-shift: Niemoeller et al. 2020's sequence on the measured times */
-  lb_curve_shifter shifter;
+  int shifting;             /* the method has a shift hook (sfc-shift): its sequence on the measured times */
+  lb_curve_shifter shifter; /* that sequence, carried between cycles and checkpointed */
   double *cost;             /* = timing.cost: weight per load type of count, timing, model */
   AmrLbWindow timing;       /* the weighed steps the problem logs (AmrLbAddStep) */
   double cycle_cpu, cycle_wall; /* every step since the window started */

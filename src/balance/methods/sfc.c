@@ -4,8 +4,9 @@
  * rank's load standing for both its measured load and its weight: sfc is
  * one shift with penalty 1 (the full chains-on-chains cut), sfc-shift one
  * shift per iteration with -lb_penalty. Here, as in lbbench, no timing
- * exists, so the loads are their own measurement; the app's balancing
- * sequence on measured times and cells is lb_curve_shifter (lbcurve.h). */
+ * exists, so the loads are their own measurement; on a curve with measured
+ * times (the app, lbbench on a trace) sfc-shift's shift hook runs the
+ * balancing sequence instead (lb_curve_shifter_step, lbcurve.h). */
 #include "balance/balance.h"
 #include "balance/lbcurve.h"
 
@@ -93,10 +94,10 @@ const lb_method lb_method_sfc = {
 const lb_method lb_method_sfc_shift = {
   .name = "sfc-shift",
   .summary = "Niemoeller offset shifting with a penalty factor, one shift per iteration (Niemoeller et al. 2020)",
-  .flags = LB_SHIFTS,
   .options = shift_options,
   .noptions = 1,
   .setup = shift_setup,
   .step = sfc_step,
   .destroy = sfc_destroy,
+  .shift = lb_curve_shifter_step,
 };
