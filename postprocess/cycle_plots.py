@@ -24,9 +24,11 @@ Writes into DIR (default: the current directory):
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
   time.png       per method, three panels with their own scales: the run's
-                 wall time with its solve phase; the time lost to imbalance
-                 as the mean idle time of a rank (sum over cycles of
-                 t_max - t_avg of the ranks' local work: lost_rank_s / ranks);
+                 wall time with the phase model's time (sum over cycles and
+                 phases of the slowest rank's own work, model_total_s); the
+                 time lost to imbalance by the phase model (sum over cycles
+                 of each phase's slowest rank's own work less the ranks'
+                 mean: lost_s), split by phase;
                  the balancer's and the migration's time (their values
                  beside the bars).  Linear axes in s, ms or us with plain
                  ticks.  Bars are medians, whiskers least to greatest of the
@@ -136,7 +138,6 @@ def summary(recs):
         "cycles": len(recs),
         "cells": last["cells"],
         "total": total,
-        "solve": sum(r["t_solve"] for r in recs),
         "lost": lost,
         "lost_share": 100 * lost / (n * total) if total > 0 else 0.0,
         "mean_i": statistics.fmean(r["imbalance_pct"] for r in recs),
@@ -155,7 +156,19 @@ def summary(recs):
         "model": last.get("model_total_s", float("nan")),
         "model_lost": last.get("lost_s", float("nan")),
         "predicted": sum(r["predicted_s"] if r.get("predicted_s") is not None else r.get("cycle_time_s", float("nan")) for r in recs),
+        "phase_lost": phase_losses(recs),
     }
+
+
+def phase_losses(recs):
+    """Each phase's loss summed over the cycles, by name in report order:
+    the slowest rank's own work less the ranks' mean (their sum is lost_s)."""
+    out = {}
+    for r in recs:
+        for name, ph in r.get("phases", {}).items():
+            own = ph["own_cpu"]
+            out[name] = out.get(name, 0.0) + max(own) - sum(own) / len(own)
+    return out
 
 
 def spread(sums, key):
@@ -323,17 +336,28 @@ def time_plot(grps, sums, path, title):
         ax.barh(y, med, height=height, xerr=err, label=label, error_kw={"lw": 0.8, "capsize": 2}, **kw)
         return med
 
-    total, solve = values("total", False), values("solve", False)
+    total, model = values("total", False), values("model", False)
     f, u = unit_of([v[2] for v in total])
-    bars(axes[0], total, f, ys, 0.7, "whole run", color="#c6dbef")
-    bars(axes[0], solve, f, ys, 0.35, "solve phase (max over ranks)", color="#2171b5")
-    axes[0].set_xlabel("wall time (%s)" % u)
+    bars(axes[0], total, f, ys, 0.7, "whole run (wall)", color="#c6dbef")
+    bars(axes[0], model, f, ys, 0.35, "phase model: slowest rank's own work per phase", color="#2171b5")
+    axes[0].set_xlabel("time (%s)" % u)
     axes[0].set_title("run time", fontsize=10)
-    lost = values("lost", True)
+    # each phase's loss stacked, the medians over repetitions (the whisker
+    # is the spread of the total, lost_s)
+    names = list(dict.fromkeys(k for sm in sums for one in sm for k in one["phase_lost"]))
+    lost = values("model_lost", False)
     f, u = unit_of([v[2] for v in lost])
-    bars(axes[1], lost, f, ys, 0.6, None, color="tab:red")
-    axes[1].set_xlabel("time per rank (%s)" % u)
-    axes[1].set_title("lost to imbalance: a rank's mean idle time\n(sum over cycles of t_max - t_avg of the local work)", fontsize=10)
+    left = [0.0] * n
+    cmap = plt.get_cmap("Set2")
+    for k, name in enumerate(names):
+        w = [statistics.median(one["phase_lost"].get(name, 0.0) for one in sm) * f for sm in sums]
+        axes[1].barh(ys, w, left=left, height=0.6, color=cmap(k % 8), label="lost in " + name)
+        left = [a + b for a, b in zip(left, w)]
+    if repeated:
+        axes[1].errorbar(left, ys, xerr=[[(v[0] - v[1]) * f for v in lost], [(v[2] - v[0]) * f for v in lost]], fmt="none", ecolor="k",
+                         lw=0.8, capsize=2)
+    axes[1].set_xlabel("time (%s)" % u)
+    axes[1].set_title("lost to imbalance (phase model), by phase\n(sum over cycles of the slowest rank's own work - the mean)", fontsize=10)
     lb, mig = values("lb", False), values("mig", False)
     f, u = unit_of([v[2] for v in lb + mig])
     a = bars(axes[2], lb, f, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
@@ -351,14 +375,14 @@ def time_plot(grps, sums, path, title):
         ax.grid(alpha=0.3, axis="x")
         ax.set_xlim(left=0)
         plain(ax)
-    handles = [h for ax in (axes[0], axes[2]) for h in ax.get_legend_handles_labels()[0]]
-    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=4, fontsize=8, frameon=False)
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]]
+    fig.legend(handles, [h.get_label() for h in handles], loc="lower center", ncol=5, fontsize=8, frameon=False)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels([g[0] for g in grps], fontsize=8)
     axes[0].invert_yaxis()
     reps = max(len(g[1]) for g in grps)
     fig.suptitle(title + ("" if reps == 1 else " (bars: medians of %d runs, whiskers: least to greatest)" % reps))
-    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
+    fig.tight_layout(rect=(0, 0.7 / height, 1, 1))
     save(fig, path)
 
 
@@ -501,7 +525,7 @@ def table(grps, sums, title):
     rows = ["%s%s\n" % (title, "" if reps == 1 else "; medians of the runs, total s with least-greatest"), head,
             "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
     for (name, _), ss in zip(grps, sums):
-        m = {k: spread(ss, k)[0] for k in ss[0]}
+        m = {k: spread(ss, k)[0] for k in ss[0] if k != "phase_lost"}
         total = "%.3f" % m["total"] if len(ss) == 1 else "%.3f (%.3f-%.3f)" % spread(ss, "total")
         rows.append("| %s | %d | %d | %d | %d | %s | %.3f | %.3f | %.3f | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
             name, m["ranks"], len(ss), m["cycles"], m["cells"], total, m["model"], m["predicted"], m["model_lost"], m["lost"], m["lost_share"],

@@ -66,7 +66,8 @@ def report(path, problem="darcy-transport", method="second-order", weights="timi
                 "lb_decision": d, "rebalanced": d in ("rebalance", "gain", "always"), "total_s": total, "t_solve": 0.07,
                 "migrated_cells_tot": 5 * c, "lb_total_s": 0.0004 * (c + 1), "migrate_total_s": 0.00002 * c,
                 "comm_edges_added": 0, "fit_smape": 3.0, "rank_load_predicted": [0.9, 1.1], "rank_load_measured": [0.95, 1.05],
-                "weights": [1.0, 2.0]}) + "\n")
+                "weights": [1.0, 2.0], "model_total_s": 0.07 * (c + 1), "lost_s": 0.01 * (c + 1),
+                "phases": {"pressure": {"own_cpu": [0.04, 0.05]}, "transport": {"own_cpu": [0.02, 0.01]}}}) + "\n")
     return path
 
 
@@ -106,7 +107,16 @@ def main(case, work):
                 fail("time.png: x axis offset %r" % off)
             if any("e" in t.lower() or "\u00d7" in t for t in labels(ax, "x")):
                 fail("time.png: tick labels %r" % labels(ax, "x"))
-        print("time ok: %s" % "; ".join(ax.get_xlabel() for ax in fig.axes))
+        # the loss panel stacks each phase's loss: 12 cycles of 5 ms in
+        # pressure and 5 ms in transport, 120 ms in all, lost_s's 0.12 s
+        ax = fig.axes[1]
+        unit = {"time (s)": 1.0, "time (ms)": 1e-3}.get(ax.get_xlabel())
+        rows = {}
+        for bar in ax.patches:
+            rows[round(bar.get_y() + bar.get_height() / 2)] = rows.get(round(bar.get_y() + bar.get_height() / 2), 0.0) + bar.get_width()
+        if unit is None or sorted(rows) != [0, 1] or any(abs(w * unit - 0.12) > 1e-9 for w in rows.values()):
+            fail("time.png: the phases' losses %r (%s), expected 0.12 s per run" % (rows, ax.get_xlabel()))
+        print("time ok: %s; lost by phase %.3g s per run" % ("; ".join(ax.get_xlabel() for ax in fig.axes), rows[0] * unit))
     elif case == "decision":
         plots(["--threshold", "5", "-o", out, report(os.path.join(work, "d1.jsonl"))])
         fig = SAVED["decision.png"]
