@@ -367,3 +367,68 @@ lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
   if (err) lb_trace_free(t);
   return err;
 }
+
+int64_t lb_trace_refine_bytes(const lb_load_trace *t, int k)
+{
+  const int dim = t->dim;
+  /* the refined arrays beside the recorded ones while they are built */
+  const double per = 8.0 + 1 + 4.0 * dim + 4 + 1 + 4.0 * dim + 8.0 * t->nphases;
+  const double bytes = per * (double)t->ncells * (1.0 + ldexp(1.0, dim * k));
+  return bytes >= 0x1p62 ? INT64_MAX : (int64_t)bytes;
+}
+
+lb_err lb_trace_refine(lb_load_trace *t, int k)
+{
+  const int dim = t->dim, K = t->nphases, L = LB_TRACE_MAXLEVEL(dim);
+  const int64_t N = t->ncells, m = INT64_C(1) << (dim * k), M = N * m;
+  int top = 0;
+  if (k == 0) return LB_OK;
+  if (!t->pos) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has no cell positions (format version %d)", k, t->cycle, t->version);
+  for (int64_t i = 0; i < N; i++) top = t->level[i] > top ? t->level[i] : top;
+  if (top + k > L) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has cells of level %d, refined past p4est's level %d", k, t->cycle, top, L);
+  double *w = malloc((size_t)M * sizeof *w), *pw = K ? malloc((size_t)M * K * sizeof *pw) : NULL;
+  unsigned char *type = malloc((size_t)M), *level = malloc((size_t)M);
+  float *x = malloc((size_t)M * dim * sizeof *x);
+  int32_t *tree = malloc((size_t)M * sizeof *tree), *pos = malloc((size_t)M * dim * sizeof *pos);
+  if (!w || (K && !pw) || !type || !level || !x || !tree || !pos) {
+    free(w), free(pw), free(type), free(level), free(x), free(tree), free(pos);
+    return lb_error(LB_ERR_MEM, "-refine %d: out of memory for %lld cells", k, (long long)M);
+  }
+  /* a power-of-two share scales without rounding: the children's exact
+   * (and pairwise) sum is the parent's */
+  const double share = ldexp(1.0, -dim * k);
+  for (int64_t i = 0; i < N; i++) {
+    const int level_c = t->level[i] + k;
+    const int32_t h = INT32_C(1) << (L - level_c);
+    for (int64_t j = 0; j < m; j++) {
+      const int64_t c = i * m + j;
+      w[c] = t->w[i] * share;
+      for (int p = 0; p < K; p++) pw[p * M + c] = t->pw[p * N + i] * share;
+      type[c] = t->type[i];
+      level[c] = (unsigned char)level_c;
+      tree[c] = t->tree[i];
+      /* child j in Morton order: bit dim b + d of j is bit b of its offset in direction d */
+      for (int d = 0; d < dim; d++) {
+        int32_t off = 0;
+        for (int b = 0; b < k; b++) off |= (int32_t)((j >> (dim * b + d)) & 1) << b;
+        pos[c * dim + d] = t->pos[i * dim + d] + off * h;
+        /* no geometry here: the children keep the parent's centre */
+        x[c * dim + d] = t->x[i * dim + d];
+      }
+    }
+  }
+  for (int q = 0; q < t->nranks; q++) t->first[q] *= m;
+  free(t->w), free(t->pw), free(t->type), free(t->level), free(t->x), free(t->tree), free(t->pos);
+  t->w = w, t->pw = pw, t->type = type, t->level = level, t->x = x, t->tree = tree, t->pos = pos;
+  t->ncells = M;
+  return LB_OK;
+}
+
+uint64_t lb_trace_morton(int dim, const int32_t *pos)
+{
+  const int L = LB_TRACE_MAXLEVEL(dim);
+  uint64_t z = 0;
+  for (int b = 0; b < L; b++)
+    for (int d = 0; d < dim; d++) z |= (uint64_t)((pos[d] >> b) & 1) << (dim * b + d);
+  return z;
+}

@@ -111,6 +111,26 @@ lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t);
  *  *ncycles of them), every record checked as by lb_trace_read. */
 lb_err lb_trace_cycles(const char *path, int *ncycles, int **cycles);
 
+/** Bytes that lb_trace_refine(t, k) needs while it runs: the refined
+ *  arrays and the recorded ones (INT64_MAX when that overflows), so a
+ *  caller can refuse a refinement beyond memory before allocating. */
+int64_t lb_trace_refine_bytes(const lb_load_trace *t, int k);
+
+/** Refine every cell of t k times: its 2^(dim k) children in curve order
+ *  (p4est's Morton order), each with the parent's load type and centre
+ *  (the trace holds no geometry), its level plus k, its quadrant
+ *  coordinates, and exactly 2^-(dim k) of its weight and phase weights (a
+ *  power of two scales without rounding: the children's exact sum, and
+ *  their pairwise sum, is the parent's); the app's split is
+ *  refined with the cells.  A trace without positions (version 1) or cells
+ *  refined past p4est's largest level is an LB_ERR_ARG error naming
+ *  -refine. */
+lb_err lb_trace_refine(lb_load_trace *t, int k);
+
+/** The index on p4est's curve of a tree of the quadrant at coordinates pos
+ *  (dim values): the bits interleaved, x fastest, at the largest level. */
+uint64_t lb_trace_morton(int dim, const int32_t *pos);
+
 /** Free the arrays of a trace cycle. */
 void lb_trace_free(lb_load_trace *t);
 

@@ -17,6 +17,7 @@ typedef struct {
   double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
   int repeat;               /**< balancing methods: Lieber et al. 2016's timed repetitions of method and selection (0: none) */
   int replicate;            /**< -tasks trace: copies of the trace's cells tiled in space */
+  int refine;               /**< -tasks trace: refinements of every recorded cell */
 } lb_taskbench_opts;
 
 /** Run one task-mode experiment; process 0 prints it and appends a JSON line. */

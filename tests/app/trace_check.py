@@ -191,7 +191,7 @@ def roundtrip(a, args):
             if os.path.exists(out):
                 os.remove(out)
             cmd = ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "%s:%s:%d" % ("trace", trace, rec["cycle"]),
-                   "-json", out] + opts
+                   "-trace_split", "app", "-json", out] + opts
             run(([a.lbbench, "-virtual"] if backend == "virtual" else mpi(a, a.ranks) + [a.lbbench]) + cmd)
             r = json.loads(open(out).read())
             got = (r["part_cells"], r["migrated_cells"], r["iterations"], r["target_iteration"])
@@ -208,6 +208,9 @@ def roundtrip(a, args):
         replicate(a, trace, opts, graph, *last)
     if a.tasks:
         tasks(a, trace, *last)
+    if method == "sfc":
+        carry(a, trace, graph, recs, lines)
+    refine(a, trace, graph, *last)
     size = os.path.getsize(trace)
     cells = sum(r["N"] for r in recs)
     print("round trip: %d of %d cycles replayed on %d ranks (%s, %dD): cuts, migrated cells and iterations identical; "
@@ -221,6 +224,41 @@ def roundtrip(a, args):
         version1(a, trace, os.path.join(a.dir, "v1.trace"), graph, opts, *last)
         x0 = recs[-1]["at"] + CYCLE.size + 24 * recs[-1]["P"] + 9
         open(os.path.join(a.dir, "nan_centre.trace"), "wb").write(data[:x0] + struct.pack("<f", float("nan")) + data[x0 + 4:])
+
+
+def carry(a, trace, graph, recs, lines):
+    """-trace_split carry at the app's rank count is the split the app
+    really had: where the app applied sfc's cuts after cycle c-1, cycle c's
+    recorded split.  The app keeps families of cells together, moving a cut
+    by up to 2^dim - 1 cells, whose children the adaptation may refine: so
+    within 2^dim (2^dim - 1) cells, and exactly in some cycle."""
+    dim = recs[0]["dim"]
+    tol, exact, checked = (1 << dim) * ((1 << dim) - 1), 0, 0
+    for before, rec, line in zip(recs, recs[1:], lines):
+        if not (before["flags"] & 1) or line["lb_decision"] not in ("rebalance", "gain", "always"):
+            continue
+        r = lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
+                             "-lb_method", "sfc"])
+        assert r["trace_split"] == "carry", r["trace_split"]
+        app = [b - f for f, b in zip(rec["first"], rec["first"][1:] + [rec["N"]])]
+        cuts = [sum(r["start_cells"][:q]) - sum(app[:q]) for q in range(1, a.ranks)]
+        assert all(abs(c) <= tol for c in cuts), "cycle %d: carry starts %s, the app had %s" % (rec["cycle"], r["start_cells"], app)
+        exact += not any(cuts)
+        checked += 1
+    assert checked >= 1 and exact >= 1, "carry: %d cycles checked, %d exact" % (checked, exact)
+    print("carry: the app's split after its sfc cuts in %d cycles (%d exact, the rest within %d cells)" % (checked, exact, tol))
+
+
+def refine(a, trace, graph, rec, line):
+    """-refine 1: 2^dim times the cells, the same total weight, and from the
+    app's split the app's cuts 2^dim times as many cells (sfc cuts between
+    cells of equal weight: each parent's children in one part)."""
+    m = 1 << rec["dim"]
+    r0, r1 = (lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
+                               "-lb_method", "sfc", "-trace_split", "app", "-refine", str(k)]) for k in (0, 1))
+    assert r1["cells"] == m * r0["cells"] == m * rec["N"] and r1["refine"] == 1, (r0["cells"], r1["cells"])
+    assert r1["start_cells"] == [m * c for c in r0["start_cells"]], (r0["start_cells"], r1["start_cells"])
+    print("refine 1: %d cells become %d, the app's split refined with them" % (rec["N"], r1["cells"]))
 
 
 def version1(a, trace, old, graph, opts, rec, line):
@@ -243,7 +281,7 @@ def lbbench_json(a, cmd):
 def replicate(a, trace, opts, graph, rec, line):
     R = a.replicate
     r = lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, R * a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
-                         "-replicate", str(R)] + opts)
+                         "-replicate", str(R), "-trace_split", "app"] + opts)
     assert r["part_cells"] == line["lb_cut_cells"] * R, (r["part_cells"], line["lb_cut_cells"])
     print("replicate %d: the app's cuts %d times" % (R, R))
 
