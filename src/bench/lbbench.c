@@ -264,9 +264,28 @@ static void print_trace(const bench_opts *o, const lb_load_trace *tr)
          (long long)tr->ncells, (int)o->refine, lb_trace_weight_name(tr->weights), o->trace_split, (int)o->replicate, o->replicate > 1 ? "ies" : "y");
 }
 
-/* The replayed trace cycle, the cells per part of the start split and after. */
-static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace *tr, int P, const int64_t *start_cells, const int64_t *part_cells)
+/* The balance of the start split counts of the whole curve (n cells w):
+ * what the replay starts from, which -trace_split decides. */
+static lb_err start_balance(int64_t n, const double *w, int P, const int64_t *counts, lb_metrics *mt)
 {
+  double *load = malloc((size_t)P * sizeof *load);
+  if (!load) return lb_error(LB_ERR_MEM, "out of memory for %d part loads", P);
+  lb_err err = lb_curve_part_loads(MPI_COMM_SELF, n, w, P, counts, load);
+  if (!err) lb_metrics_loads(P, load, mt);
+  free(load);
+  return err;
+}
+
+/* The replayed trace cycle, the cells per part and the balance of the
+ * start split (the whole curve: n cells w), the cells per part after. */
+static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace *tr, int P, int64_t n, const double *w, const int64_t *start_cells,
+                         const int64_t *part_cells)
+{
+  lb_metrics st;
+  lb_err err = start_balance(n, w, P, start_cells, &st);
+  if (err) return err;
+  json_real(j, "start_max_over_avg", st.max_over_avg);
+  json_real(j, "start_imbalance_pct", st.imbalance_pct);
   long long *cells = calloc((size_t)P + 1, sizeof *cells);
   if (!cells) return lb_error(LB_ERR_MEM, "out of memory for the JSON line");
   for (int q = 0; q < P; q++) cells[q] = (long long)start_cells[q];
@@ -330,7 +349,7 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_trace_replay rp, con
         json_int(&j, "migrated_cells", migrated);
         json_real(&j, "partition_quality", res.quality);
         json_int(&j, "sfc_cut_distance", dist);
-        err = json_trace(&j, o, tr, P, counts, res.counts);
+        err = json_trace(&j, o, tr, P, n, w, counts, res.counts);
         json_end(&j);
         if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
       }
@@ -438,7 +457,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
       json_real(&j, "cut_time_s", res.cut_time_s);
       json_real(&j, "sfc_time_s", res.sfc_time_s);
       if (o->p.track_costs) costs_json(&j, &res.run);
-      if (traced) err = json_trace(&j, o, &tr, P, counts, res.cut.counts);
+      if (traced) err = json_trace(&j, o, &tr, P, n, w, counts, res.cut.counts);
       json_end(&j);
       if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }

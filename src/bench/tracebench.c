@@ -60,6 +60,14 @@ static lb_err refine_record(const char *path, const lb_trace_replay *rp, lb_load
   return lb_trace_refine(t, rp->refine);
 }
 
+/* carry places cuts by the cells' positions, which version 1 lacks. */
+static lb_err carry_positions(const char *path, const lb_trace_replay *rp, const lb_load_trace *t)
+{
+  if (rp->split != LB_TRACE_SPLIT_CARRY || t->version >= 2) return LB_OK;
+  return lb_error(LB_ERR_ARG, "-trace_split carry: trace '%s' is format version %d, which records no cell positions: give -trace_split app or even", path,
+                  t->version);
+}
+
 lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_load_trace *t, lb_load_trace *prev)
 {
   char path[4096];
@@ -70,9 +78,7 @@ lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_lo
   if (rp->refine < 0) return lb_error(LB_ERR_ARG, "-refine %d: must not be negative", rp->refine);
   lb_err err = parse_spec(spec, path, sizeof path, &cycle);
   if (!err) err = lb_trace_read(path, cycle, t);
-  if (!err && prev && rp->split == LB_TRACE_SPLIT_CARRY && t->version < 2)
-    err = lb_error(LB_ERR_ARG, "-trace_split carry: trace '%s' is format version %d, which records no cell positions: give -trace_split app or even", path,
-                   t->version);
+  if (!err && prev) err = carry_positions(path, rp, t);
   if (!err) err = refine_record(path, rp, t);
   if (!err && prev && rp->split == LB_TRACE_SPLIT_CARRY) {
     /* the record before this cycle's, in file order */
@@ -355,9 +361,7 @@ lb_err lb_trace_shift(const char *spec, const lb_trace_replay *rp, int P, double
    * one; carry's start is the record before each */
   for (int i = 0; !err && i <= last; i++) {
     if ((err = lb_trace_read(path, cycles[i], &t))) break;
-    if (rp->split == LB_TRACE_SPLIT_CARRY && t.version < 2)
-      err = lb_error(LB_ERR_ARG, "-trace_split carry: trace '%s' is format version %d, which records no cell positions: give -trace_split app or even",
-                     path, t.version);
+    err = carry_positions(path, rp, &t);
     if (!err) err = refine_record(path, rp, &t);
     if (!err && (i == last || (t.flags & LB_TRACE_BALANCED))) {
       /* a restart on another rank count keeps the steps, not the best partition */
