@@ -151,8 +151,9 @@ for P in $sizes; do
       if [ "$P" -gt "$(cap chain "$dim" "$m")" ]; then echo "== $t chain P=$P $m: skipped (above $(cap chain "$dim" "$m"))"; continue; fi
       echo "== $t chain P=$P x$r $m"
       # shellcheck disable=SC2086
+      # the tiled study as measured: the app's split tiled (lbbench's default is now carry)
       run_logged "$t-chain-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" \
-        -lb_method "$m" $stop -json "$out/chain.jsonl"
+        -trace_split app -lb_method "$m" $stop -json "$out/chain.jsonl"
     done
     for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
       # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d

@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+/* the trace holds every modelled phase's weights */
+_Static_assert(AMR_LB_MAX_PHASES <= LB_TRACE_MAX_PHASES, "trace phase slots");
+
 /* Cells per rank of the current partition. */
 static void current_counts(const p4est_t *p4est, int64_t *counts)
 {
@@ -81,7 +84,13 @@ PetscErrorCode AmrLbTraceCycle(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   memcpy(h.cost, r->cost, sizeof(double) * lb->o.ntypes);
   h.time = r->rank_time;
   h.predicted = r->rank_load_predicted;
-  PetscCall(AmrTraceAppend(lb->trace, s->p4est, &h, s->w, s->types, &r->trace_write_s));
+  /* the phases' own weights when they chose the cells' weight, so that a
+   * replay can evaluate the cycle's phase model at any number of ranks */
+  if (lb->o.weights == AMR_LB_PHASES)
+    for (int k = 0; k < lb->nphases; k++)
+      if (lb->phase[k].modelled) PetscCall(PetscStrncpy(h.phase_name[h.nphases++], lb->phase[k].name, LB_TRACE_PHASE_NAME));
+  PetscCheck(h.nphases == (lb->o.weights == AMR_LB_PHASES ? s->npw : 0), lb->comm, PETSC_ERR_PLIB, "trace: %d phase names for %d phase weights", h.nphases, s->npw);
+  PetscCall(AmrTraceAppend(lb->trace, s->p4est, &h, s->w, s->types, (const double *const *)s->pw, &r->trace_write_s));
   PetscFunctionReturn(0);
 }
 

@@ -101,28 +101,36 @@ PetscErrorCode AmrTraceClose(AmrTrace *t)
   PetscFunctionReturn(0);
 }
 
-/* The local cells encoded in curve order: weight, load type, centre. */
-static PetscErrorCode encode_cells(const p4est_t *p4est, const double *w, const int *types, unsigned char *buf)
+/* The local cells encoded in curve order: weight, load type, centre, tree,
+ * level, position on the tree and the K phases' weights (pw[k][i]). */
+static PetscErrorCode encode_cells(const p4est_t *p4est, const double *w, const int *types, int K, const double *const *pw, unsigned char *buf)
 {
-  const int cb = LB_TRACE_CELL_BYTES(P4EST_DIM);
+  const int cb = LB_TRACE_CELL_BYTES(P4EST_DIM, K);
   const double eta[3] = {0.5, 0.5, 0.5};
+  double cw[LB_TRACE_MAX_PHASES];
 
   PetscFunctionBeginUser;
   for (p4est_topidx_t tr = p4est->first_local_tree; tr <= p4est->last_local_tree; tr++) {
     p4est_tree_t *tree = p4est_tree_array_index(p4est->trees, tr);
     for (size_t k = 0; k < tree->quadrants.elem_count; k++) {
       const p4est_locidx_t i = tree->quadrants_offset + (p4est_locidx_t)k;
-      double x[3];
-      AmrGeomQuadMap(p4est->connectivity, tr, p4est_quadrant_array_index(&tree->quadrants, k), eta, x, NULL);
-      lb_trace_cell(P4EST_DIM, w[i], types ? types[i] : 0, x, buf + (size_t)i * cb);
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tree->quadrants, k);
+      lb_trace_cell_data c = {w[i], types ? types[i] : 0, {0, 0, 0}, (int32_t)tr, q->level, {q->x, q->y, 0}, cw};
+#ifdef P4_TO_P8
+      c.pos[2] = q->z;
+#endif
+      for (int j = 0; j < K; j++) cw[j] = pw[j][i];
+      AmrGeomQuadMap(p4est->connectivity, tr, q, eta, c.x, NULL);
+      lb_trace_cell(P4EST_DIM, K, &c, buf + (size_t)i * cb);
     }
   }
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, double *cpu_s)
+PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, const double *const *pw,
+                              double *cpu_s)
 {
-  const int P = p4est->mpisize, cb = LB_TRACE_CELL_BYTES(P4EST_DIM);
+  const int P = p4est->mpisize, K = head->nphases, cb = LB_TRACE_CELL_BYTES(P4EST_DIM, K);
   const p4est_locidx_t n = p4est->local_num_quadrants;
   lb_load_trace h = *head;
   int64_t base, cells_at;
@@ -131,6 +139,7 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
   struct timespec t0, t1;
 
   PetscFunctionBeginUser;
+  PetscCheck(K >= 0 && K <= LB_TRACE_MAX_PHASES && (!K || pw), PETSC_COMM_SELF, PETSC_ERR_PLIB, "trace: %d phase weights", K);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   if (!t->started) {
     struct stat sb;
@@ -162,12 +171,12 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
   }
   /* every rank its cells, at the offset of its first cell */
   PetscCall(PetscMalloc1((size_t)n * cb + 1, &buf));
-  PetscCall(encode_cells(p4est, w, types, buf));
+  PetscCall(encode_cells(p4est, w, types, K, pw, buf));
   cells_at = base + LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + (int64_t)p4est->global_first_quadrant[p4est->mpirank] * cb;
   if (!err) err = AmrFileWrite(t->fd, buf, (size_t)n * cb, cells_at);
   PetscCall(PetscFree(buf));
   PetscCall(trace_check(t, err, "write"));
-  t->end = base + lb_trace_record_bytes(P4EST_DIM, P, h.ncells);
+  t->end = base + lb_trace_record_bytes(P4EST_DIM, K, P, h.ncells);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
   *cpu_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   PetscFunctionReturn(0);

@@ -18,13 +18,16 @@ typedef struct AmrTrace *AmrTrace;
  *  error naming the option. */
 PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *t);
 
-/** Append one cycle (collective): the scalars, costs, measured times and
- *  predicted loads of head (its first, w, type, x are not read), the split
- *  and the cell centres from the forest, the local cells' weights w and
- *  load types (NULL: all 0).  The first append cuts the file to the end
+/** Append one cycle (collective): the scalars, costs, phase names,
+ *  measured times and predicted loads of head (its first, w, type, x,
+ *  tree, level, pos, pw are not read), the split and the cells' centres,
+ *  trees, levels and positions from the forest, the local cells' weights
+ *  w, load types (NULL: all 0) and, for each of head->nphases phases k,
+ *  their weights pw[k] (NULL when there are none).  The first append cuts the file to the end
  *  the run continues from (AmrTraceSetEnd; 0 for a new run).  *cpu_s: this
  *  rank's thread CPU seconds of the append. */
-PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, double *cpu_s);
+PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, const double *const *pw,
+                              double *cpu_s);
 
 /** The file's name and the offset after the last cycle appended. */
 void AmrTraceEnd(AmrTrace t, const char **path, int64_t *end);

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const weight_names[] = {"count", "timing", "model", "measured"};
+static const char *const weight_names[] = {"count", "timing", "model", "measured", "phases"};
 
-const char *lb_trace_weight_name(int k) { return k >= 0 && k < 4 ? weight_names[k] : "unknown"; }
+const char *lb_trace_weight_name(int k) { return k >= 0 && k < 5 ? weight_names[k] : "unknown"; }
 
 static void put_u(unsigned char *p, uint64_t v, int bytes)
 {
@@ -62,12 +62,18 @@ void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES])
   memcpy(out, LB_TRACE_MAGIC, 8);
   put_u(out + 8, LB_TRACE_VERSION, 4);
   put_u(out + 12, (uint64_t)dim, 4);
-  put_u(out + 16, LB_TRACE_CELL_BYTES(dim), 4);
+  put_u(out + 16, LB_TRACE_CELL_BYTES(dim, 0), 4);
   put_u(out + 20, LB_TRACE_CYCLE_BYTES, 4);
   put_u(out + 24, LB_TRACE_MAX_TYPES, 4);
 }
 
-int64_t lb_trace_record_bytes(int dim, int P, int64_t N) { return LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + N * LB_TRACE_CELL_BYTES(dim); }
+int64_t lb_trace_record_bytes(int dim, int K, int P, int64_t N) { return LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + N * LB_TRACE_CELL_BYTES(dim, K); }
+
+/* Bytes of a record of either version. */
+static int64_t record_bytes(int version, int dim, int K, int P, int64_t N)
+{
+  return version == 1 ? LB_TRACE_CYCLE_BYTES_V1 + 24 * (int64_t)P + N * LB_TRACE_CELL_BYTES_V1(dim) : lb_trace_record_bytes(dim, K, P, N);
+}
 
 void lb_trace_cycle_header(const lb_load_trace *t, unsigned char out[LB_TRACE_CYCLE_BYTES])
 {
@@ -78,9 +84,13 @@ void lb_trace_cycle_header(const lb_load_trace *t, unsigned char out[LB_TRACE_CY
   put_u(out + 16, (uint32_t)t->ntypes, 4);
   put_u(out + 20, (uint32_t)t->flags, 4);
   put_u(out + 24, (uint64_t)t->ncells, 8);
-  put_u(out + 32, (uint64_t)lb_trace_record_bytes(t->dim, t->nranks, t->ncells), 8);
-  memset(out + 40, 0, 8);
+  put_u(out + 32, (uint64_t)lb_trace_record_bytes(t->dim, t->nphases, t->nranks, t->ncells), 8);
+  put_u(out + 40, (uint32_t)t->nphases, 4);
+  memset(out + 44, 0, 4);
   for (int k = 0; k < LB_TRACE_MAX_TYPES; k++) put_f64(out + 48 + 8 * k, k < t->ntypes ? t->cost[k] : NAN);
+  /* fixed slots, so the header's size does not depend on the names */
+  memset(out + LB_TRACE_CYCLE_BYTES_V1, 0, LB_TRACE_PHASE_NAME * LB_TRACE_MAX_PHASES);
+  for (int k = 0; k < t->nphases; k++) strncpy((char *)out + LB_TRACE_CYCLE_BYTES_V1 + LB_TRACE_PHASE_NAME * k, t->phase_name[k], LB_TRACE_PHASE_NAME - 1);
 }
 
 void lb_trace_rank_arrays(int P, const int64_t *first, const double *time, const double *predicted, unsigned char *out)
@@ -92,11 +102,16 @@ void lb_trace_rank_arrays(int P, const int64_t *first, const double *time, const
   }
 }
 
-void lb_trace_cell(int dim, double w, int type, const double x[3], unsigned char *out)
+void lb_trace_cell(int dim, int K, const lb_trace_cell_data *c, unsigned char *out)
 {
-  put_f64(out, w);
-  out[8] = (unsigned char)type;
-  for (int d = 0; d < dim; d++) put_f32(out + 9 + 4 * d, (float)x[d]);
+  unsigned char *p = out + 9 + 4 * dim;
+  put_f64(out, c->w);
+  out[8] = (unsigned char)c->type;
+  for (int d = 0; d < dim; d++) put_f32(out + 9 + 4 * d, (float)c->x[d]);
+  put_u(p, (uint32_t)c->tree, 4);
+  p[4] = (unsigned char)c->level;
+  for (int d = 0; d < dim; d++) put_u(p + 5 + 4 * d, (uint32_t)c->pos[d], 4);
+  for (int k = 0; k < K; k++) put_f64(p + 5 + 4 * dim + 8 * k, c->pw[k]);
 }
 
 void lb_trace_free(lb_load_trace *t)
@@ -107,17 +122,23 @@ void lb_trace_free(lb_load_trace *t)
   free(t->w);
   free(t->type);
   free(t->x);
+  free(t->tree);
+  free(t->level);
+  free(t->pos);
+  free(t->pw);
   memset(t, 0, sizeof *t);
 }
 
 /* The scalars of the cycle header at the file's position; its record's
  * bytes in *bytes.  A header cut short or not starting "CYCL" is an error. */
-static lb_err read_cycle_header(FILE *f, const char *path, int dim, long long at, long long size, lb_load_trace *t, int64_t *bytes)
+static lb_err read_cycle_header(FILE *f, const char *path, int version, int dim, long long at, long long size, lb_load_trace *t, int64_t *bytes)
 {
   unsigned char h[LB_TRACE_CYCLE_BYTES];
-  if (size - at < LB_TRACE_CYCLE_BYTES || fread(h, 1, sizeof h, f) != sizeof h)
+  const size_t hb = version == 1 ? LB_TRACE_CYCLE_BYTES_V1 : LB_TRACE_CYCLE_BYTES;
+  if (size - at < (long long)hb || fread(h, 1, hb, f) != hb)
     return lb_error(LB_ERR_FILE, "trace '%s': truncated: a cycle header at byte %lld is cut short (file of %lld bytes)", path, at, size);
   if (memcmp(h, "CYCL", 4)) return lb_error(LB_ERR_FILE, "trace '%s': malformed: no cycle record at byte %lld", path, at);
+  t->version = version;
   t->dim = dim;
   t->cycle = (int32_t)get_u(h + 4, 4);
   t->nranks = (int32_t)get_u(h + 8, 4);
@@ -127,7 +148,12 @@ static lb_err read_cycle_header(FILE *f, const char *path, int dim, long long at
   t->ncells = (int64_t)get_u(h + 24, 8);
   *bytes = (int64_t)get_u(h + 32, 8);
   for (int k = 0; k < LB_TRACE_MAX_TYPES; k++) t->cost[k] = get_f64(h + 48 + 8 * k);
-  if (t->nranks < 1 || t->ncells < t->nranks || t->ntypes < 1 || t->ntypes > LB_TRACE_MAX_TYPES || *bytes != lb_trace_record_bytes(dim, t->nranks, t->ncells))
+  t->nphases = version == 1 ? 0 : (int32_t)get_u(h + 40, 4);
+  memset(t->phase_name, 0, sizeof t->phase_name);
+  for (int k = 0; k < t->nphases && k < LB_TRACE_MAX_PHASES; k++)
+    memcpy(t->phase_name[k], h + LB_TRACE_CYCLE_BYTES_V1 + LB_TRACE_PHASE_NAME * k, LB_TRACE_PHASE_NAME - 1);
+  if (t->nranks < 1 || t->ncells < t->nranks || t->ntypes < 1 || t->ntypes > LB_TRACE_MAX_TYPES || t->nphases < 0 ||
+      t->nphases > LB_TRACE_MAX_PHASES || *bytes != record_bytes(version, dim, t->nphases, t->nranks, t->ncells))
     return lb_error(LB_ERR_FILE, "trace '%s': malformed cycle record at byte %lld (%d ranks, %lld cells, %lld bytes)", path, at, t->nranks,
                     (long long)t->ncells, (long long)*bytes);
   if (size - at < *bytes)
@@ -136,10 +162,37 @@ static lb_err read_cycle_header(FILE *f, const char *path, int dim, long long at
   return LB_OK;
 }
 
+/* Cell i's version 2 fields at p: tree, level, quadrant coordinates and
+ * phase weights, checked (a position off its tree's grid, or a phase
+ * weight that is negative or not finite, is an error naming the cell). */
+static lb_err decode_position(const char *path, lb_load_trace *t, int64_t i, const unsigned char *p)
+{
+  const int dim = t->dim, K = t->nphases, L = LB_TRACE_MAXLEVEL(dim);
+  const int64_t N = t->ncells;
+  t->tree[i] = (int32_t)get_u(p, 4);
+  t->level[i] = p[4];
+  int ok = t->tree[i] >= 0 && t->level[i] <= L;
+  for (int d = 0; d < dim; d++) {
+    const int32_t x = (int32_t)get_u(p + 5 + 4 * d, 4);
+    t->pos[i * dim + d] = x;
+    /* a quadrant of level l sits on the grid of its size 2^(L - l) */
+    ok = ok && x >= 0 && x < (INT32_C(1) << L) && (t->level[i] > L || x % (INT32_C(1) << (L - t->level[i])) == 0);
+  }
+  if (!ok) return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has no valid position (tree %d, level %d)", path, (long long)i, t->cycle, (int)t->tree[i], (int)t->level[i]);
+  for (int k = 0; k < K; k++) {
+    const double w = get_f64(p + 5 + 4 * dim + 8 * k);
+    t->pw[k * N + i] = w;
+    if (!(w >= 0) || !isfinite(w))
+      return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has weight %g in phase %s", path, (long long)i, t->cycle, w, t->phase_name[k]);
+  }
+  return LB_OK;
+}
+
 /* The arrays of the record whose header was just read. */
 static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
 {
-  const int P = t->nranks, dim = t->dim, cb = LB_TRACE_CELL_BYTES(dim);
+  const int P = t->nranks, dim = t->dim, K = t->nphases, v2 = t->version >= 2;
+  const int cb = v2 ? LB_TRACE_CELL_BYTES(dim, K) : LB_TRACE_CELL_BYTES_V1(dim);
   const int64_t N = t->ncells;
   unsigned char *buf = malloc((size_t)24 * P), *cells;
   t->first = malloc((size_t)P * sizeof *t->first);
@@ -148,7 +201,14 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
   t->w = malloc((size_t)N * sizeof *t->w);
   t->type = malloc((size_t)N);
   t->x = malloc((size_t)N * dim * sizeof *t->x);
-  if (!buf || !t->first || !t->time || !t->predicted || !t->w || !t->type || !t->x) {
+  if (v2) {
+    t->tree = malloc((size_t)N * sizeof *t->tree);
+    t->level = malloc((size_t)N);
+    t->pos = malloc((size_t)N * dim * sizeof *t->pos);
+    if (K) t->pw = malloc((size_t)N * K * sizeof *t->pw);
+  }
+  if (!buf || !t->first || !t->time || !t->predicted || !t->w || !t->type || !t->x ||
+      (v2 && (!t->tree || !t->level || !t->pos || (K && !t->pw)))) {
     free(buf);
     return lb_error(LB_ERR_MEM, "trace '%s': out of memory for %lld cells", path, (long long)N);
   }
@@ -167,6 +227,7 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
       return lb_error(LB_ERR_FILE, "trace '%s': malformed split in cycle %d: rank %d starts at cell %lld", path, t->cycle, q, (long long)t->first[q]);
   /* the cells in chunks: a trace may hold more cells than fit twice in memory */
   enum { CHUNK = 1 << 16 };
+  lb_err err;
   cells = malloc((size_t)CHUNK * cb);
   if (!cells) return lb_error(LB_ERR_MEM, "trace '%s': out of memory", path);
   for (int64_t i0 = 0; i0 < N; i0 += CHUNK) {
@@ -192,6 +253,10 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
         free(cells);
         return lb_error(LB_ERR_FILE, "trace '%s': cell %lld of cycle %d has weight %g", path, (long long)(i0 + i), t->cycle, t->w[i0 + i]);
       }
+      if (v2 && (err = decode_position(path, t, i0 + i, c + 9 + 4 * dim))) {
+        free(cells);
+        return err;
+      }
     }
   }
   free(cells);
@@ -200,7 +265,7 @@ static lb_err read_cycle_body(FILE *f, const char *path, lb_load_trace *t)
 
 /* Open trace path and check its file header: the file at its first
  * record, its size and dimension. */
-static lb_err open_trace(const char *path, FILE **fp, long long *size, int *dim)
+static lb_err open_trace(const char *path, FILE **fp, long long *size, int *version, int *dim)
 {
   unsigned char h[LB_TRACE_FILE_BYTES];
   FILE *f = fopen(path, "rb");
@@ -211,15 +276,17 @@ static lb_err open_trace(const char *path, FILE **fp, long long *size, int *dim)
     err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
   else if (*size < LB_TRACE_FILE_BYTES || fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, LB_TRACE_MAGIC, 8))
     err = lb_error(LB_ERR_FILE, "trace '%s': not a load trace (no %s header)", path, LB_TRACE_MAGIC);
-  else if (get_u(h + 8, 4) != LB_TRACE_VERSION)
-    err = lb_error(LB_ERR_FILE, "trace '%s': version %u, this lbbench reads version %d", path, (unsigned)get_u(h + 8, 4), LB_TRACE_VERSION);
+  else if (get_u(h + 8, 4) < 1 || get_u(h + 8, 4) > LB_TRACE_VERSION)
+    err = lb_error(LB_ERR_FILE, "trace '%s': version %u, this lbbench reads versions 1 to %d", path, (unsigned)get_u(h + 8, 4), LB_TRACE_VERSION);
   if (err) {
     fclose(f);
     return err;
   }
+  *version = (int)get_u(h + 8, 4);
   *dim = (int)get_u(h + 12, 4);
-  if ((*dim != 2 && *dim != 3) || get_u(h + 16, 4) != (uint64_t)LB_TRACE_CELL_BYTES(*dim) || get_u(h + 20, 4) != LB_TRACE_CYCLE_BYTES ||
-      get_u(h + 24, 4) != LB_TRACE_MAX_TYPES)
+  const int v1 = *version == 1;
+  if ((*dim != 2 && *dim != 3) || get_u(h + 16, 4) != (uint64_t)(v1 ? LB_TRACE_CELL_BYTES_V1(*dim) : LB_TRACE_CELL_BYTES(*dim, 0)) ||
+      get_u(h + 20, 4) != (v1 ? LB_TRACE_CYCLE_BYTES_V1 : LB_TRACE_CYCLE_BYTES) || get_u(h + 24, 4) != LB_TRACE_MAX_TYPES)
     err = lb_error(LB_ERR_FILE, "trace '%s': malformed header (dimension %d)", path, *dim);
   else if (*size == LB_TRACE_FILE_BYTES)
     err = lb_error(LB_ERR_FILE, "trace '%s': holds no cycle", path);
@@ -235,7 +302,7 @@ static lb_err open_trace(const char *path, FILE **fp, long long *size, int *dim)
  * cycle `cycle`'s record (-1: the last) in *found (-1: none), the last
  * cycle in *last, and, with cycles non-NULL, every cycle number in file
  * order (*cycles malloc'ed, *ncycles of them). */
-static lb_err walk(FILE *f, const char *path, int dim, long long size, int cycle, lb_load_trace *t, long long *found, int *last, int *ncycles,
+static lb_err walk(FILE *f, const char *path, int version, int dim, long long size, int cycle, lb_load_trace *t, long long *found, int *last, int *ncycles,
                    int **cycles)
 {
   long long at = LB_TRACE_FILE_BYTES;
@@ -249,7 +316,7 @@ static lb_err walk(FILE *f, const char *path, int dim, long long size, int cycle
   }
   while (at < size) {
     if (fseek(f, at, SEEK_SET)) return lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
-    LB_CALL(read_cycle_header(f, path, dim, at, size, t, &bytes));
+    LB_CALL(read_cycle_header(f, path, version, dim, at, size, t, &bytes));
     if (cycle < 0 || t->cycle == cycle) *found = at;
     *last = t->cycle;
     at += bytes;
@@ -268,12 +335,12 @@ lb_err lb_trace_cycles(const char *path, int *ncycles, int **cycles)
 {
   FILE *f;
   long long size, found;
-  int dim, last;
+  int version, dim, last;
   lb_load_trace t;
   *cycles = NULL;
   *ncycles = 0;
-  LB_CALL(open_trace(path, &f, &size, &dim));
-  lb_err err = walk(f, path, dim, size, -1, &t, &found, &last, ncycles, cycles);
+  LB_CALL(open_trace(path, &f, &size, &version, &dim));
+  lb_err err = walk(f, path, version, dim, size, -1, &t, &found, &last, ncycles, cycles);
   fclose(f);
   if (err) {
     free(*cycles);
@@ -287,16 +354,81 @@ lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
 {
   FILE *f;
   long long size, found;
-  int dim, last;
+  int version, dim, last;
   int64_t bytes;
   memset(t, 0, sizeof *t);
-  LB_CALL(open_trace(path, &f, &size, &dim));
-  lb_err err = walk(f, path, dim, size, cycle, t, &found, &last, NULL, NULL);
+  LB_CALL(open_trace(path, &f, &size, &version, &dim));
+  lb_err err = walk(f, path, version, dim, size, cycle, t, &found, &last, NULL, NULL);
   if (!err && found < 0) err = lb_error(LB_ERR_FILE, "trace '%s': no cycle %d (the last is %d)", path, cycle, last);
   if (!err && fseek(f, found, SEEK_SET)) err = lb_error(LB_ERR_FILE, "trace '%s': cannot seek", path);
-  if (!err) err = read_cycle_header(f, path, dim, found, size, t, &bytes);
+  if (!err) err = read_cycle_header(f, path, version, dim, found, size, t, &bytes);
   if (!err) err = read_cycle_body(f, path, t);
   fclose(f);
   if (err) lb_trace_free(t);
   return err;
+}
+
+int64_t lb_trace_refine_bytes(const lb_load_trace *t, int k)
+{
+  const int dim = t->dim;
+  /* the refined arrays beside the recorded ones while they are built */
+  const double per = 8.0 + 1 + 4.0 * dim + 4 + 1 + 4.0 * dim + 8.0 * t->nphases;
+  const double bytes = per * (double)t->ncells * (1.0 + ldexp(1.0, dim * k));
+  return bytes >= 0x1p62 ? INT64_MAX : (int64_t)bytes;
+}
+
+lb_err lb_trace_refine(lb_load_trace *t, int k)
+{
+  const int dim = t->dim, K = t->nphases, L = LB_TRACE_MAXLEVEL(dim);
+  const int64_t N = t->ncells, m = INT64_C(1) << (dim * k), M = N * m;
+  int top = 0;
+  if (k == 0) return LB_OK;
+  if (!t->pos) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has no cell positions (format version %d)", k, t->cycle, t->version);
+  for (int64_t i = 0; i < N; i++) top = t->level[i] > top ? t->level[i] : top;
+  if (top + k > L) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has cells of level %d, refined past p4est's level %d", k, t->cycle, top, L);
+  double *w = malloc((size_t)M * sizeof *w), *pw = K ? malloc((size_t)M * K * sizeof *pw) : NULL;
+  unsigned char *type = malloc((size_t)M), *level = malloc((size_t)M);
+  float *x = malloc((size_t)M * dim * sizeof *x);
+  int32_t *tree = malloc((size_t)M * sizeof *tree), *pos = malloc((size_t)M * dim * sizeof *pos);
+  if (!w || (K && !pw) || !type || !level || !x || !tree || !pos) {
+    free(w), free(pw), free(type), free(level), free(x), free(tree), free(pos);
+    return lb_error(LB_ERR_MEM, "-refine %d: out of memory for %lld cells", k, (long long)M);
+  }
+  /* a power-of-two share scales without rounding: the children's exact
+   * (and pairwise) sum is the parent's */
+  const double share = ldexp(1.0, -dim * k);
+  for (int64_t i = 0; i < N; i++) {
+    const int level_c = t->level[i] + k;
+    const int32_t h = INT32_C(1) << (L - level_c);
+    for (int64_t j = 0; j < m; j++) {
+      const int64_t c = i * m + j;
+      w[c] = t->w[i] * share;
+      for (int p = 0; p < K; p++) pw[p * M + c] = t->pw[p * N + i] * share;
+      type[c] = t->type[i];
+      level[c] = (unsigned char)level_c;
+      tree[c] = t->tree[i];
+      /* child j in Morton order: bit dim b + d of j is bit b of its offset in direction d */
+      for (int d = 0; d < dim; d++) {
+        int32_t off = 0;
+        for (int b = 0; b < k; b++) off |= (int32_t)((j >> (dim * b + d)) & 1) << b;
+        pos[c * dim + d] = t->pos[i * dim + d] + off * h;
+        /* no geometry here: the children keep the parent's centre */
+        x[c * dim + d] = t->x[i * dim + d];
+      }
+    }
+  }
+  for (int q = 0; q < t->nranks; q++) t->first[q] *= m;
+  free(t->w), free(t->pw), free(t->type), free(t->level), free(t->x), free(t->tree), free(t->pos);
+  t->w = w, t->pw = pw, t->type = type, t->level = level, t->x = x, t->tree = tree, t->pos = pos;
+  t->ncells = M;
+  return LB_OK;
+}
+
+uint64_t lb_trace_morton(int dim, const int32_t *pos)
+{
+  const int L = LB_TRACE_MAXLEVEL(dim);
+  uint64_t z = 0;
+  for (int b = 0; b < L; b++)
+    for (int d = 0; d < dim; d++) z |= (uint64_t)((pos[d] >> b) & 1) << (dim * b + d);
+  return z;
 }

@@ -26,8 +26,8 @@ static const char help[] =
   "  lbbench -graph SPEC -scenario SPEC -lb_method NAME [-virtual] [-trace] [-repeat N] [-capacity file:PATH] [-json FILE]\n"
   "  lbbench -chain CELLS -graph line:P|ring:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
   "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n"
-  "  lbbench -chain -graph line:P|ring:P -scenario trace:FILE[:CYCLE] [-trace_split even] [-replicate R] -lb_method NAME\n"
-  "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-replicate R] -lb_method NAME|zoltan-*\n\n";
+  "  lbbench -chain -graph line:P|ring:P -scenario trace:FILE[:CYCLE] [-trace_split carry|app|even] [-refine K] [-replicate R] -lb_method NAME\n"
+  "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-refine K] [-replicate R] -lb_method NAME|zoltan-*\n\n";
 
 #define MAX_INJECT 64
 #define MAX_TRACE_RANKS 4096
@@ -114,7 +114,7 @@ typedef struct {
   lb_err err;            /* a bad value the option reader left to bench() */
   PetscReal zoltan_tol;
   PetscReal base;
-  PetscInt chain, repeat, replicate, passes;
+  PetscInt chain, repeat, replicate, refine, passes;
   lb_params p;
   lb_inject inject[MAX_INJECT];
 } bench_opts;
@@ -251,24 +251,52 @@ out:
   return err;
 }
 
+/* -trace_split's value as the replay takes it (carry when not given). */
+static lb_trace_split trace_split(const bench_opts *o)
+{
+  return !strcmp(o->trace_split, "even") ? LB_TRACE_SPLIT_EVEN : !strcmp(o->trace_split, "app") ? LB_TRACE_SPLIT_APP : LB_TRACE_SPLIT_CARRY;
+}
+
 /* The replayed trace cycle: a line of lbbench's output. */
 static void print_trace(const bench_opts *o, const lb_load_trace *tr)
 {
-  printf("  trace: %dD cycle %d of %d ranks, %lld cells, %s weights, %s split, %d cop%s\n", tr->dim, tr->cycle, tr->nranks, (long long)tr->ncells,
-         lb_trace_weight_name(tr->weights), strcmp(o->trace_split, "even") ? "the app's" : "an even", (int)o->replicate, o->replicate > 1 ? "ies" : "y");
+  printf("  trace: %dD cycle %d of %d ranks, %lld cells (refined %d times), %s weights, start split %s, %d cop%s\n", tr->dim, tr->cycle, tr->nranks,
+         (long long)tr->ncells, (int)o->refine, lb_trace_weight_name(tr->weights), o->trace_split, (int)o->replicate, o->replicate > 1 ? "ies" : "y");
 }
 
-/* The replayed trace cycle and the cells per part. */
-static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace *tr, int P, const int64_t *part_cells)
+/* The balance of the start split counts of the whole curve (n cells w):
+ * what the replay starts from, which -trace_split decides. */
+static lb_err start_balance(int64_t n, const double *w, int P, const int64_t *counts, lb_metrics *mt)
 {
-  long long *cells = malloc(((size_t)P + 1) * sizeof *cells);
+  double *load = malloc((size_t)P * sizeof *load);
+  if (!load) return lb_error(LB_ERR_MEM, "out of memory for %d part loads", P);
+  lb_err err = lb_curve_part_loads(MPI_COMM_SELF, n, w, P, counts, load);
+  if (!err) lb_metrics_loads(P, load, mt);
+  free(load);
+  return err;
+}
+
+/* The replayed trace cycle, the cells per part and the balance of the
+ * start split (the whole curve: n cells w), the cells per part after. */
+static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace *tr, int P, int64_t n, const double *w, const int64_t *start_cells,
+                         const int64_t *part_cells)
+{
+  lb_metrics st;
+  lb_err err = start_balance(n, w, P, start_cells, &st);
+  if (err) return err;
+  json_real(j, "start_max_over_avg", st.max_over_avg);
+  json_real(j, "start_imbalance_pct", st.imbalance_pct);
+  long long *cells = calloc((size_t)P + 1, sizeof *cells);
   if (!cells) return lb_error(LB_ERR_MEM, "out of memory for the JSON line");
+  for (int q = 0; q < P; q++) cells[q] = (long long)start_cells[q];
+  json_ints(j, "start_cells", P, cells);
   for (int q = 0; q < P; q++) cells[q] = (long long)part_cells[q];
   json_int(j, "trace_cycle", tr->cycle);
   json_int(j, "trace_ranks", tr->nranks);
   json_int(j, "trace_cells", (long long)tr->ncells);
   json_int(j, "replicate", (long long)o->replicate);
-  json_str(j, "trace_split", strcmp(o->trace_split, "even") ? "app" : "even");
+  json_int(j, "refine", (long long)o->refine);
+  json_str(j, "trace_split", o->trace_split);
   json_ints(j, "part_cells", P, cells);
   free(cells);
   return LB_OK;
@@ -278,7 +306,7 @@ static lb_err json_trace(json_line *j, const bench_opts *o, const lb_load_trace 
  * the hook's sequence on the ranks' measured times (lb_trace_shift), not
  * the method's supersteps on the weights.  One step is one iteration (none
  * when the sequence keeps its best partition); no target is checked. */
-static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_graph *g, const lb_load_trace *tr, int me)
+static lb_err run_chain_shift(const bench_opts *o, const lb_trace_replay rp, const lb_method *m, const lb_graph *g, const lb_load_trace *tr, int me)
 {
   const int P = g->n;
   static const char *const action_name[] = {"sfc", "shifted", "best"};
@@ -290,7 +318,7 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_
   memset(&res, 0, sizeof res);
   memset(&sfc, 0, sizeof sfc);
   lb_err err = counts ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec);
-  if (!err) err = lb_trace_shift(m, o->scenario, (int)o->replicate, P, !strcmp(o->trace_split, "even"), o->p.opt[0], &n, &w, counts, &res, &act);
+  if (!err) err = lb_trace_shift(m, o->scenario, &rp, P, o->p.opt[0], &n, &w, counts, &res, &act);
   const double runtime = MPI_Wtime() - t0;
   if (!err) err = lb_curve_sfc(MPI_COMM_SELF, n, w, P, &sfc);
   if (!err && me == 0) {
@@ -321,7 +349,7 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_
         json_int(&j, "migrated_cells", migrated);
         json_real(&j, "partition_quality", res.quality);
         json_int(&j, "sfc_cut_distance", dist);
-        err = json_trace(&j, o, tr, P, res.counts);
+        err = json_trace(&j, o, tr, P, n, w, counts, res.counts);
         json_end(&j);
         if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
       }
@@ -338,17 +366,21 @@ static lb_err run_chain_shift(const bench_opts *o, const lb_method *m, const lb_
  * o->chain cells, first split into P pieces of equal cell count; the method
  * runs on the line or the ring of the P parts (-graph line:P or ring:P, as
  * the app's -lb_graph) and its loads are realised as cuts on the curve.  A
- * trace scenario gives the curve the app balanced, -replicate times, split
- * as the app split it (scaled to P parts) or evenly (-trace_split even). */
+ * trace scenario gives the curve the app balanced, its cells refined
+ * -refine times, -replicate times, split by -trace_split: the previous
+ * cycle's balanced split carried to its cells (carry), as the app split it
+ * (app, scaled to P parts) or evenly (even). */
 static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
 {
   lb_graph *g = NULL, curve;
   double *w = NULL;
   int64_t *counts = NULL, first = 0, n = o->chain;
   lb_chain_result res;
-  lb_load_trace tr;
+  lb_load_trace tr, prev;
   int have_res = 0, size, traced = lb_trace_is_scenario(o->scenario);
+  const lb_trace_replay rp = {(int)o->replicate, (int)o->refine, trace_split(o)};
   memset(&tr, 0, sizeof tr);
+  memset(&prev, 0, sizeof prev);
   lb_err err = lb_graph_create(o->graph, &g);
   if (err) return err;
   int P = g->n;
@@ -368,12 +400,13 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   counts = malloc((size_t)P * sizeof *counts);
   if (!counts) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", g->spec); goto out; }
   if (traced) {
-    if ((err = lb_trace_open_scenario(o->scenario, (int)o->replicate, &tr))) goto out;
+    /* a shift hook (sfc-shift) reads its sequence's records itself */
+    if ((err = lb_trace_open_scenario(o->scenario, &rp, &tr, m->shift ? NULL : &prev))) goto out;
     if (m->shift) {
-      err = run_chain_shift(o, m, g, &tr, me);
+      err = run_chain_shift(o, rp, m, g, &tr, me);
       goto out;
     }
-    if ((err = lb_trace_curve(&tr, (int)o->replicate, P, !strcmp(o->trace_split, "even"), &n, &w, counts))) goto out;
+    if ((err = lb_trace_curve(&tr, &prev, &rp, P, &n, &w, counts))) goto out;
   } else {
     w = malloc((size_t)n * sizeof *w);
     if (!w) { err = lb_error(LB_ERR_MEM, "-chain %lld: out of memory for the cell weights", (long long)n); goto out; }
@@ -424,7 +457,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
       json_real(&j, "cut_time_s", res.cut_time_s);
       json_real(&j, "sfc_time_s", res.sfc_time_s);
       if (o->p.track_costs) costs_json(&j, &res.run);
-      if (traced) err = json_trace(&j, o, &tr, P, res.cut.counts);
+      if (traced) err = json_trace(&j, o, &tr, P, n, w, counts, res.cut.counts);
       json_end(&j);
       if (fclose(f) && !err) err = lb_error(LB_ERR_FILE, "-json '%s': write failed", o->json);
     }
@@ -432,6 +465,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
 out:
   if (have_res) lb_chain_result_free(&res);
   lb_trace_free(&tr);
+  lb_trace_free(&prev);
   lb_graph_destroy(&g);
   free(w);
   free(counts);
@@ -515,7 +549,7 @@ static lb_err parse_injections(char **list, PetscInt count, lb_inject *inj)
   return LB_OK;
 }
 
-static const char *const select_names[] = {"gain", "index"}, *const split_names[] = {"app", "even"};
+static const char *const select_names[] = {"gain", "index"}, *const split_names[] = {"carry", "app", "even"};
 
 /* What lbbench's balancer options differ in from the app's: no default
  * method, and the method stops by itself unless -lb_target or
@@ -561,7 +595,8 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
   PetscCall(PetscOptionsString("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell); no value with -scenario trace: the trace's curve", NULL, o->chain_cells, o->chain_cells, sizeof o->chain_cells, &o->chain_set));
-  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-trace_split", "-scenario trace in chain mode: the initial split, app (the app's, scaled to P ranks) or even (equal cell counts)", "initial split", 2, split_names, &split, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-trace_split", "-scenario trace in chain mode: the initial split, carry (default: the previous cycle's split into P parts of equal weight, sfc's, carried to this cycle's cells by curve position, as a balanced app at P ranks starts; the file's first cycle: app), app (the app's, scaled to P ranks) or even (equal cell counts)", "initial split", 3, split_names, &split, NULL));
+  PetscCall(PetscOptionsInt("-refine", "-scenario trace: K, every recorded cell refined K times into its 2^(dim K) children in curve order, each 2^-(dim K) of its weight (more ranks by refinement; needs a version 2 trace)", NULL, o->refine, &o->refine, NULL));
   PetscCall(PetscOptionsInt("-replicate", "-scenario trace: R copies of the recorded cells, along the curve (chain mode) or tiled in space (task mode)", NULL, o->replicate, &o->replicate, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   PetscOptionsEnd();
@@ -616,13 +651,17 @@ static lb_err trace_options(bench_opts *o)
   }
   if (!traced) {
     if (!strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-tasks trace needs -scenario trace:FILE[:CYCLE]");
-    if (o->replicate != 1 || o->trace_split[0]) return lb_error(LB_ERR_ARG, "-replicate and -trace_split apply to -scenario trace:FILE[:CYCLE] only");
+    if (o->replicate != 1 || o->trace_split[0] || o->refine)
+      return lb_error(LB_ERR_ARG, "-replicate, -refine and -trace_split apply to -scenario trace:FILE[:CYCLE] only");
     return LB_OK;
   }
   if (o->chain_set && o->chain_cells[0]) return lb_error(LB_ERR_ARG, "-chain takes no value with -scenario trace: the cells come from the trace");
   if (!o->chain_set && strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-scenario trace replays in chain mode (-chain) or task mode (-tasks trace)");
   if (o->replicate < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", (int)o->replicate);
+  if (o->refine < 0) return lb_error(LB_ERR_ARG, "-refine %d: must not be negative", (int)o->refine);
   if (o->trace_split[0] && !o->chain_set) return lb_error(LB_ERR_ARG, "-trace_split applies to chain mode (-chain)");
+  /* a real app at P ranks starts from the previous cycle's balanced split */
+  if (!o->trace_split[0]) snprintf(o->trace_split, sizeof o->trace_split, "carry");
   return LB_OK;
 }
 
@@ -663,7 +702,7 @@ static lb_err bench(int me)
       return lb_error(LB_ERR_ARG, "-trace, -scale, -inject and -costs are not available in task mode (-tasks, zoltan-*)");
     const lb_select sel = o.select == 1 ? LB_SELECT_INDEX : LB_SELECT_GAIN;
     if (o.passes > 1 && zoltan) return lb_error(LB_ERR_ARG, "-select_passes is for the balancing methods' flows, not %s's parts", o.method);
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate, (int)o.passes};
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate, (int)o.refine, (int)o.passes};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {

@@ -209,7 +209,8 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   lb_err err = lb_graph_create(o->graph, &g);
   if (err) goto out;
   if (traced) {
-    if ((err = lb_trace_open_scenario(o->scenario, o->replicate, &trace)) || (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg))) goto out;
+    const lb_trace_replay rp = {o->replicate, o->refine, LB_TRACE_SPLIT_APP};
+    if ((err = lb_trace_open_scenario(o->scenario, &rp, &trace, NULL)) || (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg))) goto out;
     src.trace = &trace;
   } else {
     if ((err = lb_taskmesh_create(g, o->tasks, o->scenario, o->base, &mesh, &tg))) goto out;

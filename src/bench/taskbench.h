@@ -17,6 +17,7 @@ typedef struct {
   double zoltan_tol;        /**< Zoltan IMBALANCE_TOL */
   int repeat;               /**< balancing methods: Lieber et al. 2016's timed repetitions of method and selection (0: none) */
   int replicate;            /**< -tasks trace: copies of the trace's cells tiled in space */
+  int refine;               /**< -tasks trace: refinements of every recorded cell */
   int passes;               /**< passes of task selection (1: Lieber et al. 2016's one pass; more: tasks may hop, lb_taskset_realise) */
 } lb_taskbench_opts;
 

@@ -1,6 +1,7 @@
 /* lbbench's replay of a load trace (tracebench.h).  Every process reads
  * the trace and builds the same curve or task placement, so errors are
  * found identically everywhere. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "bench/tracebench.h"
 #include "balance/lbchain.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int lb_trace_is_scenario(const char *spec) { return strncmp(spec, "trace:", 6) == 0; }
 
@@ -36,19 +38,112 @@ static lb_err parse_spec(const char *spec, char *path, size_t len, int *cycle)
   return LB_OK;
 }
 
-lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t)
+static const char *const split_names[] = {"carry", "app", "even"};
+
+const char *lb_trace_split_name(lb_trace_split split) { return split >= 0 && split < 3 ? split_names[split] : "unknown"; }
+
+/* Refine a record read from path rp->refine times, its memory estimated
+ * first: a refinement beyond this machine's memory is refused before any
+ * allocation, naming the option. */
+static lb_err refine_record(const char *path, const lb_trace_replay *rp, lb_load_trace *t)
 {
-  char path[4096];
-  int cycle;
-  memset(t, 0, sizeof *t);
-  if (R < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", R);
-  lb_err err = parse_spec(spec, path, sizeof path, &cycle);
-  return err ? err : lb_trace_read(path, cycle, t);
+  if (!rp->refine) return LB_OK;
+  if (t->version < 2)
+    return lb_error(LB_ERR_ARG, "-refine %d: trace '%s' is format version %d, which records no cell positions (record it again)", rp->refine, path,
+                    t->version);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const double have = pages > 0 && page > 0 ? (double)pages * (double)page : HUGE_VAL;
+  const double need = rp->refine > 20 ? HUGE_VAL : (double)lb_trace_refine_bytes(t, rp->refine);
+  if (need > have)
+    return lb_error(LB_ERR_ARG, "-refine %d: %.3g cells of trace '%s' cycle %d need about %.3g GB, more than this machine's %.3g GB", rp->refine,
+                    (double)t->ncells * ldexp(1.0, t->dim * (rp->refine > 20 ? 20 : rp->refine)), path, t->cycle, need / 1e9, have / 1e9);
+  return lb_trace_refine(t, rp->refine);
 }
 
-lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts)
+/* carry places cuts by the cells' positions, which version 1 lacks. */
+static lb_err carry_positions(const char *path, const lb_trace_replay *rp, const lb_load_trace *t)
 {
-  const int Pt = t->nranks;
+  if (rp->split != LB_TRACE_SPLIT_CARRY || t->version >= 2) return LB_OK;
+  return lb_error(LB_ERR_ARG, "-trace_split carry: trace '%s' is format version %d, which records no cell positions: give -trace_split app or even", path,
+                  t->version);
+}
+
+lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_load_trace *t, lb_load_trace *prev)
+{
+  char path[4096];
+  int cycle, ncycles = 0, *cycles = NULL;
+  memset(t, 0, sizeof *t);
+  if (prev) memset(prev, 0, sizeof *prev);
+  if (rp->R < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", rp->R);
+  if (rp->refine < 0) return lb_error(LB_ERR_ARG, "-refine %d: must not be negative", rp->refine);
+  lb_err err = parse_spec(spec, path, sizeof path, &cycle);
+  if (!err) err = lb_trace_read(path, cycle, t);
+  if (!err && prev) err = carry_positions(path, rp, t);
+  if (!err) err = refine_record(path, rp, t);
+  if (!err && prev && rp->split == LB_TRACE_SPLIT_CARRY) {
+    /* the record before this cycle's, in file order */
+    err = lb_trace_cycles(path, &ncycles, &cycles);
+    for (int i = 1; !err && i < ncycles; i++)
+      if (cycles[i] == t->cycle) {
+        if (!(err = lb_trace_read(path, cycles[i - 1], prev))) err = refine_record(path, rp, prev);
+        break;
+      }
+    free(cycles);
+  }
+  if (err) {
+    lb_trace_free(t);
+    if (prev) lb_trace_free(prev);
+  }
+  return err;
+}
+
+/* Whether cell i of t lies before position (tree, z) on the curve of its copy. */
+static int before(const lb_load_trace *t, int64_t i, int32_t tree, uint64_t z)
+{
+  return t->tree[i] < tree || (t->tree[i] == tree && lb_trace_morton(t->dim, t->pos + i * t->dim) < z);
+}
+
+/* carry: prev tiled R times cut by sfc into P parts, each cut moved to the
+ * first cell of t (tiled alike) at or after the cut cell's position. */
+static lb_err carry_split(const lb_load_trace *t, const lb_load_trace *prev, int R, int P, int64_t *counts)
+{
+  const int64_t Np = prev->ncells, N = t->ncells, total = (int64_t)R * Np;
+  lb_curve_result cut;
+  if (P > total)
+    return lb_error(LB_ERR_ARG, "-trace_split carry: %d ranks for the %lld cells (x %d copies) of cycle %d, which it carries from", P, (long long)Np, R,
+                    prev->cycle);
+  double *wp = malloc((size_t)total * sizeof *wp);
+  if (!wp) return lb_error(LB_ERR_MEM, "-trace_split carry: out of memory for %lld cells", (long long)total);
+  for (int c = 0; c < R; c++) memcpy(wp + (size_t)c * Np, prev->w, (size_t)Np * sizeof *wp);
+  lb_err err = lb_curve_sfc(MPI_COMM_SELF, total, wp, P, &cut);
+  free(wp);
+  if (err) return err;
+  int64_t at = 0;
+  for (int q = 1; q <= P; q++) {
+    int64_t start = (int64_t)R * N;
+    if (q < P) {
+      const int64_t k = cut.cuts[q], copy = k / Np, j = k % Np;
+      /* binary search in the copy for the first cell not before the cut */
+      int64_t lo = 0, hi = N;
+      const uint64_t z = lb_trace_morton(prev->dim, prev->pos + j * prev->dim);
+      if (k < total)
+        while (lo < hi) {
+          const int64_t mid = lo + (hi - lo) / 2;
+          if (before(t, mid, prev->tree[j], z)) lo = mid + 1;
+          else hi = mid;
+        }
+      start = k < total ? copy * N + lo : start;
+    }
+    counts[q - 1] = start - at;
+    at = start;
+  }
+  lb_curve_result_free(&cut);
+  return LB_OK;
+}
+
+lb_err lb_trace_curve(const lb_load_trace *t, const lb_load_trace *prev, const lb_trace_replay *rp, int P, int64_t *n, double **w, int64_t *counts)
+{
+  const int Pt = t->nranks, R = rp->R;
   const int64_t N = t->ncells, total = (int64_t)R * N, parts = (int64_t)R * Pt;
   *w = NULL;
   *n = total;
@@ -58,13 +153,21 @@ lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n
   *w = malloc((size_t)total * sizeof **w);
   if (!*w) return lb_error(LB_ERR_MEM, "trace cycle %d: out of memory for %lld cells (x %d copies)", t->cycle, (long long)N, R);
   for (int c = 0; c < R; c++) memcpy(*w + (size_t)c * N, t->w, (size_t)N * sizeof **w);
-  if (even) {
+  if (rp->split == LB_TRACE_SPLIT_EVEN) {
     for (int q = 0; q < P; q++) counts[q] = total * (q + 1) / P - total * q / P;
     return LB_OK;
   }
+  if (rp->split == LB_TRACE_SPLIT_CARRY && prev && prev->ncells) {
+    lb_err err = carry_split(t, prev, R, P, counts);
+    if (err) {
+      free(*w);
+      *w = NULL;
+    }
+    return err;
+  }
   /* the app's split, tiled: part k of R Pt starts at S(k); P parts start
    * at S at the fractions q R Pt / P, between two of them in proportion */
-  int64_t prev = 0;
+  int64_t prev_start = 0;
   for (int q = 1; q <= P; q++) {
     const int64_t num = (int64_t)q * parts, k = num / P, rem = num % P;
     int64_t start = total;
@@ -72,8 +175,8 @@ lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n
       const int64_t s0 = (k / Pt) * N + t->first[k % Pt], s1 = k + 1 < parts ? ((k + 1) / Pt) * N + t->first[(k + 1) % Pt] : total;
       start = s0 + (s1 - s0) * rem / P;
     }
-    counts[q - 1] = start - prev;
-    prev = start;
+    counts[q - 1] = start - prev_start;
+    prev_start = start;
   }
   return LB_OK;
 }
@@ -213,11 +316,11 @@ void lb_tracetasks_free(lb_tracetasks *tt)
  * q mod Pt measured; otherwise every cell carries its rank's time in
  * proportion to its weight (to its count on a rank of weight 0) and a part
  * measured the sum of its cells'. */
-static void part_times(const lb_load_trace *t, int R, int P, int even, const int64_t *counts, double *measured)
+static void part_times(const lb_load_trace *t, int R, int P, lb_trace_split split, const int64_t *counts, double *measured)
 {
   const int Pt = t->nranks;
   const int64_t N = t->ncells;
-  if (!even && P == (int64_t)R * Pt) {
+  if (split == LB_TRACE_SPLIT_APP && P == (int64_t)R * Pt) {
     for (int q = 0; q < P; q++) measured[q] = t->time[q % Pt];
     return;
   }
@@ -236,16 +339,17 @@ static void part_times(const lb_load_trace *t, int R, int P, int even, const int
     }
 }
 
-lb_err lb_trace_shift(const lb_method *m, const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+lb_err lb_trace_shift(const lb_method *m, const char *spec, const lb_trace_replay *rp, int P, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
                       lb_curve_shift_action *action)
 {
   char path[4096];
-  int cycle, ncycles = 0, *cycles = NULL, last = -1, prev = 0;
+  int cycle, ncycles = 0, *cycles = NULL, last = -1, prev_ranks = 0;
   lb_curve_shifter s;
-  lb_load_trace t;
+  lb_load_trace t, prev;
   double *measured = malloc((size_t)P * sizeof *measured);
   memset(res, 0, sizeof *res);
   memset(&s, 0, sizeof s);
+  memset(&prev, 0, sizeof prev);
   *w = NULL;
   lb_err err = measured ? parse_spec(spec, path, sizeof path, &cycle) : lb_error(LB_ERR_MEM, "%s: out of memory for %d parts", m->name, P);
   if (!err) err = lb_trace_cycles(path, &ncycles, &cycles);
@@ -253,23 +357,28 @@ lb_err lb_trace_shift(const lb_method *m, const char *spec, int R, int P, int ev
     if (cycle < 0 || cycles[i] == cycle) last = i;
   if (!err && last < 0) err = lb_error(LB_ERR_FILE, "trace '%s': no cycle %d", path, cycle);
   if (!err) err = lb_curve_shifter_init(&s, P, penalty);
-  /* the app's sequence: one step on every cycle it balanced, up to this one */
+  /* the app's sequence: one step on every cycle it balanced, up to this
+   * one; carry's start is the record before each */
   for (int i = 0; !err && i <= last; i++) {
     if ((err = lb_trace_read(path, cycles[i], &t))) break;
-    if (i == last || (t.flags & LB_TRACE_BALANCED)) {
+    err = carry_positions(path, rp, &t);
+    if (!err) err = refine_record(path, rp, &t);
+    if (!err && (i == last || (t.flags & LB_TRACE_BALANCED))) {
       /* a restart on another rank count keeps the steps, not the best partition */
-      if (prev && t.nranks != prev) s.have_best = s.settled = 0;
-      prev = t.nranks;
+      if (prev_ranks && t.nranks != prev_ranks) s.have_best = s.settled = 0;
+      prev_ranks = t.nranks;
       free(*w);
-      err = lb_trace_curve(&t, R, P, even, n, w, counts);
+      err = lb_trace_curve(&t, &prev, rp, P, n, w, counts);
       if (!err) {
-        part_times(&t, R, P, even, counts, measured);
+        part_times(&t, rp->R, P, rp->split, counts, measured);
         lb_curve_result_free(res);
         err = m->shift(&s, MPI_COMM_SELF, *n, *w, counts, measured, res, action);
       }
     }
-    lb_trace_free(&t);
+    lb_trace_free(&prev);
+    prev = t;
   }
+  lb_trace_free(&prev);
   if (err) {
     lb_curve_result_free(res);
     free(*w);

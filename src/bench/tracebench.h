@@ -14,26 +14,55 @@
 /** Whether spec is a trace scenario ("trace:..."). */
 int lb_trace_is_scenario(const char *spec);
 
+/** The start split of a replayed cycle (-trace_split). */
+typedef enum {
+  LB_TRACE_SPLIT_CARRY, /**< the previous cycle's balanced split carried to this cycle's cells (the default) */
+  LB_TRACE_SPLIT_APP,   /**< the split the app recorded, tiled and scaled to P parts */
+  LB_TRACE_SPLIT_EVEN   /**< equal cell counts */
+} lb_trace_split;
+
+/** How a trace is replayed: copies along the curve or in space, levels of
+ *  refinement of every cell, the start split. */
+typedef struct {
+  int R;                /**< -replicate: copies (>= 1) */
+  int refine;           /**< -refine: every cell refined this many times (>= 0) */
+  lb_trace_split split; /**< -trace_split */
+} lb_trace_replay;
+
 /** Read the cycle that spec "trace:FILE[:CYCLE]" names (the last without
- *  CYCLE) into t, for R copies (R >= 1).  Free with lb_trace_free. */
-lb_err lb_trace_open_scenario(const char *spec, int R, lb_load_trace *t);
+ *  CYCLE) into t, refined rp->refine times (lb_trace_refine); with prev
+ *  non-NULL and rp->split carry, also the record before it in the file,
+ *  refined alike (prev->ncells 0 when the cycle is the file's first).  A
+ *  version 1 trace with -refine or carry, or a refinement that would need
+ *  more than this machine's memory, is an error naming the option and the
+ *  file.  Free both with lb_trace_free. */
+lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_load_trace *t, lb_load_trace *prev);
 
 /** The curve of t tiled R times (*n = R N cells, *w malloc'ed) and its
- *  split into P parts, counts[0..P): the app's split tiled R times and
- *  scaled to P parts (even: equal cell counts instead).  More parts than
- *  cells is an error. */
-lb_err lb_trace_curve(const lb_load_trace *t, int R, int P, int even, int64_t *n, double **w, int64_t *counts);
+ *  split into P parts, counts[0..P), by rp->split: carry cuts the previous
+ *  record prev (tiled alike) where sfc's prefix sum cuts it into P parts of
+ *  equal weight (the partition every chain method converges to, which a
+ *  balanced app runs the next cycle on) and moves each cut to t's curve by
+ *  its position (copy, tree, index on the tree's curve): a part starts at
+ *  the first cell of t at or after its first cell in prev.  Without prev
+ *  (prev NULL or no cells: the file's first cycle) carry takes the app's
+ *  split.  More parts than cells is an error. */
+lb_err lb_trace_curve(const lb_load_trace *t, const lb_load_trace *prev, const lb_trace_replay *rp, int P, int64_t *n, double **w, int64_t *counts);
+
+/** Name of a start split ("carry", "app", "even"). */
+const char *lb_trace_split_name(lb_trace_split split);
 
 /** Method m's shift hook (sfc-shift: Niemoeller et al. 2020's sequence,
  *  started with penalty) as the app ran it: one
  *  step on every cycle of the trace the app balanced, up to the cycle spec
- *  names, each on that cycle's curve as lb_trace_curve gives it with the
+ *  names, each on that cycle's curve as lb_trace_curve gives it (the
+ *  record before it in the file carried for carry) with the
  *  ranks' measured times (scaled to P parts when the parts are not the
  *  app's ranks tiled R times: a cell carries its rank's time in proportion
  *  to its weight).  The last step's curve (*n cells, *w malloc'ed), its
  *  split counts[0..P), new partition res and action.  Free res with
  *  lb_curve_result_free. */
-lb_err lb_trace_shift(const lb_method *m, const char *spec, int R, int P, int even, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
+lb_err lb_trace_shift(const lb_method *m, const char *spec, const lb_trace_replay *rp, int P, double penalty, int64_t *n, double **w, int64_t *counts, lb_curve_result *res,
                       lb_curve_shift_action *action);
 
 /** The cells of a trace as tasks: R copies tiled in space, placed on the

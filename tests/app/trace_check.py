@@ -3,7 +3,9 @@
 
 roundtrip: run the app with ARGS -trace_loads DIR/good.trace -report
   DIR/run.jsonl on --ranks ranks; check the trace (one record per cycle in
-  order, the cells of the adapted forest, the app's split) and replay every
+  order, the cells of the adapted forest, the app's split, the cells'
+  positions tiling every tree in curve order, with -lb_weights phases the
+  phases' weights as the report's fits) and replay every
   cycle the app balanced with lbbench on as many ranks (virtual backend and
   MPI backend, the latter for the first two such cycles: an mpiexec each)
   with the app's method (sfc-shift: its sequence on the measured times, and
@@ -14,7 +16,8 @@ roundtrip: run the app with ARGS -trace_loads DIR/good.trace -report
   on a mesh of 2^dim ranks keep their number and weight, and zoltan-rcb
   balances them to within 5%.  --damage writes the bad traces of the bad-input tests
   beside it: DIR/truncated.trace (the last record cut short),
-  DIR/version.trace (format version 2), DIR/nan_centre.trace (the first
+  DIR/version.trace (format version 3), DIR/v1.trace (the trace in
+  format version 1, which must replay as the version 2 one), DIR/nan_centre.trace (the first
   cell of the last record with a NaN centre).
 
 restart: a run of ARGS with -checkpoint_interval 2 and a restart from its
@@ -30,27 +33,113 @@ import subprocess
 import sys
 
 FILE = struct.Struct("<8s6I")
-CYCLE = struct.Struct("<4s5iqq8x8d")
+CYCLE_V1 = struct.Struct("<4s5iqq8x8d")
+CYCLE = struct.Struct("<4s5iqqi4x8d" + "16s" * 12)  # version 2: phases and their names
+MAXLEVEL = {2: 30, 3: 19}
+
+
+def cell_bytes(version, dim, K=0):
+    return 9 + 4 * dim if version == 1 else 14 + 8 * dim + 8 * K
 
 
 def read_trace(path):
-    """Every cycle record of a trace: a dict of its fields and raw cells."""
+    """Every cycle record of a trace (version 1 or 2): a dict of its fields,
+    raw cells and, in version 2, every cell's (tree, level, coordinates) and
+    phase weights."""
     data = open(path, "rb").read()
     magic, version, dim, cb, chb, ntypes_max, _ = FILE.unpack_from(data, 0)
-    assert magic == b"AMRTRACE" and version == 1 and dim in (2, 3), (magic, version, dim)
-    assert cb == 9 + 4 * dim and chb == CYCLE.size and ntypes_max == 8
+    assert magic == b"AMRTRACE" and version in (1, 2) and dim in (2, 3), (magic, version, dim)
+    head = CYCLE_V1 if version == 1 else CYCLE
+    assert cb == cell_bytes(version, dim) and chb == head.size and ntypes_max == 8
     at, out = FILE.size, []
     while at < len(data):
-        tag, cycle, P, weights, ntypes, flags, N, nbytes, *cost = CYCLE.unpack_from(data, at)
-        assert tag == b"CYCL" and nbytes == CYCLE.size + 24 * P + N * cb and at + nbytes <= len(data), (path, at)
-        arr = at + CYCLE.size
+        if version == 1:
+            tag, cycle, P, weights, ntypes, flags, N, nbytes, *cost = head.unpack_from(data, at)
+            K, names = 0, []
+        else:
+            tag, cycle, P, weights, ntypes, flags, N, nbytes, K, *rest = head.unpack_from(data, at)
+            cost, names = rest[:8], [n.rstrip(b"\0").decode() for n in rest[8:8 + K]]
+        cb = cell_bytes(version, dim, K)
+        assert tag == b"CYCL" and nbytes == head.size + 24 * P + N * cb and at + nbytes <= len(data), (path, at)
+        arr = at + head.size
         first = struct.unpack_from("<%dq" % P, data, arr)
         cells = data[arr + 24 * P: at + nbytes]
         weights_of_cells = [struct.unpack_from("<d", cells, i * cb)[0] for i in range(N)]
-        out.append(dict(cycle=cycle, P=P, weights=weights, ntypes=ntypes, flags=flags, N=N, first=list(first),
-                        cost=cost[:ntypes], w=weights_of_cells, cells=cells, at=at, bytes=nbytes, dim=dim))
+        rec = dict(cycle=cycle, P=P, weights=weights, ntypes=ntypes, flags=flags, N=N, first=list(first), version=version,
+                   ranks=data[arr: arr + 24 * P],
+                   cost=cost[:ntypes], w=weights_of_cells, cells=cells, at=at, bytes=nbytes, dim=dim, K=K, phases=names, cb=cb)
+        if version == 2:
+            pos = struct.Struct("<iB%di%dd" % (dim, K))
+            cell = [pos.unpack_from(cells, i * cb + 9 + 4 * dim) for i in range(N)]
+            rec["pos"] = [(c[0], c[1], tuple(c[2:2 + dim])) for c in cell]
+            rec["pw"] = [c[2 + dim:] for c in cell]
+        out.append(rec)
         at += nbytes
     return out
+
+
+def morton(dim, x):
+    """The quadrant's index on p4est's curve of its tree (x fastest)."""
+    L, m = MAXLEVEL[dim], 0
+    for b in range(L):
+        for d in range(dim):
+            m |= ((x[d] >> b) & 1) << (dim * b + d)
+    return m
+
+
+def check_positions(rec):
+    """The cells' positions must tile every tree they touch exactly, in
+    curve order: each cell on its level's grid and starting where the one
+    before it ends (or at a tree's origin), every tree ending full."""
+    dim, L = rec["dim"], MAXLEVEL[rec["dim"]]
+    trees, tree, end = [], None, 0
+    for k, (t, level, x) in enumerate(rec["pos"]):
+        assert 0 <= level <= L and all(0 <= c < 1 << L and c % (1 << (L - level)) == 0 for c in x), (k, t, level, x)
+        if t != tree:
+            assert tree is None or (t > tree and end == 1 << (dim * L)), "cycle %d: tree %s ends at %d before cell %d" % (rec["cycle"], tree, end, k)
+            tree, end = t, 0
+            trees.append(t)
+        assert morton(dim, x) == end, "cycle %d: cell %d at %d, the curve is at %d" % (rec["cycle"], k, morton(dim, x), end)
+        end += 1 << (dim * (L - level))
+    assert end == 1 << (dim * L), "cycle %d: the last tree is not full" % rec["cycle"]
+    return trees
+
+
+def downgrade(recs):
+    """The records as format version 1 wrote them (no phases, no positions)."""
+    dim = recs[0]["dim"]
+    out = [FILE.pack(b"AMRTRACE", 1, dim, cell_bytes(1, dim), CYCLE_V1.size, 8, 0)]
+    for rec in recs:
+        cb = rec["cb"]
+        cells = b"".join(rec["cells"][i * cb: i * cb + 9 + 4 * dim] for i in range(rec["N"]))
+        out.append(CYCLE_V1.pack(b"CYCL", rec["cycle"], rec["P"], rec["weights"], rec["ntypes"], rec["flags"], rec["N"],
+                                 CYCLE_V1.size + len(rec["ranks"]) + len(cells), *(list(rec["cost"]) + [float("nan")] * (8 - rec["ntypes"]))))
+        out += [rec["ranks"], cells]
+    return b"".join(out)
+
+
+def check_phases(rec, line):
+    """The phase weights of -lb_weights phases: one per modelled phase, in
+    the report's order and names; a phase weighs every cell its type's
+    fitted cost (the report's cost_s), but the phase of measured cell
+    costs weighs its cells as much as the phase's own CPU time on all
+    ranks together."""
+    phases = line.get("phases") or {}
+    modelled = [n for n, ph in phases.items() if ph["model"] != "measured"]
+    if line["lb_weights"] != "phases":
+        assert rec["K"] == 0, rec["K"]
+        return 0
+    assert rec["phases"] == [n[:15] for n in modelled], (rec["phases"], modelled)
+    cb = rec["cb"]
+    for k, name in enumerate(modelled):
+        ph = phases[name]
+        w = [p[k] for p in rec["pw"]]
+        types = [rec["cells"][i * cb + 8] for i in range(rec["N"])]
+        if not all(x == ph["cost_s"][t] for x, t in zip(w, types)):
+            # only the phase of the measured cell costs weighs otherwise
+            own = sum(ph["own_cpu"])
+            assert abs(sum(w) - own) <= 1e-9 * own, "cycle %d phase %s: cells weigh %g, the phase's own time %g" % (rec["cycle"], name, sum(w), own)
+    return rec["K"]
 
 
 def run(cmd):
@@ -84,10 +173,13 @@ def roundtrip(a, args):
     opts = ["-lb_method", method, "-lb_target", app_option(args, "-lb_target", "0.99"),
             "-lb_max_iters", app_option(args, "-lb_max_iters", "1000"),
             "-lb_check_interval", app_option(args, "-lb_check_interval", "10")]
-    replayed = shifted = 0
+    replayed = shifted = phased = 0
     for rec, line in zip(recs, lines):
-        assert rec["P"] == a.ranks and rec["N"] > 0
-        assert rec["weights"] == ["count", "timing", "model", "measured"].index(line["lb_weights"])
+        assert rec["P"] == a.ranks and rec["N"] > 0 and rec["version"] == 2
+        trees = check_positions(rec)
+        assert trees == list(range(len(trees))), "cycle %d: the cells cover trees %s" % (rec["cycle"], trees)
+        phased += check_phases(rec, line) > 0
+        assert rec["weights"] == ["count", "timing", "model", "measured", "phases"].index(line["lb_weights"])
         assert all(abs(c - w) <= 1e-12 * abs(w) for c, w in zip(rec["cost"], line["weights"])), (rec["cost"], line["weights"])
         balanced = bool(rec["flags"] & 1)
         assert balanced == (line["lb_cut_cells"] is not None), rec["cycle"]
@@ -99,7 +191,7 @@ def roundtrip(a, args):
             if os.path.exists(out):
                 os.remove(out)
             cmd = ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "%s:%s:%d" % ("trace", trace, rec["cycle"]),
-                   "-json", out] + opts
+                   "-trace_split", "app", "-json", out] + opts
             run(([a.lbbench, "-virtual"] if backend == "virtual" else mpi(a, a.ranks) + [a.lbbench]) + cmd)
             r = json.loads(open(out).read())
             got = (r["part_cells"], r["migrated_cells"], r["iterations"], r["target_iteration"])
@@ -110,21 +202,88 @@ def roundtrip(a, args):
     assert replayed >= 2, "too few balanced cycles to replay (%d)" % replayed
     # sfc-shift: the measured times, not the weights, must have moved cuts
     assert method != "sfc-shift" or shifted >= 1, "no sfc-shift step shifted a cut away from sfc's"
+    assert lines[0]["lb_weights"] != "phases" or phased >= 2, "too few cycles with phase weights (%d)" % phased
     last = [(rec, line) for rec, line in zip(recs, lines) if rec["flags"] & 1][-1]
     if a.replicate > 1:
         replicate(a, trace, opts, graph, *last)
     if a.tasks:
         tasks(a, trace, *last)
+    if method == "sfc":
+        carry(a, trace, graph, recs, lines)
+    refine(a, trace, graph, *last)
     size = os.path.getsize(trace)
     cells = sum(r["N"] for r in recs)
     print("round trip: %d of %d cycles replayed on %d ranks (%s, %dD): cuts, migrated cells and iterations identical; "
-          "trace %d bytes for %d cells, %.1f bytes per cell" % (replayed, len(recs), a.ranks, method, recs[0]["dim"], size, cells, size / cells))
+          "trace %d bytes for %d cells, %.1f bytes per cell; positions tile the trees%s" % (replayed, len(recs), a.ranks, method, recs[0]["dim"],
+          size, cells, size / cells, "; %d cycles' phase weights as the report's fits" % phased if phased else ""))
     if a.damage:
         data = open(trace, "rb").read()
         open(os.path.join(a.dir, "truncated.trace"), "wb").write(data[: recs[-1]["at"] + recs[-1]["bytes"] // 2])
-        open(os.path.join(a.dir, "version.trace"), "wb").write(data[:8] + struct.pack("<I", 2) + data[12:])
+        open(os.path.join(a.dir, "version.trace"), "wb").write(data[:8] + struct.pack("<I", 3) + data[12:])
+        open(os.path.join(a.dir, "v1.trace"), "wb").write(downgrade(recs))
+        version1(a, trace, os.path.join(a.dir, "v1.trace"), graph, opts, *last)
         x0 = recs[-1]["at"] + CYCLE.size + 24 * recs[-1]["P"] + 9
         open(os.path.join(a.dir, "nan_centre.trace"), "wb").write(data[:x0] + struct.pack("<f", float("nan")) + data[x0 + 4:])
+
+
+def carry(a, trace, graph, recs, lines):
+    """-trace_split carry at the app's rank count is the split the app
+    really had: where the app applied sfc's cuts after cycle c-1, cycle c's
+    recorded split, exactly where no cut splits a family of leaves; the app
+    moves a cut that does (p4est_partition_for_coarsening) by up to 2^dim - 1
+    cells, whose children the adaptation may refine: there within
+    2^dim (2^dim - 1) cells."""
+    dim = recs[0]["dim"]
+    tol, exact, checked = (1 << dim) * ((1 << dim) - 1), 0, 0
+    for before, rec, line in zip(recs, recs[1:], lines):
+        if not (before["flags"] & 1) or line["lb_decision"] not in ("rebalance", "gain", "always"):
+            continue
+        whole = not any(splits_family(before, sum(line["lb_cut_cells"][:q])) for q in range(1, a.ranks))
+        r = lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
+                             "-lb_method", "sfc"])
+        assert r["trace_split"] == "carry", r["trace_split"]
+        app = [b - f for f, b in zip(rec["first"], rec["first"][1:] + [rec["N"]])]
+        cuts = [sum(r["start_cells"][:q]) - sum(app[:q]) for q in range(1, a.ranks)]
+        assert all(abs(c) <= (0 if whole else tol) for c in cuts), "cycle %d: carry starts %s, the app had %s" % (rec["cycle"], r["start_cells"], app)
+        exact += whole
+        checked += 1
+    assert checked >= 1, "carry: no cycle after an applied sfc cut"
+    print("carry: the app's split after its sfc cuts in %d cycles (%d with no family cut: exact; the rest within %d cells)" % (checked, exact, tol))
+
+
+def splits_family(rec, k):
+    """Whether the cut before cell k of rec parts a family of 2^dim leaves."""
+    dim, m = rec["dim"], 1 << rec["dim"]
+    pos, L = rec["pos"], MAXLEVEL[rec["dim"]]
+    if k <= 0 or k >= rec["N"]:
+        return False
+    t, level, x = pos[k]
+    if level == 0:
+        return False
+    parent = lambda c: (c[0], c[1], tuple(v >> (L - c[1] + 1) for v in c[2]))
+    first = k - (morton(dim, x) >> (dim * (L - level))) % m  # the family's first child, were it one
+    return first < k and first >= 0 and first + m <= rec["N"] and all(parent(pos[j]) == parent(pos[k]) for j in range(first, first + m))
+
+
+def refine(a, trace, graph, rec, line):
+    """-refine 1: 2^dim times the cells, the same total weight, and from the
+    app's split the app's cuts 2^dim times as many cells (sfc cuts between
+    cells of equal weight: each parent's children in one part)."""
+    m = 1 << rec["dim"]
+    r0, r1 = (lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
+                               "-lb_method", "sfc", "-trace_split", "app", "-refine", str(k)]) for k in (0, 1))
+    assert r1["cells"] == m * r0["cells"] == m * rec["N"] and r1["refine"] == 1, (r0["cells"], r1["cells"])
+    assert r1["start_cells"] == [m * c for c in r0["start_cells"]], (r0["start_cells"], r1["start_cells"])
+    print("refine 1: %d cells become %d, the app's split refined with them" % (rec["N"], r1["cells"]))
+
+
+def version1(a, trace, old, graph, opts, rec, line):
+    """A version 1 trace (the same cycles without positions) replays as
+    the version 2 one does from the app's split."""
+    got = [lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, a.ranks), "-scenario", "trace:%s:%d" % (f, rec["cycle"]),
+                            "-trace_split", "app"] + opts) for f in (trace, old)]
+    assert got[0]["part_cells"] == got[1]["part_cells"] == line["lb_cut_cells"], (got, line["lb_cut_cells"])
+    print("version 1: cycle %d replays as in version 2" % rec["cycle"])
 
 
 def lbbench_json(a, cmd):
@@ -138,7 +297,7 @@ def lbbench_json(a, cmd):
 def replicate(a, trace, opts, graph, rec, line):
     R = a.replicate
     r = lbbench_json(a, ["-chain", "-graph", "%s:%d" % (graph, R * a.ranks), "-scenario", "trace:%s:%d" % (trace, rec["cycle"]),
-                         "-replicate", str(R)] + opts)
+                         "-replicate", str(R), "-trace_split", "app"] + opts)
     assert r["part_cells"] == line["lb_cut_cells"] * R, (r["part_cells"], line["lb_cut_cells"])
     print("replicate %d: the app's cuts %d times" % (R, R))
 
