@@ -89,9 +89,10 @@ def refused(r, why=""):
     """The rule for a bad input: a clean non-zero exit and one line."""
     rc, lines, _ = r
     ok = rc != "hang" and 0 < rc < 128 and len(lines) == 1
-    if ok or why:
-        return rc, len(lines), ok, why
     said = ": " + lines[0][:80] if lines else ""
+    if ok or why:
+        # the line itself: the reader judges what it says
+        return rc, len(lines), ok, why or lines[0][:100]
     if rc == "hang":
         why = "no end within the time limit"
     elif rc >= 128:
