@@ -85,10 +85,13 @@ def run(c, exe, args, env=None, cwd=None, limit=LIMIT):
     return rc, stderr_lines(err), out
 
 
-def refused(r, why=""):
-    """The rule for a bad input: a clean non-zero exit and one line."""
+def refused(r, why="", names=None):
+    """The rule for a bad input: a clean non-zero exit and one line (which
+    names the bad value as given, names, where one is set)."""
     rc, lines, _ = r
     ok = rc != "hang" and 0 < rc < 128 and len(lines) == 1
+    if ok and names and names not in lines[0]:
+        ok, why = False, "the line does not name %s: %s" % (names, lines[0][:80])
     said = ": " + lines[0][:80] if lines else ""
     if ok or why:
         # the line itself: the reader judges what it says
@@ -263,9 +266,9 @@ def two_runs(option, name):
     return case
 
 
-def bad(exe, args, env=None, cwd=None, limit=LIMIT):
+def bad(exe, args, env=None, cwd=None, limit=LIMIT, names=None):
     def case(c):
-        return refused(run(c, exe, args, env, cwd, limit))
+        return refused(run(c, exe, args, env, cwd, limit), names=names)
     return case
 
 
@@ -292,7 +295,7 @@ def nan_centre(c):
     import struct
     open(tr, "wb").write(data[:x0] + struct.pack("<f", float("nan")) + data[x0 + 4:])
     return refused(run(c, "lbbench", ["-virtual", "-tasks", "trace", "-graph", "mesh2d:2x2", "-scenario", "trace:%s:%d" % (tr, recs[-1]["cycle"]),
-                                      "-lb_method", "diffusion"]))
+                                      "-lb_method", "diffusion", "-lb_target", "0.99"]), names="nan")
 
 
 def kill9(c):
@@ -345,8 +348,9 @@ CASES = [
     ("PETSC_OPTIONS includes a self-including file", bad("amr2d", ["-problem", "lshape"], {"PETSC_OPTIONS": "-options_file tests/app/opts/self.opts"})),
     ("./.petscrc includes itself", petscrc_self),
     ("-amr_min_level 4294967300", bad("amr2d", ["-problem", "lshape", "-amr_min_level", "4294967300"])),
-    ("-amr_max_level 99999999999", bad("amr2d", ["-problem", "lshape", "-amr_max_level", "99999999999"])),
-    ("lbbench -chain 4294967300", bad("lbbench", ["-graph", "line:4", "-scenario", "point:0:16", "-lb_method", "sfc", "-chain", "4294967300"])),
+    ("-amr_max_level 99999999999", bad("amr2d", ["-problem", "lshape", "-amr_max_level", "99999999999"], names="99999999999")),
+    ("lbbench -chain 4294967300", bad("lbbench", ["-virtual", "-graph", "line:4", "-scenario", "point:0:16", "-lb_method", "sfc", "-chain", "4294967300"],
+                                      names="4294967300")),
     ("-adv_load_threshold nan", bad("amr2d", ["-problem", "rotating-hill", "-adv_load_threshold", "nan"])),
     ("-adv_load_threshold inf", bad("amr2d", ["-problem", "rotating-hill", "-adv_load_threshold", "inf"])),
     ("-adv_load_threshold 2", bad("amr2d", ["-problem", "rotating-hill", "-adv_load_threshold", "2"])),
