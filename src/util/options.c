@@ -146,8 +146,9 @@ int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len)
   if (pw && pw->pw_dir && pw->pw_dir[0] && (!home || strcmp(home, pw->pw_dir))) snprintf(rc[nrc++], sizeof rc[0], "%s/.petscrc", pw->pw_dir);
   for (int k = 0; k < nrc + 2 && !bad; k++) {
     const char *path = k < nrc ? rc[k] : k == nrc ? ".petscrc" : "petscrc";
-    /* a missing one PETSc passes over */
-    if (stat(path, &sb) && errno == ENOENT) continue;
+    /* a missing one PETSc passes over, and a folder (its reads fail at
+     * once: no options, and a folder named petscrc is no mistake) */
+    if (stat(path, &sb) ? errno == ENOENT : S_ISDIR(sb.st_mode)) continue;
     snprintf(what, sizeof what, "options file %.*s (PETSc reads it at start; -skip_petscrc passes it over)", PATH_MAX, path);
     snprintf(where, sizeof where, " (in %.*s, which PETSc reads at start; -skip_petscrc passes it over)", PATH_MAX, path);
     bad = guard_file(what, where, path, stack, 0, msg, len);

@@ -77,7 +77,8 @@ PetscErrorCode AmrOptionsQuietly(MPI_Comm comm, PetscErrorCode (*read)(MPI_Comm 
  *  deep and never by itself.  The files PETSc reads of its own accord
  *  go through the same guard: those of -options_file in the environment
  *  variable PETSC_OPTIONS, and, without -skip_petscrc, ~/.petscrc,
- *  ./.petscrc and ./petscrc where they exist.  Needs neither PETSc nor
+ *  ./.petscrc and ./petscrc where they exist and are no folder (which
+ *  PETSc reads as empty).  Needs neither PETSc nor
  *  MPI: 0, or 1 with the error line's text "option -options_file FILE:
  *  ..." (or "options file .petscrc (...): ...") in msg. */
 #define AMR_OPTIONS_FILE_MAX (1 << 20)
