@@ -1,10 +1,12 @@
 /* Checkpoint and restart of the cycle (cycle.h, impl/cycle.h): the
  * checkpoint written after a cycle's balancing step and the run continued
  * from it.  Compiled for 2D and 3D (P4_TO_P8). */
+#define _GNU_SOURCE /* memrchr */
 #include "app/impl/cycle.h"
 
 #include "mesh/p4est_dim.h"
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,43 +32,58 @@ PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
   PetscFunctionReturn(0);
 }
 
-/* The cycle number of a report line, -1 if it has none. */
+/* The cycle number of a report line (NUL-terminated), -1 if it has none. */
 static long line_cycle(const char *line)
 {
   const char *c = strstr(line, "\"cycle\":");
   return c ? strtol(c + 8, NULL, 10) : -1;
 }
 
-/* Lines longer than the buffer belong to a record of many ranks: kept or
- * dropped with the piece that has the cycle number. */
-char *AmrCycleReportKept(AmrCycle cyc, long *whole)
+/* The report is read whole, not by lines: a record of many ranks is longer
+ * than any line buffer, and its end is what decides it was cut. */
+int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial)
 {
-  char *kept = NULL, line[1 << 16];
-  size_t len = 0, cap = 0;
-  FILE *old = cyc->first > 0 ? fopen(cyc->adapt.report, "r") : NULL;
-  int keep = 1;
-  *whole = old ? 0 : -1;
-  while (old && fgets(line, sizeof line, old)) {
-    const size_t n = strlen(line);
-    if (!len || kept[len - 1] == '\n') keep = line_cycle(line) < cyc->first;
-    if (!keep) continue;
-    if (len + n + 1 > cap) {
-      char *more = realloc(kept, 2 * (len + n + 1));
-      if (!more) break;
-      kept = more;
-      cap = 2 * (len + n + 1);
+  struct stat sb;
+  FILE *old;
+  char *text = NULL, *last;
+  size_t len = 0, cap = 0, n = 1;
+  int err = 0;
+
+  *whole = -1;
+  *keep = *partial = 0;
+  if (cyc->first <= 0 || !(old = fopen(cyc->adapt.report, "r"))) return 0;
+  /* a device (/dev/null) holds no records to continue */
+  if (fstat(fileno(old), &sb) || !S_ISREG(sb.st_mode)) {
+    fclose(old);
+    return 0;
+  }
+  while (!err && n > 0) {
+    if (len + 1 >= cap) {
+      char *more = realloc(text, 2 * cap + 65536);
+      if (!more) err = ENOMEM;
+      if (more) text = more, cap = 2 * cap + 65536;
     }
-    memcpy(kept + len, line, n + 1);
-    len += n;
+    if (!err) n = fread(text + len, 1, cap - len - 1, old);
+    if (!err) len += n;
   }
-  if (old) fclose(old);
-  /* cycles 0, 1, ... in order, each ended by its newline: a record cut
-   * by a full disk or a kill has none */
-  for (const char *l = kept, *nl, *c; l && (nl = strchr(l, '\n')); l = nl + 1) {
-    if (!(c = strstr(l, "\"cycle\":")) || c > nl || strtol(c + 8, NULL, 10) != *whole) break;
-    ++*whole;
+  if (!err && ferror(old)) err = errno ? errno : EIO;
+  fclose(old);
+  if (!err) {
+    text[len] = '\0';
+    *whole = 0;
+    /* what follows the last newline is a record that a kill or a full
+     * disk cut: a restart must not append to it */
+    last = len ? memrchr(text, '\n', len) : NULL;
+    *partial = (long)(len - (last ? (size_t)(last + 1 - text) : 0));
+    for (char *l = text, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
+      *nl = '\0';
+      if (*whole >= cyc->first || line_cycle(l) != *whole) break;
+      ++*whole;
+      *keep = (long)(nl + 1 - text);
+    }
   }
-  return kept;
+  free(text);
+  return err;
 }
 
 /* The VTK series' outputs up to the checkpoint, so that a restart's .pvd

@@ -1,7 +1,7 @@
 /* Checkpoint sets (checkpoint.h): the manifest written and renamed last,
  * checksums verified by all ranks in parallel before p4est's loader, which
  * aborts on a bad file, is allowed to open the forest. */
-#define _POSIX_C_SOURCE 200809L /* fsync, pread, posix_fallocate */
+#define _GNU_SOURCE /* fsync, pread, posix_fallocate; memfd_create */
 #include "mesh/checkpoint.h"
 #include "mesh/p4est_dim.h"
 #include "util/fileio.h"
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -714,6 +715,43 @@ static int forest_shortfall(const char *path, long long size, long long want)
   return err == EOPNOTSUPP || err == EINVAL ? 0 : err;
 }
 
+/* Open MPI's MPI-IO (OMPIO), under p4est_save_ext, prints a line of its
+ * own for every write the disk refuses ("mca_fbtl_posix_pwritev: error in
+ * (p)write(v): No space left on device", often tens), on a fixed output
+ * stream no MCA verbosity silences, and does not pass the failure on
+ * (ROMIO passes it on, and p4est then aborts).  The size check after the
+ * save gives the one line a failure needs, so this rank's stderr is held
+ * in a memory file while p4est saves: hold_stderr returns the memory file
+ * and *saved the real stderr (-1, -1: not held, the lines pass). */
+static int hold_stderr(int *saved)
+{
+  int mem = memfd_create("amrdlb-forest-save", MFD_CLOEXEC);
+  *saved = -1;
+  if (mem < 0) return -1;
+  fflush(stderr);
+  if ((*saved = dup(STDERR_FILENO)) < 0 || dup2(mem, STDERR_FILENO) < 0) {
+    if (*saved >= 0) close(*saved);
+    close(mem);
+    return *saved = -1;
+  }
+  return mem;
+}
+
+/* Stderr back; what was held is dropped when the save failed (the error
+ * line says why), else passed on: a line no failure explains is kept. */
+static void release_stderr(int mem, int saved, int drop)
+{
+  char buf[4096];
+  ssize_t n;
+  if (mem < 0) return;
+  fflush(stderr);
+  (void)dup2(saved, STDERR_FILENO);
+  close(saved);
+  if (!drop && lseek(mem, 0, SEEK_SET) == 0)
+    while ((n = read(mem, buf, sizeof buf)) > 0) (void)AmrFileWrite(STDERR_FILENO, buf, (size_t)n, -1);
+  close(mem);
+}
+
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st)
 {
   MPI_Comm comm = p4est->mpicomm;
@@ -775,10 +813,16 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
   if (err) p4est_destroy(copy);
   PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", path[0]);
   PetscCall(check_errno(comm, err, "write", path[0]));
-  p4est_save_ext(path[0], copy, layout_total(&L) > 0, 0);
-  p4est_destroy(copy);
-  PetscCallMPI(MPI_Barrier(comm));
-  PetscCall(checksum_file(comm, path[0], &m.file[0]));
+  {
+    int saved, mem = hold_stderr(&saved);
+    p4est_save_ext(path[0], copy, layout_total(&L) > 0, 0);
+    p4est_destroy(copy);
+    PetscCallMPI(MPI_Barrier(comm));
+    err = checksum_file(comm, path[0], &m.file[0]);
+    release_stderr(mem, saved, !err && m.file[0].size != want);
+    PetscCall(err);
+    err = 0;
+  }
   if (m.file[0].size != want) {
     if (!rank) {
       err = forest_shortfall(path[0], m.file[0].size, want);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <pwd.h>
+#include <unistd.h>
 
 int AmrParseReal(const char *s, double *v)
 {
@@ -40,26 +42,27 @@ PetscErrorCode AmrOptionsNeedValue(PetscOptionItems *PetscOptionsObject, const c
 }
 
 /* One options file and what it includes; stack holds the files that
- * include it (device, inode), depth of them. */
-static int guard_file(const char *path, struct stat *stack, int depth, char *msg, size_t len)
+ * include it (device, inode), depth of them.  what names the file in the
+ * error line; where (appended to the names of its includes) says where a
+ * file came from that the command line does not name. */
+static int guard_file(const char *what, const char *where, const char *path, struct stat *stack, int depth, char *msg, size_t len)
 {
   struct stat sb;
-  char *text, *save = NULL;
+  char *text, *save = NULL, inc_what[2 * PATH_MAX + 128];
   FILE *f;
   size_t n;
   int bad = 0;
 
-  if (stat(path, &sb)) return snprintf(msg, len, "option -options_file %s: cannot open: %s", path, strerror(errno)), 1;
-  if (!S_ISREG(sb.st_mode)) return snprintf(msg, len, "option -options_file %s: not a regular file", path), 1;
-  if (sb.st_size > AMR_OPTIONS_FILE_MAX)
-    return snprintf(msg, len, "option -options_file %s: %lld bytes, an options file has at most %d", path, (long long)sb.st_size, AMR_OPTIONS_FILE_MAX), 1;
+  if (stat(path, &sb)) return snprintf(msg, len, "%s: cannot open: %s", what, strerror(errno)), 1;
+  if (!S_ISREG(sb.st_mode)) return snprintf(msg, len, "%s: not a regular file", what), 1;
+  if (sb.st_size > AMR_OPTIONS_FILE_MAX) return snprintf(msg, len, "%s: %lld bytes, an options file has at most %d", what, (long long)sb.st_size, AMR_OPTIONS_FILE_MAX), 1;
   for (int i = 0; i < depth; i++)
-    if (stack[i].st_dev == sb.st_dev && stack[i].st_ino == sb.st_ino) return snprintf(msg, len, "option -options_file %s: includes itself", path), 1;
-  if (depth == AMR_OPTIONS_DEPTH) return snprintf(msg, len, "option -options_file %s: included more than %d deep", path, AMR_OPTIONS_DEPTH), 1;
+    if (stack[i].st_dev == sb.st_dev && stack[i].st_ino == sb.st_ino) return snprintf(msg, len, "%s: includes itself", what), 1;
+  if (depth == AMR_OPTIONS_DEPTH) return snprintf(msg, len, "%s: included more than %d deep", what, AMR_OPTIONS_DEPTH), 1;
   stack[depth] = sb;
   if (!(f = fopen(path, "r")) || !(text = malloc((size_t)sb.st_size + 1))) {
     if (f) fclose(f);
-    return snprintf(msg, len, "option -options_file %s: cannot read: %s", path, strerror(errno)), 1;
+    return snprintf(msg, len, "%s: cannot read: %s", what, strerror(errno)), 1;
   }
   n = fread(text, 1, (size_t)sb.st_size, f);
   fclose(f);
@@ -72,25 +75,85 @@ static int guard_file(const char *path, struct stat *stack, int depth, char *msg
     for (tok = strtok_r(line, " \t\r", &ts); tok && !bad; tok = strtok_r(NULL, " \t\r", &ts))
       if (!strcmp(tok, "-options_file")) {
         const char *inc = strtok_r(NULL, " \t\r", &ts);
-        if (!inc) bad = (snprintf(msg, len, "option -options_file %s: -options_file without a file name", path), 1);
-        else bad = guard_file(inc, stack, depth + 1, msg, len);
+        if (!inc) {
+          bad = (snprintf(msg, len, "%s: -options_file without a file name", what), 1);
+        } else {
+          snprintf(inc_what, sizeof inc_what, "option -options_file %.*s%s", PATH_MAX, inc, where);
+          bad = guard_file(inc_what, where, inc, stack, depth + 1, msg, len);
+        }
       }
   }
   free(text);
   return bad;
 }
 
-int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len)
+/* The files of -options_file in a list of words (the command line, or
+ * PETSC_OPTIONS split at blanks: where says which). */
+static int guard_words(int argc, char **argv, const char *where, char *msg, size_t len)
 {
   struct stat stack[AMR_OPTIONS_DEPTH];
+  char what[PATH_MAX + 64];
 
-  msg[0] = '\0';
-  for (int i = 1; i < argc; i++) {
+  for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-options_file")) continue;
-    if (i + 1 == argc || !argv[i + 1][0]) return snprintf(msg, len, "option -options_file: needs a value"), 1;
-    if (guard_file(argv[++i], stack, 0, msg, len)) return 1;
+    if (i + 1 == argc || !argv[i + 1][0]) return snprintf(msg, len, "option -options_file%s: needs a value", where), 1;
+    snprintf(what, sizeof what, "option -options_file %s%s", argv[++i], where);
+    if (guard_file(what, where, argv[i], stack, 0, msg, len)) return 1;
   }
   return 0;
+}
+
+/* Whether the command line has -skip_petscrc (bare, or with a value that
+ * is not false), with which PETSc reads no petscrc file. */
+static int skips_petscrc(int argc, char **argv)
+{
+  static const char *const no[] = {"0", "false", "no", "off"};
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-skip_petscrc")) continue;
+    if (i + 1 == argc || argv[i + 1][0] == '-') return 1;
+    for (size_t k = 0; k < sizeof no / sizeof no[0]; k++)
+      if (!strcasecmp(argv[i + 1], no[k])) return 0;
+    return 1;
+  }
+  return 0;
+}
+
+int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len)
+{
+  struct stat stack[AMR_OPTIONS_DEPTH], sb;
+  const char *env = getenv("PETSC_OPTIONS"), *home = getenv("HOME");
+  const struct passwd *pw = getpwuid(getuid());
+  char rc[3][PATH_MAX + 16], what[PATH_MAX + 96], where[PATH_MAX + 96];
+  int bad = 0, nrc = 0;
+
+  msg[0] = '\0';
+  if (guard_words(argc - 1, argv + 1, "", msg, len)) return 1;
+  /* PETSc reads PETSC_OPTIONS as if on the command line */
+  if (env && env[0]) {
+    char *copy = strdup(env), *words[4096], *save = NULL;
+    int n = 0;
+    if (!copy) return snprintf(msg, len, "environment variable PETSC_OPTIONS: %s", strerror(ENOMEM)), 1;
+    for (char *w = strtok_r(copy, " \t\r\n", &save); w && n < 4096; w = strtok_r(NULL, " \t\r\n", &save)) words[n++] = w;
+    bad = guard_words(n, words, " (in the environment variable PETSC_OPTIONS)", msg, len);
+    free(copy);
+    if (bad) return 1;
+  }
+  /* and, unless told not to, ~/.petscrc, ./.petscrc and ./petscrc, where
+   * they exist: through the same guard, as they crash its reader alike
+   * (the home folder as PETSc finds it, from HOME or the user database) */
+  if (skips_petscrc(argc, argv)) return 0;
+  if (home && home[0]) snprintf(rc[nrc++], sizeof rc[0], "%s/.petscrc", home);
+  if (pw && pw->pw_dir && pw->pw_dir[0] && (!home || strcmp(home, pw->pw_dir))) snprintf(rc[nrc++], sizeof rc[0], "%s/.petscrc", pw->pw_dir);
+  for (int k = 0; k < nrc + 2 && !bad; k++) {
+    const char *path = k < nrc ? rc[k] : k == nrc ? ".petscrc" : "petscrc";
+    /* a missing one PETSc passes over, and a folder (its reads fail at
+     * once: no options, and a folder named petscrc is no mistake) */
+    if (stat(path, &sb) ? errno == ENOENT : S_ISDIR(sb.st_mode)) continue;
+    snprintf(what, sizeof what, "options file %.*s (PETSc reads it at start; -skip_petscrc passes it over)", PATH_MAX, path);
+    snprintf(where, sizeof where, " (in %.*s, which PETSc reads at start; -skip_petscrc passes it over)", PATH_MAX, path);
+    bad = guard_file(what, where, path, stack, 0, msg, len);
+  }
+  return bad;
 }
 
 int AmrInitialize(int *argc, char ***argv, const char *program, const char *help)

@@ -74,8 +74,13 @@ PetscErrorCode AmrOptionsQuietly(MPI_Comm comm, PetscErrorCode (*read)(MPI_Comm 
  *  on a file that includes itself or on /dev/zero, and ends in a trace
  *  of many lines on a missing one): each must be a regular file of at
  *  most AMR_OPTIONS_FILE_MAX bytes, included at most AMR_OPTIONS_DEPTH
- *  deep and never by itself.  Needs neither PETSc nor MPI: 0, or 1 with
- *  the error line's text "option -options_file FILE: ..." in msg. */
+ *  deep and never by itself.  The files PETSc reads of its own accord
+ *  go through the same guard: those of -options_file in the environment
+ *  variable PETSC_OPTIONS, and, without -skip_petscrc, ~/.petscrc,
+ *  ./.petscrc and ./petscrc where they exist and are no folder (which
+ *  PETSc reads as empty).  Needs neither PETSc nor
+ *  MPI: 0, or 1 with the error line's text "option -options_file FILE:
+ *  ..." (or "options file .petscrc (...): ...") in msg. */
 #define AMR_OPTIONS_FILE_MAX (1 << 20)
 #define AMR_OPTIONS_DEPTH 8
 int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len);

@@ -20,7 +20,13 @@ P.manifest.new) before the restart, which must use the previous one.
            LD_PRELOAD shim tests/failwrite.c): the run must end with a
            non-zero status and one error line naming the file and the
            system's reason, leaving checkpoint --kill-at - 1 whole, which
-           the restart continues from.
+           the restart continues from.  PIECE report: the report's disk
+           fills halfway through the record of the cycle that checkpoint
+           --kill-at would follow; the error line must say the record was
+           cut back, the report must end with the record before it, and a
+           cut record is then planted at its end (what a kill halfway
+           through a write leaves), which the restart must cut back in one
+           line before it continues.
 --vtk      both runs write -vtk series, and the job is killed once it has
            also written an output after its checkpoint (give
            -checkpoint_interval 2 so that there is a cycle's time for it);
@@ -127,25 +133,44 @@ def kill_after(cmd, manifest, ready, log):
     sys.exit("FAIL: the run ended (status %s) before it could be killed as planned (log %s)" % (proc.returncode, log))
 
 
-def fail_write(cmd, prefix, seq, piece, shim, log):
+def fail_write(cmd, prefix, seq, piece, shim, log, report, ref):
     """Run cmd with the writes of checkpoint seq's piece failing (the
     manifest is written as P.manifest.new once per checkpoint, so its
-    seq-1 earlier writes pass); the checkpoint before it must be left."""
-    target = {"forest": "%s.%d.forest" % (prefix, seq), "state": "%s.%d.state" % (prefix, seq), "manifest": prefix + ".manifest.new"}[piece]
+    seq-1 earlier writes pass); the checkpoint before it must be left.
+    The report (ref: the uninterrupted run's) fills halfway through the
+    record of cycle seq - 1, written before checkpoint seq."""
+    target = {"forest": "%s.%d.forest" % (prefix, seq), "state": "%s.%d.state" % (prefix, seq), "manifest": prefix + ".manifest.new", "report": report}[piece]
     spec = target + (":%d" % (seq - 1) if piece == "manifest" else "")
     env = dict(os.environ, LD_PRELOAD=shim, AMRDLB_FAIL_WRITE=spec)
+    if piece == "report":
+        lines = open(ref).read().splitlines(True)
+        env["AMRDLB_FAIL_WRITE_AFTER"] = str(sum(len(line) for line in lines[: seq - 1]) + len(lines[seq - 1]) // 2)
     with open(log, "w") as out:
         rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     text = open(log).read()
-    errors = [line for line in text.splitlines() if "error:" in line]
+    # Open MPI's own lines for a refused MPI-IO write ("mca_fbtl_posix_pwritev:
+    # error in (p)write(v): ...") are lines beyond the one a failure gets
+    errors = [line for line in text.splitlines() if "error:" in line or line.startswith("mca_")]
     if rc <= 0 or len(errors) != 1:
         sys.exit("FAIL: a failed write of %s: exit status %d and %d error lines, expected a non-zero status and one (log %s):\n%s" % (target, rc, len(errors), log, text[-3000:]))
-    want = "error: cannot write checkpoint file '%s': " % target
+    want = "error: option -report %s: cannot write: No space left on device (cut back to its last whole record)" % target if piece == "report" else "error: cannot write checkpoint file '%s': " % target
     if want not in errors[0]:
         sys.exit("FAIL: the error line does not name %s: %s" % (target, errors[0]))
     print("the failed write ended the run in one line: %s" % errors[0])
     if sequence(prefix + ".manifest") != seq - 1:
         sys.exit("FAIL: %s.manifest has sequence %d, expected %d (the last good checkpoint)" % (prefix, sequence(prefix + ".manifest"), seq - 1))
+
+
+def whole_lines(path):
+    """The report's records, every line a whole JSON object ended by its
+    newline (the check a cut record fails)."""
+    text = open(path).read()
+    if text and not text.endswith("\n"):
+        sys.exit("FAIL: %s ends in a cut record: %r" % (path, text[-80:]))
+    try:
+        return [json.loads(line) for line in text.splitlines()]
+    except ValueError as e:
+        sys.exit("FAIL: %s has a line that is not JSON (%s)" % (path, e))
 
 
 def plant_leftover(prefix, seq):
@@ -261,7 +286,7 @@ def main():
     ap.add_argument("--compare", choices=("exact", "conserved"), required=True)
     ap.add_argument("--leftover", action="store_true")
     ap.add_argument("--vtk", action="store_true")
-    ap.add_argument("--fail-write", choices=("forest", "state", "manifest"))
+    ap.add_argument("--fail-write", choices=("forest", "state", "manifest", "report"))
     ap.add_argument("--shim")
     ap.add_argument("options", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -287,10 +312,16 @@ def main():
     cmd = mpi(a.ranks) + opts + ["-checkpoint", prefix, "-report", report] + (["-vtk", vtk] if a.vtk else [])
     if a.fail_write:
         seq = a.kill_at - 1
-        fail_write(cmd, prefix, a.kill_at, a.fail_write, a.shim, os.path.join(a.dir, "failed.log"))
+        fail_write(cmd, prefix, a.kill_at, a.fail_write, a.shim, os.path.join(a.dir, "failed.log"), report, os.path.join(a.dir, "ref.jsonl"))
     else:
         seq = kill_after(cmd, prefix + ".manifest", ready, os.path.join(a.dir, "killed.log"))
-    killed = records(report)
+    killed = whole_lines(report) if a.fail_write == "report" else records(report)
+    if a.fail_write == "report":
+        if [r["cycle"] for r in killed] != list(range(seq * k)):
+            sys.exit("FAIL: the failed run's report has cycles %s, expected 0..%d" % ([r["cycle"] for r in killed], seq * k - 1))
+        cut = open(os.path.join(a.dir, "ref.jsonl")).read().splitlines()[seq * k][:60]
+        open(report, "a").write(cut)
+        print("planted a cut record (%d bytes) at the report's end" % len(cut))
     print("%s on %d ranks after checkpoint %d, its report has cycles 0..%d" % ("failed" if a.fail_write else "killed", a.ranks, seq, len(killed) - 1))
     if a.vtk:
         n = len(pvd_entries(vtk + ".pvd"))
@@ -306,7 +337,12 @@ def main():
     if not m:
         sys.exit("FAIL: no restart line in %s" % log)
     first = int(m.group(1))
-    ref, got = records(os.path.join(a.dir, "ref.jsonl")), records(report)
+    if a.fail_write == "report":
+        said = [line for line in open(log).read().splitlines() if "its last record was cut" in line]
+        if len(said) != 1:
+            sys.exit("FAIL: the restart said %d times that it cut the report's last record, expected once (log %s)" % (len(said), log))
+        print(said[0])
+    ref, got = records(os.path.join(a.dir, "ref.jsonl")), whole_lines(report)
     print("restarted on %d ranks at cycle %d; %d cycles, uninterrupted %d" % (a.restart_ranks, first, len(got), len(ref)))
     if first != seq * k:
         sys.exit("FAIL: checkpoint %d continues at cycle %d, expected %d (a checkpoint every %d cycles)" % (seq, first, seq * k, k))

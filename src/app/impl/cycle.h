@@ -29,7 +29,7 @@ struct _p_AmrCycle {
   AmrLb lb;
   AmrVtkSeries *vtk;  /* -vtk: the outputs and their .pvd; NULL: none */
   p4est_t *p4est;
-  FILE *report;          /* rank 0 */
+  int report;            /* rank 0: the report's descriptor (-1: none), written by AmrFileWrite, which a test's write shim can fail */
   int report_lock, checkpoint_lock; /* one run per path (AmrFileLock), -1: none */
   PetscLogStage stage[NPHASES];
   double total[NPHASES];
@@ -64,10 +64,11 @@ PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
-/* cycle_restart.c, rank 0: the lines of the existing report of the cycles
- * before cyc->first (malloc'ed, free() them), NULL when none; *whole: how
- * many of cycles 0, 1, ... they hold in order as whole lines (-1: no
- * report to continue) */
-char *AmrCycleReportKept(AmrCycle cyc, long *whole);
+/* cycle_restart.c, rank 0: what a restart keeps of the existing report:
+ * *whole, how many records of cycles 0, 1, ... before cyc->first it starts
+ * with, in order, each ended by its newline (-1: no report to continue);
+ * *keep, their bytes; *partial, the bytes of a record cut at the file's end
+ * (no newline), 0 when none.  Returns 0 or the errno of a failed read. */
+int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial);
 
 #endif
