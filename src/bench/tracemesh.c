@@ -49,6 +49,7 @@ lb_err TRACE_MESH_ADJACENCY(const char *spec, const char *path, const lb_load_tr
     PetscFree(a64);
     /* the mesh's own errors name -mesh; the trace's name the cycle */
     if (why && !strncmp(why, "option -mesh", 12)) return lb_error(LB_ERR_ARG, "%s", why);
+    if (!ntrees) return lb_error(LB_ERR_ARG, "-mesh %s (for %dD trace '%s'): %s", spec, t->dim, path, why ? why : "unknown error");
     return lb_error(LB_ERR_ARG, "-mesh %s: trace '%s' was not recorded on this mesh of %d trees: %s", spec, path, ntrees, why ? why : "unknown error");
   }
   const int64_t N = t->ncells, E = x64[N];
