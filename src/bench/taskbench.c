@@ -104,6 +104,7 @@ typedef struct {
   double degree;            /* -mesh: the subdomain graph of the start split: mean degree, */
   int diameter, exact, connected, edges; /* diameter (exact or a lower bound), connected, edges */
   lb_task_metrics tm0;      /* of the start */
+  int max_nbr;              /* -mesh: the most face neighbours of a task (the task set's row width) */
 } task_source;
 
 static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_source *src, const task_run *tr, FILE *f)
@@ -123,8 +124,9 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
       printf("lbbench: %s on %s (%d ranks, %s backend), %d tasks: the cells of %dD trace cycle %d (%d ranks, %s weights, refined %d times) with their "
              "face neighbours on mesh %s, start split %s, scenario %s\n", o->method, g->spec, g->n, backend, src->ntasks, src->trace->dim, src->trace->cycle,
              src->trace->nranks, lb_trace_weight_name(src->trace->weights), o->refine, o->mesh, lb_trace_split_name(o->split), o->scenario);
-      printf("  subdomain graph of the start split: %d edges, mean degree %.4g, diameter %s%d%s  start imbalance %.6g (max/avg - 1)  total weight %.17g\n",
-             src->edges, src->degree, src->exact ? "" : ">= ", src->diameter, src->connected ? "" : " (NOT connected)", src->start_imbalance, src->load_total);
+      printf("  subdomain graph of the start split: %d edges, mean degree %.4g, diameter %s%d%s  start imbalance %.6g (max/avg - 1)  total weight %.17g  "
+             "tasks have up to %d neighbours\n", src->edges, src->degree, src->exact ? "" : ">= ", src->diameter, src->connected ? "" : " (NOT connected)",
+             src->start_imbalance, src->load_total, src->max_nbr);
     }
     if (tr->balanced) {
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
@@ -169,6 +171,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     json_int(&j, "subdomain_diameter", src->diameter);
     json_bool(&j, "subdomain_diameter_exact", src->exact);
     json_bool(&j, "subdomain_connected", src->connected);
+    json_int(&j, "task_max_neighbours", src->max_nbr);
   }
   json_int(&j, "ntasks", src->ntasks);
   json_real(&j, "load_total_initial", src->load_total);
@@ -275,6 +278,7 @@ static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace
   lb_graph_destroy(&sg);
   src->trace = trace;
   src->split = 1;
+  src->max_nbr = maxdeg;
   return err;
 }
 
