@@ -578,14 +578,14 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(AmrOptionsCheckValues(comm));
   o->err = LB_OK;
   PetscOptionsBegin(comm, NULL, "lbbench options", NULL);
-  PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
+  PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH subdomains:P (-tasks trace -mesh: the parts of the start split that share a face) (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
   PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task), trace:FILE[:CYCLE] (the app's -trace_loads, with -chain or -tasks trace)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(AmrLbMethodOptionsRead(PetscOptionsObject, &bench_defaults, &method));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
-  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE, with -mesh on the start split with their face neighbours, without it in slabs of -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(AmrOptionsChoice(PetscOptionsObject, "-select", "task mode: task selection order, gain (edge-cut gain first) or index", "selection order", 2, select_names, &o->select, NULL));
   PetscCall(PetscOptionsInt("-select_passes", "task mode: N passes of task selection and migration, each against the flow still unrealised, so tasks may hop (1: Lieber et al. 2016's one pass)", NULL, o->passes, &o->passes, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
