@@ -124,9 +124,9 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
       printf("lbbench: %s on %s (%d ranks, %s backend), %d tasks: the cells of %dD trace cycle %d (%d ranks, %s weights, refined %d times) with their "
              "face neighbours on mesh %s, start split %s, scenario %s\n", o->method, g->spec, g->n, backend, src->ntasks, src->trace->dim, src->trace->cycle,
              src->trace->nranks, lb_trace_weight_name(src->trace->weights), o->refine, o->mesh, lb_trace_split_name(o->split), o->scenario);
-      printf("  subdomain graph of the start split: %d edges, mean degree %.4g, diameter %s%d%s  start imbalance %.6g (max/avg - 1)  total weight %.17g  "
+      printf("  subdomain graph of the start split: %d edges, mean degree %.4g, diameter %s%d%s  start imbalance %.6g (max/avg - 1)  "
              "tasks have up to %d neighbours\n", src->edges, src->degree, src->exact ? "" : ">= ", src->diameter, src->connected ? "" : " (NOT connected)",
-             src->start_imbalance, src->load_total, src->max_nbr);
+             src->start_imbalance, src->max_nbr);
     }
     if (tr->balanced) {
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
@@ -146,8 +146,11 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
            "(fraction of all tasks)\n", m->imbalance, m->migration_max, m->migration_tot);
     printf("  migrated weight %.6g  lower bound %.6g for the loads reached, %.6g for exact balance\n", m->migrated_weight, m->lower_bound,
            m->lower_bound_exact);
-    printf("  edgecut_max %lld task edges (busiest rank)  edgecut_tot %.6g (fraction of all %lld task edges; at the start %lld and %.6g)  valid partition: %s\n",
-           m->edgecut_max, m->edgecut_tot, m->edges, src->tm0.edgecut_max, src->tm0.edgecut_tot, m->valid ? "yes" : "NO");
+    printf("  edgecut_max %lld task edges (busiest rank)  edgecut_tot %.6g (fraction of all %lld task edges)  valid partition: %s\n", m->edgecut_max,
+           m->edgecut_tot, m->edges, m->valid ? "yes" : "NO");
+    if (src->split)
+      printf("  at the start: edgecut_max %lld task edges  edgecut_tot %.6g  total weight %.17g, after migration %.17g\n", src->tm0.edgecut_max,
+             src->tm0.edgecut_tot, src->load_total, m->load_avg * g->n);
     return;
   }
   json_line j;
