@@ -373,30 +373,32 @@ lb_err lb_tracetasks_create_split(int P, const lb_load_trace *t, const int64_t *
 lb_err lb_tracetasks_subdomains(const lb_tracetasks *tt, const char *spec, lb_graph **g)
 {
   int64_t m = 0, cap = 1024;
-  int *eu = malloc((size_t)cap * sizeof *eu), *ev = malloc((size_t)cap * sizeof *ev);
-  lb_err err = eu && ev ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec);
+  int *eu = malloc((size_t)cap * sizeof *eu), *ev = malloc((size_t)cap * sizeof *ev), *seen = malloc((size_t)tt->nranks * sizeof *seen);
+  lb_err err = eu && ev && seen ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec);
   *g = NULL;
-  /* the parts of both ends of every cut task edge, each pair once per part
-   * boundary run (lb_graph_create_edges merges the rest) */
+  for (int r = 0; !err && r < tt->nranks; r++) seen[r] = -1;
+  /* every pair of parts once, from its later part q: the earlier parts
+   * its cells' neighbours lie in (seen[r] == q: already listed) */
   for (int q = 0; !err && q < tt->nranks; q++)
     for (int64_t i = tt->first[q]; !err && i < tt->first[q + 1]; i++)
       for (int64_t e = tt->xadj[i]; !err && e < tt->xadj[i + 1]; e++) {
-        const int j = tt->adj[e];
-        if (j < tt->first[q]) { /* each pair from its later end, towards an earlier part */
-          int idx, r = split_home(tt, j, &idx);
-          if (m && eu[m - 1] == r && ev[m - 1] == q) continue;
-          if (m == cap) {
-            cap *= 2;
-            int *a = realloc(eu, (size_t)cap * sizeof *a), *b = a ? realloc(ev, (size_t)cap * sizeof *b) : NULL;
-            if (a) eu = a;
-            if (b) ev = b;
-            if (!a || !b) { err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec); break; }
-          }
-          if (m > INT_MAX / 2) { err = lb_error(LB_ERR_GRAPH, "-graph %s: too many edges", spec); break; }
+        int idx, r;
+        if (tt->adj[e] >= tt->first[q] || seen[r = split_home(tt, tt->adj[e], &idx)] == q) continue;
+        seen[r] = q;
+        if (m == cap) {
+          cap *= 2;
+          int *a = realloc(eu, (size_t)cap * sizeof *a), *b = a ? realloc(ev, (size_t)cap * sizeof *b) : NULL;
+          if (a) eu = a;
+          if (b) ev = b;
+          if (!a || !b) err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec);
+        }
+        if (!err && m >= INT_MAX / 2) err = lb_error(LB_ERR_GRAPH, "-graph %s: too many edges", spec);
+        if (!err) {
           eu[m] = r;
           ev[m++] = q;
         }
       }
+  free(seen);
   if (!err) err = lb_graph_create_edges(tt->nranks, (int)m, eu, ev, g);
   free(eu);
   free(ev);
