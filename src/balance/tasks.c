@@ -6,6 +6,7 @@
  * ascending order on both, which is what keeps the backends identical. */
 #include "balance/tasks.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,8 @@ struct lb_taskset {
   int **dest;           /* destination per task, -1: stays */
   int **where;          /* home directory: current owner of each home task */
   int *nhome;
-  int **ncount, **nbr, **own; /* neighbours of each task and their owners */
+  int **nstart, **nbr, **own; /* neighbours of task t, compressed: nbr[nstart[t] .. nstart[t+1]), their owners own[...] (as many as each task has, not
+                                the most any task has: on a trace's cells with hanging faces that is 15 slots for 6 neighbours on average in 3D) */
   long long *sent, *recv;     /* tasks moved by the last migration, per local rank */
   double *wsent;
   double *load0;        /* loads of all ranks at creation */
@@ -150,27 +152,47 @@ void lb_taskset_local(const lb_taskset *ts, int *lo, int *hi)
 
 const lb_task_list *lb_taskset_list(const lb_taskset *ts, int r) { return &ts->list[r - ts->lo]; }
 
-void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **count, const int **nbr, const int **own, int *stride)
+void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **start, const int **nbr, const int **own)
 {
-  *stride = ts->tg.max_nbr;
-  *count = ts->ncount[r - ts->lo];
+  *start = ts->nstart[r - ts->lo];
   *nbr = ts->nbr[r - ts->lo];
   *own = ts->own[r - ts->lo];
 }
 
 int *lb_taskset_dest(lb_taskset *ts, int r) { return ts->dest[r - ts->lo]; }
 
-/* Sizes the per-task arrays of local rank i to its list; destinations reset to -1. */
+/* Sizes the per-task arrays of local rank i to its list; destinations
+ * reset to -1; the neighbour rows are counted and sized by update_owners. */
 static lb_err resize_task_arrays(lb_taskset *ts, int i)
 {
-  size_t n = (size_t)ts->list[i].n + 1, K = (size_t)ts->tg.max_nbr;
-  free(ts->dest[i]); free(ts->ncount[i]); free(ts->nbr[i]); free(ts->own[i]);
+  size_t n = (size_t)ts->list[i].n + 1;
+  free(ts->dest[i]); free(ts->nstart[i]); free(ts->nbr[i]); free(ts->own[i]);
+  ts->nbr[i] = ts->own[i] = NULL;
   ts->dest[i] = malloc(n * sizeof(int));
-  ts->ncount[i] = calloc(n, sizeof(int));
-  ts->nbr[i] = malloc(n * K * sizeof(int));
-  ts->own[i] = malloc(n * K * sizeof(int));
-  if (!ts->dest[i] || !ts->ncount[i] || !ts->nbr[i] || !ts->own[i]) return lb_error(LB_ERR_MEM, "out of memory for %zu tasks", n);
+  ts->nstart[i] = calloc(n, sizeof(int));
+  if (!ts->dest[i] || !ts->nstart[i]) return lb_error(LB_ERR_MEM, "out of memory for %zu tasks", n);
   for (size_t t = 0; t < n; t++) ts->dest[i][t] = -1;
+  return LB_OK;
+}
+
+/* The neighbour rows of local rank i: counted first (into a row of the
+ * most neighbours), then sized to their sum and filled. */
+static lb_err neighbour_rows(lb_taskset *ts, int i)
+{
+  const lb_task_list *L = &ts->list[i];
+  int *row = malloc(((size_t)ts->tg.max_nbr + 1) * sizeof *row), *s = ts->nstart[i];
+  if (!row) return lb_error(LB_ERR_MEM, "out of memory for task neighbours");
+  s[0] = 0;
+  for (int t = 0; t < L->n; t++) {
+    const int c = ts->tg.neighbours(ts->tg.ctx, L->id[t], row);
+    if (s[t] > INT_MAX - c) { free(row); return lb_error(LB_ERR_MEM, "rank %d: more task neighbours than an int counts", ts->lo + i); }
+    s[t + 1] = s[t] + c;
+  }
+  free(row);
+  ts->nbr[i] = malloc(((size_t)s[L->n] + 1) * sizeof(int));
+  ts->own[i] = malloc(((size_t)s[L->n] + 1) * sizeof(int));
+  if (!ts->nbr[i] || !ts->own[i]) return lb_error(LB_ERR_MEM, "out of memory for %d task neighbours", s[L->n]);
+  for (int t = 0; t < L->n; t++) ts->tg.neighbours(ts->tg.ctx, L->id[t], ts->nbr[i] + s[t]);
   return LB_OK;
 }
 
@@ -178,23 +200,20 @@ static lb_err resize_task_arrays(lb_taskset *ts, int i)
  * at once when the neighbour's home rank is local, else asked of the home. */
 static lb_err update_owners(lb_taskset *ts)
 {
-  int nloc = ts->hi - ts->lo, K = ts->tg.max_nbr;
+  int nloc = ts->hi - ts->lo;
   xlist *req = xl_new(nloc, 2), *got = xl_new(nloc, 2), *rep = xl_new(nloc, 2), *ans = xl_new(nloc, 2);
   lb_err err = LB_OK;
   if (!req || !got || !rep || !ans) { err = lb_error(LB_ERR_MEM, "out of memory for owner lookups"); goto out; }
+  for (int i = 0; i < nloc && !err; i++) err = neighbour_rows(ts, i);
   for (int i = 0; i < nloc && !err; i++) {
-    const lb_task_list *L = &ts->list[i];
-    for (int t = 0; t < L->n && !err; t++) {
-      int *nb = ts->nbr[i] + (size_t)t * K, *ow = ts->own[i] + (size_t)t * K;
-      ts->ncount[i][t] = ts->tg.neighbours(ts->tg.ctx, L->id[t], nb);
-      for (int j = 0; j < ts->ncount[i][t] && !err; j++) {
-        int idx, h = ts->tg.home(ts->tg.ctx, nb[j], &idx);
-        if (h >= ts->lo && h < ts->hi) {
-          ow[j] = ts->where[h - ts->lo][idx];
-        } else {
-          double rec[2] = {nb[j], (double)t * K + j};
-          err = xl_add(&req[i], h, rec);
-        }
+    const int *nb = ts->nbr[i], *s = ts->nstart[i];
+    for (int e = 0; e < s[ts->list[i].n] && !err; e++) {
+      int idx, h = ts->tg.home(ts->tg.ctx, nb[e], &idx);
+      if (h >= ts->lo && h < ts->hi) {
+        ts->own[i][e] = ts->where[h - ts->lo][idx];
+      } else {
+        double rec[2] = {nb[e], (double)e};
+        err = xl_add(&req[i], h, rec);
       }
     }
   }
@@ -223,12 +242,12 @@ void lb_taskset_destroy(lb_taskset **pts)
     if (ts->list) { free(ts->list[i].id); free(ts->list[i].w); free(ts->list[i].x); }
     if (ts->dest) free(ts->dest[i]);
     if (ts->where) free(ts->where[i]);
-    if (ts->ncount) free(ts->ncount[i]);
+    if (ts->nstart) free(ts->nstart[i]);
     if (ts->nbr) free(ts->nbr[i]);
     if (ts->own) free(ts->own[i]);
   }
   free(ts->list); free(ts->dest); free(ts->where); free(ts->nhome);
-  free(ts->ncount); free(ts->nbr); free(ts->own);
+  free(ts->nstart); free(ts->nbr); free(ts->own);
   free(ts->sent); free(ts->recv); free(ts->wsent); free(ts->load0);
   free(ts);
   *pts = NULL;
@@ -262,14 +281,14 @@ lb_err lb_taskset_create(const lb_task_graph *tg, lb_backend be, MPI_Comm comm, 
   ts->dest = calloc(nloc, sizeof *ts->dest);
   ts->where = calloc(nloc, sizeof *ts->where);
   ts->nhome = calloc(nloc, sizeof *ts->nhome);
-  ts->ncount = calloc(nloc, sizeof *ts->ncount);
+  ts->nstart = calloc(nloc, sizeof *ts->nstart);
   ts->nbr = calloc(nloc, sizeof *ts->nbr);
   ts->own = calloc(nloc, sizeof *ts->own);
   ts->sent = calloc(nloc, sizeof *ts->sent);
   ts->recv = calloc(nloc, sizeof *ts->recv);
   ts->wsent = calloc(nloc, sizeof *ts->wsent);
   ts->load0 = malloc((size_t)tg->nranks * sizeof *ts->load0);
-  if (!ts->list || !ts->dest || !ts->where || !ts->nhome || !ts->ncount || !ts->nbr || !ts->own ||
+  if (!ts->list || !ts->dest || !ts->where || !ts->nhome || !ts->nstart || !ts->nbr || !ts->own ||
       !ts->sent || !ts->recv || !ts->wsent || !ts->load0) {
     err = lb_error(LB_ERR_MEM, "out of memory for a task set of %d ranks", tg->nranks);
     goto fail;
@@ -352,25 +371,24 @@ static int cmp_id(const void *a, const void *b)
 }
 
 /* Selection on local rank i, which sends amount[k] to rank peer[k] for
- * k < npeer: loc[t*K+j] is the local index of neighbour j of task t if
- * that neighbour is on this rank, else -1. */
+ * k < npeer: loc[e] is the local index of neighbour entry e (of task t:
+ * s[t] <= e < s[t+1]) if that neighbour is on this rank, else -1. */
 static lb_err select_rank(lb_taskset *ts, int i, int npeer, const int *peers, const double *amount, lb_select how)
 {
   int r = ts->lo + i, K = ts->tg.max_nbr, n = ts->list[i].n;
   const lb_task_list *L = &ts->list[i];
-  int *dest = ts->dest[i], *cnt = ts->ncount[i], *nb = ts->nbr[i], *own = ts->own[i];
-  int *pairs = malloc(2 * ((size_t)n + 1) * sizeof *pairs), *loc = malloc(((size_t)n * K + 1) * sizeof *loc);
+  int *dest = ts->dest[i], *s = ts->nstart[i], *nb = ts->nbr[i], *own = ts->own[i];
+  int *pairs = malloc(2 * ((size_t)n + 1) * sizeof *pairs), *loc = malloc(((size_t)s[n] + 1) * sizeof *loc);
   gain_queue q = {K, -1, malloc((2 * (size_t)K + 1) * sizeof(int)), malloc(((size_t)n + 1) * sizeof(int)),
                   malloc(((size_t)n + 1) * sizeof(int)), malloc(((size_t)n + 1) * sizeof(int)), calloc((size_t)n + 1, 1)};
   lb_err err = LB_OK;
   if (!pairs || !loc || !q.head || !q.next || !q.prev || !q.gain || !q.in) { err = lb_error(LB_ERR_MEM, "out of memory selecting tasks"); goto out; }
   for (int t = 0; t < n; t++) { pairs[2 * t] = L->id[t]; pairs[2 * t + 1] = t; dest[t] = -1; }
   qsort(pairs, (size_t)n, 2 * sizeof *pairs, cmp_id);
-  for (int t = 0; t < n; t++)
-    for (int j = 0; j < cnt[t]; j++) {
-      const int *hit = own[(size_t)t * K + j] == r ? bsearch(&nb[(size_t)t * K + j], pairs, (size_t)n, 2 * sizeof *pairs, cmp_id) : NULL;
-      loc[(size_t)t * K + j] = hit ? hit[1] : -1;
-    }
+  for (int e = 0; e < s[n]; e++) {
+    const int *hit = own[e] == r ? bsearch(&nb[e], pairs, (size_t)n, 2 * sizeof *pairs, cmp_id) : NULL;
+    loc[e] = hit ? hit[1] : -1;
+  }
   for (int p = 0; p < npeer; p++) {
     int peer = peers[p];
     double f = amount[p], sent = 0;
@@ -382,9 +400,9 @@ static lb_err select_rank(lb_taskset *ts, int i, int npeer, const int *peers, co
     for (int t = n - 1; t >= 0; t--) {
       if (dest[t] >= 0) continue;
       int gain = 0;
-      for (int j = 0; j < cnt[t]; j++) {
-        int u = loc[(size_t)t * K + j];
-        int o = u >= 0 ? (dest[u] >= 0 ? dest[u] : r) : own[(size_t)t * K + j];
+      for (int e = s[t]; e < s[t + 1]; e++) {
+        int u = loc[e];
+        int o = u >= 0 ? (dest[u] >= 0 ? dest[u] : r) : own[e];
         gain += (o == peer) - (o == r);
       }
       gq_insert(&q, t, how == LB_SELECT_GAIN ? gain : 0);
@@ -396,8 +414,8 @@ static lb_err select_rank(lb_taskset *ts, int i, int npeer, const int *peers, co
       sent += L->w[t];
       if (how != LB_SELECT_GAIN) continue;
       /* A local neighbour still here now has one edge more to peer and one less at home. */
-      for (int j = 0; j < cnt[t]; j++) {
-        int u = loc[(size_t)t * K + j];
+      for (int e = s[t]; e < s[t + 1]; e++) {
+        int u = loc[e];
         if (u < 0 || !q.in[u]) continue;
         int gu = q.gain[u];
         gq_remove(&q, u);
@@ -601,7 +619,7 @@ out:
 
 lb_err lb_taskset_metrics(lb_taskset *ts, lb_task_metrics *mt)
 {
-  int nloc = ts->hi - ts->lo, P = ts->tg.nranks, K = ts->tg.max_nbr;
+  int nloc = ts->hi - ts->lo, P = ts->tg.nranks;
   memset(mt, 0, sizeof *mt);
   double *all = malloc((size_t)P * sizeof *all);
   xlist *ids = xl_new(nloc, 1), *got = xl_new(nloc, 1);
@@ -625,11 +643,10 @@ lb_err lb_taskset_metrics(lb_taskset *ts, lb_task_metrics *mt)
   for (int i = 0; i < nloc; i++) {
     int r = ts->lo + i;
     long long cut = 0, ends = 0;
-    for (int t = 0; t < ts->list[i].n; t++)
-      for (int j = 0; j < ts->ncount[i][t]; j++) {
-        ends++;
-        cut += ts->own[i][(size_t)t * K + j] != r;
-      }
+    for (int e = 0; e < ts->nstart[i][ts->list[i].n]; e++) {
+      ends++;
+      cut += ts->own[i][e] != r;
+    }
     if (ts->sent[i] + ts->recv[i] > mxv[0]) mxv[0] = ts->sent[i] + ts->recv[i];
     if (cut > mxv[1]) mxv[1] = cut;
     sm[0] += ts->sent[i];

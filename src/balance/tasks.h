@@ -76,9 +76,9 @@ void lb_taskset_local(const lb_taskset *ts, int *lo, int *hi);
 /** The tasks now on local rank r. */
 const lb_task_list *lb_taskset_list(const lb_taskset *ts, int r);
 /** Current owners of the neighbours of local rank r's tasks: task i's
- *  neighbours are nbr[i*stride + j], j < count[i], owned by own[...];
- *  stride is the task graph's max_nbr. */
-void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **count, const int **nbr, const int **own, int *stride);
+ *  neighbours are nbr[start[i] .. start[i+1]), owned by own[...] (rows
+ *  as long as each task's neighbours, not padded to max_nbr). */
+void lb_taskset_neighbours(const lb_taskset *ts, int r, const int **start, const int **nbr, const int **own);
 /** Destination of each task of local rank r (-1: stays); set by
  *  lb_taskset_select or by the caller, used by lb_taskset_migrate. */
 int *lb_taskset_dest(lb_taskset *ts, int r);

@@ -27,7 +27,9 @@ static const char help[] =
   "  lbbench -chain CELLS -graph line:P|ring:P -scenario SPEC -lb_method NAME [-virtual] [-json FILE]\n"
   "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n"
   "  lbbench -chain -graph line:P|ring:P -scenario trace:FILE[:CYCLE] [-trace_split carry|app|even] [-refine K] [-replicate R] -lb_method NAME\n"
-  "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-refine K] [-replicate R] -lb_method NAME|zoltan-*\n\n";
+  "  lbbench -graph subdomains:P|SPEC -tasks trace -scenario trace:FILE[:CYCLE] -mesh MESH [-trace_split carry|app|even] [-refine K] -lb_method NAME|zoltan-*\n"
+  "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-refine K] [-replicate R] -lb_method NAME|zoltan-*\n"
+  "    (without -mesh: the cells in equal-area slabs of the ranks, a task's neighbours the cells next to it on the curve)\n\n";
 
 #define MAX_INJECT 64
 #define MAX_TRACE_RANKS 4096
@@ -107,7 +109,7 @@ static lb_err observe(lb_run *run, void *ctx)
 typedef struct {
   char graph[PETSC_MAX_PATH_LEN], scenario[PETSC_MAX_PATH_LEN], method[64], json[PETSC_MAX_PATH_LEN], scale[64];
   char capacity[PETSC_MAX_PATH_LEN];
-  char tasks[64], chain_cells[32], trace_split[16];
+  char tasks[64], chain_cells[32], trace_split[16], mesh[PETSC_MAX_PATH_LEN];
   int select;            /* index into select_names */
   PetscBool virt, trace, costs, task_mode, chain_set, help_only;
   const lb_method *m;    /* NULL: a Zoltan method, or none given */
@@ -378,7 +380,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   lb_chain_result res;
   lb_load_trace tr, prev;
   int have_res = 0, size, traced = lb_trace_is_scenario(o->scenario);
-  const lb_trace_replay rp = {(int)o->replicate, (int)o->refine, trace_split(o)};
+  const lb_trace_replay rp = {(int)o->replicate, (int)o->refine, trace_split(o), NULL};
   memset(&tr, 0, sizeof tr);
   memset(&prev, 0, sizeof prev);
   lb_err err = lb_graph_create(o->graph, &g);
@@ -576,14 +578,14 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(AmrOptionsCheckValues(comm));
   o->err = LB_OK;
   PetscOptionsBegin(comm, NULL, "lbbench options", NULL);
-  PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
+  PetscCall(PetscOptionsString("-graph", "processor graph: line:N ring:N mesh2d:AxB mesh3d:AxBxC torus3d:AxBxC hypercube:D tree:N:K file:PATH subdomains:P (-tasks trace -mesh: the parts of the start split that share a face) (with -scale: the kind only)", NULL, o->graph, o->graph, sizeof o->graph, NULL));
   PetscCall(PetscOptionsString("-scenario", "initial loads: point (Lieber et al. 2016 POINT), point:RANK:AMOUNT (AMOUNT n: the number of ranks), box, random:SEED, file:PATH (task mode: one weight per task), trace:FILE[:CYCLE] (the app's -trace_loads, with -chain or -tasks trace)", NULL, o->scenario, o->scenario, sizeof o->scenario, NULL));
   PetscCall(PetscOptionsReal("-base", "load of every rank under point and random (box: 0 means 512)", NULL, o->base, &o->base, NULL));
   PetscCall(AmrLbMethodOptionsRead(PetscOptionsObject, &bench_defaults, &method));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
-  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE on -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
+  PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE, with -mesh on the start split with their face neighbours, without it in slabs of -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
   PetscCall(AmrOptionsChoice(PetscOptionsObject, "-select", "task mode: task selection order, gain (edge-cut gain first) or index", "selection order", 2, select_names, &o->select, NULL));
   PetscCall(PetscOptionsInt("-select_passes", "task mode: N passes of task selection and migration, each against the flow still unrealised, so tasks may hop (1: Lieber et al. 2016's one pass)", NULL, o->passes, &o->passes, NULL));
   PetscCall(PetscOptionsReal("-zoltan_imbalance_tol", "task mode: Zoltan's IMBALANCE_TOL for zoltan-rcb, zoltan-hsfc, zoltan-graph", NULL, o->zoltan_tol, &o->zoltan_tol, NULL));
@@ -595,8 +597,9 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(PetscOptionsStringArray("-inject", "new load STEP:RANK:AMOUNT[,STEP:RANK:AMOUNT...] before superstep STEP", NULL, injl, &ninj, &set));
   if (!set) ninj = 0;
   PetscCall(PetscOptionsString("-chain", "CELLS: chain mode on -graph line:P or ring:P, the method's loads realised as cuts on a curve of CELLS weighted cells (scenario per cell); no value with -scenario trace: the trace's curve", NULL, o->chain_cells, o->chain_cells, sizeof o->chain_cells, &o->chain_set));
-  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-trace_split", "-scenario trace in chain mode: the initial split, carry (default: the previous cycle's split into P parts of equal weight, sfc's, carried to this cycle's cells by curve position, as a balanced app at P ranks starts; the file's first cycle: app), app (the app's, scaled to P ranks) or even (equal cell counts)", "initial split", 3, split_names, &split, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-trace_split", "-scenario trace in chain mode, and in task mode with -mesh: the initial split, carry (default: the previous cycle's split into P parts of equal weight, sfc's, carried to this cycle's cells by curve position, as a balanced app at P ranks starts; the file's first cycle: app), app (the app's, scaled to P ranks) or even (equal cell counts)", "initial split", 3, split_names, &split, NULL));
   PetscCall(PetscOptionsInt("-refine", "-scenario trace: K, every recorded cell refined K times into its 2^(dim K) children in curve order, each 2^-(dim K) of its weight (more ranks by refinement; needs a version 2 trace)", NULL, o->refine, &o->refine, NULL));
+  PetscCall(PetscOptionsString("-mesh", "-tasks trace: the coarse mesh the trace was recorded on (FILE.inp or builtin:NAME, as amr2d/amr3d's -mesh): tasks get their cells' true face neighbours, start on -trace_split's split, and -graph subdomains:P is the ranks whose cells share a face", NULL, o->mesh, o->mesh, sizeof o->mesh, NULL));
   PetscCall(PetscOptionsInt("-replicate", "-scenario trace: R copies of the recorded cells, along the curve (chain mode) or tiled in space (task mode)", NULL, o->replicate, &o->replicate, NULL));
   PetscCall(PetscOptionsString("-scale", "N0:N1: run the graph kind (line, ring, mesh2d, hypercube) at d = N0, 2 N0, ..., N1 (line:d, mesh2d:dxd; hypercube:D, D = N0..N1), virtual, and fit iterations and -costs ~ d^p (hypercube costs ~ 2^(p D))", NULL, o->scale, o->scale, sizeof o->scale, NULL));
   PetscOptionsEnd();
@@ -649,6 +652,11 @@ static lb_err trace_options(bench_opts *o)
     if (*end || c < 1 || c > (1LL << 40)) return lb_error(LB_ERR_ARG, "-chain %s: the number of cells must be positive", o->chain_cells);
     o->chain = (PetscInt)c;
   }
+  const int subdomains = !strncmp(o->graph, "subdomains", 10);
+  if (subdomains && !(traced && !strcmp(o->tasks, "trace") && o->mesh[0]))
+    return lb_error(LB_ERR_ARG, "-graph %s: the subdomain graph of a trace's start split needs -tasks trace -scenario trace:FILE[:CYCLE] -mesh MESH", o->graph);
+  if (o->mesh[0] && !(traced && !strcmp(o->tasks, "trace")))
+    return lb_error(LB_ERR_ARG, "-mesh %s: gives the cells of a trace their neighbours in task mode: -tasks trace -scenario trace:FILE[:CYCLE]", o->mesh);
   if (!traced) {
     if (!strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-tasks trace needs -scenario trace:FILE[:CYCLE]");
     if (o->replicate != 1 || o->trace_split[0] || o->refine)
@@ -659,7 +667,7 @@ static lb_err trace_options(bench_opts *o)
   if (!o->chain_set && strcmp(o->tasks, "trace")) return lb_error(LB_ERR_ARG, "-scenario trace replays in chain mode (-chain) or task mode (-tasks trace)");
   if (o->replicate < 1) return lb_error(LB_ERR_ARG, "-replicate %d: must be at least 1", (int)o->replicate);
   if (o->refine < 0) return lb_error(LB_ERR_ARG, "-refine %d: must not be negative", (int)o->refine);
-  if (o->trace_split[0] && !o->chain_set) return lb_error(LB_ERR_ARG, "-trace_split applies to chain mode (-chain)");
+  if (o->trace_split[0] && !o->chain_set && !o->mesh[0]) return lb_error(LB_ERR_ARG, "-trace_split applies to chain mode (-chain) and to task mode with -mesh");
   /* a real app at P ranks starts from the previous cycle's balanced split */
   if (!o->trace_split[0]) snprintf(o->trace_split, sizeof o->trace_split, "carry");
   return LB_OK;
@@ -702,7 +710,8 @@ static lb_err bench(int me)
       return lb_error(LB_ERR_ARG, "-trace, -scale, -inject and -costs are not available in task mode (-tasks, zoltan-*)");
     const lb_select sel = o.select == 1 ? LB_SELECT_INDEX : LB_SELECT_GAIN;
     if (o.passes > 1 && zoltan) return lb_error(LB_ERR_ARG, "-select_passes is for the balancing methods' flows, not %s's parts", o.method);
-    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate, (int)o.refine, (int)o.passes};
+    lb_taskbench_opts to = {o.graph, o.scenario, o.method, o.tasks, o.json, o.base, o.p, sel, o.zoltan_tol, (int)o.repeat, (int)o.replicate, (int)o.refine, (int)o.passes,
+                            o.mesh[0] ? o.mesh : NULL, trace_split(&o)};
     return lb_taskbench_run(&to, me);
   }
   if (!o.scale[0]) {

@@ -14,6 +14,7 @@
 #include "bench/repeat.h"
 #include "bench/taskmesh.h"
 #include "bench/tracebench.h"
+#include "bench/tracemesh.h"
 #include "bench/zoltan_lb.h"
 
 typedef struct {
@@ -97,6 +98,13 @@ typedef struct {
   const lb_taskmesh *mesh;
   const lb_load_trace *trace;
   int ntasks;
+  int split;                /* -mesh: tasks start on the start split with their face neighbours */
+  double start_imbalance;   /* -mesh: of the start split's loads, max/avg - 1 */
+  double load_total;        /* the tasks' total weight at the start */
+  double degree;            /* -mesh: the subdomain graph of the start split: mean degree, */
+  int diameter, exact, connected, edges; /* diameter (exact or a lower bound), connected, edges */
+  lb_task_metrics tm0;      /* of the start */
+  int max_nbr;              /* -mesh: the most face neighbours of a task (the task set's row width) */
 } task_source;
 
 static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_source *src, const task_run *tr, FILE *f)
@@ -108,10 +116,18 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     if (mesh)
       printf("lbbench: %s on %s (%d ranks, %s backend), %dx%dx%d tasks, scenario %s\n", o->method, g->spec, g->n, backend, mesh->T[0], mesh->T[1],
              mesh->T[2], o->scenario);
-    else
+    else if (!src->split)
       printf("lbbench: %s on %s (%d ranks, %s backend), %d tasks: the cells of %dD trace cycle %d (%d ranks, %s weights) x %d, scenario %s\n", o->method,
              g->spec, g->n, backend, src->ntasks, src->trace->dim, src->trace->cycle, src->trace->nranks, lb_trace_weight_name(src->trace->weights),
              o->replicate, o->scenario);
+    else {
+      printf("lbbench: %s on %s (%d ranks, %s backend), %d tasks: the cells of %dD trace cycle %d (%d ranks, %s weights, refined %d times) with their "
+             "face neighbours on mesh %s, start split %s, scenario %s\n", o->method, g->spec, g->n, backend, src->ntasks, src->trace->dim, src->trace->cycle,
+             src->trace->nranks, lb_trace_weight_name(src->trace->weights), o->refine, o->mesh, lb_trace_split_name(o->split), o->scenario);
+      printf("  subdomain graph of the start split: %d edges, mean degree %.4g, diameter %s%d%s  start imbalance %.6g (max/avg - 1)  "
+             "tasks have up to %d neighbours\n", src->edges, src->degree, src->exact ? "" : ">= ", src->diameter, src->connected ? "" : " (NOT connected)",
+             src->start_imbalance, src->max_nbr);
+    }
     if (tr->balanced) {
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
              tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
@@ -132,6 +148,9 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
            m->lower_bound_exact);
     printf("  edgecut_max %lld task edges (busiest rank)  edgecut_tot %.6g (fraction of all %lld task edges)  valid partition: %s\n", m->edgecut_max,
            m->edgecut_tot, m->edges, m->valid ? "yes" : "NO");
+    if (src->split)
+      printf("  at the start: edgecut_max %lld task edges  edgecut_tot %.6g  total weight %.17g, after migration %.17g\n", src->tm0.edgecut_max,
+             src->tm0.edgecut_tot, src->load_total, m->load_avg * g->n);
     return;
   }
   json_line j;
@@ -144,8 +163,22 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     json_int(&j, "trace_ranks", src->trace->nranks);
     json_int(&j, "trace_cells", (long long)src->trace->ncells);
     json_int(&j, "replicate", o->replicate);
+    json_int(&j, "refine", o->refine);
+  }
+  if (src->split) {
+    json_str(&j, "mesh", o->mesh);
+    json_str(&j, "trace_split", lb_trace_split_name(o->split));
+    json_real(&j, "start_imbalance", src->start_imbalance);
+    json_int(&j, "subdomain_edges", src->edges);
+    json_real(&j, "subdomain_degree_mean", src->degree);
+    json_int(&j, "subdomain_diameter", src->diameter);
+    json_bool(&j, "subdomain_diameter_exact", src->exact);
+    json_bool(&j, "subdomain_connected", src->connected);
+    json_int(&j, "task_max_neighbours", src->max_nbr);
   }
   json_int(&j, "ntasks", src->ntasks);
+  json_real(&j, "load_total_initial", src->load_total);
+  json_real(&j, "load_total", m->load_avg * g->n);
   if (tr->balanced) {
     json_str(&j, "select", sel);
     json_int(&j, "iterations", tr->res.iterations);
@@ -182,11 +215,74 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
   json_real(&j, "migrated_weight", m->migrated_weight);
   json_real(&j, "migration_lower_bound", m->lower_bound);
   json_real(&j, "migration_lower_bound_exact", m->lower_bound_exact);
+  json_int(&j, "initial_edgecut_max", src->tm0.edgecut_max);
+  json_real(&j, "initial_edgecut_tot", src->tm0.edgecut_tot);
   json_int(&j, "edgecut_max", m->edgecut_max);
   json_real(&j, "edgecut_tot", m->edgecut_tot);
   json_int(&j, "task_edges", m->edges);
   json_bool(&j, "valid", m->valid);
   json_end(&j);
+}
+
+/* "subdomains:P": P, or 0 when spec is another graph. */
+static lb_err subdomains_ranks(const char *spec, int *P)
+{
+  char *end;
+  *P = 0;
+  if (strncmp(spec, "subdomains:", 11)) return LB_OK;
+  const long v = strtol(spec + 11, &end, 10);
+  if (end == spec + 11 || *end || v < 1 || v > (1 << 26))
+    return lb_error(LB_ERR_GRAPH, "graph '%s': expected subdomains:P with 1 <= P <= %d (a graph's most ranks)", spec, 1 << 26);
+  *P = (int)v;
+  return LB_OK;
+}
+
+/* -tasks trace -mesh: the cells with their true face neighbours on P
+ * ranks, each rank starting with its part of the start split, and the
+ * processor graph: -graph's, or with subdomains:P the ranks whose parts
+ * share a face. */
+static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace, lb_tracetasks *tt, lb_task_graph *tg, lb_graph **g, task_source *src)
+{
+  const lb_trace_replay rp = {o->replicate, o->refine, o->split, o->mesh};
+  lb_load_trace prev;
+  int64_t n, *counts = NULL, *xadj = NULL;
+  double *w = NULL;
+  int P, *adj = NULL, maxdeg = 0;
+  char path[4096];
+  memset(&prev, 0, sizeof prev);
+  if (o->replicate != 1)
+    return lb_error(LB_ERR_ARG, "-replicate %d: with -mesh the tasks are the recorded cells with their true neighbours; grow P with -refine, not copies",
+                    o->replicate);
+  lb_err err = subdomains_ranks(o->graph, &P);
+  if (!err && !P && !(err = lb_graph_create(o->graph, g))) P = (*g)->n;
+  if (!err) err = lb_trace_open_scenario(o->scenario, &rp, trace, &prev);
+  if (!err && !(counts = malloc((size_t)P * sizeof *counts))) err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", o->graph);
+  if (!err) err = lb_trace_curve(trace, &prev, &rp, P, &n, &w, counts);
+  free(w);
+  lb_trace_free(&prev);
+  /* the file's name for messages: the scenario less "trace:" and a cycle */
+  snprintf(path, sizeof path, "%s", o->scenario + 6);
+  char *colon = strrchr(path, ':');
+  if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) *colon = '\0';
+  if (!err) err = lb_trace_mesh_adjacency(o->mesh, path, trace, &xadj, &adj, &maxdeg);
+  if (!err) err = lb_tracetasks_create_split(P, trace, counts, xadj, adj, maxdeg, tt, tg);
+  else {
+    free(xadj);
+    free(adj);
+  }
+  free(counts);
+  if (!err && !*g) err = lb_tracetasks_subdomains(tt, o->graph, g);
+  if (err) return err;
+  /* the subdomain graph of the start split, whichever graph the method runs on */
+  lb_graph *sg = NULL;
+  if ((err = lb_tracetasks_subdomains(tt, "subdomains", &sg))) return err;
+  err = lb_graph_degree_diameter(sg, &src->degree, &src->diameter, &src->exact, &src->connected);
+  src->edges = sg->m;
+  lb_graph_destroy(&sg);
+  src->trace = trace;
+  src->split = 1;
+  src->max_nbr = maxdeg;
+  return err;
 }
 
 lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
@@ -196,7 +292,8 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   lb_load_trace trace;
   lb_tracetasks tt;
   lb_task_graph tg;
-  task_source src = {NULL, NULL, 0};
+  task_source src;
+  memset(&src, 0, sizeof src);
   lb_taskset *ts = NULL;
   double *load = NULL;
   task_run tr;
@@ -206,18 +303,37 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   const int traced = lb_trace_is_scenario(o->scenario);
   memset(&trace, 0, sizeof trace);
   memset(&tt, 0, sizeof tt);
-  lb_err err = lb_graph_create(o->graph, &g);
-  if (err) goto out;
-  if (traced) {
-    const lb_trace_replay rp = {o->replicate, o->refine, LB_TRACE_SPLIT_APP};
-    if ((err = lb_trace_open_scenario(o->scenario, &rp, &trace, NULL)) || (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg))) goto out;
+  lb_err err = LB_OK;
+  if (traced && o->mesh) {
+    if ((err = trace_split_tasks(o, &trace, &tt, &tg, &g, &src))) goto out;
+  } else if (traced) {
+    const lb_trace_replay rp = {o->replicate, o->refine, LB_TRACE_SPLIT_APP, NULL};
+    if ((err = lb_graph_create(o->graph, &g)) || (err = lb_trace_open_scenario(o->scenario, &rp, &trace, NULL)) ||
+        (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg)))
+      goto out;
     src.trace = &trace;
   } else {
+    if ((err = lb_graph_create(o->graph, &g))) goto out;
     if ((err = lb_taskmesh_create(g, o->tasks, o->scenario, o->base, &mesh, &tg))) goto out;
     src.mesh = &mesh;
   }
   src.ntasks = tg.ntasks;
   if ((err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts))) goto out;
+  {
+    double *l0 = malloc((size_t)g->n * sizeof *l0), max = 0;
+    if (!l0) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }
+    err = lb_taskset_loads(ts, l0);
+    src.load_total = 0;
+    for (int r = 0; r < g->n; r++) {
+      src.load_total += l0[r];
+      max = fmax(max, l0[r]);
+    }
+    src.start_imbalance = src.load_total > 0 ? max * g->n / src.load_total - 1.0 : 0.0;
+    free(l0);
+    if (err) goto out;
+  }
+  /* the start's edge cut, which the app measures as its edge_cut */
+  if ((err = lb_taskset_metrics(ts, &src.tm0))) goto out;
   if (zoltan) {
     if ((err = lb_zoltan_partition(ts, o->method, o->p.backend, o->p.comm, o->zoltan_tol, &tr.partition_s))) goto out;
   } else {

@@ -78,6 +78,9 @@ lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_lo
   if (rp->refine < 0) return lb_error(LB_ERR_ARG, "-refine %d: must not be negative", rp->refine);
   lb_err err = parse_spec(spec, path, sizeof path, &cycle);
   if (!err) err = lb_trace_read(path, cycle, t);
+  if (!err && rp->mesh && t->version < 2)
+    err = lb_error(LB_ERR_ARG, "-mesh %s: trace '%s' is format version %d, which records no cell positions to find the cells' neighbours (record it again)",
+                   rp->mesh, path, t->version);
   if (!err && prev) err = carry_positions(path, rp, t);
   if (!err) err = refine_record(path, rp, t);
   if (!err && prev && rp->split == LB_TRACE_SPLIT_CARRY) {
@@ -181,6 +184,17 @@ lb_err lb_trace_curve(const lb_load_trace *t, const lb_load_trace *prev, const l
   return LB_OK;
 }
 
+/* A task weighs its cell's weight in whole units of 1/LB_CHAIN_UNITS of
+ * the mean cell weight (at least one), as chain mode gives them to the
+ * methods that move whole units. */
+static void task_units(const lb_load_trace *t, double *w)
+{
+  double sum = 0;
+  for (int64_t i = 0; i < t->ncells; i++) sum += t->w[i];
+  const double unit = sum > 0 ? sum / ((double)t->ncells * LB_CHAIN_UNITS) : 1.0;
+  for (int64_t i = 0; i < t->ncells; i++) w[i] = fmax(1.0, round(t->w[i] / unit));
+}
+
 static int trace_neighbours(const void *ctx, int id, int *nbr)
 {
   const lb_tracetasks *tt = ctx;
@@ -275,12 +289,7 @@ lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb
     lb_tracetasks_free(tt);
     return lb_error(LB_ERR_MEM, "-tasks trace: out of memory for %lld tasks", (long long)nt);
   }
-  {
-    double sum = 0;
-    for (int64_t i = 0; i < t->ncells; i++) sum += t->w[i];
-    const double unit = sum > 0 ? sum / ((double)t->ncells * LB_CHAIN_UNITS) : 1.0;
-    for (int64_t i = 0; i < t->ncells; i++) tt->w[i] = fmax(1.0, round(t->w[i] / unit));
-  }
+  task_units(t, tt->w);
   for (int id = 0; id < tt->ntasks; id++) {
     double x[3];
     int r = 0, stride = 1;
@@ -301,8 +310,145 @@ lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb
   return LB_OK;
 }
 
+/* -mesh: the cells' face neighbours. */
+static int split_neighbours(const void *ctx, int id, int *nbr)
+{
+  const lb_tracetasks *tt = ctx;
+  const int64_t a = tt->xadj[id], b = tt->xadj[id + 1];
+  for (int64_t e = a; e < b; e++) nbr[e - a] = tt->adj[e];
+  return (int)(b - a);
+}
+
+/* -mesh: the part of the start split that holds cell id (the last part
+ * starting at or before it, so empty parts are skipped). */
+static int split_home(const void *ctx, int id, int *index)
+{
+  const lb_tracetasks *tt = ctx;
+  int lo = 0, hi = tt->nranks - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (tt->first[mid] <= id) lo = mid;
+    else hi = mid - 1;
+  }
+  *index = (int)(id - tt->first[lo]);
+  return lo;
+}
+
+static lb_err split_initial(const void *ctx, int r, lb_task_list *list)
+{
+  const lb_tracetasks *tt = ctx;
+  for (int64_t i = tt->first[r]; i < tt->first[r + 1]; i++) {
+    double x[3] = {0, 0, 0};
+    for (int d = 0; d < tt->dim; d++) x[d] = tt->t->x[i * tt->dim + d];
+    lb_err err = lb_task_list_add(list, (int)i, tt->w[i], x);
+    if (err) return err;
+  }
+  return LB_OK;
+}
+
+lb_err lb_tracetasks_create_split(int P, const lb_load_trace *t, const int64_t *counts, int64_t *xadj, int *adj, int maxdeg, lb_tracetasks *tt,
+                                  lb_task_graph *tg)
+{
+  memset(tt, 0, sizeof *tt);
+  tt->xadj = xadj;
+  tt->adj = adj;
+  if (t->ncells > INT_MAX) return lb_error(LB_ERR_ARG, "-tasks trace: %lld tasks exceed the task ids", (long long)t->ncells);
+  tt->ntasks = (int)t->ncells;
+  tt->nranks = P;
+  tt->dim = t->dim;
+  tt->t = t;
+  /* no per-task home, index or order: the split's P + 1 starts say them */
+  tt->w = malloc(((size_t)t->ncells + 1) * sizeof *tt->w);
+  tt->first = malloc(((size_t)P + 1) * sizeof *tt->first);
+  if (!tt->w || !tt->first) return lb_error(LB_ERR_MEM, "-tasks trace: out of memory for %lld tasks", (long long)t->ncells);
+  task_units(t, tt->w);
+  tt->first[0] = 0;
+  for (int q = 0; q < P; q++) tt->first[q + 1] = tt->first[q] + counts[q];
+  if (tt->first[P] != t->ncells)
+    return lb_error(LB_ERR_ARG, "-tasks trace: the start split holds %lld of the %lld cells", (long long)tt->first[P], (long long)t->ncells);
+  *tg = (lb_task_graph){tt->ntasks, P, maxdeg, split_neighbours, split_home, split_initial, tt};
+  return LB_OK;
+}
+
+lb_err lb_tracetasks_subdomains(const lb_tracetasks *tt, const char *spec, lb_graph **g)
+{
+  int64_t m = 0, cap = 1024;
+  int *eu = malloc((size_t)cap * sizeof *eu), *ev = malloc((size_t)cap * sizeof *ev), *seen = malloc((size_t)tt->nranks * sizeof *seen);
+  lb_err err = eu && ev && seen ? LB_OK : lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec);
+  *g = NULL;
+  for (int r = 0; !err && r < tt->nranks; r++) seen[r] = -1;
+  /* every pair of parts once, from its later part q: the earlier parts
+   * its cells' neighbours lie in (seen[r] == q: already listed) */
+  for (int q = 0; !err && q < tt->nranks; q++)
+    for (int64_t i = tt->first[q]; !err && i < tt->first[q + 1]; i++)
+      for (int64_t e = tt->xadj[i]; !err && e < tt->xadj[i + 1]; e++) {
+        int idx, r;
+        if (tt->adj[e] >= tt->first[q] || seen[r = split_home(tt, tt->adj[e], &idx)] == q) continue;
+        seen[r] = q;
+        if (m == cap) {
+          cap *= 2;
+          int *a = realloc(eu, (size_t)cap * sizeof *a), *b = a ? realloc(ev, (size_t)cap * sizeof *b) : NULL;
+          if (a) eu = a;
+          if (b) ev = b;
+          if (!a || !b) err = lb_error(LB_ERR_MEM, "-graph %s: out of memory", spec);
+        }
+        if (!err && m >= INT_MAX / 2) err = lb_error(LB_ERR_GRAPH, "-graph %s: too many edges", spec);
+        if (!err) {
+          eu[m] = r;
+          ev[m++] = q;
+        }
+      }
+  free(seen);
+  if (!err) err = lb_graph_create_edges(tt->nranks, (int)m, eu, ev, g);
+  free(eu);
+  free(ev);
+  if (err) return err;
+  (*g)->kind = LB_GRAPH_EDGES;
+  snprintf((*g)->spec, sizeof (*g)->spec, "%s", spec);
+  return LB_OK;
+}
+
+lb_err lb_graph_degree_diameter(const lb_graph *g, double *mean_degree, int *diameter, int *exact, int *connected)
+{
+  const int n = g->n, sources = n <= 4096 ? n : 1024;
+  int *dist = malloc((size_t)n * sizeof *dist), *queue = malloc((size_t)n * sizeof *queue);
+  if (!dist || !queue) {
+    free(dist);
+    free(queue);
+    return lb_error(LB_ERR_MEM, "out of memory for the diameter of graph '%s'", g->spec);
+  }
+  *mean_degree = n ? 2.0 * g->m / n : 0.0;
+  *diameter = 0;
+  *exact = sources == n;
+  *connected = 1;
+  for (int k = 0; k < sources; k++) {
+    const int s = (int)((int64_t)k * n / sources);
+    int head = 0, tail = 0, seen = 1;
+    for (int r = 0; r < n; r++) dist[r] = -1;
+    dist[s] = 0;
+    queue[tail++] = s;
+    while (head < tail) {
+      const int u = queue[head++];
+      if (dist[u] > *diameter) *diameter = dist[u];
+      for (int e = g->xadj[u]; e < g->xadj[u + 1]; e++)
+        if (dist[g->adj[e]] < 0) {
+          dist[g->adj[e]] = dist[u] + 1;
+          queue[tail++] = g->adj[e];
+          seen++;
+        }
+    }
+    if (seen < n) *connected = 0;
+  }
+  free(dist);
+  free(queue);
+  return LB_OK;
+}
+
 void lb_tracetasks_free(lb_tracetasks *tt)
 {
+  free(tt->first);
+  free(tt->xadj);
+  free(tt->adj);
   free(tt->w);
   free(tt->home);
   free(tt->index);

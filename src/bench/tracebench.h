@@ -27,13 +27,14 @@ typedef struct {
   int R;                /**< -replicate: copies (>= 1) */
   int refine;           /**< -refine: every cell refined this many times (>= 0) */
   lb_trace_split split; /**< -trace_split */
+  const char *mesh;     /**< -mesh: the coarse mesh of the recording (task mode; NULL: none) */
 } lb_trace_replay;
 
 /** Read the cycle that spec "trace:FILE[:CYCLE]" names (the last without
  *  CYCLE) into t, refined rp->refine times (lb_trace_refine); with prev
  *  non-NULL and rp->split carry, also the record before it in the file,
  *  refined alike (prev->ncells 0 when the cycle is the file's first).  A
- *  version 1 trace with -refine or carry, or a refinement that would need
+ *  version 1 trace with -mesh, -refine or carry, or a refinement that would need
  *  more than this machine's memory, is an error naming the option and the
  *  file.  Free both with lb_trace_free. */
 lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_load_trace *t, lb_load_trace *prev);
@@ -79,12 +80,38 @@ typedef struct {
   double *w;                /**< weight of every cell of one copy, in units */
   int *home, *index;        /**< rank and position in the rank's initial list of every task */
   int *start, *order;       /**< tasks of rank r: order[start[r] .. start[r+1]) in index order */
+  int64_t *first;           /**< with -mesh: rank r starts with the cells first[r] .. first[r+1] (NULL: slabs) */
+  int64_t *xadj;            /**< with -mesh: task i's neighbours are adj[xadj[i] .. xadj[i+1]) */
+  int *adj;
 } lb_tracetasks;
 
 /** Build the trace's tasks for graph g (mesh2d or mesh3d, at most the
  *  trace's dimension) and the task graph's callbacks (which read tt; t and
  *  tt must outlive tg). */
 lb_err lb_tracetasks_create(const lb_graph *g, const lb_load_trace *t, int R, lb_tracetasks *tt, lb_task_graph *tg);
+
+/** The cells of trace cycle t as tasks on P ranks as the papers run task
+ *  mode: rank q starts with the cells of part q of the start split
+ *  counts[0..P) (lb_trace_curve's: carry, app or even), and a task's
+ *  neighbours are its cell's face neighbours xadj/adj
+ *  (lb_trace_mesh_adjacency, of at most maxdeg per cell; tt takes them
+ *  over and frees them).  Weights in units as lb_tracetasks_create's.  t
+ *  and tt must outlive tg. */
+lb_err lb_tracetasks_create_split(int P, const lb_load_trace *t, const int64_t *counts, int64_t *xadj, int *adj, int maxdeg, lb_tracetasks *tt,
+                                  lb_task_graph *tg);
+
+/** The subdomain graph of the start split of tt (made by
+ *  lb_tracetasks_create_split): one vertex per rank, an edge between two
+ *  ranks whose initial cells share a face; its spec is spec
+ *  ("subdomains:P"), its kind LB_GRAPH_EDGES (a general graph). */
+lb_err lb_tracetasks_subdomains(const lb_tracetasks *tt, const char *spec, lb_graph **g);
+
+/** Mean degree and diameter of graph g (BFS from every vertex; from at
+ *  most 1024 of them, spread over the ranks, on graphs of more than 4096, where
+ *  *exact says 0 and the diameter is a lower bound); *connected says
+ *  whether g is connected (the diameter is that of the largest distances
+ *  found within components otherwise). */
+lb_err lb_graph_degree_diameter(const lb_graph *g, double *mean_degree, int *diameter, int *exact, int *connected);
 
 /** Free the arrays of the trace's tasks. */
 void lb_tracetasks_free(lb_tracetasks *tt);

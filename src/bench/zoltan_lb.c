@@ -78,10 +78,10 @@ static void num_edges_multi(void *data, int ngid, int nlid, int n, ZOLTAN_ID_PTR
   (void)ngid; (void)nlid; (void)gids;
   zctx *z = data;
   for (int i = 0; i < n; i++) {
-    const int *cnt, *nbr, *own;
-    int o = (int)lids[i], K;
-    lb_taskset_neighbours(z->ts, z->rank[o], &cnt, &nbr, &own, &K);
-    nedges[i] = cnt[z->index[o]];
+    const int *start, *nbr, *own;
+    int o = (int)lids[i];
+    lb_taskset_neighbours(z->ts, z->rank[o], &start, &nbr, &own);
+    nedges[i] = start[z->index[o] + 1] - start[z->index[o]];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -95,12 +95,12 @@ static void edge_list_multi(void *data, int ngid, int nlid, int n, ZOLTAN_ID_PTR
   zctx *z = data;
   int k = 0;
   for (int i = 0; i < n; i++) {
-    const int *cnt, *nbr, *own;
-    int o = (int)lids[i], t = z->index[o], K;
-    lb_taskset_neighbours(z->ts, z->rank[o], &cnt, &nbr, &own, &K);
-    for (int j = 0; j < cnt[t]; j++, k++) {
-      nbor_gids[k] = (ZOLTAN_ID_TYPE)nbr[(size_t)t * K + j];
-      nbor_procs[k] = z->be == LB_BACKEND_MPI ? own[(size_t)t * K + j] : 0;
+    const int *start, *nbr, *own;
+    int o = (int)lids[i], t = z->index[o];
+    lb_taskset_neighbours(z->ts, z->rank[o], &start, &nbr, &own);
+    for (int e = start[t]; e < start[t + 1]; e++, k++) {
+      nbor_gids[k] = (ZOLTAN_ID_TYPE)nbr[e];
+      nbor_procs[k] = z->be == LB_BACKEND_MPI ? own[e] : 0;
     }
   }
   *ierr = ZOLTAN_OK;

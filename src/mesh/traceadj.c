@@ -76,6 +76,7 @@ PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace
 {
   const int64_t N = t->ncells;
   const int L = LB_TRACE_MAXLEVEL(P4EST_DIM);
+  const uint64_t full = (uint64_t)1 << (P4EST_DIM * L); /* a tree's curve length */
   uint64_t *z;
   size_t n = 0, cap = 0;
 
@@ -93,10 +94,20 @@ PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace
     PetscCheck(t->tree[i] < conn->num_trees, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "trace cycle %d: cell %lld on tree %d, the mesh has %d trees",
                t->cycle, (long long)i, (int)t->tree[i], (int)conn->num_trees);
     const int fresh = i == 0 || t->tree[i] != t->tree[i - 1];
-    const uint64_t end = fresh ? 0 : z[i - 1] + ((uint64_t)1 << (P4EST_DIM * (L - t->level[i - 1])));
+    const uint64_t end = i == 0 ? 0 : z[i - 1] + ((uint64_t)1 << (P4EST_DIM * (L - t->level[i - 1])));
     PetscCheck((fresh && z[i] == 0 && (i == 0 || t->tree[i] > t->tree[i - 1])) || (!fresh && z[i] == end), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
                "trace cycle %d: cell %lld does not follow cell %lld on the curve (not a forest on this mesh)", t->cycle, (long long)i, (long long)i - 1);
+    /* a forest covers every tree of its mesh, each whole: a mesh with
+     * more trees than the recording's is not its mesh */
+    PetscCheck(!fresh || t->tree[i] == (i ? t->tree[i - 1] + 1 : 0), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
+               "trace cycle %d: no cell on tree %d of the mesh's %d", t->cycle, i ? (int)t->tree[i - 1] + 1 : 0, (int)conn->num_trees);
+    PetscCheck(!fresh || i == 0 || end == full, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "trace cycle %d: the cells of tree %d do not cover it", t->cycle,
+               (int)t->tree[i - 1]);
   }
+  PetscCheck(N > 0 && t->tree[N - 1] == conn->num_trees - 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "trace cycle %d: cells on %d trees, the mesh has %d",
+             t->cycle, N > 0 ? (int)t->tree[N - 1] + 1 : 0, (int)conn->num_trees);
+  PetscCheck(z[N - 1] + ((uint64_t)1 << (P4EST_DIM * (L - t->level[N - 1]))) == full, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT,
+             "trace cycle %d: the cells of tree %d do not cover it", t->cycle, (int)t->tree[N - 1]);
   for (int64_t i = 0; i < N; i++) {
     p4est_quadrant_t q, r;
     const size_t row = n;

@@ -19,7 +19,7 @@
  *  same-size or coarser neighbour across a face counts once, every finer
  *  cell touching the face counts.  Not collective.  A trace of another
  *  dimension or without positions (version 1), a cell on a tree the mesh
- *  lacks, or cells that do not tile their trees (the trace was not
+ *  lacks, or cells that do not tile every tree of the mesh whole (the trace was not
  *  recorded on this mesh) is a PETSC_ERR_USER_INPUT error naming what
  *  (the caller names the file).  Free with PetscFree(*xadj), PetscFree(*adj). */
 PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace *t, int64_t **xadj, int64_t **adj);

@@ -20,6 +20,20 @@ roundtrip: run the app with ARGS -trace_loads DIR/good.trace -report
   format version 1, which must replay as the version 2 one), DIR/nan_centre.trace (the first
   cell of the last record with a NaN centre).
 
+mesh: lbbench task mode with -mesh MESH (the cells' true face neighbours,
+  the start split, -graph subdomains:P).  The forest of --adjacency's
+  program (trace_adjacency on MESH at --level, written as a trace): the
+  task edges must be its p4est_mesh face-neighbour pairs, which the program
+  prints.  The app's run of ARGS -mesh MESH on --ranks ranks without
+  rebalancing (-lb_method none): in every cycle, with the app's split at
+  as many ranks, the subdomain graph's edges must be the rank pairs the app
+  measured sharing a face (comm_edges), the cut task edges its edge_cut,
+  and the total weight the trace's weights in units, before and after
+  balancing.  The cycle that grew most, carried to 2 and 4 ranks, balanced with
+  second-order and 3 passes of selection on the subdomain graph: identical
+  on the virtual backend and on 2 and 4 MPI ranks, migration at least its
+  lower bound.
+
 restart: a run of ARGS with -checkpoint_interval 2 and a restart from its
   last checkpoint both write DIR/restart.trace; it must hold every cycle
   once, in order, with the cells of a straight run's DIR/straight.trace.
@@ -314,6 +328,78 @@ def tasks(a, trace, rec, line):
         print("tasks: %s on %s, %d tasks, imbalance %.4g after migration" % (m, graph, r["ntasks"], r["imbalance"]))
 
 
+def units(w):
+    """The tasks' weights as lbbench gives them: whole units of 1/1000 of
+    the mean cell weight, at least one (tracebench.c task_units)."""
+    total = 0.0
+    for x in w:
+        total += x
+    unit = total / (len(w) * 1000) if total > 0 else 1.0
+    return [max(1.0, float(round(x / unit))) for x in w]
+
+
+def mesh_tasks(a, args):
+    os.makedirs(a.dir, exist_ok=True)
+    # the forest's face-neighbour pairs, counted by p4est_mesh
+    out = run([a.adjacency, a.mesh, str(a.level), a.dir])
+    words = out.split("adjacency check passed: ")[1].split()
+    ncells, pairs = int(words[0]), int(words[words.index("neighbour") - 1])
+    dim = 3 if a.amr.endswith("3d") else 2
+    adj = os.path.join(a.dir, "adjacency%dd_np1.trace" % dim)
+    r = lbbench_json(a, ["-tasks", "trace", "-scenario", "trace:" + adj, "-mesh", a.mesh, "-graph", "subdomains:8", "-lb_method", "diffusion",
+                         "-lb_target", "0.99", "-lb_max_iters", "1000"])
+    assert r["ntasks"] == ncells and r["task_edges"] == pairs, "task edges %d, the forest's face-neighbour pairs %d" % (r["task_edges"], pairs)
+    assert r["load_total_initial"] == r["load_total"] == 1000 * ncells and r["valid"], r
+    print("mesh: %d tasks with %d edges, p4est_mesh's face-neighbour pairs" % (ncells, pairs))
+    # the app's run: its measured subdomain graph and edge cut
+    trace, report = os.path.join(a.dir, "mesh.trace"), os.path.join(a.dir, "mesh.jsonl")
+    for f in (trace, report):
+        if os.path.exists(f):
+            os.remove(f)
+    run(mpi(a, a.ranks) + [a.amr] + args + ["-mesh", a.mesh, "-lb_method", "none", "-trace_loads", trace, "-report", report])
+    lines = [json.loads(x) for x in open(report)]
+    recs = read_trace(trace)
+    assert [r["cycle"] for r in recs] == [l["cycle"] for l in lines]
+    for rec, line in zip(recs, lines):
+        assert not line["rebalanced"]
+        r = lbbench_json(a, ["-tasks", "trace", "-scenario", "trace:%s:%d" % (trace, rec["cycle"]), "-mesh", a.mesh, "-graph",
+                             "subdomains:%d" % a.ranks, "-trace_split", "app", "-lb_method", "second-order", "-lb_target", "0.999",
+                             "-lb_max_iters", "2000"])
+        before = line["comm_edges"] - line["comm_edges_added"] + line["comm_edges_removed"]
+        cut = round(r["initial_edgecut_tot"] * r["task_edges"])
+        total = sum(units(rec["w"]))
+        got, want = (r["ntasks"], r["subdomain_edges"], cut, r["load_total_initial"]), (rec["N"], before, line["edge_cut"], total)
+        assert got == want, "cycle %d: lbbench (tasks, subdomain edges, cut task edges, weight) %s, the app and the trace %s" % (rec["cycle"], got, want)
+        assert r["load_total"] == total and r["subdomain_degree_mean"] == 2.0 * before / a.ranks, r
+        print("cycle %d: %d tasks, %d task edges, subdomain graph of %d edges (diameter %d), %d cut task edges, weight %g: the app's" % (
+            rec["cycle"], rec["N"], r["task_edges"], before, r["subdomain_diameter"], cut, total))
+    # the carried start at 2 and 4 ranks: the backends agree
+    # the cycle that refined most: its carried start is the least balanced
+    last = max(recs[1:], key=lambda x: x["N"] / recs[recs.index(x) - 1]["N"])["cycle"]
+    for P in (2, 4):
+        cmd = ["-tasks", "trace", "-scenario", "trace:%s:%d" % (trace, last), "-mesh", a.mesh, "-graph", "subdomains:%d" % P, "-lb_method",
+               "second-order", "-lb_target", "0.999", "-lb_max_iters", "2000", "-select_passes", "3"]
+        got = []
+        for backend in ("virtual", "mpi"):
+            out = os.path.join(a.dir, "replay.jsonl")
+            if os.path.exists(out):
+                os.remove(out)
+            run(([a.lbbench, "-virtual"] if backend == "virtual" else mpi(a, P) + [a.lbbench]) + cmd + ["-json", out])
+            got.append(json.loads(open(out).read()))
+        timing = ("backend", "runtime_s", "setup_s", "select_s")
+        diff = {k: (got[0][k], got[1].get(k)) for k in got[0] if k not in timing and got[0][k] != got[1].get(k)}
+        assert not diff, "subdomains:%d, virtual against MPI: %s" % (P, diff)
+        r = got[0]
+        assert r["trace_split"] == "carry" and r["valid"] and r["load_total"] == r["load_total_initial"], r
+        assert r["migrated_weight"] >= r["migration_lower_bound"] - 1e-9 * r["load_total"], r
+        assert r["migrated_tasks"] > 0 and r["imbalance"] < r["initial_imbalance"], r
+        print("carry at %d ranks: start imbalance %.4g -> %.4g, subdomain graph mean degree %g, diameter %d, migrated weight %g (lower bound %g), "
+              "edge cut %.4g of %d task edges: the same on the virtual backend and %d MPI ranks" % (
+                  P, r["initial_imbalance"], r["imbalance"], r["subdomain_degree_mean"], r["subdomain_diameter"], r["migrated_weight"],
+                  r["migration_lower_bound"], r["edgecut_tot"], r["task_edges"], P))
+    print("mesh check passed")
+
+
 def restart(a, args):
     os.makedirs(a.dir, exist_ok=True)
     straight, traced, ck = (os.path.join(a.dir, f) for f in ("straight.trace", "restart.trace", "ck"))
@@ -330,7 +416,7 @@ def restart(a, args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["roundtrip", "restart"])
+    p.add_argument("mode", choices=["roundtrip", "restart", "mesh"])
     p.add_argument("--mpiexec", required=True)
     p.add_argument("--amr", required=True)
     p.add_argument("--lbbench")
@@ -339,9 +425,12 @@ def main():
     p.add_argument("--damage", action="store_true")
     p.add_argument("--replicate", type=int, default=1)
     p.add_argument("--tasks", action="store_true")
+    p.add_argument("--mesh")
+    p.add_argument("--adjacency")
+    p.add_argument("--level", type=int, default=0)
     a, rest = p.parse_known_args()
     args = rest[1:] if rest[:1] == ["--"] else rest
-    (roundtrip if a.mode == "roundtrip" else restart)(a, args)
+    {"roundtrip": roundtrip, "restart": restart, "mesh": mesh_tasks}[a.mode](a, args)
 
 
 if __name__ == "__main__":
