@@ -2,49 +2,61 @@
 # Every method on the app's real loads at P = 64 ... 131072 virtual ranks.
 #
 #   config/trace-study.sh [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P "64 128 ..."] [-c CELLS] [-t TARGET] [-i ITERS] [-m "METHODS"]
-#                         [-- AMR OPTIONS...]
+#                         [-M GB] [-- AMR OPTIONS...]
 #
-# 1. records a darcy-transport run (config/lb-darcy-transport.opts, amr2d)
-#    and a 3D Poisson run (config/fichera.opts, amr3d) on RANKS ranks
-#    (default 2) with -trace_loads OUTDIR/{darcy2d,fichera3d}.trace and
-#    -report OUTDIR/{darcy2d,fichera3d}.jsonl and the options after -- (e.g.
-#    -amr_cycles 3 for a short study; -k: keep those of an earlier study and
-#    replay them again);
-# 2. replays the last cycle of each at every P (default 64, 128, ...,
-#    131072) with lbbench -virtual: chain mode (-chain on line:P, the trace
-#    tiled along the curve to about CELLS cells per rank, default 1000) for
-#    every method, and task mode (-tasks trace on a mesh2d/mesh3d of P
-#    ranks, at least CELLS/10 tasks per rank, k^dim copies) for every method that runs on
-#    meshes and the Zoltan baselines; iterative methods stop at avg/max
-#    TARGET (default 0.999, Lieber et al. 2016's) or after ITERS iterations (default
-#    1000; the JSON's stop_reason says which); the runs this machine cannot
-#    hold or time (cap() below: Ripple, chain-mode tree, the Zoltan
-#    baselines, 3D task mode) stop at a smaller P unless -A;
-# 3. runs Lieber et al. 2016's POINT and BOX in task mode at 2048 ranks
-#    (mesh3d:16x16x8, 8x8x8 tasks per rank) for the same methods;
-# 4. postprocess/trace_study.py draws iterations, migration, imbalance and
-#    run time against P (one line per method) and writes OUTDIR/table.md,
-#    Lieber et al.'s Fig. 2 kind: 2048 ranks, POINT, BOX and the two real
-#    workloads side by side.
-# Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl,
-# OUTDIR/*.png, OUTDIR/table.md (a study replaces its own chain, tasks
-# and synthetic .jsonl, to which lbbench appends; it removes nothing else).
-# The first run that fails stops the study with its error line (each
-# run's output: OUTDIR/NAME.log).  Runs from any folder: BUILD defaults to
-# the build/ beside config/, and BUILD and OUTDIR given here are relative
-# to the current folder.  MPIEXEC (default "mpiexec
-# --oversubscribe") and PYTHON (default /usr/bin/python3) can be set in
-# the environment.  The whole range took 14.7 minutes of CPU here, up to
-# 3.1 GB in one run: start with -P "64 256 2048".
+# 1. records two large runs on RANKS ranks (default 2) with -lb_method sfc
+#    -lb_weights phases, -trace_loads OUTDIR/{darcy2d,fichera3d}.trace and
+#    -report OUTDIR/{darcy2d,fichera3d}.jsonl and the options after --:
+#    darcy-transport (config/darcy-transport.opts) at levels 10 and 11, 4
+#    cycles, about 1.05 million cells, and the Fichera corner
+#    (config/fichera.opts) with Q1 from level 3, 4 cycles, up to 2.56
+#    million cells (-k: keep those of an earlier study);
+# 2. replays cycle 2 of each, the last the app balanced (the one whose
+#    cells the adaptation after cycle 1 made), at every P: starting from
+#    cycle 1's balanced split at P carried to cycle 2's cells
+#    (-trace_split carry: what an app at P ranks starts from), every
+#    recorded cell refined K times (-refine K: K the nearest to about
+#    CELLS cells per rank, default 1000, never below the recording, and
+#    lowered until the refined curve fits GB gigabytes, default 12), in
+#    chain mode on line:P for every method, and in task mode (the cells
+#    as tasks, their true face neighbours as task edges, rebuilt on the
+#    recording's coarse mesh with -mesh; the parts of the carried split
+#    as the ranks, -graph subdomains:P, the ranks whose parts share a
+#    face) for every method that runs on a general graph and the Zoltan
+#    baselines, about CELLS/10 tasks per rank, with Lieber et al.'s one
+#    pass of task selection and with passes until no task moves (tasks
+#    hop, -select_passes 50; not for tree, whose transfers need none);
+# 3. the synthetic cases beside them: Lieber et al. 2016's POINT and BOX
+#    in task mode at 2048 ranks (mesh3d:16x16x8, 8x8x8 tasks per rank),
+#    and a non-local imbalance on the line of ranks (the first 5% of the
+#    ranks carry twice the others' load, rank loads on line:P) at P up to
+#    2048 with up to 10 P^2 iterations: what diffusion on a line costs
+#    when the load must cross it;
+# 4. postprocess/trace_study.py draws iterations, migration, imbalance after
+#    balancing and the modelled time (rounds x latency + bytes / bandwidth)
+#    against P (one line per method) and writes OUTDIR/table.md: at 2048
+#    ranks, every method on POINT, BOX and the two recordings.
+# Iterative methods stop at avg/max TARGET (default 0.999, Lieber et al.
+# 2016's) or after ITERS iterations (default 1000; the JSON's stop_reason
+# says which); the runs this machine cannot hold or time (cap() below)
+# stop at a smaller P unless -A.
+# Results: OUTDIR/chain.jsonl, OUTDIR/tasks.jsonl, OUTDIR/synthetic.jsonl, OUTDIR/line.jsonl,
+# OUTDIR/*.png, OUTDIR/table.md (a study replaces its own .jsonl, to which
+# lbbench appends; it removes nothing else).  The first run that fails
+# stops the study with its error line (each run's output: OUTDIR/NAME.log).
+# Runs from any folder: BUILD defaults to the build/ beside config/, and
+# BUILD and OUTDIR given here are relative to the current folder.  MPIEXEC
+# (default "mpiexec --oversubscribe") and PYTHON (default /usr/bin/python3)
+# can be set in the environment.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 prog=$(basename "$0")
 . "$root/config/runs.sh"
-build=$root/build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0
+build=$root/build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0 mem=12
 sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
 methods="sfc diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
-usage="usage: $prog [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS] [-- AMR OPTIONS...]"
-while getopts b:o:n:kAP:c:t:i:m:h flag; do
+usage="usage: $prog [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS] [-M GB] [-- AMR OPTIONS...]"
+while getopts b:o:n:kAP:c:t:i:m:M:h flag; do
   case $flag in
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
@@ -56,6 +68,7 @@ while getopts b:o:n:kAP:c:t:i:m:h flag; do
     t) target=$OPTARG ;;
     i) iters=$OPTARG ;;
     m) methods=$OPTARG ;;
+    M) mem=$OPTARG ;;
     h) echo "$usage"; exit 0 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
@@ -68,69 +81,67 @@ for exe in amr2d amr3d lbbench; do
   [ -x "$build/bin/$exe" ] || fail "$build/bin/$exe not found (build first, or give -b BUILD)"
 done
 mkdir -p "$out" || fail "cannot create $out"
-rm -f "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl
+rm -f "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl "$out"/line.jsonl
 if [ "$keep" = 1 ]; then
   for t in darcy2d fichera3d; do
     [ -r "$out/$t.trace" ] && [ -r "$out/$t.jsonl" ] || fail "-k: $out/$t.trace or $out/$t.jsonl missing"
   done
 else
-  echo "== recording darcy-transport (2D) and fichera (3D Poisson) on $ranks ranks"
+  echo "== recording darcy-transport (2D, about 1.05 million cells) and fichera (3D Poisson, up to 2.56 million) on $ranks ranks"
   # shellcheck disable=SC2086
-  run_logged darcy2d "$out/darcy2d.log" $mpi -n "$ranks" "$build/bin/amr2d" -options_file "$root/config/lb-darcy-transport.opts" \
+  run_logged darcy2d "$out/darcy2d.log" $mpi -n "$ranks" "$build/bin/amr2d" -options_file "$root/config/darcy-transport.opts" \
+    -amr_min_level 10 -amr_max_level 11 -amr_cycles 4 -t_final 1 -lb_method sfc -lb_weights phases \
     -report "$out/darcy2d.jsonl" -trace_loads "$out/darcy2d.trace" "$@"
   # shellcheck disable=SC2086
-  run_logged fichera3d "$out/fichera3d.log" $mpi -n "$ranks" "$build/bin/amr3d" -options_file "$root/config/fichera.opts" -lb_method sfc \
+  run_logged fichera3d "$out/fichera3d.log" $mpi -n "$ranks" "$build/bin/amr3d" -options_file "$root/config/fichera.opts" \
+    -degree 1 -amr_min_level 3 -amr_cycles 4 -lb_method sfc -lb_weights phases \
     -report "$out/fichera3d.jsonl" -trace_loads "$out/fichera3d.trace" "$@"
 fi
 
-# The cells of a trace's last cycle, from its report's rank_cells.
+# The cells of the replayed cycle: the split the app chose in cycle 2
+# (the report's rank_cells) holds them.
+cycle=2
 trace_cells() {
-  "$python" -c "import json,sys; print(sum(json.loads(open(sys.argv[1]).readlines()[-1])['rank_cells']))" "$1"
-}
-# A grid of P = 2^k ranks in D dimensions, as equal as the powers allow.
-grid() {  # P D
   "$python" -c "
-import sys
-P, D = int(sys.argv[1]), int(sys.argv[2])
-k = P.bit_length() - 1
-e = [k // D + (i < k % D) for i in range(D)]
-print('mesh%dd:%s' % (D, 'x'.join(str(2 ** x) for x in e)))" "$1" "$2"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(next(r for r in recs if r['cycle'] == int(sys.argv[2]))['rank_cells']))" "$1" "$cycle"
 }
-# The least k^D at or above N: task mode tiles the copies in a k x k (x k)
-# grid (a prime number of copies would be one long strip).
-tiles() {  # N D
-  k=1
-  while :; do
-    p=1 i=0
-    while [ $i -lt "$2" ]; do p=$((p * k)) i=$((i + 1)); done
-    [ $p -ge "$1" ] && break
-    k=$((k + 1))
-  done
-  echo $p
+# The refinements for about CELLS cells per rank at P ranks: the nearest
+# K >= 0 to log_{2^D}(P CELLS / N), lowered while the refined curve (about
+# BYTES a cell: 130 in chain mode, 280 (2D) and 302 (3D) a task in task
+# mode, measured) would pass GB gigabytes.
+refinements() {  # N D P CELLS BYTES
+  "$python" -c "
+import math, sys
+n, d, P, cells, bytes, gb = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+k = max(0, round(math.log(P * cells / n, 2 ** d))) if P * cells > n else 0
+while k > 0 and n * 2 ** (d * k) * bytes > gb * 2 ** 30:
+    k -= 1
+print(k)" "$1" "$2" "$3" "$4" "$5" "$mem"
 }
-# The largest P of a run on this machine (2 cores, at most 4 GiB a run),
-# measured: Ripple's tables grow as P^2 (line:8192 and mesh2d:256x128
-# would need more than 2^27 entries); chain-mode tree's time grows as P^2
-# (10 s of CPU at 16384 ranks); zoltan-rcb and zoltan-hsfc hold 1.4 GB at
-# 16384 ranks (a study with them at 32768 peaked at 5.1 GB), zoltan-graph
-# takes 68 s of CPU there, growing faster than P;
-# a 3D trace at 131072 ranks is 17.6 million tasks, over 4 GB.  -A runs
-# everything to the largest -P.
-cap() {  # MODE DIM METHOD
+# The largest P of a run on this machine (2 cores, 24 GB), measured: Ripple's
+# tables grow as P^2 (line:8192 needs more than 2^27 entries);
+# chain-mode tree's time grows as P^2 (10 s of CPU at 16384 ranks); the
+# non-local line case's iterations grow as P^2 and their cost as P^3
+# (diffusion: 3.9 million iterations at 2048); zoltan-rcb and zoltan-hsfc
+# held 1.4 GB at 16384 ranks of tiled tasks (5.1 GB at 32768), zoltan-graph
+# took 68 s of CPU there.  -A runs everything to the
+# largest -P.
+cap() {  # MODE METHOD
   [ "$all" = 1 ] && { echo 1073741824; return; }
-  case $1:$2:$3 in
-    chain:*:ripple-*) echo 4096 ;;
-    chain:*:tree) echo 32768 ;;
-    tasks:*:ripple-*) echo 16384 ;;
-    tasks:*:zoltan-graph) echo 8192 ;;
-    tasks:*:zoltan-*) echo 16384 ;;
-    tasks:3:*) echo 65536 ;;
+  case $1:$2 in
+    chain:ripple-*) echo 4096 ;;
+    chain:tree) echo 32768 ;;
+    line:*) echo 2048 ;;
+    tasks:zoltan-graph) echo 8192 ;;
+    tasks:zoltan-*) echo 16384 ;;
     *) echo 1073741824 ;;
   esac
 }
 stop="-lb_target $target -lb_max_iters $iters"
 # what lbbench prints of a run: iterations, the cells' or the tasks' balance
-shown='/iterations\|cells:\|after migration/p'
+shown='/iterations\|cells:\|after migration\|max\/avg/p'
 # Lieber et al.'s POINT and BOX first, then every P in increasing order, so
 # that a study cut short has its table and the smaller P complete.
 for s in point box; do
@@ -142,28 +153,48 @@ for s in point box; do
   done
 done
 for P in $sizes; do
-  for spec in darcy2d:2 fichera3d:3; do
-    t=${spec%:*} dim=${spec#*:}
+  for spec in darcy2d:2:builtin:unit fichera3d:3:$root/meshes/fichera.inp; do
+    t=${spec%%:*} rest=${spec#*:}
+    dim=${rest%%:*} mesh=${rest#*:}
     n=$(trace_cells "$out/$t.jsonl")
-    r=$(( (P * cells + n - 1) / n ))
-    rt=$(tiles $(( (P * cells / 10 + n - 1) / n )) "$dim")
+    k=$(refinements "$n" "$dim" "$P" "$cells" 130)
     for m in $methods; do
-      if [ "$P" -gt "$(cap chain "$dim" "$m")" ]; then echo "== $t chain P=$P $m: skipped (above $(cap chain "$dim" "$m"))"; continue; fi
-      echo "== $t chain P=$P x$r $m"
+      if [ "$P" -gt "$(cap chain "$m")" ]; then echo "== $t chain P=$P $m: skipped (above $(cap chain "$m"))"; continue; fi
+      echo "== $t chain P=$P -refine $k $m"
       # shellcheck disable=SC2086
-      # the tiled study as measured: the app's split tiled (lbbench's default is now carry)
-      run_logged "$t-chain-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace" -replicate "$r" \
-        -trace_split app -lb_method "$m" $stop -json "$out/chain.jsonl"
+      run_logged "$t-chain-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -chain -graph "line:$P" -scenario "trace:$out/$t.trace:$cycle" -refine "$k" \
+        -lb_method "$m" $stop -json "$out/chain.jsonl"
     done
+    kt=$(refinements "$n" "$dim" "$P" $((cells / 10)) $((dim == 2 ? 280 : 302)))
     for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
-      # sfc and multilevel: chain mode only; Ripple's trees: not on mesh3d
-      case $dim:$m in *:sfc|*:multilevel|3:ripple-*) continue ;; esac
-      if [ "$P" -gt "$(cap tasks "$dim" "$m")" ]; then echo "== $t tasks P=$P $m: skipped (above $(cap tasks "$dim" "$m"))"; continue; fi
-      echo "== $t tasks P=$P x$rt $m"
-      # shellcheck disable=SC2086
-      run_logged "$t-tasks-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks trace -graph "$(grid "$P" "$dim")" -scenario "trace:$out/$t.trace" \
-        -replicate "$rt" -lb_method "$m" $stop -json "$out/tasks.jsonl"
+      # sfc and multilevel: chain mode only; Ripple's trees: not on a general graph
+      case $m in sfc|multilevel|ripple-*) continue ;; esac
+      if [ "$P" -gt "$(cap tasks "$m")" ]; then echo "== $t tasks P=$P $m: skipped (above $(cap tasks "$m"))"; continue; fi
+      # Lieber et al.'s one pass of task selection, and passes until no
+      # task moves (tasks hop; at most 50) for the methods of flows
+      passes=1
+      case $m in zoltan-*|tree) ;; *) passes="1 50" ;; esac
+      for sp in $passes; do
+        echo "== $t tasks P=$P -refine $kt $m -select_passes $sp"
+        # shellcheck disable=SC2086
+        run_logged "$t-tasks-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks trace -mesh "$mesh" -graph "subdomains:$P" \
+          -scenario "trace:$out/$t.trace:$cycle" -refine "$kt" -lb_method "$m" $stop ${sp:+-select_passes $sp} -json "$out/tasks.jsonl"
+      done
     done
   done
+  if [ "$P" -le "$(cap line diffusion)" ]; then
+    # the first 5% of the ranks (at least one) at twice the others' load
+    "$python" -c "
+import math, sys
+P = int(sys.argv[1])
+hot = max(1, math.ceil(0.05 * P))
+print('\n'.join('2' if r < hot else '1' for r in range(P)))" "$P" > "$out/line-$P.loads"
+    for m in diffusion second-order chebyshev dimension-exchange sfc; do
+      echo "== non-local line P=$P $m"
+      # shellcheck disable=SC2086
+      run_logged "line-$P-$m" "$out/lbbench.log" "$lbbench" -virtual -graph "line:$P" -scenario "file:$out/line-$P.loads" -lb_method "$m" \
+        -lb_target "$target" -lb_max_iters $((10 * P * P)) -json "$out/line.jsonl"
+    done
+  fi
 done
-"$python" "$root/postprocess/trace_study.py" -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl
+"$python" "$root/postprocess/trace_study.py" -o "$out" "$out"/chain.jsonl "$out"/tasks.jsonl "$out"/synthetic.jsonl "$out"/line.jsonl

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
 """Plots and the 2048-rank table of config/trace-study.sh.
 
-    python3 postprocess/trace_study.py -o OUTDIR chain.jsonl tasks.jsonl synthetic.jsonl
+    python3 postprocess/trace_study.py -o OUTDIR chain.jsonl synthetic.jsonl line.jsonl
 
 For every recorded workload (the trace file of a -scenario trace:FILE run)
-and mode (chain, tasks), OUTDIR/WORKLOAD-MODE.png has four panels against
-the number of ranks P, one line per method: iterations, migration (chain:
-migrated cells / cells; tasks: migrated tasks / tasks), imbalance after
-balancing (max/avg - 1 of the realised parts or ranks) and the method's run
-time.  OUTDIR/table.md is Lieber et al.'s Fig. 2 kind: at 2048 ranks, one
-row per method, POINT, BOX (lbbench task mode on mesh3d:16x16x8) and the
-real workloads (task mode) side by side: iterations, imbalance,
-MigrationTot and EdgeCutTot; under it the initial imbalance and each
-method's beyond_own (the share of the load its flows ask ranks to send
-beyond their own tasks, which one pass of task selection cannot).
+and mode (chain, tasks), and for the non-local line case (rank loads from
+line-P.loads files), OUTDIR/WORKLOAD-MODE.png has six panels against the
+number of ranks P, one line per method: iterations, the modelled time of
+the method, migration (chain: migrated cells / cells; tasks: migrated
+tasks / tasks; rank loads: transfer_tot, the load moved / the total),
+imbalance after balancing (max/avg - 1 of the realised parts or ranks),
+the imbalance the method started from, and (task mode) the task edges
+cut.  The modelled time is (rounds + collectives ceil(log2 P)) x LATENCY +
+bytes / P / BANDWIDTH: a round of neighbour messages costs one latency, a
+collective (a stop check, a prefix sum) a tree of log2 P of them, and the
+bytes are spread over the ranks (the constants below).  OUTDIR/table.md
+is Lieber et al.'s Fig. 2 kind: at 2048 ranks, one row per method, POINT
+and BOX (task mode on mesh3d:16x16x8) and the recordings (chain mode, and
+task mode where run) side by side.
 """
 import argparse
 import json
+import math
 import os
 
 
@@ -37,15 +42,48 @@ def workload(r):
     return s
 
 
+def workload_of(r):
+    """The scenario's name: a trace's file name, point / box, or the
+    non-local line case (the study's line-P.loads)."""
+    if r["scenario"].startswith("file:") and os.path.basename(r["scenario"]).startswith("line-"):
+        return "non-local-line"
+    return workload(r)
+
+
+def method_of(r):
+    """The method, and in task mode whether tasks hopped (-select_passes)."""
+    return r["method"] + (" +hops" if r.get("select_max_passes", 1) > 1 else "")
+
+
 def mode(r):
-    return "tasks" if "ntasks" in r or "tasks" in r else "chain"
+    if "ntasks" in r or "tasks" in r:
+        return "tasks"
+    return "chain" if "cells" in r else "loads"
+
+
+LATENCY = 2e-6    # s per message round (one neighbour exchange)
+BANDWIDTH = 1e10  # bytes per s at a rank
+
+
+def modelled(r):
+    """The method's modelled time: rounds and collectives in latencies,
+    the bytes per rank at the bandwidth."""
+    P = r["ranks"]
+    rounds = r.get("rounds", 0) + r.get("collectives", 0) * math.ceil(math.log2(max(P, 2)))
+    return rounds * LATENCY + r.get("bytes", 0) / P / BANDWIDTH
 
 
 def measures(r):
-    """iterations, migration share, imbalance (max/avg - 1), run time."""
-    if mode(r) == "chain":
-        return r["iterations"], r["migrated_cells"] / r["cells"], r["max_over_avg"] - 1, r["runtime_s"]
-    return r.get("iterations"), r["migration_tot"], r["imbalance"], r["runtime_s"]
+    """iterations, modelled time, migration share, imbalance (max/avg - 1),
+    the start's imbalance, edge cut (task mode)."""
+    m = mode(r)
+    if m == "chain":
+        return (r["iterations"], modelled(r), r["migrated_cells"] / r["cells"], r["max_over_avg"] - 1,
+                r.get("start_max_over_avg", float("nan")) - 1, None)
+    if m == "loads":
+        return r["iterations"], modelled(r), r["transfer_tot"], r["max_over_avg"] - 1, None, None
+    return (r.get("iterations"), modelled(r) if "rounds" in r else None, r["migration_tot"], r["imbalance"], r.get("initial_imbalance"),
+            r["edgecut_tot"])
 
 
 # one style per method, the same in every figure (12 methods: colour,
@@ -70,26 +108,34 @@ def plots(rows, out):
     import matplotlib.pyplot as plt
     groups = {}
     for r in rows:
-        if r["scenario"].startswith("trace:"):
-            groups.setdefault((workload(r), mode(r)), []).append(r)
-    for method in sorted({r["method"] for r in rows}):
+        w = workload_of(r)
+        if w not in ("point", "box"):
+            groups.setdefault((w, mode(r)), []).append(r)
+    for method in sorted({method_of(r) for r in rows}):
         style(method)
     for (w, m), rs in sorted(groups.items()):
-        moved = "cells" if m == "chain" else "tasks"
+        moved = {"chain": "cells moved / all cells", "tasks": "tasks moved / all tasks", "loads": "load moved / total load"}[m]
         names = ("iterations (count; Zoltan: none)",
-                 "migration: %s moved / all %s" % (moved, moved),
+                 "modelled time of the method (s)",
+                 "migration: " + moved,
                  "imbalance after balancing: max/avg - 1",
-                 "run time of the method (s, wall)")
-        fig, axes = plt.subplots(2, 2, figsize=(13, 8.5))
+                 "imbalance at the start: max/avg - 1",
+                 "task edges cut / all task edges")
+        fig, axes = plt.subplots(2, 3, figsize=(17, 8.5))
         handles, clipped = {}, set()
-        for method in sorted({r["method"] for r in rs}):
-            pts = sorted((r["ranks"], measures(r)) for r in rs if r["method"] == method)
+        for method in sorted({method_of(r) for r in rs}):
+            pts = sorted((r["ranks"], measures(r)) for r in rs if method_of(r) == method)
             for k, ax in enumerate(axes.flat):
-                xy = [(p, max(v[k], FLOOR) if k in (1, 2) else v[k]) for p, v in pts if v[k] is not None and (k in (1, 2) or v[k] > 0)]
-                clipped.update(k for p, v in pts if k in (1, 2) and v[k] is not None and v[k] < FLOOR)
+                floor = k in (2, 3, 4, 5)
+                xy = [(p, max(v[k], FLOOR) if floor else v[k]) for p, v in pts
+                      if v[k] is not None and not math.isnan(v[k]) and (floor or v[k] > 0)]
+                clipped.update(k for p, v in pts if floor and v[k] is not None and v[k] < FLOOR)
                 if xy:
                     handles[method] = ax.plot(*zip(*xy), label=method, markersize=5, **style(method))[0]
         for k, ax in enumerate(axes.flat):
+            if not ax.lines:
+                ax.set_axis_off()
+                continue
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("ranks P (virtual)")
@@ -99,48 +145,57 @@ def plots(rows, out):
             ax.axhline(FLOOR, color="0.6", linewidth=0.6)
             ax.annotate("values below %g drawn here" % FLOOR, (0.01, FLOOR), xycoords=("axes fraction", "data"), fontsize=7, color="0.4",
                         va="bottom")
-        fig.legend(list(handles.values()), list(handles.keys()), loc="center left", bbox_to_anchor=(0.83, 0.5), fontsize=9, title="method")
-        fig.suptitle("%s, %s mode: the app's recorded loads replayed on P ranks (lbbench -virtual)" % (w, "task" if m == "tasks" else m))
-        fig.tight_layout(rect=(0, 0, 0.82, 0.96))
+        fig.legend(list(handles.values()), list(handles.keys()), loc="center left", bbox_to_anchor=(0.86, 0.5), fontsize=9, title="method")
+        what = ("the first 5% of the ranks at twice the load, rank loads on line:P" if w == "non-local-line" else
+                "the app's recorded loads replayed on P ranks from the carried split")
+        fig.suptitle("%s, %s mode: %s (lbbench -virtual; modelled time: latency %g s, bandwidth %g B/s)"
+                     % (w, {"tasks": "task", "chain": "chain", "loads": "rank-load"}[m], what, LATENCY, BANDWIDTH), fontsize=10)
+        fig.tight_layout(rect=(0, 0, 0.85, 0.96))
         fig.savefig(os.path.join(out, "%s-%s.png" % (w, m)), dpi=90)
         plt.close(fig)
         print("wrote", os.path.join(out, "%s-%s.png" % (w, m)))
 
 
 def table(rows, out, P=2048):
-    cells, loads, methods = {}, [], []
+    """At P ranks: one row per method, one column per workload and mode."""
+    cells, cols, methods = {}, [], []
     for r in rows:
-        if r["ranks"] != P or mode(r) != "tasks":
+        if r["ranks"] != P:
             continue
-        w = workload(r)
-        if w not in loads:
-            loads.append(w)
-        if r["method"] not in methods:
-            methods.append(r["method"])
-        cells[(r["method"], w)] = r
-    loads.sort(key=lambda w: (w not in ("point", "box"), w != "point", w))
-    lines = ["# %d ranks, task mode: iterations / imbalance / MigrationTot / EdgeCutTot" % P, "",
-             "| method | " + " | ".join(loads) + " |", "| --- |" + " --- |" * len(loads)]
+        c = (workload_of(r), mode(r))
+        if c not in cols:
+            cols.append(c)
+        if method_of(r) not in methods:
+            methods.append(method_of(r))
+        cells[(method_of(r), c)] = r
+    cols.sort(key=lambda c: (c[0] not in ("point", "box"), c[0] != "point", c[0] == "non-local-line", c[1], c[0]))
+    head = ["%s (%s)" % (w, {"tasks": "task", "chain": "chain", "loads": "rank loads"}[m]) for w, m in cols]
+    lines = ["# %d ranks: iterations / imbalance after (max/avg - 1) / migration / modelled time (ms) [/ task edges cut]" % P, "",
+             "Migration: task mode the tasks moved (MigrationTot), chain mode the cells moved, rank loads the load moved, each "
+             "a share of all; modelled time: (rounds + collectives log2 P) x %g s + bytes / P / %g B/s." % (LATENCY, BANDWIDTH), "",
+             "| method | " + " | ".join(head) + " |", "| --- |" + " --- |" * len(cols)]
     for m in methods:
         row = []
-        for w in loads:
-            r = cells.get((m, w))
+        for c in cols:
+            r = cells.get((m, c))
             if not r:
                 row.append("")
                 continue
-            it = r.get("iterations")
-            row.append("%s / %.3g / %.3g / %.3g" % ("-" if it is None else it, r["imbalance"], r["migration_tot"], r["edgecut_tot"]))
+            it, t, mig, imb, _, cut = measures(r)
+            row.append("%s / %.3g / %.3g / %s%s" % ("-" if it is None else it, imb, mig, "-" if t is None else "%.3g" % (1e3 * t),
+                                                    "" if cut is None else " / %.3g" % cut))
         lines.append("| %s | %s |" % (m, " | ".join(row)))
-    lines += ["", "# %d ranks, task mode, before task selection: the initial imbalance (max/avg - 1) and beyond_own, the share of "
-              "the total load the method asks ranks to send beyond their own tasks (one pass of task selection cannot)" % P, "",
-              "| method | " + " | ".join(loads) + " |", "| --- |" + " --- |" * len(loads)]
-    for m in methods:
-        row = ["%.3g" % cells[(m, w)]["beyond_own"] if "beyond_own" in cells.get((m, w), {}) else "" for w in loads]
-        if any(row):
-            lines.append("| %s | %s |" % (m, " | ".join(row)))
-    init = ["%.3g" % next((r["initial_imbalance"] for (mm, ww), r in cells.items() if ww == w and "initial_imbalance" in r), float("nan"))
-            for w in loads]
-    lines.append("| initial imbalance | %s |" % " | ".join(init))
+    start = []
+    for c in cols:
+        v = [measures(r)[4] for (mm, cc), r in cells.items() if cc == c]
+        v = [x for x in v if x is not None and not math.isnan(x)]
+        start.append("%.3g" % v[0] if v else "")
+    lines += ["", "Imbalance at the start (max/avg - 1; chain mode: the carried split): | " + " | ".join(
+        "%s %s" % (h, s_) for h, s_ in zip(head, start) if s_) + " |"]
+    beyond = [(m, c, cells[(m, c)]["beyond_own"]) for m in methods for c in cols if "beyond_own" in cells.get((m, c), {})]
+    if beyond:
+        lines += ["", "Task mode, the share of the total load each method's flows ask ranks to send beyond their own tasks "
+                  "(beyond_own: one pass of task selection cannot): " + "; ".join("%s on %s %.3g" % (m, c[0], b) for m, c, b in beyond)]
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -191,6 +191,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     json_real(&j, "setup_s", tr->res.setup_s);
     json_real(&j, "select_s", tr->select_s);
     json_int(&j, "select_passes", o->passes > 1 ? tr->passes : 1);
+    json_int(&j, "select_max_passes", o->passes);
     json_str(&j, "stop_reason", lb_stop_name(tr->res.stop));
     if (o->repeat > 0) {
       json_int(&j, "repeat", o->repeat);
