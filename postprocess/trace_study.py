@@ -86,11 +86,12 @@ def measures(r):
             r["edgecut_tot"])
 
 
-# one style per method, the same in every figure (12 methods: colour,
-# marker and line style together tell them apart)
+# one style per method, the same in every figure (up to 16 methods and
+# their +hops variants: colour, marker and line style tell them apart)
 STYLES = {}
-COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#393b79"]
-MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p"]
+COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#393b79",
+           "#637939", "#8c6d31", "#843c39", "#7b4173"]
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "*", "h", "p", "d", "H", "8", "1"]
 LINES = ["-", "--", "-.", ":"]
 FLOOR = 1e-6  # imbalance and migration below it are drawn at it (log axes)
 
