@@ -23,12 +23,12 @@
 #include "check.h"
 #include "bench/taskmesh.h"
 
+/* Neighbours of task id in a chain of *(const int *)ctx tasks. */
 static int chain_nbr(const void *ctx, int id, int *nbr)
 {
-  (void)ctx;
   int k = 0;
   if (id > 0) nbr[k++] = id - 1;
-  if (id < 7) nbr[k++] = id + 1;
+  if (id < *(const int *)ctx - 1) nbr[k++] = id + 1;
   return k;
 }
 
@@ -52,7 +52,8 @@ static lb_err chain_initial(const void *ctx, int r, lb_task_list *l)
 
 static void chain_case(void)
 {
-  lb_task_graph tg = {8, 2, 2, chain_nbr, chain_home, chain_initial, NULL};
+  static const int ntasks = 8;
+  lb_task_graph tg = {8, 2, 2, chain_nbr, chain_home, chain_initial, &ntasks};
   lb_taskset *ts;
   lb_graph *g;
   lb_params p;
@@ -87,15 +88,6 @@ static void chain_case(void)
  * task it receives, which one pass cannot (loads 1 2 0), and two passes
  * do (1 1 1: three hops, two of them through rank 1, migration_max 3,
  * migrated weight 3 against the lower bound 2 of the loads reached). */
-static int hop_nbr(const void *ctx, int id, int *nbr)
-{
-  (void)ctx;
-  int k = 0;
-  if (id > 0) nbr[k++] = id - 1;
-  if (id < 2) nbr[k++] = id + 1;
-  return k;
-}
-
 static int hop_home(const void *ctx, int id, int *index)
 {
   (void)ctx;
@@ -116,7 +108,8 @@ static lb_err hop_initial(const void *ctx, int r, lb_task_list *l)
 
 static void hop_case(int passes, const double *want, int want_passes, long long want_moved, long long want_max)
 {
-  lb_task_graph tg = {3, 3, 2, hop_nbr, hop_home, hop_initial, NULL};
+  static const int ntasks = 3;
+  lb_task_graph tg = {3, 3, 2, chain_nbr, hop_home, hop_initial, &ntasks};
   lb_taskset *ts = NULL;
   lb_graph *g = NULL;
   lb_result res;
