@@ -91,8 +91,9 @@ lb_err lb_taskset_loads(lb_taskset *ts, double *all);
 lb_err lb_taskset_select(lb_taskset *ts, const lb_graph *g, const double *flow, lb_select how);
 /** Choose destinations from a balancing result: its direct transfers when
  *  it has any (rank `from` sends tasks worth `amount` straight to `to`, the
- *  same selection rule per transfer), else its flows as lb_taskset_select.
- *  Either way each task moves at most once. */
+ *  same selection rule per transfer, what one transfer fell short of or
+ *  overshot carried to the rank's next), else its flows as
+ *  lb_taskset_select.  Either way each task moves at most once. */
 lb_err lb_taskset_select_result(lb_taskset *ts, const lb_graph *g, const lb_result *res, lb_select how);
 /** Realise a balancing result in up to max_passes passes of selection and
  *  migration (collective).  Pass 1 is lb_taskset_select_result followed by

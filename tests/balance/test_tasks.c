@@ -13,7 +13,8 @@
  *    conserved; at least the lower bound for the loads reached is
  *    migrated.
  * 3. A flow through a rank that holds nothing: one pass cannot realise it,
- *    two passes (tasks hop) do (hop_case). */
+ *    two passes (tasks hop) do (hop_case).
+ * 4. Direct transfers below half a task add up (carry_case). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,38 @@ static void hop_case(int passes, const double *want, int want_passes, long long 
   CHECK(ok);
 }
 
+/* Direct transfers below half a task: rank 0 of the three tasks sends 0.4
+ * to rank 1 and 0.4 to rank 2 (a tree method's pieces of one excess).
+ * Each alone moves nothing; the first's shortfall carried to the second
+ * sends one task there: loads 2 0 1, one task moved. */
+static void carry_case(void)
+{
+  static const int ntasks = 3;
+  lb_task_graph tg = {3, 3, 2, chain_nbr, hop_home, hop_initial, &ntasks};
+  lb_transfer xfer[2] = {{0, 1, 0.4}, {0, 2, 0.4}};
+  lb_taskset *ts = NULL;
+  lb_graph *g = NULL;
+  lb_result res;
+  lb_task_metrics mt;
+  double load[3];
+  int ok;
+
+  memset(&res, 0, sizeof res);
+  res.n = 3;
+  res.ntransfers = 2;
+  res.transfer = xfer;
+  if (!CHECK_MSG(!(lb_graph_create("line:3", &g) || lb_taskset_create(&tg, LB_BACKEND_VIRTUAL, MPI_COMM_WORLD, &ts)), "carry: %s", lb_errmsg())) return;
+  ok = CHECK_MSG(!(lb_taskset_select_result(ts, g, &res, LB_SELECT_GAIN) || lb_taskset_migrate(ts) || lb_taskset_metrics(ts, &mt) ||
+                   lb_taskset_loads(ts, load)),
+                 "carry: %s", lb_errmsg());
+  ok = ok && load[0] == 2 && load[1] == 0 && load[2] == 1 && mt.migrated == 1 && mt.valid;
+  printf("transfers of 0.4 and 0.4 tasks from rank 0: loads %g %g %g, %lld moved: %s\n", load[0], load[1], load[2], mt.migrated,
+         ok ? "ok" : "WRONG");
+  lb_taskset_destroy(&ts);
+  lb_graph_destroy(&g);
+  CHECK(ok);
+}
+
 /* One run with the given selection; fills mt and the total weight and count after migration. */
 static lb_err mesh_run(const lb_graph *g, const lb_method *m, const char *scenario, lb_select how,
                        lb_task_metrics *mt, double *w0, double *w1, long long *count)
@@ -175,6 +208,7 @@ int main(int argc, char **argv)
   chain_case();
   hop_case(1, (const double[]){1, 2, 0}, 1, 2, 2);
   hop_case(4, (const double[]){1, 1, 1}, 2, 3, 3);
+  carry_case();
   const char *specs[] = {"mesh3d:4x2x2", "mesh3d:3x3x2"};
   const char *scenarios[] = {"box", "point", "random:11"};
   const char *methods[] = {"diffusion", "second-order", "chebyshev", "chemotaxis", "dimension-exchange"};
