@@ -319,7 +319,14 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
     src.mesh = &mesh;
   }
   src.ntasks = tg.ntasks;
-  if ((err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts))) goto out;
+  /* only Zoltan's baselines read the tasks' coordinates; the trace's cells
+   * go before the task set is built, their centres and weights once it holds them */
+  if (traced) lb_trace_release_cells(&trace, zoltan);
+  if ((err = lb_taskset_create_coords(&tg, zoltan, o->p.backend, o->p.comm, &ts))) goto out;
+  if (traced) {
+    lb_trace_release_cells(&trace, 0);
+    lb_tracetasks_release(&tt);
+  }
   {
     double *l0 = malloc((size_t)g->n * sizeof *l0), max = 0;
     if (!l0) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }
