@@ -261,6 +261,17 @@ static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace
   if (!err) err = lb_trace_curve(trace, &prev, &rp, P, &n, &w, counts);
   free(w);
   lb_trace_free(&prev);
+  /* the adjacency's build is the run's peak: what neither it (trees, levels,
+   * positions) nor the tasks' weights read goes before it, the centres too
+   * unless a Zoltan baseline reads them */
+  free(trace->pw);
+  free(trace->type);
+  trace->pw = NULL;
+  trace->type = NULL;
+  if (!lb_zoltan_is_method(o->method)) {
+    free(trace->x);
+    trace->x = NULL;
+  }
   /* the file's name for messages: the scenario less "trace:" and a cycle */
   snprintf(path, sizeof path, "%s", o->scenario + 6);
   char *colon = strrchr(path, ':');
