@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TASK_RECORD 5 /* id, weight, 3 coordinates */
+#define TASK_RECORD 5 /* id, weight, 3 coordinates (2 without coordinates) */
 
 struct lb_taskset {
   lb_task_graph tg;
@@ -132,14 +132,16 @@ lb_err lb_task_list_add(lb_task_list *l, int id, double w, const double x[3])
     double *nw = realloc(l->w, (size_t)cap * sizeof *nw);
     if (!nw) return lb_error(LB_ERR_MEM, "out of memory for tasks");
     l->w = nw;
-    double *nx = realloc(l->x, 3 * (size_t)cap * sizeof *nx);
-    if (!nx) return lb_error(LB_ERR_MEM, "out of memory for tasks");
-    l->x = nx;
+    if (!l->no_x) {
+      double *nx = realloc(l->x, 3 * (size_t)cap * sizeof *nx);
+      if (!nx) return lb_error(LB_ERR_MEM, "out of memory for tasks");
+      l->x = nx;
+    }
     l->cap = cap;
   }
   l->id[l->n] = id;
   l->w[l->n] = w;
-  memcpy(l->x + 3 * (size_t)l->n, x, 3 * sizeof *x);
+  if (!l->no_x) memcpy(l->x + 3 * (size_t)l->n, x, 3 * sizeof *x);
   l->n++;
   return LB_OK;
 }
@@ -255,6 +257,11 @@ void lb_taskset_destroy(lb_taskset **pts)
 
 lb_err lb_taskset_create(const lb_task_graph *tg, lb_backend be, MPI_Comm comm, lb_taskset **out)
 {
+  return lb_taskset_create_coords(tg, 1, be, comm, out);
+}
+
+lb_err lb_taskset_create_coords(const lb_task_graph *tg, int coords, lb_backend be, MPI_Comm comm, lb_taskset **out)
+{
   *out = NULL;
   if (tg->nranks < 1 || tg->ntasks < 0 || tg->max_nbr < 0) return lb_error(LB_ERR_ARG, "task graph with %d ranks, %d tasks", tg->nranks, tg->ntasks);
   lb_taskset *ts = calloc(1, sizeof *ts);
@@ -295,6 +302,7 @@ lb_err lb_taskset_create(const lb_task_graph *tg, lb_backend be, MPI_Comm comm, 
   }
   for (size_t i = 0; i < nloc && !err; i++) {
     int r = ts->lo + (int)i;
+    ts->list[i].no_x = !coords;
     if ((err = tg->initial(tg->ctx, r, &ts->list[i]))) break;
     ts->nhome[i] = ts->list[i].n;
     ts->where[i] = malloc(((size_t)ts->nhome[i] + 1) * sizeof(int));
@@ -566,8 +574,8 @@ lb_err lb_taskset_realise(lb_taskset *ts, const lb_graph *g, const lb_result *re
 
 lb_err lb_taskset_migrate(lb_taskset *ts)
 {
-  int nloc = ts->hi - ts->lo, P = ts->tg.nranks;
-  xlist *out = xl_new(nloc, TASK_RECORD), *in = xl_new(nloc, TASK_RECORD);
+  int nloc = ts->hi - ts->lo, P = ts->tg.nranks, width = ts->list[0].no_x ? 2 : TASK_RECORD;
+  xlist *out = xl_new(nloc, width), *in = xl_new(nloc, width);
   xlist *note = xl_new(nloc, 2), *noted = xl_new(nloc, 2);
   lb_err err = LB_OK;
   if (!out || !in || !note || !noted) { err = lb_error(LB_ERR_MEM, "out of memory migrating tasks"); goto out; }
@@ -580,14 +588,15 @@ lb_err lb_taskset_migrate(lb_taskset *ts)
       int d = ts->dest[i][t];
       if (d >= 0 && d != r) {
         if (d >= P) { err = lb_error(LB_ERR_ARG, "task %d of rank %d has destination %d outside 0..%d", L->id[t], r, d, P - 1); break; }
-        double rec[TASK_RECORD] = {L->id[t], L->w[t], L->x[3 * t], L->x[3 * t + 1], L->x[3 * t + 2]};
+        double rec[TASK_RECORD] = {L->id[t], L->w[t]};
+        if (L->x) memcpy(rec + 2, L->x + 3 * (size_t)t, 3 * sizeof *rec);
         err = xl_add(&out[i], d, rec);
         ts->sent[i]++;
         ts->wsent[i] += L->w[t];
       } else {
         L->id[kept] = L->id[t];
         L->w[kept] = L->w[t];
-        memmove(L->x + 3 * (size_t)kept, L->x + 3 * (size_t)t, 3 * sizeof *L->x);
+        if (L->x) memmove(L->x + 3 * (size_t)kept, L->x + 3 * (size_t)t, 3 * sizeof *L->x);
         kept++;
       }
     }
@@ -601,7 +610,7 @@ lb_err lb_taskset_migrate(lb_taskset *ts)
   for (int i = 0; i < nloc && !err; i++) {
     int r = ts->lo + i;
     for (int k = 0; k < in[i].n && !err; k++) {
-      const double *v = in[i].v + (size_t)k * TASK_RECORD;
+      const double *v = in[i].v + (size_t)k * width;
       int id = (int)v[0], idx, h = ts->tg.home(ts->tg.ctx, id, &idx);
       if ((err = lb_task_list_add(&ts->list[i], id, v[1], v + 2))) break;
       ts->recv[i]++;

@@ -22,10 +22,11 @@ typedef struct {
   int n, cap;
   int *id;
   double *w;
-  double *x;
+  double *x;   /**< NULL when the list keeps no coordinates (no_x) */
+  int no_x;    /**< set: coordinates given to lb_task_list_add are dropped */
 } lb_task_list;
 
-/** Append a task to a list (grows it). */
+/** Append a task to a list (grows it); x is ignored when l->no_x is set. */
 lb_err lb_task_list_add(lb_task_list *l, int id, double w, const double x[3]);
 
 /** The task graph and the initial distribution, as callbacks. */
@@ -69,6 +70,11 @@ typedef struct lb_taskset lb_taskset;
 /** Create the initial distribution of tg on the given backend (collective on
  *  comm for the MPI backend, whose size must be tg->nranks). */
 lb_err lb_taskset_create(const lb_task_graph *tg, lb_backend be, MPI_Comm comm, lb_taskset **ts);
+/** As lb_taskset_create, without coordinates when coords is 0 (nothing
+ *  reads them: no geometric partitioner runs): the lists keep none (24
+ *  bytes a task, and tg's initial need not compute them: it sees
+ *  list->no_x set) and a migration record is id and weight only. */
+lb_err lb_taskset_create_coords(const lb_task_graph *tg, int coords, lb_backend be, MPI_Comm comm, lb_taskset **ts);
 /** Free a task set and set *ts to NULL. */
 void lb_taskset_destroy(lb_taskset **ts);
 /** The ranks held by this process: lo .. hi-1. */

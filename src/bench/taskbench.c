@@ -261,6 +261,17 @@ static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace
   if (!err) err = lb_trace_curve(trace, &prev, &rp, P, &n, &w, counts);
   free(w);
   lb_trace_free(&prev);
+  /* the adjacency's build is the run's peak: what neither it (trees, levels,
+   * positions) nor the tasks' weights read goes before it, the centres too
+   * unless a Zoltan baseline reads them */
+  free(trace->pw);
+  free(trace->type);
+  trace->pw = NULL;
+  trace->type = NULL;
+  if (!lb_zoltan_is_method(o->method)) {
+    free(trace->x);
+    trace->x = NULL;
+  }
   /* the file's name for messages: the scenario less "trace:" and a cycle */
   snprintf(path, sizeof path, "%s", o->scenario + 6);
   char *colon = strrchr(path, ':');
@@ -319,7 +330,14 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
     src.mesh = &mesh;
   }
   src.ntasks = tg.ntasks;
-  if ((err = lb_taskset_create(&tg, o->p.backend, o->p.comm, &ts))) goto out;
+  /* only Zoltan's baselines read the tasks' coordinates; the trace's cells
+   * go before the task set is built, their centres and weights once it holds them */
+  if (traced) lb_trace_release_cells(&trace, zoltan);
+  if ((err = lb_taskset_create_coords(&tg, zoltan, o->p.backend, o->p.comm, &ts))) goto out;
+  if (traced) {
+    lb_trace_release_cells(&trace, 0);
+    lb_tracetasks_release(&tt);
+  }
   {
     double *l0 = malloc((size_t)g->n * sizeof *l0), max = 0;
     if (!l0) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }

@@ -231,7 +231,7 @@ static lb_err trace_initial(const void *ctx, int r, lb_task_list *list)
   for (int j = tt->start[r]; j < tt->start[r + 1]; j++) {
     const int id = tt->order[j];
     double x[3];
-    task_centre(tt, id, x);
+    if (!list->no_x) task_centre(tt, id, x);
     lb_err err = lb_task_list_add(list, id, tt->w[id % tt->t->ncells], x);
     if (err) return err;
   }
@@ -339,7 +339,7 @@ static lb_err split_initial(const void *ctx, int r, lb_task_list *list)
   const lb_tracetasks *tt = ctx;
   for (int64_t i = tt->first[r]; i < tt->first[r + 1]; i++) {
     double x[3] = {0, 0, 0};
-    for (int d = 0; d < tt->dim; d++) x[d] = tt->t->x[i * tt->dim + d];
+    for (int d = 0; d < tt->dim && !list->no_x; d++) x[d] = tt->t->x[i * tt->dim + d];
     lb_err err = lb_task_list_add(list, (int)i, tt->w[i], x);
     if (err) return err;
   }
@@ -442,6 +442,27 @@ lb_err lb_graph_degree_diameter(const lb_graph *g, double *mean_degree, int *dia
   free(dist);
   free(queue);
   return LB_OK;
+}
+
+void lb_trace_release_cells(lb_load_trace *t, int keep_x)
+{
+  lb_load_trace cells = *t;
+  if (keep_x) cells.x = NULL;
+  else t->x = NULL;
+  lb_trace_free(&cells);
+  t->first = NULL;
+  t->time = t->predicted = t->w = t->pw = NULL;
+  t->type = t->level = NULL;
+  t->tree = t->pos = NULL;
+}
+
+void lb_tracetasks_release(lb_tracetasks *tt)
+{
+  free(tt->w);
+  free(tt->order);
+  free(tt->start);
+  tt->w = NULL;
+  tt->order = tt->start = NULL;
 }
 
 void lb_tracetasks_free(lb_tracetasks *tt)

@@ -113,6 +113,15 @@ lb_err lb_tracetasks_subdomains(const lb_tracetasks *tt, const char *spec, lb_gr
  *  found within components otherwise). */
 lb_err lb_graph_degree_diameter(const lb_graph *g, double *mean_degree, int *diameter, int *exact, int *connected);
 
+/** Free t's per-cell arrays, but its centres when keep_x (initial lists
+ *  that keep coordinates read them), once tt is built from it: tt's
+ *  callbacks read tt and t's scalars only, as does the report. */
+void lb_trace_release_cells(lb_load_trace *t, int keep_x);
+
+/** Free what only tt's initial lists read (the tasks' weights, the slab
+ *  order), once lb_taskset_create has built them. */
+void lb_tracetasks_release(lb_tracetasks *tt);
+
 /** Free the arrays of the trace's tasks. */
 void lb_tracetasks_free(lb_tracetasks *tt);
 
