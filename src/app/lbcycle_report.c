@@ -45,6 +45,7 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
   PetscFunctionBeginUser;
   PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
   PetscCall(PetscFree3(r->phase_own_cpu, r->phase_own_wall, r->phase_wall));
+  PetscCall(PetscFree(r->phase_next));
   PetscCall(PetscFree(r->cut_cells));
   PetscFunctionReturn(0);
 }
@@ -139,6 +140,10 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
     json_reals(&ph, "own_cpu", P, r->phase_own_cpu + (size_t)k * P);
     json_reals(&ph, "own_wall", P, r->phase_own_wall + (size_t)k * P);
     json_reals(&ph, "wall", P, r->phase_wall + (size_t)k * P);
+    if (r->phase_next && r->phase_modelled[k])
+      json_reals(&ph, "next_own_cpu", P, r->phase_next + (size_t)k * P);
+    else
+      json_null(&ph, "next_own_cpu");
     if (r->phase_modelled[k])
       json_reals(&ph, "cost_s", lb->o.ntypes, r->phase_cost_s[k]);
     else
