@@ -19,6 +19,8 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
     lb->phase[k].modelled = modelled[k];
     PetscCall(AmrLbWindowCreate(lb, &lb->phase[k].fit));
   }
+  PetscCall(PetscMalloc1((size_t)n * lb->size, &lb->expect));
+  for (size_t i = 0; i < (size_t)n * lb->size; i++) lb->expect[i] = NAN;
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
@@ -31,6 +33,7 @@ PetscErrorCode AmrLbPhasesDestroy(AmrLb lb)
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) PetscCall(AmrLbWindowDestroy(&lb->phase[k].fit));
   PetscCall(PetscFree(lb->initial_pos));
+  PetscCall(PetscFree(lb->expect));
   PetscFunctionReturn(0);
 }
 
@@ -353,6 +356,14 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
     r->cycle_wall_s = fmax(r->cycle_wall_s, a[3 * K]);
   }
   PetscCall(PetscFree(all));
+  /* how far the last cycle's per-rank prediction missed, then this
+   * cycle's for the next */
+  for (size_t i = 0; i < (size_t)K * P; i++)
+    if (isfinite(lb->expect[i])) {
+      lb->phase[i / P].miss += fabs(r->phase_own_cpu[i] - lb->expect[i]);
+      lb->phase[i / P].missed_of += r->phase_own_cpu[i];
+    }
+  for (size_t i = 0; i < (size_t)K * P; i++) lb->expect[i] = r->phase_next ? r->phase_next[i] : NAN;
   lb_phase_model_eval(K, P, r->phase_own_cpu, &m);
   r->cycle_time_s = m.time;
   r->cycle_mean_s = m.mean;

@@ -217,22 +217,27 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
  * last prediction came. */
 static PetscErrorCode summary_model(AmrLb lb, MPI_Comm comm, const char *program)
 {
-  char phases[512] = "", gain[160] = "", last[160] = "";
-  size_t len = 0;
+  char phases[512] = "", gain[160] = "", last[160] = "", miss[512] = "";
+  size_t len = 0, mlen = 0;
 
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) {
     const AmrLbPhase *ph = &lb->phase[k];
     PetscCall(PetscSNPrintf(phases + len, sizeof phases - len, "%s%s %.3f (lost %.3f)", k ? ", " : "", ph->name, ph->time_total, ph->lost_total));
     len = strlen(phases);
+    if (ph->missed_of > 0) {
+      PetscCall(PetscSNPrintf(miss + mlen, sizeof miss - mlen, "%s %s %.1f%%", mlen ? "," : "; the per-rank predictions missed the own work by", ph->name,
+                              100 * ph->miss / ph->missed_of));
+      mlen = strlen(miss);
+    }
   }
   if (lb->initial_pos)
     PetscCall(PetscSNPrintf(gain, sizeof gain, "; balancing gained %.3f s against the initial partition kept (modelled)", lb->gain_s));
   if (isfinite(lb->last_predicted) && lb->last_measured > 0)
     PetscCall(PetscSNPrintf(last, sizeof last, "; the last cycle took %.4f s, predicted %.4f s (%+.1f%%)", lb->last_measured, lb->last_predicted,
                             100 * (lb->last_predicted - lb->last_measured) / lb->last_measured));
-  PetscCall(PetscPrintf(comm, "%s: summary (phase model): %.3f s, sum over cycles and phases of the slowest rank's own work: %s; lost to imbalance %.3f s (%.1f%%)%s%s\n",
-                        program, lb->model_total, phases, lb->lost_s, lb->model_total > 0 ? 100 * lb->lost_s / lb->model_total : 0, gain, last));
+  PetscCall(PetscPrintf(comm, "%s: summary (phase model): %.3f s, sum over cycles and phases of the slowest rank's own work: %s; lost to imbalance %.3f s (%.1f%%)%s%s%s\n",
+                        program, lb->model_total, phases, lb->lost_s, lb->model_total > 0 ? 100 * lb->lost_s / lb->model_total : 0, gain, last, miss));
   PetscFunctionReturn(0);
 }
 

@@ -17,10 +17,13 @@ modelled phases of the largest next_own_cpu (the model's loads per rank
 on the next partition) and over the others of the largest own_cpu (null
 for those); with --weights phases the rebalanced
 cycles name the factor of every modelled phase, unless the
-multi-constraint split was chosen (phase_split).  Prints one line per run
+multi-constraint split was chosen (phase_split); the summary's per-rank
+miss of each phase must be the sum over cycles and ranks of |own_cpu -
+the last record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -85,6 +88,23 @@ def check(recs, phases, weights):
     return bad
 
 
+def check_miss(recs, out):
+    """The summary's per-rank misses against the records'."""
+    miss, of = {}, {}
+    for prev, r in zip(recs, recs[1:]):
+        for name, v in r["phases"].items():
+            n = prev["phases"][name]["next_own_cpu"]
+            if n is not None:
+                miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(v["own_cpu"], n))
+                of[name] = of.get(name, 0) + sum(v["own_cpu"])
+    m = re.search(r"the per-rank predictions missed the own work by (.*)$", out, re.M)
+    said = dict((w.rsplit(" ", 1)[0].strip(), float(w.rsplit(" ", 1)[1].rstrip("%"))) for w in m.group(1).split(",")) if m else {}
+    want = dict((k, 100 * miss[k] / of[k]) for k in miss if of[k] > 0)
+    if set(said) != set(want) or any(abs(said[k] - want[k]) > 0.051 for k in want):
+        return ["summary: per-rank misses %s, the records give %s" % (said, dict((k, round(v, 2)) for k, v in want.items()))]
+    return []
+
+
 def main(argv):
     if "--" not in argv or argv.index("--") < 3:
         print(__doc__)
@@ -98,7 +118,7 @@ def main(argv):
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
     recs = [json.loads(l) for l in open(report)]
-    bad = check(recs, phases, weights) if recs else ["%s has no record" % report]
+    bad = check(recs, phases, weights) + check_miss(recs, run.stdout) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
         report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))
