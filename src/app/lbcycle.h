@@ -103,6 +103,7 @@ typedef struct {
   double *phase_own_cpu;     /**< nphases x nranks: thread CPU s less the CPU s inside MPI */
   double *phase_own_wall;    /**< nphases x nranks: wall s less the wall s inside MPI */
   double *phase_wall;        /**< nphases x nranks: wall s in the phase, waits included */
+  double *phase_next;        /**< nphases x nranks: each modelled phase's own CPU s the model predicts for the next cycle on its partition (NULL: no prediction; NaN: a phase not modelled) */
   double phase_cost_s[AMR_LB_MAX_PHASES][AMR_LB_MAX_TYPES]; /**< fitted seconds per cell of each type in one cycle of the phase */
   double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle, or the split was) */
   int phase_split;           /**< -lb_weights phases: the multi-constraint split of the curve was chosen */

@@ -19,6 +19,8 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
     lb->phase[k].modelled = modelled[k];
     PetscCall(AmrLbWindowCreate(lb, &lb->phase[k].fit));
   }
+  PetscCall(PetscMalloc1((size_t)n * lb->size, &lb->expect));
+  for (size_t i = 0; i < (size_t)n * lb->size; i++) lb->expect[i] = NAN;
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
@@ -31,6 +33,7 @@ PetscErrorCode AmrLbPhasesDestroy(AmrLb lb)
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) PetscCall(AmrLbWindowDestroy(&lb->phase[k].fit));
   PetscCall(PetscFree(lb->initial_pos));
+  PetscCall(PetscFree(lb->expect));
   PetscFunctionReturn(0);
 }
 
@@ -283,8 +286,10 @@ PetscErrorCode AmrLbPhasesInitial(AmrLb lb, p4est_t *p4est)
 }
 
 /* The model's time for the next cycle on partition counts: the modelled
- * phases' loads, the others' last measured time; and its I%. */
-static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *counts, double *time, double *ipct, double *mean)
+ * phases' loads, the others' last measured time; and its I%.  next (may
+ * be NULL): the modelled phases' loads per rank, nphases x P, where a
+ * phase not modelled keeps its value. */
+static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *counts, double *time, double *ipct, double *mean, double *next)
 {
   const int P = lb->size;
   lb_phase_model m;
@@ -293,6 +298,9 @@ static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *count
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1((size_t)s->npw * P + 1, &load));
   LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
+  /* s->pw holds the modelled phases in phase order */
+  for (int k = 0, j = 0; next && k < lb->nphases; k++)
+    if (lb->phase[k].modelled) PetscCall(PetscArraycpy(next + (size_t)k * P, load + (size_t)j++ * P, P));
   PetscCall(PetscFree(load));
   *time = m.time + lb->unmodelled_s;
   if (mean) *mean = m.mean + lb->unmodelled_s;
@@ -307,12 +315,14 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionBeginUser;
   r->next_predicted_s = r->next_kept_s = r->next_initial_s = r->next_imbalance_pct = r->next_kept_imbalance_pct = r->next_mean_s = NAN;
   if (!s->npw) PetscFunctionReturn(0);
-  PetscCall(predict(lb, s, s->next, &r->next_predicted_s, &r->next_imbalance_pct, &r->next_mean_s));
-  PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL));
+  PetscCall(PetscMalloc1((size_t)lb->nphases * lb->size, &r->phase_next));
+  for (size_t i = 0; i < (size_t)lb->nphases * lb->size; i++) r->phase_next[i] = NAN;
+  PetscCall(predict(lb, s, s->next, &r->next_predicted_s, &r->next_imbalance_pct, &r->next_mean_s, r->phase_next));
+  PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL, NULL));
   if (!lb->initial_pos) PetscFunctionReturn(0);
   PetscCall(PetscMalloc1(lb->size, &init));
   PetscCall(initial_counts(lb, s->p4est, init));
-  PetscCall(predict(lb, s, init, &r->next_initial_s, NULL, NULL));
+  PetscCall(predict(lb, s, init, &r->next_initial_s, NULL, NULL, NULL));
   PetscCall(PetscFree(init));
   PetscFunctionReturn(0);
 }
@@ -346,6 +356,14 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
     r->cycle_wall_s = fmax(r->cycle_wall_s, a[3 * K]);
   }
   PetscCall(PetscFree(all));
+  /* how far the last cycle's per-rank prediction missed, then this
+   * cycle's for the next */
+  for (size_t i = 0; i < (size_t)K * P; i++)
+    if (isfinite(lb->expect[i])) {
+      lb->phase[i / P].miss += fabs(r->phase_own_cpu[i] - lb->expect[i]);
+      lb->phase[i / P].missed_of += r->phase_own_cpu[i];
+    }
+  for (size_t i = 0; i < (size_t)K * P; i++) lb->expect[i] = r->phase_next ? r->phase_next[i] : NAN;
   lb_phase_model_eval(K, P, r->phase_own_cpu, &m);
   r->cycle_time_s = m.time;
   r->cycle_mean_s = m.mean;

@@ -45,6 +45,7 @@ PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
   PetscFunctionBeginUser;
   PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
   PetscCall(PetscFree3(r->phase_own_cpu, r->phase_own_wall, r->phase_wall));
+  PetscCall(PetscFree(r->phase_next));
   PetscCall(PetscFree(r->cut_cells));
   PetscFunctionReturn(0);
 }
@@ -139,6 +140,10 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
     json_reals(&ph, "own_cpu", P, r->phase_own_cpu + (size_t)k * P);
     json_reals(&ph, "own_wall", P, r->phase_own_wall + (size_t)k * P);
     json_reals(&ph, "wall", P, r->phase_wall + (size_t)k * P);
+    if (r->phase_next && r->phase_modelled[k])
+      json_reals(&ph, "next_own_cpu", P, r->phase_next + (size_t)k * P);
+    else
+      json_null(&ph, "next_own_cpu");
     if (r->phase_modelled[k])
       json_reals(&ph, "cost_s", lb->o.ntypes, r->phase_cost_s[k]);
     else
@@ -212,22 +217,27 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
  * last prediction came. */
 static PetscErrorCode summary_model(AmrLb lb, MPI_Comm comm, const char *program)
 {
-  char phases[512] = "", gain[160] = "", last[160] = "";
-  size_t len = 0;
+  char phases[512] = "", gain[160] = "", last[160] = "", miss[512] = "";
+  size_t len = 0, mlen = 0;
 
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) {
     const AmrLbPhase *ph = &lb->phase[k];
     PetscCall(PetscSNPrintf(phases + len, sizeof phases - len, "%s%s %.3f (lost %.3f)", k ? ", " : "", ph->name, ph->time_total, ph->lost_total));
     len = strlen(phases);
+    if (ph->missed_of > 0) {
+      PetscCall(PetscSNPrintf(miss + mlen, sizeof miss - mlen, "%s %s %.1f%%", mlen ? "," : "; the per-rank predictions missed the own work by", ph->name,
+                              100 * ph->miss / ph->missed_of));
+      mlen = strlen(miss);
+    }
   }
   if (lb->initial_pos)
     PetscCall(PetscSNPrintf(gain, sizeof gain, "; balancing gained %.3f s against the initial partition kept (modelled)", lb->gain_s));
   if (isfinite(lb->last_predicted) && lb->last_measured > 0)
     PetscCall(PetscSNPrintf(last, sizeof last, "; the last cycle took %.4f s, predicted %.4f s (%+.1f%%)", lb->last_measured, lb->last_predicted,
                             100 * (lb->last_predicted - lb->last_measured) / lb->last_measured));
-  PetscCall(PetscPrintf(comm, "%s: summary (phase model): %.3f s, sum over cycles and phases of the slowest rank's own work: %s; lost to imbalance %.3f s (%.1f%%)%s%s\n",
-                        program, lb->model_total, phases, lb->lost_s, lb->model_total > 0 ? 100 * lb->lost_s / lb->model_total : 0, gain, last));
+  PetscCall(PetscPrintf(comm, "%s: summary (phase model): %.3f s, sum over cycles and phases of the slowest rank's own work: %s; lost to imbalance %.3f s (%.1f%%)%s%s%s\n",
+                        program, lb->model_total, phases, lb->lost_s, lb->model_total > 0 ? 100 * lb->lost_s / lb->model_total : 0, gain, last, miss));
   PetscFunctionReturn(0);
 }
 

@@ -147,6 +147,15 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
     v[9 + 2 * k] = lb->phase[k].lost_total;
   }
   PetscCall(AmrCkpStateSetBytes(st, "lb.phase_model", v, sizeof(double) * (8 + 2 * lb->nphases)));
+  /* apart from lb.phase_model, which keeps its layout for older checkpoints */
+  for (int k = 0; k < lb->nphases; k++) {
+    v[2 * k] = lb->phase[k].miss;
+    v[2 * k + 1] = lb->phase[k].missed_of;
+  }
+  if (lb->nphases) {
+    PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases * lb->size));
+  }
   if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char key[64];
@@ -185,6 +194,19 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
       lb->phase[k].lost_total = v[9 + 2 * k];
     }
   }
+  PetscCall(AmrCkpStateHas(st, "lb.phase_miss", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_miss", &buf, &len));
+  if (has && len == sizeof(double) * 2 * lb->nphases) {
+    const double *v = buf;
+    for (int k = 0; k < lb->nphases; k++) {
+      lb->phase[k].miss = v[2 * k];
+      lb->phase[k].missed_of = v[2 * k + 1];
+    }
+  }
+  /* per rank: on another rank count the first cycle goes unpredicted */
+  PetscCall(AmrCkpStateHas(st, "lb.phase_expect", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_expect", &buf, &len));
+  if (has && len == sizeof(double) * lb->nphases * lb->size) memcpy(lb->expect, buf, len);
   PetscCall(AmrCkpStateHas(st, "lb.initial_positions", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.initial_positions", &buf, &len));
   if (has && len == sizeof(p4est_quadrant_t) * (lb->size + 1)) {

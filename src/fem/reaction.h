@@ -131,4 +131,13 @@ PetscErrorCode FemReactionCell(const FemReactionParams *p, int nb, const double 
  */
 FemReactionState FemReactionCellState(const FemReactionParams *p, int nb, const double *a, const double *b, const double *c);
 
+/**
+ * A cell's reaction clock forecast for the next cycle of n sweeps, from
+ * this cycle's: S0 the clock summed over its n sweeps, S1 the sum of sweep
+ * index (0 to n - 1) times the sweep's clock.  The least-squares line
+ * through the sweeps taken to the middle of the next cycle with half its
+ * slope, kept within 0.1 S0 and 3 S0; S0 itself for fewer than 3 sweeps.
+ */
+double FemReactionCostForecast(double S0, double S1, int n);
+
 #endif

@@ -44,6 +44,8 @@ typedef struct {
   int nranks;
   double *step_ns;          /* per rank: front_cpu per front step, ns */
   p4est_locidx_t nsolve;    /* local cells during the steps */
+  double *trend;            /* per local cell during the steps: sum of step index x the cell's reaction clock */
+  int nsteps;               /* reaction sweeps of the cycle so far */
 } AmrReactive;
 
 static int nbasis(const AmrAdvection *s) { return s->opt.degree ? FEM_ADVECT_NB : 1; }
@@ -96,6 +98,7 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
     FemReactionWork w = {0, 0, 0};
     PetscCall(FemReactionCell(&r->react, nb, xibar + (size_t)K * DIM, d->c, FemAdvectCellExtra(d, FIELD_B), FemAdvectCellExtra(d, FIELD_C), dt, &clock, &w));
     FemAdvectCellExtra(d, FIELD_COST)[0] += w.cpu;
+    r->trend[K] += w.cpu * r->nsteps;
     r->steps_local += w.steps;
     /* a point where nothing reacts takes one step: more is the front */
     if (w.steps > npoints) {
@@ -105,6 +108,7 @@ static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *w
   })
   *cpu = FemThreadTime() - c0;
   *wall = MPI_Wtime() - w0;
+  r->nsteps++;
   PetscCall(PetscFree(xibar));
   r->wall_local += *wall;
   PetscFunctionReturn(0);
@@ -197,7 +201,14 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   r->wall_local = r->front_cpu = 0;
   r->front_steps = 0;
   r->nsolve = s->p4est->local_num_quadrants;
+  r->nsteps = 0;
+  PetscCall(PetscCalloc1(r->nsolve + 1, &r->trend));
   PetscCall(AmrDarcySolve(p));
+  FOR_LOCAL_CELLS(s->p4est, K, d, {
+    double *cost = FemAdvectCellExtra(d, FIELD_COST);
+    cost[0] = FemReactionCostForecast(cost[0], r->trend[K], r->nsteps);
+  })
+  PetscCall(PetscFree(r->trend));
   r->mass_a = s->mass;
   PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
   PetscCall(FemAdvectExtraMass(s->adv, FIELD_C, &r->mass_c));

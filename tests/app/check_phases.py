@@ -12,12 +12,18 @@ the modelled phases (one for every load type of a phase modelled by
 cells); cycle_time_s and cycle_mean_s must be the sum over
 phases of the largest and of the mean own_cpu, cycle_imbalance_pct their
 I%, lost_s and model_total_s the run's sums; predicted_s must be the
-previous record's next_predicted_s; with --weights phases the rebalanced
+previous record's next_predicted_s, and next_predicted_s the sum over the
+modelled phases of the largest next_own_cpu (the model's loads per rank
+on the next partition) and over the others of the largest own_cpu (null
+for those); with --weights phases the rebalanced
 cycles name the factor of every modelled phase, unless the
-multi-constraint split was chosen (phase_split).  Prints one line per run
+multi-constraint split was chosen (phase_split); the summary's per-rank
+miss of each phase must be the sum over cycles and ranks of |own_cpu -
+the last record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -36,8 +42,17 @@ def check(recs, phases, weights):
         if ph is None or list(ph) != phases:
             bad.append("cycle %d: phases %s, expected %s" % (c, None if ph is None else list(ph), phases))
             continue
-        tmax = tmean = 0.0
+        tmax = tmean = nxt = 0.0
         for name, v in ph.items():
+            n = v["next_own_cpu"]
+            if v["model"] == "measured" or r["next_predicted_s"] is None:
+                if n is not None:
+                    bad.append("cycle %d, phase %s: next_own_cpu %s without a model or prediction" % (c, name, n))
+                nxt += max(v["own_cpu"])
+            elif n is None or len(n) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in n):
+                bad.append("cycle %d, phase %s: next_own_cpu %s is not %d times >= 0" % (c, name, n, P))
+            else:
+                nxt += max(n)
             for key in ("own_cpu", "own_wall", "wall"):
                 x = v[key]
                 if len(x) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in x):
@@ -61,6 +76,8 @@ def check(recs, phases, weights):
         total += tmax
         if not (close(lost, r["lost_s"], 1e-7, 1e-9) and close(total, r["model_total_s"], 1e-7, 1e-9)):
             bad.append("cycle %d: lost_s %s, model_total_s %s, expected %s, %s" % (c, r["lost_s"], r["model_total_s"], lost, total))
+        if r["next_predicted_s"] is not None and not close(nxt, r["next_predicted_s"], 1e-9, 1e-12):
+            bad.append("cycle %d: next_predicted_s %s, but the phases' next loads sum to %s" % (c, r["next_predicted_s"], nxt))
         if prev is not None and prev.get("next_predicted_s") is not None and not close(prev["next_predicted_s"], r["predicted_s"] or 0):
             bad.append("cycle %d: predicted_s %s is not the last cycle's next_predicted_s %s" % (c, r["predicted_s"], prev["next_predicted_s"]))
         if r["cycle_wall_s"] + 1e-3 < tmax / P:
@@ -69,6 +86,23 @@ def check(recs, phases, weights):
             bad.append("cycle %d: the MPI profiling layer is not linked" % c)
         prev = r
     return bad
+
+
+def check_miss(recs, out):
+    """The summary's per-rank misses against the records'."""
+    miss, of = {}, {}
+    for prev, r in zip(recs, recs[1:]):
+        for name, v in r["phases"].items():
+            n = prev["phases"][name]["next_own_cpu"]
+            if n is not None:
+                miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(v["own_cpu"], n))
+                of[name] = of.get(name, 0) + sum(v["own_cpu"])
+    m = re.search(r"the per-rank predictions missed the own work by (.*)$", out, re.M)
+    said = dict((w.rsplit(" ", 1)[0].strip(), float(w.rsplit(" ", 1)[1].rstrip("%"))) for w in m.group(1).split(",")) if m else {}
+    want = dict((k, 100 * miss[k] / of[k]) for k in miss if of[k] > 0)
+    if set(said) != set(want) or any(abs(said[k] - want[k]) > 0.051 for k in want):
+        return ["summary: per-rank misses %s, the records give %s" % (said, dict((k, round(v, 2)) for k, v in want.items()))]
+    return []
 
 
 def main(argv):
@@ -84,7 +118,7 @@ def main(argv):
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
     recs = [json.loads(l) for l in open(report)]
-    bad = check(recs, phases, weights) if recs else ["%s has no record" % report]
+    bad = check(recs, phases, weights) + check_miss(recs, run.stdout) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
         report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))

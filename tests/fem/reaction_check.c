@@ -284,6 +284,38 @@ static PetscErrorCode check_contrast(const FemReactionParams *pp, double dt, dou
   PetscFunctionReturn(0);
 }
 
+/* The clock forecast on sweeps whose clock is known: a rising line, a
+ * falling one (floor 0.1 S0), a flat one, a jump at the last sweep (cap
+ * 3 S0) and too few sweeps. */
+static PetscErrorCode check_forecast(void)
+{
+  static const struct {
+    double clock[10];
+    int n;
+    double want;
+  } cases[] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10, 95},      /* S0 45, slope 1: 45 + 0.5 x 1 x 100 */
+    {{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 10, 4.5},     /* 45 - 50 < 0.1 x 45 */
+    {{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 10, 20},
+    {{0, 0, 0, 0, 0, 0, 0, 0, 0, 100}, 10, 300},   /* 100 + 272.7 > 3 x 100 */
+    {{0, 0, 0, 1, 2, 3}, 6, 17.314285714285714}, /* S0 6, S1 26, slope 11 / 17.5: 6 + 0.5 x 36 x 11 / 17.5 */
+    {{1, 5}, 2, 6},
+  };
+
+  PetscFunctionBeginUser;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    double S0 = 0, S1 = 0, got;
+    for (int j = 0; j < cases[c].n; j++) {
+      S0 += cases[c].clock[j];
+      S1 += j * cases[c].clock[j];
+    }
+    got = FemReactionCostForecast(S0, S1, cases[c].n);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "case %zu: S0 %g S1 %g n %d forecast %.15g (want %.15g)\n", c, S0, S1, cases[c].n, got, cases[c].want));
+    CHECK(fabs(got - cases[c].want) <= 1e-12 * cases[c].want);
+  }
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char check[64] = "";
@@ -312,8 +344,10 @@ int main(int argc, char **argv)
     PetscCall(check_positivity(tol));
   else if (!strcmp(check, "contrast"))
     PetscCall(check_contrast(&p, dt, min_contrast));
+  else if (!strcmp(check, "forecast"))
+    PetscCall(check_forecast());
   else
-    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation, positivity or contrast", check);
+    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation, positivity, contrast or forecast", check);
   if (msg[0]) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction_check: error: %s\n", msg));
     PetscCall(PetscFinalize());

@@ -46,6 +46,7 @@ typedef struct {
   AmrLbWindow fit;
   double sec[AMR_LB_MAX_TYPES]; /* seconds per cell of each type in one cycle of the phase */
   double time_total, lost_total; /* run totals: its slowest rank's own work, and that less the mean */
+  double miss, missed_of; /* run totals over the ranks and cycles predicted: |own CPU - predicted|, and the own CPU */
 } AmrLbPhase;
 
 struct AmrLb {
@@ -72,6 +73,7 @@ struct AmrLb {
   double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
   p4est_quadrant_t *initial_pos; /* the initial partition as curve positions (p4est's global_first_position), NULL: none */
   double unmodelled_s;      /* the last cycle's time of the phases not modelled (their slowest ranks) */
+  double *expect;           /* nphases x size: the own CPU the last cycle predicted for this one per phase and rank (NaN: none) */
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   AmrTrace trace;           /* -trace_loads */
   double t_start, lost, lb_total, migrate_total;
