@@ -90,6 +90,7 @@ struct _p_FemAdvect {
   int collecting;
   FemAdvectFacePoint *collect;
   size_t ncollect, capcollect;
+  size_t npoints; /* face points of the iteration so far: the next index */
 
   /* this rank's own work in time steps (thread CPU and wall seconds), and
    * the part of the steps spent in ghost exchanges, which wait on others */
@@ -482,7 +483,7 @@ static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSid
   if (adv->collecting && grow((void **)&adv->collect, &adv->capcollect, adv->ncollect + np, sizeof(FemAdvectFacePoint))) return -2;
   for (int p = 0; p < np; p++) {
     double r[3] = {0}, xi[DIM], w = 1, jac[3][3], jinv[3][3];
-    FemAdvectFacePoint fp = {.a = {.tree = a->tree, .quad = a->q, .cell = a->idx}, .a_local = a->local};
+    FemAdvectFacePoint fp = {.a = {.tree = a->tree, .quad = a->q, .cell = a->idx}, .a_local = a->local, .index = adv->npoints++};
     int idx = p;
     for (int k = 0; k < DIM; k++) {
       if (k == ax) {
@@ -667,6 +668,7 @@ static PetscErrorCode iterate_faces(FemAdvect adv)
 {
   PetscFunctionBeginUser;
   adv->cb_err = 0;
+  adv->npoints = 0;
 #ifndef P4_TO_P8
   p4est_iterate(adv->p4est, adv->ghost, adv, NULL, face_cb, NULL);
 #else

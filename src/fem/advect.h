@@ -47,6 +47,9 @@ typedef struct {
   FemAdvectPoint b; /**< the point in cell b; b.quad is NULL on the domain boundary */
   double ndS[3]; /**< quadrature weight times area element times the unit normal out of a */
   int a_local, b_local; /**< whether a, b are this rank's cells */
+  size_t index; /**< position in the face iteration, so in FemAdvectFacePoints' list: the same
+                 *   point has the same index in every iteration over one forest, so a
+                 *   problem can compute its face fluxes once per forest (sipg.h) */
 } FemAdvectFacePoint;
 
 /** The data of an advection problem (the problems are in src/problems):

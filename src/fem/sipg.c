@@ -80,6 +80,15 @@ struct _p_FemSipg {
    * was half of the 3D heterogeneous run (a lognormal field's cosines). */
   double *cell_K;   /* VN * VN stiffness, then VN load, per local cell */
   FaceTerms *faces; /* per face point of the solve */
+  double *kcell;    /* per local cell: the geometric mean of k at its quadrature points */
+  /* The flux at every face point of the solution's forest, by the point's
+   * FemAdvectFacePoint.index, with its side a's cell to check the index
+   * against: the transport asks for each once per forest, right after the
+   * solve, and evaluating the face terms again (k from both sides) cost as
+   * much as the assembly's face terms in the 3D heterogeneous run. */
+  double *flux;
+  p4est_locidx_t *flux_cell;
+  size_t nflux;
 };
 
 /* Basis values, k grad phi . ndS, k and the inverse of the cell's smallest
@@ -181,17 +190,24 @@ static void shifted_values(const FemSipg s, const FemAdvectFacePoint *fp, const 
     d[1][0] = (t->g - shift) - shift_lo;
 }
 
+/* F . ndS at fp from its terms t and the solution in s->coef. */
+static double face_flux(const FemSipg s, const FemAdvectFacePoint *fp, const FaceTerms *t)
+{
+  double F = 0, d[2][VN];
+  if (t->neumann) return 0;
+  shifted_values(s, fp, t, d);
+  for (int y = 0; y < 2; y++)
+    for (int j = 0; j < t->s[y].n; j++) F += (-t->s[y].v[j] + t->sigma * t->s[y].u[j]) * d[y][j];
+  return F;
+}
+
 double FemSipgFlux(FemSipg s, const FemAdvectFacePoint *fp)
 {
   FaceTerms t;
-  double F = 0, d[2][VN];
   if (!s->coef || s->p4est->revision != s->revision) return 0;
+  if (fp->index < s->nflux && s->flux_cell[fp->index] == fp->a.cell) return s->flux[fp->index];
   face_eval(s, fp, &t);
-  if (t.neumann) return 0;
-  shifted_values(s, fp, &t, d);
-  for (int y = 0; y < 2; y++)
-    for (int j = 0; j < t.s[y].n; j++) F += (-t.s[y].v[j] + t.sigma * t.s[y].u[j]) * d[y][j];
-  return F;
+  return face_flux(s, fp, &t);
 }
 
 /* Gradient of p_h (physical) and its value at pt. */
@@ -336,10 +352,14 @@ static PetscErrorCode create_matrix(FemSipg s, const FemAdvectFacePoint *pts, si
 }
 
 /* The cell terms of quadrant q of tree t: Ke = int k grad phi_i . grad
- * phi_j, fe = int f phi_i. */
-static void cell_terms(const FemSipg s, p4est_topidx_t t, const p4est_quadrant_t *quad, double Ke[VN * VN], double fe[VN])
+ * phi_j, fe = int f phi_i; kmean the geometric mean of k at the
+ * quadrature points, the cell's k for the preconditioner (one value per
+ * cell; the value at the centre was one more evaluation of k per cell, and
+ * the mean is the same on cells of a file's grid). */
+static void cell_terms(const FemSipg s, p4est_topidx_t t, const p4est_quadrant_t *quad, double Ke[VN * VN], double fe[VN], double *kmean)
 {
   const FemRule *r = &s->qe.cell;
+  double logk = 0;
   memset(Ke, 0, sizeof(double) * VN * VN);
   memset(fe, 0, sizeof(double) * VN);
   for (int pt = 0; pt < r->npts; pt++) {
@@ -347,6 +367,7 @@ static void cell_terms(const FemSipg s, p4est_topidx_t t, const p4est_quadrant_t
     const double *eta = r->eta + 3 * pt, *phi = r->phi + (size_t)pt * VN, *dphi = r->dphi + (size_t)pt * VN * DIM;
     AmrGeomQuadMap(s->p4est->connectivity, t, quad, eta, x, J);
     const double w = r->w[pt] * fabs(AmrGeomInvert(J, Ji)), k = s->perm(s->kctx, x), f = s->prob->f(DIM, x);
+    logk += log(k);
     for (int i = 0; i < VN; i++)
       for (int e = 0; e < DIM; e++)
         for (int a = 0; a < DIM; a++) g[i][a] += dphi[i * DIM + e] * Ji[e][a];
@@ -359,6 +380,7 @@ static void cell_terms(const FemSipg s, p4est_topidx_t t, const p4est_quadrant_t
       }
     }
   }
+  *kmean = exp(logk / r->npts);
 }
 
 /* Calls body for every local cell K (quadrant quad of tree t). */
@@ -378,7 +400,7 @@ static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, double *rhs)
   FOR_LOCAL_CELLS(s->p4est, t, quad, K, {
     double *Ke = s->cell_K + K * (VN * VN + VN), *fe = Ke + VN * VN;
     PetscInt rows[VN];
-    cell_terms(s, t, quad, Ke, fe);
+    cell_terms(s, t, quad, Ke, fe, &s->kcell[K]);
     for (int i = 0; i < VN; i++) {
       rows[i] = (first + (PetscInt)K) * VN + i;
       rhs[K * VN + i] += fe[i];
@@ -503,7 +525,9 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(create_matrix(s, pts, npts));
   PetscCall(MatCreateVecs(s->A, &s->x, &s->b));
   PetscCall(VecSet(s->b, 0));
-  PetscCall(PetscMalloc2((size_t)s->nlocal * (VN * VN + VN) + 1, &s->cell_K, npts + 1, &s->faces));
+  PetscCall(PetscFree2(s->flux, s->flux_cell));
+  s->nflux = 0;
+  PetscCall(PetscMalloc3((size_t)s->nlocal * (VN * VN + VN) + 1, &s->cell_K, npts + 1, &s->faces, (size_t)s->nlocal + 1, &s->kcell));
   PetscCall(VecGetArray(s->b, &rhs));
   PetscCall(assemble_cells(s, first, rhs));
   PetscCall(assemble_faces(s, pts, npts, gidx, rhs));
@@ -515,17 +539,8 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
   if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
     PC pc;
-    double *kcell;
-    PetscCall(PetscMalloc1(s->nlocal + 1, &kcell));
-    FOR_LOCAL_CELLS(p4est, t, quad, K, {
-      const double centre[3] = {0.5, 0.5, 0.5};
-      double x[3];
-      AmrGeomQuadMap(p4est->connectivity, t, quad, centre, x, NULL);
-      kcell[K] = s->perm(s->kctx, x);
-    })
     PetscCall(KSPGetPC(s->ksp, &pc));
-    PetscCall(FemSipgContinuousPCSetForest(pc, p4est, &s->qe, kcell));
-    PetscCall(PetscFree(kcell));
+    PetscCall(FemSipgContinuousPCSetForest(pc, p4est, &s->qe, s->kcell));
   }
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscCalloc1(s->ncells * 2 * VN + 1, &s->coef));
@@ -570,7 +585,13 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
     PetscCall(VecNorm(s->b, NORM_2, rnorm));
   }
   PetscCall(VecDestroy(&dx));
-  PetscCall(PetscFree2(s->cell_K, s->faces));
+  PetscCall(PetscMalloc2(npts + 1, &s->flux, npts + 1, &s->flux_cell));
+  for (size_t p = 0; p < npts; p++) {
+    s->flux[p] = face_flux(s, &pts[p], &s->faces[p]);
+    s->flux_cell[p] = pts[p].a.cell;
+  }
+  s->nflux = npts;
+  PetscCall(PetscFree3(s->cell_K, s->faces, s->kcell));
   PetscCall(PetscFree(pts));
   s->revision = p4est->revision;
   PetscFunctionReturn(0);
@@ -590,6 +611,7 @@ PetscErrorCode FemSipgDestroy(FemSipg *s)
   PetscCall(KSPDestroy(&(*s)->ksp));
   FemQElemFree(&(*s)->qe);
   PetscCall(PetscFree((*s)->coef));
+  PetscCall(PetscFree2((*s)->flux, (*s)->flux_cell));
   PetscCall(PetscFree(*s));
   PetscFunctionReturn(0);
 }

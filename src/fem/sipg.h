@@ -51,7 +51,9 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
 PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *rnorm);
 
 /** The numerical flux at a face point integrated with its weight,
- *  F . ndS out of fp->a (adv's face points, or FemAdvectProblem.face_flux's). */
+ *  F . ndS out of fp->a (adv's face points, or FemAdvectProblem.face_flux's);
+ *  at the points of the solve's forest (by fp->index) the value the solve
+ *  computed from its own face terms. */
 double FemSipgFlux(FemSipg s, const FemAdvectFacePoint *fp);
 
 /** b = -k grad p_h in the cell of pt. */

@@ -107,6 +107,12 @@ static PetscErrorCode check_reference(void)
     {"lognormal:1.5,0.2,42", {0.05, 0.93, 0.77}, 3.2483061786700702},
     {"lognormal:3,0.05,0", {0.3, 0.7, 0}, 3.6764689793445244},
     {"lognormal:3,0.05,0", {0.5, 0.5, 0.5}, 1.2965979932418306},
+    /* arguments of the cosines near 1e5 (reduced by up to 6e4 multiples
+     * of pi/2) and near 1e7 (libm's cos): values of libm's cos at e27a8c1 */
+    {"lognormal:1,1e-5,7", {0.3, 0.7, 0.2}, 0.49462438268927134},
+    {"lognormal:1,1e-5,7", {0.91, 0.13, 0.58}, 1.1613479369938706},
+    {"lognormal:1,1e-7,7", {0.3, 0.7, 0.2}, 3.0494466656037176},
+    {"lognormal:1,1e-7,7", {0.91, 0.13, 0.58}, 3.1753778144678249},
   };
 
   PetscFunctionBeginUser;
