@@ -134,8 +134,10 @@ print(k)" "$1" "$2" "$3" "$4" "$5" "$mem"
 # chain-mode tree's time grows as P^2 (10 s of CPU at 16384 ranks); the
 # non-local line case's iterations grow as P^2 and their cost as P^3
 # (diffusion: 3.9 million iterations at 2048); zoltan-rcb and zoltan-hsfc
-# held 1.4 GB at 16384 ranks of tiled tasks (5.1 GB at 32768), zoltan-graph
-# took 68 s of CPU there; on the subdomain graph of 8192 ranks (2D) the
+# partition for P parts in one process, in memory growing as P^2 (1.3 GB
+# at 16384 ranks of darcy2d's tasks, ZOLTAN32K; about 66 GB at
+# 131072), zoltan-graph took 76 s (2D) and 320 s (3D) at 16384; on the
+# subdomain graph of 8192 ranks (2D) the
 # Laplacian's eigenvalues that chebyshev needs do not converge in the 300
 # Lanczos steps the library allows (an error, which would stop the study).
 # -A runs everything to the largest -P.
@@ -146,8 +148,8 @@ cap() {  # MODE METHOD
     chain:tree) echo 32768 ;;
     line:*) echo 2048 ;;
     tasks:chebyshev) echo 4096 ;;
-    tasks:zoltan-graph) echo 8192 ;;
-    tasks:zoltan-*) echo 16384 ;;
+    tasks:zoltan-graph) echo 16384 ;;
+    tasks:zoltan-*) echo 32768 ;;
     *) echo 1073741824 ;;
   esac
 }
