@@ -371,26 +371,30 @@ lb_err lb_trace_read(const char *path, int cycle, lb_load_trace *t)
 int64_t lb_trace_refine_bytes(const lb_load_trace *t, int k)
 {
   const int dim = t->dim;
-  /* the refined arrays beside the recorded ones while they are built */
-  const double per = 8.0 + 1 + 4.0 * dim + 4 + 1 + 4.0 * dim + 8.0 * t->nphases;
+  /* the refined arrays beside the recorded ones while they are built, of
+   * those the caller kept */
+  const double per = 8.0 + (t->type ? 1 : 0) + (t->x ? 4.0 * dim : 0) + 4 + 1 + 4.0 * dim + (t->pw ? 8.0 * t->nphases : 0);
   const double bytes = per * (double)t->ncells * (1.0 + ldexp(1.0, dim * k));
   return bytes >= 0x1p62 ? INT64_MAX : (int64_t)bytes;
 }
 
 lb_err lb_trace_refine(lb_load_trace *t, int k)
 {
-  const int dim = t->dim, K = t->nphases, L = LB_TRACE_MAXLEVEL(dim);
+  const int dim = t->dim, L = LB_TRACE_MAXLEVEL(dim);
   const int64_t N = t->ncells, m = INT64_C(1) << (dim * k), M = N * m;
   int top = 0;
   if (k == 0) return LB_OK;
   if (!t->pos) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has no cell positions (format version %d)", k, t->cycle, t->version);
   for (int64_t i = 0; i < N; i++) top = t->level[i] > top ? t->level[i] : top;
   if (top + k > L) return lb_error(LB_ERR_ARG, "-refine %d: trace cycle %d has cells of level %d, refined past p4est's level %d", k, t->cycle, top, L);
+  /* the load types, centres and phase weights only where the caller kept
+   * them: at 131072 ranks of 1000 tasks a replay holds little else */
+  const int K = t->pw ? t->nphases : 0;
   double *w = malloc((size_t)M * sizeof *w), *pw = K ? malloc((size_t)M * K * sizeof *pw) : NULL;
-  unsigned char *type = malloc((size_t)M), *level = malloc((size_t)M);
-  float *x = malloc((size_t)M * dim * sizeof *x);
+  unsigned char *type = t->type ? malloc((size_t)M) : NULL, *level = malloc((size_t)M);
+  float *x = t->x ? malloc((size_t)M * dim * sizeof *x) : NULL;
   int32_t *tree = malloc((size_t)M * sizeof *tree), *pos = malloc((size_t)M * dim * sizeof *pos);
-  if (!w || (K && !pw) || !type || !level || !x || !tree || !pos) {
+  if (!w || (K && !pw) || (t->type && !type) || !level || (t->x && !x) || !tree || !pos) {
     free(w), free(pw), free(type), free(level), free(x), free(tree), free(pos);
     return lb_error(LB_ERR_MEM, "-refine %d: out of memory for %lld cells", k, (long long)M);
   }
@@ -404,7 +408,7 @@ lb_err lb_trace_refine(lb_load_trace *t, int k)
       const int64_t c = i * m + j;
       w[c] = t->w[i] * share;
       for (int p = 0; p < K; p++) pw[p * M + c] = t->pw[p * N + i] * share;
-      type[c] = t->type[i];
+      if (type) type[c] = t->type[i];
       level[c] = (unsigned char)level_c;
       tree[c] = t->tree[i];
       /* child j in Morton order: bit dim b + d of j is bit b of its offset in direction d */
@@ -413,7 +417,7 @@ lb_err lb_trace_refine(lb_load_trace *t, int k)
         for (int b = 0; b < k; b++) off |= (int32_t)((j >> (dim * b + d)) & 1) << b;
         pos[c * dim + d] = t->pos[i * dim + d] + off * h;
         /* no geometry here: the children keep the parent's centre */
-        x[c * dim + d] = t->x[i * dim + d];
+        if (x) x[c * dim + d] = t->x[i * dim + d];
       }
     }
   }

@@ -122,7 +122,9 @@ int64_t lb_trace_refine_bytes(const lb_load_trace *t, int k);
  *  coordinates, and exactly 2^-(dim k) of its weight and phase weights (a
  *  power of two scales without rounding: the children's exact sum, and
  *  their pairwise sum, is the parent's); the app's split is
- *  refined with the cells.  A trace without positions (version 1) or cells
+ *  refined with the cells.  Load types, centres and phase weights are
+ *  refined only where t holds them (a caller that reads none sets them
+ *  NULL first, and lb_trace_refine_bytes counts only what t holds).  A trace without positions (version 1) or cells
  *  refined past p4est's largest level is an LB_ERR_ARG error naming
  *  -refine. */
 lb_err lb_trace_refine(lb_load_trace *t, int k);

@@ -380,7 +380,7 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
   lb_chain_result res;
   lb_load_trace tr, prev;
   int have_res = 0, size, traced = lb_trace_is_scenario(o->scenario);
-  const lb_trace_replay rp = {(int)o->replicate, (int)o->refine, trace_split(o), NULL};
+  const lb_trace_replay rp = {(int)o->replicate, (int)o->refine, trace_split(o), NULL, 0};
   memset(&tr, 0, sizeof tr);
   memset(&prev, 0, sizeof prev);
   lb_err err = lb_graph_create(o->graph, &g);

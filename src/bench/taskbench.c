@@ -244,7 +244,7 @@ static lb_err subdomains_ranks(const char *spec, int *P)
  * share a face. */
 static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace, lb_tracetasks *tt, lb_task_graph *tg, lb_graph **g, task_source *src)
 {
-  const lb_trace_replay rp = {o->replicate, o->refine, o->split, o->mesh};
+  const lb_trace_replay rp = {o->replicate, o->refine, o->split, o->mesh, lb_zoltan_is_method(o->method) ? 1 : 2};
   lb_load_trace prev;
   int64_t n, *counts = NULL, *xadj = NULL;
   double *w = NULL;
@@ -261,17 +261,6 @@ static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace
   if (!err) err = lb_trace_curve(trace, &prev, &rp, P, &n, &w, counts);
   free(w);
   lb_trace_free(&prev);
-  /* the adjacency's build is the run's peak: what neither it (trees, levels,
-   * positions) nor the tasks' weights read goes before it, the centres too
-   * unless a Zoltan baseline reads them */
-  free(trace->pw);
-  free(trace->type);
-  trace->pw = NULL;
-  trace->type = NULL;
-  if (!lb_zoltan_is_method(o->method)) {
-    free(trace->x);
-    trace->x = NULL;
-  }
   /* the file's name for messages: the scenario less "trace:" and a cycle */
   snprintf(path, sizeof path, "%s", o->scenario + 6);
   char *colon = strrchr(path, ':');
@@ -319,7 +308,7 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   if (traced && o->mesh) {
     if ((err = trace_split_tasks(o, &trace, &tt, &tg, &g, &src))) goto out;
   } else if (traced) {
-    const lb_trace_replay rp = {o->replicate, o->refine, LB_TRACE_SPLIT_APP, NULL};
+    const lb_trace_replay rp = {o->replicate, o->refine, LB_TRACE_SPLIT_APP, NULL, 0};
     if ((err = lb_graph_create(o->graph, &g)) || (err = lb_trace_open_scenario(o->scenario, &rp, &trace, NULL)) ||
         (err = lb_tracetasks_create(g, &trace, o->replicate, &tt, &tg)))
       goto out;

@@ -68,6 +68,21 @@ static lb_err carry_positions(const char *path, const lb_trace_replay *rp, const
                   t->version);
 }
 
+/* What a replay need not refine: a cycle's load types and phase weights,
+ * and with centres its centres (refined, 9 + 8 K bytes a cell in 2D and
+ * 13 + 8 K in 3D, K phases, beside 21 and 29 for what stays). */
+static void drop_extras(lb_load_trace *t, int centres)
+{
+  free(t->type);
+  free(t->pw);
+  t->type = NULL;
+  t->pw = NULL;
+  if (centres) {
+    free(t->x);
+    t->x = NULL;
+  }
+}
+
 lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_load_trace *t, lb_load_trace *prev)
 {
   char path[4096];
@@ -82,13 +97,17 @@ lb_err lb_trace_open_scenario(const char *spec, const lb_trace_replay *rp, lb_lo
     err = lb_error(LB_ERR_ARG, "-mesh %s: trace '%s' is format version %d, which records no cell positions to find the cells' neighbours (record it again)",
                    rp->mesh, path, t->version);
   if (!err && prev) err = carry_positions(path, rp, t);
+  if (!err && rp->lean) drop_extras(t, rp->lean == 2);
   if (!err) err = refine_record(path, rp, t);
   if (!err && prev && rp->split == LB_TRACE_SPLIT_CARRY) {
     /* the record before this cycle's, in file order */
     err = lb_trace_cycles(path, &ncycles, &cycles);
     for (int i = 1; !err && i < ncycles; i++)
       if (cycles[i] == t->cycle) {
-        if (!(err = lb_trace_read(path, cycles[i - 1], prev))) err = refine_record(path, rp, prev);
+        if (!(err = lb_trace_read(path, cycles[i - 1], prev))) {
+          drop_extras(prev, 1);
+          err = refine_record(path, rp, prev);
+        }
         break;
       }
     free(cycles);

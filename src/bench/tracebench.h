@@ -28,12 +28,17 @@ typedef struct {
   int refine;           /**< -refine: every cell refined this many times (>= 0) */
   lb_trace_split split; /**< -trace_split */
   const char *mesh;     /**< -mesh: the coarse mesh of the recording (task mode; NULL: none) */
+  int lean;             /**< 1: the caller reads of the cycle's cells only weights, trees, levels and positions (and centres
+                             unless 2), so the rest goes before refining (task mode with -mesh) */
 } lb_trace_replay;
 
 /** Read the cycle that spec "trace:FILE[:CYCLE]" names (the last without
  *  CYCLE) into t, refined rp->refine times (lb_trace_refine); with prev
  *  non-NULL and rp->split carry, also the record before it in the file,
- *  refined alike (prev->ncells 0 when the cycle is the file's first).  A
+ *  refined alike (prev->ncells 0 when the cycle is the file's first),
+ *  holding only weights, trees, levels and positions (what carry reads);
+ *  t without load types and phase weights when rp->lean, and without
+ *  centres when rp->lean is 2.  A
  *  version 1 trace with -mesh, -refine or carry, or a refinement that would need
  *  more than this machine's memory, is an error naming the option and the
  *  file.  Free both with lb_trace_free. */

@@ -6,7 +6,6 @@
 #include "mesh/mesh.h"
 #include "mesh/traceadj.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,17 +15,16 @@
 #define TRACE_MESH_ADJACENCY lb_trace_mesh_adjacency_2d
 #endif
 
-/* The mesh and the PETSc-allocated rows (xadj64, adj64); the mesh's and
- * the trace's checks raise PETSc errors, which the caller turns into one
- * line. */
-static PetscErrorCode rows(const char *spec, const lb_load_trace *t, int *ntrees, int64_t **xadj64, int64_t **adj64)
+/* The mesh and the rows (xadj, adj); the mesh's and the trace's checks
+ * raise PETSc errors, which the caller turns into one line. */
+static PetscErrorCode rows(const char *spec, const lb_load_trace *t, int *ntrees, int64_t **xadj, int **adj)
 {
   AmrMesh mesh;
 
   PetscFunctionBeginUser;
   PetscCall(AmrMeshCreate(PETSC_COMM_SELF, spec, &mesh));
   *ntrees = (int)mesh.conn->num_trees;
-  const PetscErrorCode ierr = AmrTraceAdjacency(mesh.conn, t, xadj64, adj64);
+  const PetscErrorCode ierr = AmrTraceAdjacency(mesh.conn, t, xadj, adj);
   PetscCall(AmrMeshDestroy(&mesh));
   PetscCall(ierr);
   PetscFunctionReturn(0);
@@ -34,46 +32,28 @@ static PetscErrorCode rows(const char *spec, const lb_load_trace *t, int *ntrees
 
 lb_err TRACE_MESH_ADJACENCY(const char *spec, const char *path, const lb_load_trace *t, int64_t **xadj, int **adj, int *maxdeg)
 {
-  int64_t *x64 = NULL, *a64 = NULL;
   int ntrees = 0;
   const char *why = NULL;
   *xadj = NULL;
   *adj = NULL;
   *maxdeg = 0;
   PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
-  const PetscErrorCode ierr = rows(spec, t, &ntrees, &x64, &a64);
+  const PetscErrorCode ierr = rows(spec, t, &ntrees, xadj, adj);
   PetscPopErrorHandler();
   if (ierr) {
     PetscErrorMessage(ierr, NULL, (char **)&why);
-    PetscFree(x64);
-    PetscFree(a64);
+    free(*xadj);
+    free(*adj);
+    *xadj = NULL;
+    *adj = NULL;
     /* the mesh's own errors name -mesh; the trace's name the cycle */
     if (why && !strncmp(why, "option -mesh", 12)) return lb_error(LB_ERR_ARG, "%s", why);
     if (!ntrees) return lb_error(LB_ERR_ARG, "-mesh %s (for %dD trace '%s'): %s", spec, t->dim, path, why ? why : "unknown error");
     return lb_error(LB_ERR_ARG, "-mesh %s: trace '%s' was not recorded on this mesh of %d trees: %s", spec, path, ntrees, why ? why : "unknown error");
   }
-  const int64_t N = t->ncells, E = x64[N];
-  lb_err err = LB_OK;
-  if (E > INT_MAX) err = lb_error(LB_ERR_ARG, "-mesh %s: trace '%s' has %lld neighbour entries, more than task ids hold", spec, path, (long long)E);
-  if (!err) {
-    *xadj = malloc(((size_t)N + 1) * sizeof **xadj);
-    *adj = malloc(((size_t)E + 1) * sizeof **adj);
-    if (!*xadj || !*adj) err = lb_error(LB_ERR_MEM, "-mesh %s: out of memory for the neighbours of %lld cells", spec, (long long)N);
-  }
-  for (int64_t i = 0; !err && i <= N; i++) {
-    (*xadj)[i] = x64[i];
-    if (i < N && x64[i + 1] - x64[i] > *maxdeg) *maxdeg = (int)(x64[i + 1] - x64[i]);
-  }
-  for (int64_t e = 0; !err && e < E; e++) (*adj)[e] = (int)a64[e];
-  PetscFree(x64);
-  PetscFree(a64);
-  if (err) {
-    free(*xadj);
-    free(*adj);
-    *xadj = NULL;
-    *adj = NULL;
-  }
-  return err;
+  for (int64_t i = 0; i < t->ncells; i++)
+    if ((*xadj)[i + 1] - (*xadj)[i] > *maxdeg) *maxdeg = (int)((*xadj)[i + 1] - (*xadj)[i]);
+  return LB_OK;
 }
 
 #ifndef P4_TO_P8

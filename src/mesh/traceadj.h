@@ -21,7 +21,9 @@
  *  dimension or without positions (version 1), a cell on a tree the mesh
  *  lacks, or cells that do not tile every tree of the mesh whole (the trace was not
  *  recorded on this mesh) is a PETSC_ERR_USER_INPUT error naming what
- *  (the caller names the file).  Free with PetscFree(*xadj), PetscFree(*adj). */
-PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace *t, int64_t **xadj, int64_t **adj);
+ *  (the caller names the file), as is a trace of more cells than an int
+ *  indexes.  The rows are malloc'ed (a replay hands them to the balancer
+ *  library, which frees with free()), on error too: free(*xadj), free(*adj). */
+PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace *t, int64_t **xadj, int **adj);
 
 #endif
