@@ -84,7 +84,8 @@ struct _p_FemAdvect {
   FemAdvectCell **cells; /* user data of the local cells, in order */
   PetscErrorCode cb_err; /* first failure inside a p4est callback */
   int min_level, max_level; /* of the adaptation in progress */
-  long revision; /* of the forest the mesh data belong to */
+  long revision;  /* of the forest the cells' data belong to */
+  long frevision; /* of the forest the velocity's data belong to (-1: none) */
 
   /* FemAdvectFacePoints: the face iteration lists its points here */
   int collecting;
@@ -642,6 +643,7 @@ static PetscErrorCode exchange_array(FemAdvect adv, double *arr, size_t nper)
  *  A face whose upwind cell lies outside carries no flux, on both sides, so
  *  the region saves work without losing conservation. */
 static PetscErrorCode sync_mesh(FemAdvect adv);
+static PetscErrorCode sync_cells(FemAdvect adv);
 
 PetscErrorCode FemAdvectSetActive(FemAdvect adv, const int *seed, double floor)
 {
@@ -683,7 +685,7 @@ PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size
 {
   PetscErrorCode ierr;
   PetscFunctionBeginUser;
-  PetscCall(sync_mesh(adv));
+  PetscCall(sync_cells(adv));
   adv->collecting = 1;
   adv->ncollect = adv->capcollect = 0;
   adv->collect = NULL;
@@ -700,12 +702,15 @@ PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
+/** The ghost layer and the per-cell data of the current forest, without the
+ *  velocity's: the face list waits for sync_mesh or FemAdvectVelocityChanged,
+ *  so that a velocity computed on this forest (darcy-transport's pressure)
+ *  is integrated once, not first as the stale one and again after. */
+static PetscErrorCode build_cells(FemAdvect adv)
 {
   p4est_t *p4est = adv->p4est;
   const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
   PetscFunctionBeginUser;
-  PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
   free_mesh(adv);
   adv->ghost = p4est_ghost_new(p4est, P4EST_CONNECT_FACE);
   adv->nlocal = p4est->local_num_quadrants;
@@ -716,7 +721,7 @@ PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
   adv->m0 = malloc((nl * nb + 1) * sizeof(double));
   adv->minv = malloc((nl * nb * nb + 1) * sizeof(double));
   adv->gvol = malloc((nl * npv * DIM + 1) * sizeof(double));
-  adv->outflow = calloc(nl + 1, sizeof(double));
+  adv->outflow = malloc((nl + 1) * sizeof(double));
   adv->mirror_state = malloc((nm + 1) * sizeof(void *));
   adv->mirror_mean = malloc((nm + 1) * sizeof(void *));
   adv->u = malloc((nt * nb + 1) * sizeof(double));
@@ -737,7 +742,6 @@ PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
     adv->mirror_mean[m] = adv->mean + mq->p.piggy3.local_num;
   }
 
-  /* per-cell geometry */
   for (p4est_topidx_t t = p4est->first_local_tree; t <= p4est->last_local_tree; t++) {
     p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
     for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
@@ -756,7 +760,27 @@ PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
         solve_small(nb, mc, e);
         for (int i2 = 0; i2 < nb; i2++) mi[i2 * nb + j] = e[i2];
       }
-      for (int p = 0; nb > 1 && p < npv; p++) {
+    }
+  }
+  adv->revision = p4est->revision;
+  adv->frevision = -1;
+  adv->restricted = 0;
+  PetscFunctionReturn(0);
+}
+
+/** The velocity's data on the current cells: the volume term's weights,
+ *  the face list with its fluxes, and the cells' outflow. */
+static PetscErrorCode build_velocity(FemAdvect adv)
+{
+  p4est_t *p4est = adv->p4est;
+  const int nb = adv->nb, npv = ipow(adv->nqv, DIM);
+  PetscFunctionBeginUser;
+  for (p4est_topidx_t t = p4est->first_local_tree; nb > 1 && t <= p4est->last_local_tree; t++) {
+    p4est_tree_t *tr = p4est_tree_array_index(p4est->trees, t);
+    for (size_t i = 0; i < tr->quadrants.elem_count; i++) {
+      const p4est_quadrant_t *q = p4est_quadrant_array_index(&tr->quadrants, i);
+      const size_t K = tr->quadrants_offset + i;
+      for (int p = 0; p < npv; p++) {
         double xi[DIM], w, jinv[3][3], vel[3];
         FemAdvectPoint pt = {.tree = t, .quad = q, .cell = (p4est_locidx_t)K};
         tensor_point(adv->nqv, p, xi, &w);
@@ -772,8 +796,10 @@ PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
     }
   }
 
+  adv->nfaces = adv->nbfaces = 0;
   PetscCall(iterate_faces(adv));
   const int nqf = ipow(adv->nqf, DIM - 1);
+  memset(adv->outflow, 0, sizeof(double) * ((size_t)adv->nlocal + 1));
   for (size_t e = 0; e < adv->nfaces; e++) {
     const Face *f = &adv->faces[e];
     for (int p = 0; p < nqf; p++) {
@@ -784,18 +810,55 @@ PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
   for (size_t e = 0; e < adv->nbfaces; e++)
     for (int p = 0; p < nqf; p++)
       if (adv->bfaces[e].bn[p] > 0) adv->outflow[adv->bfaces[e].a] += adv->bfaces[e].bn[p];
-  adv->revision = p4est->revision;
-  adv->restricted = 0;
+  adv->frevision = adv->revision;
+  PetscFunctionReturn(0);
+}
+
+/** The cells' data if the forest changed since they were built (its
+ *  revision is the same on all ranks, so all ranks rebuild together):
+ *  enough for the ghost exchange, the cell counts and the face points. */
+static PetscErrorCode sync_cells(FemAdvect adv)
+{
+  PetscFunctionBeginUser;
+  if (adv->p4est->revision != adv->revision) {
+    PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+    PetscCall(build_cells(adv));
+    PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
+  }
+  PetscFunctionReturn(0);
+}
+
+/** All mesh data of the current forest, the velocity's included. */
+static PetscErrorCode sync_mesh(FemAdvect adv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(sync_cells(adv));
+  if (adv->frevision != adv->revision) {
+    PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+    PetscCall(build_velocity(adv));
+    PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemAdvectMeshChanged(FemAdvect adv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+  PetscCall(build_cells(adv));
+  PetscCall(build_velocity(adv));
   PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
-/** Rebuilds the mesh data if the forest changed since the last build (its
- *  revision is the same on all ranks, so all ranks rebuild together). */
-static PetscErrorCode sync_mesh(FemAdvect adv)
+PetscErrorCode FemAdvectVelocityChanged(FemAdvect adv)
 {
   PetscFunctionBeginUser;
-  if (adv->p4est->revision != adv->revision) PetscCall(FemAdvectMeshChanged(adv));
+  PetscCall(sync_cells(adv));
+  PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+  PetscCall(build_velocity(adv));
+  PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
+  adv->restricted = 0;
   PetscFunctionReturn(0);
 }
 
@@ -805,7 +868,7 @@ static PetscErrorCode sync_mesh(FemAdvect adv)
 PetscErrorCode FemAdvectGhostExchange(FemAdvect adv, double *arr, size_t nper)
 {
   PetscFunctionBeginUser;
-  PetscCall(sync_mesh(adv));
+  PetscCall(sync_cells(adv));
   PetscCall(exchange_array(adv, arr, nper));
   PetscFunctionReturn(0);
 }
@@ -815,7 +878,7 @@ p4est_t *FemAdvectForest(FemAdvect adv) { return adv->p4est; }
 PetscErrorCode FemAdvectCellCounts(FemAdvect adv, p4est_locidx_t *nlocal, p4est_locidx_t *nghost)
 {
   PetscFunctionBeginUser;
-  PetscCall(sync_mesh(adv));
+  PetscCall(sync_cells(adv));
   *nlocal = adv->nlocal;
   *nghost = adv->nghost;
   PetscFunctionReturn(0);

@@ -129,6 +129,15 @@ PetscErrorCode FemAdvectDestroy(FemAdvect *adv);
  */
 PetscErrorCode FemAdvectMeshChanged(FemAdvect adv);
 
+/**
+ * Recomputes the velocity's data (the volume term's weights, the face
+ * fluxes, the time step's outflow) on the current ghost layer and cells,
+ * as FemAdvectMeshChanged() does, without rebuilding the ghost layer and
+ * the cells' geometry; call it when only the velocity changed.  The
+ * active region is reset as by FemAdvectMeshChanged().
+ */
+PetscErrorCode FemAdvectVelocityChanged(FemAdvect adv);
+
 /** The stable time step of the current mesh: equal on all ranks. */
 PetscErrorCode FemAdvectTimeStep(FemAdvect adv, double *dt);
 

@@ -144,7 +144,8 @@ PetscErrorCode AmrDarcyCreate(AmrProblem p)
 
 /* Solve for the pressure on the current forest (this rank's KSPSolve time
  * into the problem's ksp_cpu, ksp_wall) and rebuild the tracer's face data
- * with its fluxes. */
+ * with its fluxes (the forest's ghost layer and cell geometry, built for the
+ * solve, are kept). */
 static PetscErrorCode pressure(AmrProblem p, AmrAdvection *s, AmrDarcy *d)
 {
   PetscReal rnorm;
@@ -153,7 +154,7 @@ static PetscErrorCode pressure(AmrProblem p, AmrAdvection *s, AmrDarcy *d)
   d->p4est = FemAdvectForest(s->adv);
   PetscCall(FemSipgSolve(d->sipg, s->adv, &s->ksp_its, &rnorm));
   FemSipgSolveTime(d->sipg, &p->ksp_cpu, &p->ksp_wall);
-  PetscCall(FemAdvectMeshChanged(s->adv));
+  PetscCall(FemAdvectVelocityChanged(s->adv));
   d->revision = d->p4est->revision;
   PetscFunctionReturn(0);
 }
