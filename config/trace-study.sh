@@ -136,10 +136,7 @@ print(k)" "$1" "$2" "$3" "$4" "$5" "$mem"
 # (diffusion: 3.9 million iterations at 2048); zoltan-rcb and zoltan-hsfc
 # partition for P parts in one process, in memory growing as P^2 (1.3 GB
 # at 16384 ranks of darcy2d's tasks, ZOLTAN32K; about 66 GB at
-# 131072), zoltan-graph took 76 s (2D) and 320 s (3D) at 16384; on the
-# subdomain graph of 8192 ranks (2D) the
-# Laplacian's eigenvalues that chebyshev needs do not converge in the 300
-# Lanczos steps the library allows (an error, which would stop the study).
+# 131072), zoltan-graph took 76 s (2D) and 320 s (3D) at 16384.
 # -A runs everything to the largest -P.
 cap() {  # MODE METHOD
   [ "$all" = 1 ] && { echo 1073741824; return; }
@@ -147,7 +144,6 @@ cap() {  # MODE METHOD
     chain:ripple-*) echo 4096 ;;
     chain:tree) echo 32768 ;;
     line:*) echo 2048 ;;
-    tasks:chebyshev) echo 4096 ;;
     tasks:zoltan-graph) echo 16384 ;;
     tasks:zoltan-*) echo 32768 ;;
     *) echo 1073741824 ;;

@@ -132,6 +132,15 @@ lb_err lb_graph_edge_colouring(const lb_graph *g, int *colour, int *ncolours);
  *  hypercube graphs (Cartesian products of paths and cycles), by Lanczos
  *  with full reorthogonalisation otherwise.  Both are 0 for a single rank. */
 lb_err lb_graph_laplacian_bounds(const lb_graph *g, double *lmin, double *lmax);
+/** The same, except where Lanczos converges the largest eigenvalue but not
+ *  lambda_2 (large irregular graphs: lambda_2 lies in a cluster near 0).
+ *  Then *lmin_exact = 0, *lmin is the smallest Ritz value, at least
+ *  lambda_2 (lambda_2 estimated), and *lmax the largest Ritz value plus its
+ *  residual bound.  That is an interval for Chebyshev acceleration, which
+ *  needs *lmax >= lambda_max and only slows down on the part of the
+ *  spectrum below *lmin.  Otherwise *lmin_exact = 1 and the values are
+ *  those of lb_graph_laplacian_bounds.  lmin_exact may be NULL. */
+lb_err lb_graph_laplacian_interval(const lb_graph *g, double *lmin, double *lmax, int *lmin_exact);
 
 /* ------------------------------------------------------------------ runs */
 
