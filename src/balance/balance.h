@@ -228,6 +228,8 @@ typedef struct {
   lb_stop stop;
   double migration_cost;  /**< Melhem et al. 1991: sum over iterations of the largest edge transfer (c = 1) */
   double imbalance_cost;  /**< Melhem et al. 1991: sum over iterations of max load - average load, load in transit counted at its receiver */
+  double spectrum[2];     /**< the Laplacian interval [lambda_min, lambda_max] the method set up with (Chebyshev); NaN: none */
+  int spectrum_exact;     /**< 1: both ends converged; 0: lambda_min is the smallest Ritz value (lambda_2 estimated); -1: none */
 } lb_result;
 
 /** Fill p with defaults for method m (backend virtual, no target, no cap). */
@@ -306,6 +308,9 @@ struct lb_method {
 const lb_graph *lb_run_graph(const lb_run *run);
 /** The parameters of a run. */
 const lb_params *lb_run_params(const lb_run *run);
+/** Record in the run's result the Laplacian interval a method set up
+ *  with, and whether lambda_min converged (lb_graph_laplacian_interval). */
+void lb_run_set_spectrum(lb_run *run, double lmin, double lmax, int lmin_exact);
 /** Current superstep, from 0. */
 int lb_run_step(const lb_run *run);
 /** Iterations completed so far. */

@@ -21,6 +21,13 @@
 #include <string.h>
 
 const lb_graph *lb_run_graph(const lb_run *run) { return run->g; }
+
+void lb_run_set_spectrum(lb_run *run, double lmin, double lmax, int lmin_exact)
+{
+  run->spectrum[0] = lmin;
+  run->spectrum[1] = lmax;
+  run->spectrum_exact = lmin_exact;
+}
 const lb_params *lb_run_params(const lb_run *run) { return run->p; }
 int lb_run_step(const lb_run *run) { return run->step; }
 int lb_run_iterations(const lb_run *run) { return run->iterations; }
@@ -398,6 +405,8 @@ static double local_max(const lb_run *run, const double *load, double capsum)
 lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, const double *load0, lb_result *res)
 {
   memset(res, 0, sizeof *res);
+  res->spectrum[0] = res->spectrum[1] = NAN;
+  res->spectrum_exact = -1;
   lb_err err = check_input(g, m, p, load0);
   if (err) return err;
   lb_run run;
@@ -408,6 +417,8 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   run.be = p->backend == LB_BACKEND_MPI ? &lb_backend_mpi : &lb_backend_virtual;
   run.gcomm = MPI_COMM_NULL;
   run.target_iteration = -1;
+  run.spectrum[0] = run.spectrum[1] = NAN;
+  run.spectrum_exact = -1;
   void *state = NULL;
   const int local = (m->flags & LB_LOCAL) != 0;
   double *flow_prev = NULL, total = 0, capsum = g->n;
@@ -426,6 +437,9 @@ lb_err lb_balance(const lb_graph *g, const lb_method *m, const lb_params *p, con
   double ts = MPI_Wtime();
   if ((err = m->setup(&run, &state))) goto out;
   res->setup_s = MPI_Wtime() - ts;
+  res->spectrum[0] = run.spectrum[0];
+  res->spectrum[1] = run.spectrum[1];
+  res->spectrum_exact = run.spectrum_exact;
   if ((err = alloc_run(&run, load0))) goto out;
   if ((err = run.be->setup(&run))) goto out;
   if (p->track_costs) {

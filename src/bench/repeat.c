@@ -1,7 +1,8 @@
 /* Lieber et al. 2016's timing protocol: "after an initial run to determine the
  * number of iterations, we run (without checking the criterion) 61
  * repetitions ... and report the median run time", with 25/75 percentiles
- * as error bars. */
+ * as error bars; and the other parts of a run's report that chain and task
+ * mode share. */
 #include "bench/repeat.h"
 
 
@@ -34,4 +35,22 @@ void json_spread(json_line *j, const char *name, const lb_spread *s)
     snprintf(key, sizeof key, "%s_%s_s", name, field[i]);
     json_real(j, key, v[i]);
   }
+}
+
+void json_spectrum(json_line *j, const lb_result *r)
+{
+  if (r->spectrum_exact < 0) {
+    json_null(j, "spectrum");
+    json_null(j, "spectrum_exact");
+    return;
+  }
+  json_reals(j, "spectrum", 2, r->spectrum);
+  json_bool(j, "spectrum_exact", r->spectrum_exact);
+}
+
+void print_spectrum(const lb_result *r)
+{
+  if (r->spectrum_exact < 0) return;
+  printf("  Laplacian interval [%.6g, %.6g]%s\n", r->spectrum[0], r->spectrum[1],
+         r->spectrum_exact ? "" : " (lambda_2 estimated: the smallest Ritz value, Lanczos did not converge it)");
 }

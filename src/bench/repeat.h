@@ -1,7 +1,8 @@
 /** @file repeat.h
  *  Lieber et al. 2016's timing protocol for lbbench: an initial run finds the
  *  iteration count; repetitions run that count without the stop check and
- *  report the median run time and the spread. */
+ *  report the median run time and the spread.  Also the report of a run's
+ *  spectral interval, which chain and task mode share. */
 #ifndef AMRDLB_REPEAT_H
 #define AMRDLB_REPEAT_H
 
@@ -23,5 +24,13 @@ lb_spread lb_spread_of(double *t, int n);
 
 /** The fields NAME_median_s, NAME_p25_s, NAME_p75_s, NAME_min_s, NAME_max_s. */
 void json_spread(json_line *j, const char *name, const lb_spread *s);
+
+/** The fields spectrum ([lambda_min, lambda_max] of the Laplacian the
+ *  method set up with) and spectrum_exact (false: lambda_2 estimated), both
+ *  null for a method that uses none. */
+void json_spectrum(json_line *j, const lb_result *r);
+
+/** The human line of the same, printed only for a method that uses one. */
+void print_spectrum(const lb_result *r);
 
 #endif

@@ -94,6 +94,8 @@ int main(int argc, char **argv)
     printf("chebyshev: its %d  stop %s  |sum - total|/total %.2e\n", res.iterations, lb_stop_name(res.stop), fabs(sum - total) / total);
     CHECK(res.stop == LB_STOP_TARGET);
     CHECK(fabs(sum - total) <= 1e-12 * total);
+    /* the result names the interval it ran with, and that it is an estimate */
+    CHECK(res.spectrum_exact == 0 && res.spectrum[0] == a && res.spectrum[1] == b);
     lb_result_free(&res);
   }
   free(l0);

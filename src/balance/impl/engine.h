@@ -22,6 +22,8 @@ struct lb_run {
   const lb_method *m;
   const lb_params *p;
   const lb_backend_ops *be;
+  double spectrum[2];      /* lb_run_set_spectrum, copied to the result */
+  int spectrum_exact;
   int lo, hi;              /* local ranks */
   int step, iterations, last_moved;
   double *load, *flow, *inj;

@@ -21,8 +21,10 @@ static double chebyshev_weight(const accel_state *s, int k, double prev)
 static lb_err chebyshev_setup(lb_run *run, void **state)
 {
   double lmin, lmax;
-  lb_err err = lb_graph_laplacian_interval(lb_run_graph(run), &lmin, &lmax, NULL);
+  int exact;
+  lb_err err = lb_graph_laplacian_interval(lb_run_graph(run), &lmin, &lmax, &exact);
   if (err) return err;
+  lb_run_set_spectrum(run, lmin, lmax, exact);
   double a = lmax > 0 ? 2.0 / (lmin + lmax) : 0, sigma = lmax > 0 ? (lmax - lmin) / (lmax + lmin) : 0;
   accel_state *s = NULL;
   err = lb_accel_setup(run, a, chebyshev_weight, &s);
