@@ -212,7 +212,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
            "migrated %.6g (load units)  unit_hops %.6g (load units x edges)\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     if (cap) printf("  capacity %s: max load/share %.6f\n", o->capacity, over_share);
-    print_spectrum(&res);
+    lb_print_spectrum(&res);
     if (nrep > 0)
       printf("  %d repeats of %d iterations without stop check: runtime median %.6f s  25%%-75%% %.6f-%.6f s  min %.6f s  max %.6f s  loads %s\n",
              nrep, res.iterations, sp.median, sp.p25, sp.p75, sp.min, sp.max, same ? "identical to the first run" : "DIFFERENT from the first run");

@@ -48,7 +48,7 @@ void json_spectrum(json_line *j, const lb_result *r)
   json_bool(j, "spectrum_exact", r->spectrum_exact);
 }
 
-void print_spectrum(const lb_result *r)
+void lb_print_spectrum(const lb_result *r)
 {
   if (r->spectrum_exact < 0) return;
   printf("  Laplacian interval [%.6g, %.6g]%s\n", r->spectrum[0], r->spectrum[1],

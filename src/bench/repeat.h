@@ -31,6 +31,6 @@ void json_spread(json_line *j, const char *name, const lb_spread *s);
 void json_spectrum(json_line *j, const lb_result *r);
 
 /** The human line of the same, printed only for a method that uses one. */
-void print_spectrum(const lb_result *r);
+void lb_print_spectrum(const lb_result *r);
 
 #endif

@@ -132,7 +132,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
              tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
       printf("  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
-      print_spectrum(&tr->res);
+      lb_print_spectrum(&tr->res);
       if (o->passes > 1) printf("  selection passes %d (at most %d; tasks may hop; the time above includes their migrations)\n", tr->passes, o->passes);
       printf("  before: imbalance %.6g (max/avg - 1)  beyond_own %.6g (of the total load: flow the ranks must send beyond their own tasks, which "
              "one pass of task selection cannot)\n", tr->imbalance0, tr->beyond_own);
