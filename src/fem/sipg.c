@@ -590,7 +590,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   FemAdvectFacePoint *pts;
   size_t npts;
   p4est_locidx_t nghost;
-  double *gidx, *rhs, *load;
+  double *gidx, *rhs;
   const double *sol;
   Csr csr;
   KSPConvergedReason reason;
@@ -616,16 +616,14 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(PetscFree2(s->flux, s->flux_cell));
   s->nflux = 0;
   PetscCall(PetscMalloc3((size_t)s->nlocal * (VN * VN + VN) + 1, &s->cell_K, npts + 1, &s->faces, (size_t)s->nlocal + 1, &s->kcell));
-  PetscCall(PetscCalloc1((size_t)s->nlocal * VN + 1, &load));
-  PetscCall(assemble_cells(s, first, &csr, load));
-  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, load));
+  PetscCall(MatCreateVecs(s->A, &s->x, &s->b));
+  PetscCall(VecSet(s->b, 0));
+  PetscCall(VecGetArray(s->b, &rhs));
+  PetscCall(assemble_cells(s, first, &csr, rhs));
+  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, rhs));
+  PetscCall(VecRestoreArray(s->b, &rhs));
   PetscCall(PetscFree(gidx));
   PetscCall(csr_finish(s, &csr));
-  PetscCall(MatCreateVecs(s->A, &s->x, &s->b));
-  PetscCall(VecGetArray(s->b, &rhs));
-  PetscCall(PetscArraycpy(rhs, load, (size_t)s->nlocal * VN));
-  PetscCall(VecRestoreArray(s->b, &rhs));
-  PetscCall(PetscFree(load));
 
   PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
   if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
