@@ -540,8 +540,9 @@ static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, si
 }
 
 /* The face terms, summed over the points of each face (consecutive points
- * with the same two cells) before they go into the matrix. */
-static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, Csr *m, double *rhs)
+ * with the same two cells) before they go into the matrix, and into the
+ * coarse operator where they do not vanish there (c: NULL for amg). */
+static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, Csr *m, FemSipgCoarse c, double *rhs)
 {
   double blk[2][2][VN * VN], ra[VN];
   size_t p = 0;
@@ -565,9 +566,13 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
     }
     const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
     const int local[2] = {f0->a_local, f0->b_local};
+    const PetscBool coarse = c && (!interior || FemSipgCoarseNeedsFace(c, f0->a.cell, f0->b.cell));
     for (int x = 0; x < 1 + interior; x++) {
       if (!local[x]) continue;
-      for (int y = 0; y < 1 + interior; y++) PetscCall(csr_add(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
+      for (int y = 0; y < 1 + interior; y++) {
+        PetscCall(csr_add(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
+        if (coarse) PetscCall(FemSipgCoarseAdd(c, side[x]->cell, side[y]->cell, blk[x][y]));
+      }
     }
     if (!interior)
       for (int i = 0; i < VN; i++) rhs[(size_t)f0->a.cell * VN + i] += ra[i];
@@ -593,6 +598,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   double *gidx, *rhs;
   const double *sol;
   Csr csr;
+  FemSipgCoarse coarse = NULL;
   KSPConvergedReason reason;
   PetscMPIInt rank;
   Vec dx;
@@ -620,17 +626,21 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(VecSet(s->b, 0));
   PetscCall(VecGetArray(s->b, &rhs));
   PetscCall(assemble_cells(s, first, &csr, rhs));
-  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, rhs));
+  /* the coarse space needs every cell's k (kcell), and the face terms
+   * then go into both operators */
+  if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
+    PC pc;
+    PetscCall(KSPGetPC(s->ksp, &pc));
+    PetscCall(FemSipgCoarseCreate(pc, adv, &s->qe, s->kcell, &coarse));
+    for (p4est_locidx_t K = 0; K < s->nlocal; K++) PetscCall(FemSipgCoarseAdd(coarse, K, K, s->cell_K + (size_t)K * (VN * VN + VN)));
+  }
+  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, coarse, rhs));
   PetscCall(VecRestoreArray(s->b, &rhs));
   PetscCall(PetscFree(gidx));
   PetscCall(csr_finish(s, &csr));
 
   PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
-  if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
-    PC pc;
-    PetscCall(KSPGetPC(s->ksp, &pc));
-    PetscCall(FemSipgContinuousPCSetForest(pc, p4est, &s->qe, s->kcell));
-  }
+  if (coarse) PetscCall(FemSipgCoarseFinish(&coarse));
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscCalloc1(s->ncells * 2 * VN + 1, &s->coef));
   PetscCall(VecDuplicate(s->x, &dx));
