@@ -338,7 +338,7 @@ typedef struct {
   PetscInt *nbelow; /* per local cell: those of its cells numbered below the local ones */
   PetscInt first, nlocal; /* the local cells' global numbers */
   /* The diagonal part (local columns) and the off-diagonal one (global
-   * columns on creation, absent on one rank): the matrix's own arrays. */
+   * columns on creation; empty on one rank): the matrix's own arrays. */
   PetscInt *i[2], *j[2];
   PetscScalar *a[2];
 } Csr;
