@@ -28,7 +28,7 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscFunctionBeginUser;
   PetscCall(PCSetType(pc, PCMG));
   PetscCall(PCMGSetLevels(pc, 2, NULL));
-  /* the coarse operator is P^T A P less its round-off (coarse_operator) */
+  /* the coarse operator is P^T A P, summed from the cells' blocks (FemSipgCoarseCreate) */
   PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_NONE));
   /* two Gauss-Seidel sweeps (each rank's own block) before and after the
    * coarse correction: one sweep took as little time but its iterations
