@@ -30,18 +30,19 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscCall(PCMGSetLevels(pc, 2, NULL));
   /* the coarse operator is P^T A P, summed from the cells' blocks (FemSipgCoarseCreate) */
   PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_NONE));
-  /* two Gauss-Seidel sweeps (each rank's own block) before and after the
-   * coarse correction: one sweep took as little time but its iterations
-   * grew with the ranks (lognormal sigma 2, levels 5-9: 13-14 on 1 rank,
-   * 19-23 on 4), two keep 12-16 on 1 to 4 ranks; degree 2
-   * Chebyshev-Jacobi, the same on any rank count (15-16), was 1.15 times
-   * slower on the mission run's pressure.  In 2D the sweeps before go
-   * forward and those after backward, the adjoint, so the V-cycle stays
-   * symmetric for CG at 0.62 of symmetric sweeps' work: as many
-   * iterations (12-15 on 1 and 4 ranks; the mission run 723 against 734
-   * over its cycles) and its KSPSolve 1.02 s against 1.31 s (1 rank).
-   * In 3D they took the heterogeneous run from 29 to 34 iterations and
-   * saved no time: symmetric sweeps there. */
+  /* Two sweeps of block Gauss-Seidel (the matrix is BAIJ, a cell's
+   * unknowns one block; each rank's own rows) before and after the coarse
+   * correction.  In 2D forward before and backward after, the adjoint, so
+   * the V-cycle stays symmetric for CG: one sweep took the mission run
+   * (2 ranks) from 836 to 1268 iterations over its cycles, and symmetric
+   * sweeps to 954 (two) and 1297 (one), all slower.  In 3D symmetric
+   * sweeps: one-way ones took the uniform level-5 forest from 11 to 12
+   * iterations (one: 15), and one symmetric sweep, 0.78 of the pressure's
+   * time there, let the iterations grow with the ranks where faces hang
+   * (unit-split, level 3: 15, 17, 22 on 1, 2, 4 ranks against 10, 11,
+   * 14).  With point-wise Gauss-Seidel (the AIJ matrix) degree 2
+   * Chebyshev-Jacobi, the same on any rank count, was 1.15 times slower
+   * on the mission run's pressure. */
   for (int up = 0; up < 2; up++) {
     KSP smoother;
     PC spc;
@@ -49,9 +50,9 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
     if (up) PetscCall(PCMGGetSmootherUp(pc, 1, &smoother));
     else PetscCall(PCMGGetSmootherDown(pc, 1, &smoother));
     PetscCall(KSPSetType(smoother, KSPRICHARDSON));
-    PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
     PetscCall(KSPGetPC(smoother, &spc));
     PetscCall(PCSetType(spc, PCSOR));
+    PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
 #ifndef P4_TO_P8
     PetscCall(PCSORSetSymmetric(spc, up ? SOR_LOCAL_BACKWARD_SWEEP : SOR_LOCAL_FORWARD_SWEEP));
 #endif
