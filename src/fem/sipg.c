@@ -268,7 +268,7 @@ static PetscErrorCode read_options(FemSipg s, const char *prefix)
   PetscCall(PetscSNPrintf(name, sizeof name, "-%spc", prefix ? prefix : ""));
   PetscOptionsBegin(s->comm, NULL, "Pressure (SIPG Q1) options", NULL);
   PetscCall(AmrOptionsChoice(PetscOptionsObject, name,
-                             "Preconditioner of CG: continuous-amg (Gauss-Seidel on the DG system, BoomerAMG on the continuous Q1 "
+                             "Preconditioner of CG: continuous-amg (block Gauss-Seidel on the DG system, BoomerAMG on the continuous Q1 "
                              "space) or amg (BoomerAMG on the DG matrix)",
                              "preconditioner", 2, sipg_pc_names, &pc, NULL));
   PetscOptionsEnd();

@@ -10,7 +10,7 @@
 #include "fem/qelem.h"
 
 /** Makes pc (of the pressure's KSP, its options prefix already set) the
- *  two-level preconditioner through the continuous Q1 space: Gauss-Seidel
+ *  two-level preconditioner through the continuous Q1 space: block Gauss-Seidel
  *  on the DG system, BoomerAMG on the Galerkin product P^T A P
  *  (FemSipgCoarseCreate).  Call before
  *  KSPSetFromOptions, so that the -PREFIXmg_* options still win. */
