@@ -324,7 +324,12 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
  * diagonal block inverted (a stronger smoother than point sweeps), over
  * arrays with one column index per block; the mission run's pressure took
  * 0.92 of the time of the point-wise matrix on one rank and the 3D
- * heterogeneous run's 0.89, with as many CG iterations or one fewer.  Its
+ * heterogeneous run's 0.89, with as many CG iterations or one fewer.
+ * PETSc writes its block kernels out for sizes up to 7 and takes the
+ * general ones for 8, yet blocks of 4 (a 3D cell's two layers) did not
+ * pay: the uniform level-5 forest's pressure 0.93 of the time, but the
+ * 3D heterogeneous run's 1.07 (2 ranks) and 1.16 (1 rank) of it, with
+ * 18 MB more peak memory on 1 rank (3-5 runs each, alternating).  Its
  * pattern is known from the face list (a cell and the cells across its
  * faces) and handed over in one call per block row, and the cells' and
  * faces' blocks are then added straight into its value arrays: inserting
