@@ -268,7 +268,7 @@ static PetscErrorCode read_options(FemSipg s, const char *prefix)
   PetscCall(PetscSNPrintf(name, sizeof name, "-%spc", prefix ? prefix : ""));
   PetscOptionsBegin(s->comm, NULL, "Pressure (SIPG Q1) options", NULL);
   PetscCall(AmrOptionsChoice(PetscOptionsObject, name,
-                             "Preconditioner of CG: continuous-amg (Gauss-Seidel on the DG system, BoomerAMG on the continuous Q1 "
+                             "Preconditioner of CG: continuous-amg (block Gauss-Seidel on the DG system, BoomerAMG on the continuous Q1 "
                              "space) or amg (BoomerAMG on the DG matrix)",
                              "preconditioner", 2, sipg_pc_names, &pc, NULL));
   PetscOptionsEnd();
@@ -319,35 +319,48 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   PetscFunctionReturn(0);
 }
 
-/* The matrix's pattern is known from the face list (a cell and the cells
- * across its faces), so it is created with its structure in one call per
- * row, and the cells' and faces' VN x VN blocks are added straight into its
- * value arrays: inserting them through MatSetValues searched every row for
- * every block, 8% of the mission run.  The entries are summed in the order
- * MatSetValues added them (cell terms, then the faces' in point order), so
- * the matrix is the same bit for bit, and no second copy of its values is
+/* The matrix is block-sparse (MATBAIJ) with a cell's VN unknowns as one
+ * block: Gauss-Seidel then sweeps cell by cell, each cell's VN x VN
+ * diagonal block inverted (a stronger smoother than point sweeps), over
+ * arrays with one column index per block; the mission run's pressure took
+ * 0.92 of the time of the point-wise matrix on one rank and the 3D
+ * heterogeneous run's 0.89, with as many CG iterations or one fewer.
+ * PETSc writes its block kernels out for sizes up to 7 and takes the
+ * general ones for 8, yet blocks of 4 (a 3D cell's two layers) did not
+ * pay: the uniform level-5 forest's pressure 0.93 of the time, but the
+ * 3D heterogeneous run's 1.07 (2 ranks) and 1.16 (1 rank) of it, with
+ * 18 MB more peak memory on 1 rank (3-5 runs each, alternating).  Its
+ * pattern is known from the face list (a cell and the cells across its
+ * faces) and handed over in one call per block row, and the cells' and
+ * faces' blocks are then added straight into its value arrays: inserting
+ * them through MatSetValues searched every row for every block (8% of the
+ * mission run).  The entries are summed in the order of the assembly
+ * (cell terms, then the faces' in point order), so a run's matrix is the
+ * same bit for bit on any rank count, and no second copy of its values is
  * held (the 3D heterogeneous run's peak RSS is at the assembly). */
 typedef struct {
   PetscInt *ncols;  /* per local cell: the cells its rows couple to */
   PetscInt *cols;   /* per local cell, from its offset: those cells' global numbers, sorted */
   PetscInt *offset; /* per local cell: its first entry in cols; the last is the total */
-  PetscInt cstart, cend; /* the diagonal part's columns */
+  PetscInt cstart, cend; /* the local cells' global numbers */
   Mat part[2];           /* the diagonal part and the off-diagonal one (absent on one rank) */
-  const PetscInt *ia[2], *ja[2], *garray; /* their rows and local columns; the latter's global columns */
+  const PetscInt *ia[2], *ja[2], *garray; /* their block rows and local block columns; the latter's global cells */
   PetscInt ngarray;
   PetscScalar *a[2];
 } Csr;
 
 /* The pattern (two faces between the same two cells, a forest that wraps
- * around, count once) and s->A with it, all values 0. */
+ * around, count once) and s->A on it, all values 0. */
 static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, PetscInt first, Csr *m)
 {
   const size_t nl = (size_t)s->nlocal;
-  PetscInt *fill, *row, *col, n;
+  PetscInt *fill, n;
   PetscBool seq, done;
 
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(m, sizeof *m));
+  m->cstart = first;
+  m->cend = first + (PetscInt)nl;
   PetscCall(PetscCalloc2(nl + 1, &m->ncols, nl + 1, &m->offset));
   PetscCall(PetscCalloc1(nl + 1, &fill));
   for (size_t K = 0; K < nl; K++) m->ncols[K] = 1;
@@ -366,65 +379,57 @@ static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_
     if (f->a_local) m->cols[m->offset[f->a.cell] + fill[f->a.cell]++] = (PetscInt)gidx[f->b.cell];
     if (f->b_local) m->cols[m->offset[f->b.cell] + fill[f->b.cell]++] = (PetscInt)gidx[f->a.cell];
   }
-  for (size_t K = 0; K < nl; K++) PetscCall(PetscSortRemoveDupsInt(&m->ncols[K], m->cols + m->offset[K]));
   PetscCall(PetscFree(fill));
+  /* the block rows' lengths become the deduplicated ones, in place */
+  for (size_t K = 0; K < nl; K++) {
+    PetscCall(PetscSortRemoveDupsInt(&m->ncols[K], m->cols + m->offset[K]));
+    if (K) PetscCall(PetscArraymove(m->cols + m->offset[K - 1] + m->ncols[K - 1], m->cols + m->offset[K], m->ncols[K]));
+    if (K) m->offset[K] = m->offset[K - 1] + m->ncols[K - 1];
+  }
+  m->offset[nl] = nl ? m->offset[nl - 1] + m->ncols[nl - 1] : 0;
 
-  PetscCall(PetscMalloc1(nl * VN + 1, &row));
-  row[0] = 0;
-  for (size_t K = 0; K < nl; K++)
-    for (int i = 0; i < VN; i++) row[K * VN + i + 1] = row[K * VN + i] + m->ncols[K] * VN;
-  PetscCall(PetscMalloc1(row[nl * VN] + 1, &col));
-  for (size_t K = 0; K < nl; K++)
-    for (int i = 0; i < VN; i++) {
-      PetscInt *c = col + row[K * VN + i];
-      for (PetscInt k = 0; k < m->ncols[K]; k++)
-        for (int j = 0; j < VN; j++) c[k * VN + j] = m->cols[m->offset[K] + k] * VN + j;
-    }
   n = (PetscInt)nl * VN;
   PetscCall(MatCreate(s->comm, &s->A));
   PetscCall(MatSetSizes(s->A, n, n, PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetType(s->A, MATAIJ));
-  PetscCall(MatSeqAIJSetPreallocationCSR(s->A, row, col, NULL));
-  PetscCall(MatMPIAIJSetPreallocationCSR(s->A, row, col, NULL));
-  PetscCall(PetscFree(row));
-  PetscCall(PetscFree(col));
+  PetscCall(MatSetType(s->A, MATBAIJ));
+  /* on one rank the global cell numbers are the local ones */
+  PetscCall(MatSeqBAIJSetPreallocationCSR(s->A, VN, m->offset, m->cols, NULL));
+  PetscCall(MatMPIBAIJSetPreallocationCSR(s->A, VN, m->offset, m->cols, NULL));
   PetscCall(MatSetOption(s->A, MAT_SYMMETRIC, PETSC_TRUE));
-  PetscCall(MatSetOption(s->A, MAT_SPD, PETSC_TRUE));
 
-  PetscCall(MatGetOwnershipRangeColumn(s->A, &m->cstart, &m->cend));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)s->A, MATSEQAIJ, &seq));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)s->A, MATSEQBAIJ, &seq));
   if (seq) m->part[0] = s->A;
   else {
-    PetscCall(MatMPIAIJGetSeqAIJ(s->A, &m->part[0], &m->part[1], &m->garray));
+    PetscCall(MatMPIBAIJGetSeqBAIJ(s->A, &m->part[0], &m->part[1], &m->garray));
     PetscCall(MatGetSize(m->part[1], NULL, &m->ngarray));
+    m->ngarray /= VN;
   }
   for (int x = 0; x < 2 && m->part[x]; x++) {
-    PetscCall(MatGetRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &m->ia[x], &m->ja[x], &done));
+    /* the block structure (blockcompressed) */
+    PetscCall(MatGetRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_TRUE, &n, &m->ia[x], &m->ja[x], &done));
     PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: the matrix's rows are not accessible");
-    PetscCall(MatSeqAIJGetArray(m->part[x], &m->a[x]));
+    PetscCall(MatSeqBAIJGetArray(m->part[x], &m->a[x]));
   }
   PetscFunctionReturn(0);
 }
 
-/* Adds the VN x VN block blk to the rows of local cell K and the columns
- * of the cell numbered gcell (whose VN columns are adjacent in either
- * part: the off-diagonal part's local columns follow the global order). */
+/* Adds the VN x VN block blk (row-major) to the block of local cell K's
+ * rows and the columns of the cell numbered gcell (BAIJ stores a block
+ * column by column). */
 static PetscErrorCode csr_add(Csr *m, size_t K, PetscInt gcell, const double *blk)
 {
-  const PetscInt gcol = gcell * VN;
-  const int x = gcol >= m->cstart && gcol < m->cend ? 0 : 1;
-  PetscInt lcol = gcol - m->cstart;
+  const int x = gcell >= m->cstart && gcell < m->cend ? 0 : 1;
+  PetscInt lcol = gcell - m->cstart, pos;
 
   PetscFunctionBeginUser;
-  if (x) PetscCall(PetscFindInt(gcol, m->ngarray, m->garray, &lcol));
+  if (x) PetscCall(PetscFindInt(gcell, m->ngarray, m->garray, &lcol));
   PetscCheck(lcol >= 0 && m->part[x], PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: cell %" PetscInt_FMT " is not in the pattern", gcell);
-  for (int i = 0; i < VN; i++) {
-    const PetscInt r = (PetscInt)K * VN + i, start = m->ia[x][r];
-    PetscInt pos;
-    PetscCall(PetscFindInt(lcol, m->ia[x][r + 1] - start, m->ja[x] + start, &pos));
-    PetscCheck(pos >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: cell %" PetscInt_FMT " is not in the pattern of local cell %zu", gcell, K);
-    for (int j = 0; j < VN; j++) m->a[x][start + pos + j] += blk[i * VN + j];
-  }
+  const PetscInt start = m->ia[x][K];
+  PetscCall(PetscFindInt(lcol, m->ia[x][K + 1] - start, m->ja[x] + start, &pos));
+  PetscCheck(pos >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: cell %" PetscInt_FMT " is not in the pattern of local cell %zu", gcell, K);
+  PetscScalar *v = m->a[x] + (start + pos) * VN * VN;
+  for (int i = 0; i < VN; i++)
+    for (int j = 0; j < VN; j++) v[j * VN + i] += blk[i * VN + j];
   PetscFunctionReturn(0);
 }
 
@@ -436,8 +441,8 @@ static PetscErrorCode csr_finish(FemSipg s, Csr *m)
 
   PetscFunctionBeginUser;
   for (int x = 0; x < 2 && m->part[x]; x++) {
-    PetscCall(MatSeqAIJRestoreArray(m->part[x], &m->a[x]));
-    PetscCall(MatRestoreRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &m->ia[x], &m->ja[x], &done));
+    PetscCall(MatSeqBAIJRestoreArray(m->part[x], &m->a[x]));
+    PetscCall(MatRestoreRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_TRUE, &n, &m->ia[x], &m->ja[x], &done));
   }
   /* a new state for the matrix, whose values changed behind its back */
   PetscCall(MatAssemblyBegin(s->A, MAT_FINAL_ASSEMBLY));
@@ -540,8 +545,9 @@ static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, si
 }
 
 /* The face terms, summed over the points of each face (consecutive points
- * with the same two cells) before they go into the matrix. */
-static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, Csr *m, double *rhs)
+ * with the same two cells) before they go into the matrix, and into the
+ * coarse operator where they do not vanish there (c: NULL for amg). */
+static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, Csr *m, FemSipgCoarse c, double *rhs)
 {
   double blk[2][2][VN * VN], ra[VN];
   size_t p = 0;
@@ -565,9 +571,13 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
     }
     const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
     const int local[2] = {f0->a_local, f0->b_local};
+    const PetscBool coarse = c && (!interior || FemSipgCoarseNeedsFace(c, f0->a.cell, f0->b.cell));
     for (int x = 0; x < 1 + interior; x++) {
       if (!local[x]) continue;
-      for (int y = 0; y < 1 + interior; y++) PetscCall(csr_add(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
+      for (int y = 0; y < 1 + interior; y++) {
+        PetscCall(csr_add(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
+        if (coarse) PetscCall(FemSipgCoarseAdd(c, side[x]->cell, side[y]->cell, blk[x][y]));
+      }
     }
     if (!interior)
       for (int i = 0; i < VN; i++) rhs[(size_t)f0->a.cell * VN + i] += ra[i];
@@ -593,6 +603,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   double *gidx, *rhs;
   const double *sol;
   Csr csr;
+  FemSipgCoarse coarse = NULL;
   KSPConvergedReason reason;
   PetscMPIInt rank;
   Vec dx;
@@ -620,17 +631,28 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(VecSet(s->b, 0));
   PetscCall(VecGetArray(s->b, &rhs));
   PetscCall(assemble_cells(s, first, &csr, rhs));
-  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, rhs));
+  /* the coarse space needs every cell's k (kcell), and the face terms
+   * then go into both operators */
+  if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
+    PC pc;
+    PetscCall(KSPGetPC(s->ksp, &pc));
+    PetscCall(FemSipgCoarseCreate(pc, adv, &s->qe, s->kcell, &coarse));
+    for (p4est_locidx_t K = 0; K < s->nlocal; K++) PetscCall(FemSipgCoarseAdd(coarse, K, K, s->cell_K + (size_t)K * (VN * VN + VN)));
+  }
+  PetscCall(assemble_faces(s, pts, npts, gidx, &csr, coarse, rhs));
   PetscCall(VecRestoreArray(s->b, &rhs));
   PetscCall(PetscFree(gidx));
   PetscCall(csr_finish(s, &csr));
 
-  PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
-  if (s->pc == SIPG_PC_CONTINUOUS_AMG) {
-    PC pc;
-    PetscCall(KSPGetPC(s->ksp, &pc));
-    PetscCall(FemSipgContinuousPCSetForest(pc, p4est, &s->qe, s->kcell));
+  /* BoomerAMG reads a block size above 1 as that many functions per node
+   * (systems AMG), which the DG unknowns of a cell are not: 24112 CG
+   * iterations on the mission run against 1031 */
+  if (s->pc == SIPG_PC_AMG) {
+    PetscCall(MatConvert(s->A, MATAIJ, MAT_INPLACE_MATRIX, &s->A));
+    PetscCall(MatSetBlockSizes(s->A, 1, 1));
   }
+  PetscCall(KSPSetOperators(s->ksp, s->A, s->A));
+  if (coarse) PetscCall(FemSipgCoarseFinish(&coarse));
   PetscCall(PetscFree(s->coef));
   PetscCall(PetscCalloc1(s->ncells * 2 * VN + 1, &s->coef));
   PetscCall(VecDuplicate(s->x, &dx));

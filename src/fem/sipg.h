@@ -36,7 +36,7 @@ typedef double (*FemSipgPermeability)(void *ctx, const double x[3]);
  * prefix (its default: conjugate gradients to a relative residual of 1e-8,
  * then one sweep of iterative refinement to the same tolerance: about
  * 1e-16 together), and -PREFIXpc chooses its preconditioner: continuous-amg
- * (the default; Gauss-Seidel on the DG system and BoomerAMG on the
+ * (the default; block Gauss-Seidel on the DG system and BoomerAMG on the
  * continuous Q1 space of the forest, split where k jumps, as the coarse
  * correction: fem/sipg_mg.c) or amg (BoomerAMG on the DG matrix).
  */

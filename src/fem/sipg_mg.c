@@ -6,8 +6,13 @@
  * jumps vanish).  So P^T A P of the prolongation P from the forest's
  * continuous Q1 space is a continuous Q1 operator with the permeability,
  * 4 (2D) or 8 (3D) times smaller than A and with its AMG-friendly
- * stencil; the DG smoother takes the rest, the components continuous Q1
- * cannot represent (the jumps), which are local and damped by a
+ * stencil, and it is summed from the cells' volume and Dirichlet blocks
+ * alone, as a continuous operator is assembled: MatPtAP of the whole A
+ * cost 0.2 s of the mission run's 1.4 s pressure (2 ranks) and left the
+ * cancelled face terms as round-off entries, 64 per 3D row where the
+ * continuous operator has 27, that BoomerAMG then carried through its
+ * hierarchy.  The DG smoother takes the rest, the components continuous
+ * Q1 cannot represent (the jumps), which are local and damped by a
  * Gauss-Seidel sweep.  Written for 2D; compiled again with P4_TO_P8 for
  * 3D.
  */
@@ -23,20 +28,21 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscFunctionBeginUser;
   PetscCall(PCSetType(pc, PCMG));
   PetscCall(PCMGSetLevels(pc, 2, NULL));
-  /* the coarse operator is P^T A P less its round-off (coarse_operator) */
+  /* the coarse operator is P^T A P, summed from the cells' blocks (FemSipgCoarseCreate) */
   PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_NONE));
-  /* two Gauss-Seidel sweeps (each rank's own block) before and after the
-   * coarse correction: one sweep took as little time but its iterations
-   * grew with the ranks (lognormal sigma 2, levels 5-9: 13-14 on 1 rank,
-   * 19-23 on 4), two keep 12-16 on 1 to 4 ranks; degree 2
-   * Chebyshev-Jacobi, the same on any rank count (15-16), was 1.15 times
-   * slower on the mission run's pressure.  In 2D the sweeps before go
-   * forward and those after backward, the adjoint, so the V-cycle stays
-   * symmetric for CG at 0.62 of symmetric sweeps' work: as many
-   * iterations (12-15 on 1 and 4 ranks; the mission run 723 against 734
-   * over its cycles) and its KSPSolve 1.02 s against 1.31 s (1 rank).
-   * In 3D they took the heterogeneous run from 29 to 34 iterations and
-   * saved no time: symmetric sweeps there. */
+  /* Two sweeps of block Gauss-Seidel (the matrix is BAIJ, a cell's
+   * unknowns one block; each rank's own rows) before and after the coarse
+   * correction.  In 2D forward before and backward after, the adjoint, so
+   * the V-cycle stays symmetric for CG: one sweep took the mission run
+   * (2 ranks) from 836 to 1268 iterations over its cycles, and symmetric
+   * sweeps to 954 (two) and 1297 (one), all slower.  In 3D symmetric
+   * sweeps: one-way ones took the uniform level-5 forest from 11 to 12
+   * iterations (one: 15), and one symmetric sweep, 0.78 of the pressure's
+   * time there, let the iterations grow with the ranks where faces hang
+   * (unit-split, level 3: 15, 17, 22 on 1, 2, 4 ranks against 10, 11,
+   * 14).  With point-wise Gauss-Seidel (the AIJ matrix) degree 2
+   * Chebyshev-Jacobi, the same on any rank count, was 1.15 times slower
+   * on the mission run's pressure. */
   for (int up = 0; up < 2; up++) {
     KSP smoother;
     PC spc;
@@ -44,9 +50,9 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
     if (up) PetscCall(PCMGGetSmootherUp(pc, 1, &smoother));
     else PetscCall(PCMGGetSmootherDown(pc, 1, &smoother));
     PetscCall(KSPSetType(smoother, KSPRICHARDSON));
-    PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
     PetscCall(KSPGetPC(smoother, &spc));
     PetscCall(PCSetType(spc, PCSOR));
+    PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
 #ifndef P4_TO_P8
     PetscCall(PCSORSetSymmetric(spc, up ? SOR_LOCAL_BACKWARD_SWEEP : SOR_LOCAL_FORWARD_SWEEP));
 #endif
@@ -94,20 +100,150 @@ static PetscErrorCode node_reduce(Vec v, InsertMode mode)
   PetscFunctionReturn(0);
 }
 
+/* One cell's rows of P for the faces' terms: for each corner, up to VN
+ * columns with their weights (unused columns -1); as doubles, the layout
+ * FemAdvectGhostExchange sends to the ghosts. */
+#define ROW_SIZE (2 * VN * VN)
+
+struct _p_FemSipgCoarse {
+  PC pc;
+  Mat P;
+  Mat Ac;          /* the cells' and Dirichlet faces' part of P^T A P, preallocated (coarse_pattern) */
+  size_t ncells;   /* local, then ghost */
+  PetscBool faces; /* some cell somewhere has a corner of its own */
+  double *tied;    /* per cell: whether every corner follows the nodes (ghosts: with faces) */
+  double *rows;    /* with faces, ROW_SIZE per cell; without, the local cells' rows are read from P */
+  PetscInt first;  /* the first local cell's global number */
+  /* P's parts, read directly without faces: MatGetRow merged them into a
+   * buffer for every row, 4% of the mission run's pressure (2 ranks) */
+  Mat part[2];
+  const PetscInt *ia[2], *ja[2], *garray;
+  const PetscScalar *pa[2];
+  PetscInt cstart;
+  /* the interior faces' part: triples between two cells, summed by
+   * MatSetValuesCOO (only with faces) */
+  PetscCount n, cap;
+  PetscInt *ci, *cj;
+  PetscScalar *cv;
+};
+
+/* Adds local index l to set (its count first) unless it is there. */
+static void add_index(PetscInt *set, PetscInt l)
+{
+  for (PetscInt m = 1; m <= set[0]; m++)
+    if (set[m] == l) return;
+  set[++set[0]] = l;
+}
+
+/* c->Ac, preallocated for the cells' blocks: a row couples to the columns
+ * of the cells it shares, so each rank counts, for every node its cells
+ * use (lset: per cell the count, then the local indices of its columns),
+ * the columns it adds there within the row's owner's range and outside,
+ * and the counts of a node are summed on its owner (v: the ghosted vector
+ * of ln's nodes); a column two ranks both add is counted twice, an upper
+ * bound.  The own corners (local index nloc + m, column first_own + m)
+ * are this rank's rows. */
+static PetscErrorCode coarse_pattern(MPI_Comm comm, const p4est_lnodes_t *ln, Vec v, const PetscInt *gnum, PetscInt first_own, PetscInt own_corners, const PetscInt *lset, FemSipgCoarse c)
+{
+  const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
+  const PetscInt nl = nloc + own_corners;
+  const PetscInt *ranges;
+  PetscInt *inc, *incoff, *mark, *dnz, *onz, cstart, cend, n, N;
+  PetscMPIInt size, *owner;
+  double *cnt;
+  Vec lv;
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatGetOwnershipRangesColumn(c->P, &ranges));
+  PetscCall(MatGetOwnershipRangeColumn(c->P, &cstart, &cend));
+  PetscCall(MatGetSize(c->P, NULL, &N));
+  n = cend - cstart;
+  PetscCall(PetscMalloc4((size_t)nl + 1, &owner, (size_t)nl + 2, &incoff, (size_t)nl + 1, &mark, 2 * (size_t)nl + 1, &cnt));
+  /* the rank owning each local index's column (-1: a node no corner uses) */
+  for (PetscInt l = 0; l < nl; l++) {
+    const PetscInt g = l < nloc ? gnum[l] : first_own + l - nloc;
+    owner[l] = -1;
+    if (g < 0) continue;
+    PetscMPIInt lo = 0, hi = size;
+    while (hi - lo > 1) {
+      const PetscMPIInt mid = (lo + hi) / 2;
+      if (g >= ranges[mid]) lo = mid;
+      else hi = mid;
+    }
+    owner[l] = lo;
+  }
+  /* the cells at each local index */
+  PetscCall(PetscArrayzero(incoff, nl + 2));
+  for (p4est_locidx_t K = 0; K < nel; K++) {
+    const PetscInt *set = lset + (size_t)K * (2 * VN + 1);
+    for (PetscInt m = 1; m <= set[0]; m++) incoff[set[m] + 2]++;
+  }
+  for (PetscInt l = 0; l < nl; l++) incoff[l + 2] += incoff[l + 1];
+  PetscCall(PetscMalloc1(incoff[nl + 1] + 1, &inc));
+  for (p4est_locidx_t K = 0; K < nel; K++) {
+    const PetscInt *set = lset + (size_t)K * (2 * VN + 1);
+    for (PetscInt m = 1; m <= set[0]; m++) inc[incoff[set[m] + 1]++] = K;
+  }
+  /* each row's distinct columns, within its owner's range (cnt[2 l]) and outside */
+  for (PetscInt l = 0; l < nl; l++) mark[l] = -1;
+  for (PetscInt l = 0; l < nl; l++) {
+    cnt[2 * l] = cnt[2 * l + 1] = 0;
+    for (PetscInt e = incoff[l]; e < incoff[l + 1]; e++) {
+      const PetscInt *set = lset + (size_t)inc[e] * (2 * VN + 1);
+      for (PetscInt m = 1; m <= set[0]; m++)
+        if (mark[set[m]] != l) {
+          mark[set[m]] = l;
+          cnt[2 * l + (owner[set[m]] != owner[l])] += 1;
+        }
+    }
+  }
+  PetscCall(PetscCalloc2((size_t)n + 1, &dnz, (size_t)n + 1, &onz));
+  for (int x = 0; x < 2; x++) {
+    PetscCall(VecGhostGetLocalForm(v, &lv));
+    PetscCall(VecGetArray(lv, &a));
+    for (p4est_locidx_t l = 0; l < nloc; l++) a[l] = cnt[2 * l + x];
+    PetscCall(VecRestoreArray(lv, &a));
+    PetscCall(VecGhostRestoreLocalForm(v, &lv));
+    PetscCall(VecGhostUpdateBegin(v, ADD_VALUES, SCATTER_REVERSE));
+    PetscCall(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
+    PetscCall(VecGetArray(v, &a));
+    PetscInt *nz = x ? onz : dnz;
+    for (p4est_locidx_t l = 0; l < owned; l++)
+      if (gnum[l] >= 0) nz[gnum[l] - cstart] = (PetscInt)PetscRealPart(a[l]);
+    PetscCall(VecRestoreArray(v, &a));
+    for (PetscInt m = 0; m < own_corners; m++) nz[first_own + m - cstart] = (PetscInt)cnt[2 * (nloc + m) + x];
+  }
+  for (PetscInt r = 0; r < n; r++) {
+    dnz[r] = PetscMin(dnz[r], n);
+    onz[r] = PetscMin(onz[r], N - n);
+  }
+  PetscCall(MatCreateAIJ(comm, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 0, dnz, 0, onz, &c->Ac));
+  /* the blocks' round-off entries are set to 0 (FemSipgCoarseAdd) and so
+   * left out of the pattern */
+  PetscCall(MatSetOption(c->Ac, MAT_IGNORE_ZERO_ENTRIES, PETSC_TRUE));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscCall(PetscFree(inc));
+  PetscCall(PetscFree4(owner, incoff, mark, cnt));
+  PetscFunctionReturn(0);
+}
+
 /* P: row (first cell + K) * VN + i, the DG unknown at corner i of local
  * cell K, is row i of K's constraint matrix on the lnodes nodes listed for
  * K (the parent's where K's face hangs) where k varies by at most
  * tie_ratio among the cells at each of them, otherwise a column of its
- * own.  The
- * columns: each rank's owned nodes that some corner uses, then its own
- * corners, numbered in rank order. */
-static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem *qe, const double *kcell, Mat *P)
+ * own.  The columns: each rank's owned nodes that some corner uses, then
+ * its own corners, numbered in rank order.  c->tied and, with faces,
+ * c->rows get the local cells' parts. */
+static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem *qe, const double *kcell, FemSipgCoarse c)
 {
   p4est_ghost_t *ghost = p4est_ghost_new(p4est, P4EST_CONNECT_FULL);
   p4est_lnodes_t *ln = p4est_lnodes_new(p4est, ghost, 1);
   const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
   const PetscInt first = (PetscInt)p4est->global_first_quadrant[p4est->mpirank];
-  PetscInt *gnum, ncols = 0, offset = 0;
+  PetscInt *gnum, ncols = 0, offset = 0, own_corners = 0;
+  PetscInt *lset;
   double *C, *kratio;
   char *tied;
   Vec v, lv;
@@ -116,9 +252,9 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc4((size_t)nel * VN * VN + 1, &C, (size_t)nel * VN + 1, &tied, (size_t)nloc + 1, &kratio, (size_t)nloc + 1, &gnum));
   for (p4est_locidx_t K = 0; K < nel; K++) {
-    double *c = C + (size_t)K * VN * VN;
-    if (!FemQElemConstraints(qe, ln->face_code[K], c))
-      for (int i = 0; i < VN * VN; i++) c[i] = i % (VN + 1) == 0;
+    double *cK = C + (size_t)K * VN * VN;
+    if (!FemQElemConstraints(qe, ln->face_code[K], cK))
+      for (int i = 0; i < VN * VN; i++) cK[i] = i % (VN + 1) == 0;
   }
   for (p4est_locidx_t i = owned; i < nloc; i++) gnum[i] = (PetscInt)ln->nonlocal_nodes[i - owned];
   PetscCall(VecCreateGhost(comm, owned, PETSC_DETERMINE, nloc - owned, gnum + owned, &v));
@@ -150,17 +286,18 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   PetscCall(PetscArrayzero(a, nloc));
   for (p4est_locidx_t K = 0; K < nel; K++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)K * VN;
-    const double *c = C + (size_t)K * VN * VN;
+    const double *cK = C + (size_t)K * VN * VN;
     for (int i = 0; i < VN; i++) {
       tied[K * VN + i] = 1;
       for (int j = 0; j < VN; j++)
-        if (c[i * VN + j] != 0 && kratio[en[j]] > tie_ratio) tied[K * VN + i] = 0;
+        if (cK[i * VN + j] != 0 && kratio[en[j]] > tie_ratio) tied[K * VN + i] = 0;
       if (tied[K * VN + i])
         for (int j = 0; j < VN; j++)
-          if (c[i * VN + j] != 0) a[en[j]] += 1;
-      ncols += !tied[K * VN + i];
+          if (cK[i * VN + j] != 0) a[en[j]] += 1;
+      own_corners += !tied[K * VN + i];
     }
   }
+  ncols = own_corners;
   PetscCall(VecRestoreArray(lv, &a));
   PetscCall(VecGhostRestoreLocalForm(v, &lv));
   PetscCall(node_reduce(v, ADD_VALUES));
@@ -182,122 +319,261 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   for (p4est_locidx_t i = 0; i < nloc; i++) gnum[i] = (PetscInt)PetscRealPart(a[i]);
   PetscCall(VecRestoreArray(lv, &a));
   PetscCall(VecGhostRestoreLocalForm(v, &lv));
-  PetscCall(VecDestroy(&v));
+  const PetscInt first_own = next;
+  {
+    PetscInt any = own_corners > 0, anywhere;
+    PetscCallMPI(MPIU_Allreduce(&any, &anywhere, 1, MPIU_INT, MPI_MAX, comm));
+    c->faces = anywhere ? PETSC_TRUE : PETSC_FALSE;
+  }
+  if (c->faces) PetscCall(PetscMalloc1(c->ncells * ROW_SIZE + 1, &c->rows));
 
-  PetscCall(MatCreateAIJ(comm, (PetscInt)nel * VN, ncols, PETSC_DETERMINE, PETSC_DETERMINE, VN, NULL, VN, NULL, P));
+  /* P's rows, and the local indices of each cell's columns for the
+   * pattern: the node, or nloc + the own corner's number */
+  PetscCall(PetscMalloc1((size_t)nel * (2 * VN + 1) + 1, &lset));
+  PetscCall(MatCreateAIJ(comm, (PetscInt)nel * VN, ncols, PETSC_DETERMINE, PETSC_DETERMINE, VN, NULL, VN, NULL, &c->P));
   for (p4est_locidx_t K = 0; K < nel; K++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)K * VN;
-    const double *c = C + (size_t)K * VN * VN;
+    const double *cK = C + (size_t)K * VN * VN;
+    double *cols = c->rows ? c->rows + (size_t)K * ROW_SIZE : NULL, *w = cols ? cols + VN * VN : NULL;
+    PetscInt *set = lset + (size_t)K * (2 * VN + 1);
+    set[0] = 0;
     for (int i = 0; i < VN; i++) {
-      const PetscInt row = (first + K) * VN + i;
-      if (!tied[K * VN + i]) PetscCall(MatSetValue(*P, row, next++, 1.0, INSERT_VALUES));
-      else
+      PetscInt row = (first + K) * VN + i, rc[VN], n = 0;
+      PetscScalar rw[VN];
+      if (!tied[K * VN + i]) {
+        add_index(set, nloc + next - first_own);
+        rc[n] = next++;
+        rw[n++] = 1;
+      } else
         for (int j = 0; j < VN; j++)
-          if (c[i * VN + j] != 0) PetscCall(MatSetValue(*P, row, gnum[en[j]], c[i * VN + j], INSERT_VALUES));
+          if (cK[i * VN + j] != 0) {
+            add_index(set, en[j]);
+            rc[n] = gnum[en[j]];
+            rw[n++] = cK[i * VN + j];
+          }
+      for (int j = 0; cols && j < VN; j++) {
+        cols[i * VN + j] = j < n ? (double)rc[j] : -1;
+        w[i * VN + j] = j < n ? PetscRealPart(rw[j]) : 0;
+      }
+      PetscCall(MatSetValues(c->P, 1, &row, n, rc, rw, INSERT_VALUES));
     }
+    c->tied[K] = 1;
+    for (int i = 0; i < VN; i++) c->tied[K] = c->tied[K] && tied[K * VN + i];
   }
-  PetscCall(MatAssemblyBegin(*P, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*P, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(c->P, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(c->P, MAT_FINAL_ASSEMBLY));
+  PetscCall(coarse_pattern(comm, ln, v, gnum, first_own, own_corners, lset, c));
+  PetscCall(VecDestroy(&v));
+  PetscCall(PetscFree(lset));
   PetscCall(PetscFree4(C, tied, kratio, gnum));
   p4est_lnodes_destroy(ln);
   p4est_ghost_destroy(ghost);
   PetscFunctionReturn(0);
 }
 
-/* Entries of P^T A P below this fraction of their row's diagonal are
- * round-off and are dropped (coarse_operator). */
-static const double drop_tol = 1e-12;
-
-/* P^T A P without the entries that are zero but for round-off.  The face
- * terms of A couple every corner of a cell to every corner of its face
- * neighbours, so the product's pattern couples each continuous node to
- * the nodes two cells away: 64 entries per row in 3D where the continuous
- * Q1 operator has 27, the others its cancelled face terms (on continuous
- * functions the jumps vanish), of order 1e-16 of the diagonal.
- * BoomerAMG's work follows the pattern, not the values: on the 3D
- * heterogeneous run its setup and V-cycles were 58% of the pressure's
- * KSPSolve, with coarse operators of 130-190 entries per row.  Genuine
- * entries are at least about 1 / contrast of the diagonal (a node where
- * k jumps by the contrast couples through the harmonic mean), and the
- * contrast is at most FEM_PERMEABILITY_MAX_CONTRAST = 1e10, so drop_tol
- * keeps them.  The row's own diagonal makes the product unsymmetric by at
- * most drop_tol relative, far below what CG notices. */
-static PetscErrorCode coarse_operator(Mat A, Mat P, Mat *Ac)
+PetscErrorCode FemSipgCoarseCreate(PC pc, FemAdvect adv, const FemQElem *qe, const double *kcell, FemSipgCoarse *out)
 {
-  Mat G;
+  FemSipgCoarse c;
+  p4est_locidx_t nlocal, nghost;
   MPI_Comm comm;
-  PetscInt rstart, rend, cstart, cend, m, n, *dnz, *onz, *keep_cols;
-  PetscScalar *keep_vals;
-  PetscInt maxrow = 0;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscObjectGetComm((PetscObject)A, &comm));
-  PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &G));
-  PetscCall(MatGetOwnershipRange(G, &rstart, &rend));
-  PetscCall(MatGetOwnershipRangeColumn(G, &cstart, &cend));
-  PetscCall(MatGetLocalSize(G, &m, &n));
-  PetscCall(PetscCalloc2(m + 1, &dnz, m + 1, &onz));
-  for (int pass = 0; pass < 2; pass++) {
-    for (PetscInt r = rstart; r < rend; r++) {
-      const PetscInt *cols;
-      const PetscScalar *vals;
-      PetscInt nc, nk = 0;
-      double diag = 0;
-      PetscCall(MatGetRow(G, r, &nc, &cols, &vals));
-      for (PetscInt c = 0; c < nc; c++)
-        if (cols[c] == r) diag = PetscAbsScalar(vals[c]);
-      for (PetscInt c = 0; c < nc; c++) {
-        if (PetscAbsScalar(vals[c]) <= drop_tol * diag) continue;
-        if (pass) {
-          keep_cols[nk] = cols[c];
-          keep_vals[nk] = vals[c];
-        } else if (cols[c] >= cstart && cols[c] < cend) dnz[r - rstart]++;
-        else onz[r - rstart]++;
-        nk++;
-      }
-      if (!pass) maxrow = PetscMax(maxrow, nc);
-      PetscCall(MatRestoreRow(G, r, &nc, &cols, &vals));
-      if (pass) PetscCall(MatSetValues(*Ac, 1, &r, nk, keep_cols, keep_vals, INSERT_VALUES));
-    }
-    if (!pass) {
-      PetscCall(MatCreateAIJ(comm, m, n, PETSC_DETERMINE, PETSC_DETERMINE, 0, dnz, 0, onz, Ac));
-      PetscCall(PetscMalloc2(maxrow + 1, &keep_cols, maxrow + 1, &keep_vals));
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCall(PetscCalloc1(1, &c));
+  c->pc = pc;
+  PetscCall(FemAdvectCellCounts(adv, &nlocal, &nghost));
+  c->ncells = (size_t)nlocal + (size_t)nghost;
+  c->first = (PetscInt)FemAdvectForest(adv)->global_first_quadrant[FemAdvectForest(adv)->mpirank];
+  PetscCall(PetscMalloc1(c->ncells + 1, &c->tied));
+  PetscCall(prolongation(comm, FemAdvectForest(adv), qe, kcell, c));
+  if (!c->rows) {
+    PetscBool seq, done;
+    PetscInt n;
+    PetscCall(MatGetOwnershipRangeColumn(c->P, &c->cstart, NULL));
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)c->P, MATSEQAIJ, &seq));
+    if (seq) c->part[0] = c->P;
+    else PetscCall(MatMPIAIJGetSeqAIJ(c->P, &c->part[0], &c->part[1], &c->garray));
+    for (int x = 0; x < 2 && c->part[x]; x++) {
+      PetscCall(MatGetRowIJ(c->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &c->ia[x], &c->ja[x], &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: the prolongation's rows are not accessible");
+      PetscCall(MatSeqAIJGetArrayRead(c->part[x], &c->pa[x]));
     }
   }
-  PetscCall(MatAssemblyBegin(*Ac, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*Ac, MAT_FINAL_ASSEMBLY));
-  PetscCall(PetscFree2(keep_cols, keep_vals));
-  PetscCall(PetscFree2(dnz, onz));
-  PetscCall(MatDestroy(&G));
+  /* the ghosts' parts only for the faces' terms (FemSipgCoarseNeedsFace) */
+  if (c->faces) {
+    PetscCall(FemAdvectGhostExchange(adv, c->tied, 1));
+    PetscCall(FemAdvectGhostExchange(adv, c->rows, ROW_SIZE));
+  }
+  *out = c;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemSipgContinuousPCSetForest(PC pc, p4est_t *p4est, const FemQElem *qe, const double *kcell)
+PetscBool FemSipgCoarseNeedsFace(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_t b)
 {
-  Mat P, A, Ac;
+  return c->faces && (!c->tied[a] || !c->tied[b]);
+}
+
+/* The distinct columns of cell K's rows and the rows as a dense VN x n
+ * matrix on them (row-major); returns n. */
+static PetscErrorCode cell_basis(const FemSipgCoarse c, p4est_locidx_t K, PetscInt cols[2 * VN], double Pd[VN * 2 * VN], int *nc)
+{
+  int n = 0;
+
+  PetscFunctionBeginUser;
+  for (int i = 0; i < VN * 2 * VN; i++) Pd[i] = 0;
+  for (int i = 0; i < VN; i++) {
+    const PetscInt row = (c->first + K) * VN + i;
+    PetscInt nr = 0, gc[VN];
+    double gw[VN];
+    if (c->rows) { /* with faces: the exchanged rows, ghosts' too */
+      const double *x = c->rows + (size_t)K * ROW_SIZE;
+      for (int j = 0; j < VN && x[i * VN + j] >= 0; j++) {
+        gc[nr] = (PetscInt)x[i * VN + j];
+        gw[nr++] = x[VN * VN + i * VN + j];
+      }
+    } else
+      for (int x = 0; x < 2 && c->part[x]; x++) {
+        const PetscInt lrow = row - c->first * VN;
+        for (PetscInt e = c->ia[x][lrow]; e < c->ia[x][lrow + 1]; e++) {
+          gc[nr] = x ? c->garray[c->ja[x][e]] : c->cstart + c->ja[x][e];
+          gw[nr++] = PetscRealPart(c->pa[x][e]);
+        }
+      }
+    for (PetscInt j = 0; j < nr; j++) {
+      int m = 0;
+      while (m < n && cols[m] != gc[j]) m++;
+      if (m == n) cols[n++] = gc[j];
+      Pd[i * 2 * VN + m] = gw[j];
+    }
+  }
+  *nc = n;
+  PetscFunctionReturn(0);
+}
+
+/* Entries of a block's P_a^T blk P_b below this fraction of its largest
+ * are round-off and are left out.  On a cell of constant k that is a
+ * parallelepiped the Q1 stiffness couples the two ends of an edge by
+ * exactly 0 (by round-off, 1e-17 of the diagonal), and in 3D those are 6
+ * of the 27 entries of a continuous row; stored, they took the 3D
+ * heterogeneous run's coarse operator from 30 to 39 entries per row and
+ * BoomerAMG's hierarchy with it (its KSPSolve 1.5 times as long, the same
+ * iterations).  Genuine entries are at least about 1 / contrast of the
+ * largest (a node where k jumps by the contrast couples through the
+ * harmonic mean), and the contrast is at most
+ * FEM_PERMEABILITY_MAX_CONTRAST = 1e10. */
+static const double drop_tol = 1e-12;
+
+PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_t b, const double *blk)
+{
+  PetscInt ca[2 * VN], cb[2 * VN];
+  double Pa[VN * 2 * VN], Pb[VN * 2 * VN], T[VN * 2 * VN], C[2 * VN * 2 * VN], scale = 0;
+  int na, nb;
+
+  PetscFunctionBeginUser;
+  PetscCall(cell_basis(c, a, ca, Pa, &na));
+  if (a == b) {
+    nb = na;
+    PetscCall(PetscArraycpy(cb, ca, na));
+    PetscCall(PetscArraycpy(Pb, Pa, VN * 2 * VN));
+  } else PetscCall(cell_basis(c, b, cb, Pb, &nb));
+  /* T = blk Pb, then C = Pa^T T */
+  for (int i = 0; i < VN; i++)
+    for (int m = 0; m < nb; m++) {
+      double t = 0;
+      for (int j = 0; j < VN; j++) t += blk[i * VN + j] * Pb[j * 2 * VN + m];
+      T[i * 2 * VN + m] = t;
+    }
+  for (int l = 0; l < na; l++)
+    for (int m = 0; m < nb; m++) {
+      double t = 0;
+      for (int i = 0; i < VN; i++) t += Pa[i * 2 * VN + l] * T[i * 2 * VN + m];
+      C[l * nb + m] = t;
+      scale = PetscMax(scale, PetscAbsReal(t));
+    }
+  for (int l = 0; l < na * nb; l++)
+    if (PetscAbsReal(C[l]) <= drop_tol * scale) C[l] = 0;
+  /* a cell's own block couples its own columns, in c->Ac's pattern */
+  if (a == b) {
+    PetscCall(MatSetValues(c->Ac, na, ca, nb, cb, C, ADD_VALUES));
+    PetscFunctionReturn(0);
+  }
+  if (c->n + (PetscCount)na * nb > c->cap) {
+    c->cap = PetscMax(2 * c->cap, c->n + (PetscCount)na * nb + 1024);
+    PetscCall(PetscRealloc(sizeof(PetscInt) * (size_t)c->cap, &c->ci));
+    PetscCall(PetscRealloc(sizeof(PetscInt) * (size_t)c->cap, &c->cj));
+    PetscCall(PetscRealloc(sizeof(PetscScalar) * (size_t)c->cap, &c->cv));
+  }
+  for (int l = 0; l < na; l++)
+    for (int m = 0; m < nb; m++) {
+      if (C[l * nb + m] == 0) continue;
+      c->ci[c->n] = ca[l];
+      c->cj[c->n] = cb[m];
+      c->cv[c->n++] = C[l * nb + m];
+    }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *cp)
+{
+  FemSipgCoarse c = *cp;
   KSP coarse;
   PetscInt M, N;
   MPI_Comm comm;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
-  PetscCall(prolongation(comm, p4est, qe, kcell, &P));
-  PetscCall(PCMGSetInterpolation(pc, 1, P));
-  PetscCall(PCGetOperators(pc, &A, NULL));
-  PetscCall(coarse_operator(A, P, &Ac));
-  PetscCall(PCMGGetCoarseSolve(pc, &coarse));
-  PetscCall(KSPSetOperators(coarse, Ac, Ac));
-  PetscCall(MatDestroy(&Ac));
-  PetscCall(MatGetSize(P, &M, &N));
+  PetscCall(PetscObjectGetComm((PetscObject)c->pc, &comm));
+  PetscCall(PCMGSetInterpolation(c->pc, 1, c->P));
+  PetscCall(MatAssemblyBegin(c->Ac, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(c->Ac, MAT_FINAL_ASSEMBLY));
+  if (c->faces) {
+    /* the faces' couplings between two cells, outside the cells' pattern */
+    Mat F;
+    PetscInt n;
+    PetscCall(MatGetLocalSize(c->Ac, &n, NULL));
+    PetscCall(MatCreate(comm, &F));
+    PetscCall(MatSetSizes(F, n, n, PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(MatSetType(F, MATAIJ));
+    PetscCall(MatSetPreallocationCOO(F, c->n, c->ci, c->cj));
+    PetscCall(MatSetValuesCOO(F, c->cv, INSERT_VALUES));
+    PetscCall(MatAXPY(c->Ac, 1.0, F, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatDestroy(&F));
+  }
+  PetscCall(PCMGGetCoarseSolve(c->pc, &coarse));
+  PetscCall(KSPSetOperators(coarse, c->Ac, c->Ac));
+  PetscCall(MatGetSize(c->P, &M, &N));
   /* every corner its own coarse unknown (each cell a cell of a
    * checkerboard): PCMG tells interpolation from restriction by the sizes
    * and would restrict with P instead of P^T */
   if (M == N) {
     Mat R;
-    PetscCall(MatTranspose(P, MAT_INITIAL_MATRIX, &R));
-    PetscCall(PCMGSetRestriction(pc, 1, R));
+    PetscCall(MatTranspose(c->P, MAT_INITIAL_MATRIX, &R));
+    PetscCall(PCMGSetRestriction(c->pc, 1, R));
     PetscCall(MatDestroy(&R));
   }
-  PetscCall(MatDestroy(&P));
+  PetscCall(FemSipgCoarseDestroy(cp));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode FemSipgCoarseDestroy(FemSipgCoarse *cp)
+{
+  FemSipgCoarse c = *cp;
+
+  PetscFunctionBeginUser;
+  if (!c) PetscFunctionReturn(0);
+  for (int x = 0; x < 2 && c->part[x]; x++) {
+    PetscInt n;
+    PetscBool done;
+    PetscCall(MatSeqAIJRestoreArrayRead(c->part[x], &c->pa[x]));
+    PetscCall(MatRestoreRowIJ(c->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &c->ia[x], &c->ja[x], &done));
+  }
+  PetscCall(MatDestroy(&c->P));
+  PetscCall(MatDestroy(&c->Ac));
+  PetscCall(PetscFree(c->rows));
+  PetscCall(PetscFree(c->tied));
+  PetscCall(PetscFree(c->ci));
+  PetscCall(PetscFree(c->cj));
+  PetscCall(PetscFree(c->cv));
+  PetscCall(PetscFree(c));
+  *cp = NULL;
   PetscFunctionReturn(0);
 }

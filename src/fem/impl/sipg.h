@@ -6,22 +6,44 @@
 
 #include <petscksp.h>
 #include "mesh/p4est_dim.h"
+#include "fem/advect.h"
 #include "fem/qelem.h"
 
 /** Makes pc (of the pressure's KSP, its options prefix already set) the
- *  two-level preconditioner through the continuous Q1 space: Gauss-Seidel
- *  on the DG system, BoomerAMG on the Galerkin product P^T A P less its
- *  round-off entries (FemSipgContinuousPCSetForest).  Call before
+ *  two-level preconditioner through the continuous Q1 space: block Gauss-Seidel
+ *  on the DG system, BoomerAMG on the Galerkin product P^T A P
+ *  (FemSipgCoarseCreate).  Call before
  *  KSPSetFromOptions, so that the -PREFIXmg_* options still win. */
 PetscErrorCode FemSipgContinuousPCCreate(PC pc);
 
-/** Hands pc the prolongation from continuous Q1 on p4est's current forest
- *  (its lnodes: hanging nodes take their parents' interpolated values) to
- *  the DG Q1 unknowns (cell on the curve * 2^d + corner, qe's node order),
- *  split where k (kcell: one value per local cell) jumps by much, and the
- *  coarse operator P^T A P of the KSP's operator A without its entries
- *  below 1e-12 of their row's diagonal (sipg_mg.c).  Call after
- *  KSPSetOperators, on every new forest. */
-PetscErrorCode FemSipgContinuousPCSetForest(PC pc, p4est_t *p4est, const FemQElem *qe, const double *kcell);
+/** The continuous coarse space of one forest and its operator under
+ *  assembly (sipg_mg.c). */
+typedef struct _p_FemSipgCoarse *FemSipgCoarse;
+
+/** Builds the prolongation from continuous Q1 on adv's forest (its lnodes:
+ *  hanging nodes take their parents' interpolated values) to the DG Q1
+ *  unknowns (cell on the curve * 2^d + corner, qe's node order), split
+ *  where k (kcell: one value per local cell) jumps by much, for pc (made
+ *  by FemSipgContinuousPCCreate).  The coarse operator P^T A P is then
+ *  summed from A's blocks: every local cell's volume and Dirichlet face
+ *  blocks and the interior faces' for which FemSipgCoarseNeedsFace says
+ *  so, each through FemSipgCoarseAdd, and handed to pc by
+ *  FemSipgCoarseFinish.  Call on every new forest. */
+PetscErrorCode FemSipgCoarseCreate(PC pc, FemAdvect adv, const FemQElem *qe, const double *kcell, FemSipgCoarse *c);
+
+/** Whether the face between cells a and b (local or ghost) adds to P^T A P:
+ *  on the continuous functions its terms vanish (the jumps do), so only
+ *  where a corner of either cell is a coarse unknown of its own. */
+PetscBool FemSipgCoarseNeedsFace(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_t b);
+
+/** Adds P_a^T blk P_b: blk, VN x VN row-major, the block of A of the rows
+ *  of local cell a and the columns of cell b (local or ghost). */
+PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_t b, const double *blk);
+
+/** Hands pc its interpolation and coarse operator, and frees c. */
+PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *c);
+
+/** Frees c unfinished (an error on the way). */
+PetscErrorCode FemSipgCoarseDestroy(FemSipgCoarse *c);
 
 #endif
