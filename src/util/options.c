@@ -156,6 +156,28 @@ int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len)
   return bad;
 }
 
+/* What went wrong first while PETSc started, for one line of our own:
+ * its traceback handler wrote 14 lines for a PETSC_OPTIONS_YAML that does
+ * not parse.  Once PETSc has started, its traceback again. */
+static char start_error[512];
+static int started;
+
+static PetscErrorCode start_error_handler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  if (started) return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
+  if (p == PETSC_ERROR_INITIAL && !start_error[0]) {
+    const char *text = mess && mess[0] ? mess : NULL;
+    if (!text) PetscErrorMessage(n, &text, NULL);
+    /* the options in YAML come from the environment or -options_file_yaml */
+    if (fun && strstr(fun, "YAML")) {
+      const char *env = getenv("PETSC_OPTIONS_YAML");
+      snprintf(start_error, sizeof start_error, "%s: %s", env && env[0] ? "environment variable PETSC_OPTIONS_YAML" : "option -options_file_yaml", text ? text : "does not parse");
+    } else
+      snprintf(start_error, sizeof start_error, "PETSc did not start: %s (in %s)", text ? text : "error", fun ? fun : "PetscInitialize");
+  }
+  return n;
+}
+
 int AmrInitialize(int *argc, char ***argv, const char *program, const char *help)
 {
   char msg[2 * PATH_MAX];
@@ -169,10 +191,13 @@ int AmrInitialize(int *argc, char ***argv, const char *program, const char *help
     MPI_Finalize();
     return 1;
   }
-  if (PetscInitialize(argc, argv, NULL, help)) {
+  if (PetscPushErrorHandler(start_error_handler, NULL) || PetscInitialize(argc, argv, NULL, help)) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!rank) fprintf(stderr, "%s: error: %s\n", program, start_error[0] ? start_error : "PETSc did not start");
     MPI_Finalize();
     return 1;
   }
+  started = 1;
   return 0;
 }
 
