@@ -87,10 +87,13 @@ struct _p_FemAdvect {
   long revision;  /* of the forest the cells' data belong to */
   long frevision; /* of the forest the velocity's data belong to (-1: none) */
 
-  /* FemAdvectFacePoints: the face iteration lists its points here */
+  /* FemAdvectFacePoints: the face iteration lists its points here, and the
+   * next face list of the same forest (build_velocity) takes their
+   * geometry from them, then frees them */
   int collecting;
   FemAdvectFacePoint *collect;
   size_t ncollect, capcollect;
+  long crevision; /* of the forest the points belong to */
   size_t npoints; /* face points of the iteration so far: the next index */
 
   /* this rank's own work in time steps (thread CPU and wall seconds), and
@@ -361,8 +364,17 @@ static void replace_cells(p4est_t *p4est, p4est_topidx_t t, int nout, p4est_quad
 /* ---------------------------------------------------------------------- */
 /* mesh data                                                               */
 
+/** Frees FemAdvectFacePoints' list. */
+static void free_collect(FemAdvect adv)
+{
+  free(adv->collect);
+  adv->collect = NULL;
+  adv->ncollect = adv->capcollect = 0;
+}
+
 static void free_mesh(FemAdvect adv)
 {
+  free_collect(adv);
   if (adv->ghost) p4est_ghost_destroy(adv->ghost);
   adv->ghost = NULL;
   free(adv->vol);
@@ -460,6 +472,40 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
   return 0;
 }
 
+/** The fluxes and basis values of face_points() at the points that
+ *  FemAdvectFacePoints listed on this forest, in the same iteration, so
+ *  that their geometry (the map, its inverse, the cross-tree transform) is
+ *  not computed again: the same values bit for bit (2 eta - 1 is the
+ *  cell coordinate face_points() computes, scaled by 2 exactly). */
+static int cached_face_points(FemAdvect adv, const FaceSide *a, const FaceSide *b, double bn[FQ_MAX], double phia[][FEM_ADVECT_NB], double phib[][FEM_ADVECT_NB],
+                              double xs[][3])
+{
+  const int nb = adv->nb, np = ipow(adv->nqf, DIM - 1);
+  for (int p = 0; p < np; p++) {
+    double xi[DIM];
+    if (adv->npoints >= adv->ncollect) return -1;
+    const FemAdvectFacePoint *fp = &adv->collect[adv->npoints++];
+    if (fp->a.quad != a->q || (b && fp->b.quad != b->q)) return -1;
+    for (int k = 0; k < DIM; k++) xi[k] = 2 * fp->a.eta[k] - 1;
+    basis(nb, xi, phia[p]);
+    if (xs)
+      for (int i = 0; i < 3; i++) xs[p][i] = fp->a.x[i];
+    if (b) {
+      for (int k = 0; k < DIM; k++) xi[k] = 2 * fp->b.eta[k] - 1;
+      basis(nb, xi, phib[p]);
+    }
+    if (adv->prob->face_flux)
+      bn[p] = adv->prob->face_flux(adv->ctx, fp);
+    else {
+      double vel[3], dot = 0;
+      adv->prob->velocity(adv->ctx, &fp->a, vel);
+      for (int i = 0; i < DIM; i++) dot += vel[i] * fp->ndS[i];
+      bn[p] = dot;
+    }
+  }
+  return 0;
+}
+
 /** Quadrature on face `face` of side a: weights * b.n (n outward from a),
  *  basis values of a and, when b is given, of b at the same points.  While
  *  FemAdvectFacePoints collects, the points go to its list instead and the
@@ -472,6 +518,7 @@ static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSid
   const int np = ipow(n, DIM - 1);
   double lo[3], h, lob[3] = {0}, hb = 1;
   int ft[9], cross = 0;
+  if (!adv->collecting && adv->collect && adv->crevision == adv->revision) return cached_face_points(adv, a, b, bn, phia, phib, xs);
   AmrGeomQuadBox(a->q, lo, &h);
   if (b) {
     AmrGeomQuadBox(b->q, lob, &hb);
@@ -681,23 +728,28 @@ static PetscErrorCode iterate_faces(FemAdvect adv)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size_t *n)
+PetscErrorCode FemAdvectFacePoints(FemAdvect adv, const FemAdvectFacePoint **pts, size_t *n)
 {
   PetscErrorCode ierr;
   PetscFunctionBeginUser;
   PetscCall(sync_cells(adv));
+  free_collect(adv);
   adv->collecting = 1;
-  adv->ncollect = adv->capcollect = 0;
-  adv->collect = NULL;
   ierr = iterate_faces(adv);
   adv->collecting = 0;
-  if (!ierr) {
-    ierr = PetscMalloc1(adv->ncollect + 1, pts);
-    if (!ierr) memcpy(*pts, adv->collect, sizeof(FemAdvectFacePoint) * adv->ncollect);
-  }
-  free(adv->collect);
-  adv->collect = NULL;
+  if (ierr) free_collect(adv);
   PetscCall(ierr);
+  /* held through the solve that asked for it, where the memory peaks: no
+   * room to grow left over */
+  if (adv->ncollect && adv->ncollect < adv->capcollect) {
+    FemAdvectFacePoint *tight = realloc(adv->collect, adv->ncollect * sizeof(FemAdvectFacePoint));
+    if (tight) {
+      adv->collect = tight;
+      adv->capcollect = adv->ncollect;
+    }
+  }
+  adv->crevision = adv->revision;
+  *pts = adv->collect;
   *n = adv->ncollect;
   PetscFunctionReturn(0);
 }
@@ -798,6 +850,7 @@ static PetscErrorCode build_velocity(FemAdvect adv)
 
   adv->nfaces = adv->nbfaces = 0;
   PetscCall(iterate_faces(adv));
+  free_collect(adv);
   const int nqf = ipow(adv->nqf, DIM - 1);
   memset(adv->outflow, 0, sizeof(double) * ((size_t)adv->nlocal + 1));
   for (size_t e = 0; e < adv->nfaces; e++) {

@@ -193,10 +193,13 @@ PetscErrorCode FemAdvectPointRange(FemAdvect adv, double *umin, double *umax);
  * The face quadrature points of the current mesh with face_flux's rule,
  * in the order of p4est's face iteration: every interior face with a local
  * side (hanging faces as their small sub-faces) and every domain boundary
- * face of a local cell.  A fresh array (count in *n) the caller frees with
- * PetscFree; the points of one face are consecutive.
+ * face of a local cell; the points of one face are consecutive.  The
+ * list (count in *n) is the solver's: valid until its velocity's data are
+ * next built (FemAdvectVelocityChanged, or the first step after the
+ * forest changed), which take their points' geometry from it, and not
+ * freed by the caller.
  */
-PetscErrorCode FemAdvectFacePoints(FemAdvect adv, FemAdvectFacePoint **pts, size_t *n);
+PetscErrorCode FemAdvectFacePoints(FemAdvect adv, const FemAdvectFacePoint **pts, size_t *n);
 
 /**
  * Discrete divergence of the face fluxes the transport integrates with:

@@ -597,7 +597,7 @@ static PetscErrorCode free_system(FemSipg s)
 PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *rnorm)
 {
   p4est_t *p4est = FemAdvectForest(adv);
-  FemAdvectFacePoint *pts;
+  const FemAdvectFacePoint *pts;
   size_t npts;
   p4est_locidx_t nghost;
   double *gidx, *rhs;
@@ -703,7 +703,6 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   }
   s->nflux = npts;
   PetscCall(PetscFree3(s->cell_K, s->faces, s->kcell));
-  PetscCall(PetscFree(pts));
   s->revision = p4est->revision;
   PetscFunctionReturn(0);
 }

@@ -155,7 +155,7 @@ static PetscErrorCode errors(FemSipg s, FemAdvect adv, double *l2p, double *fmax
 {
   static const double gx[3] = {0.11270166537925831148, 0.5, 0.88729833462074168852}, gw[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
   p4est_t *p4est = FemAdvectForest(adv);
-  FemAdvectFacePoint *pts;
+  const FemAdvectFacePoint *pts;
   size_t n;
   double loc[4] = {0, 0, 0, 0}; /* p error^2, max |F - Fex| / (|k grad p| |ndS|), unused, flux error^2 */
 
@@ -195,7 +195,6 @@ static PetscErrorCode errors(FemSipg s, FemAdvect adv, double *l2p, double *fmax
     loc[1] = fmax(loc[1], fabs(d) / (sqrt(gn) * area + 1e-300));
     loc[3] += h * d * d / area;
   }
-  PetscCall(PetscFree(pts));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, hanging, 1, MPI_LONG, MPI_SUM, PETSC_COMM_WORLD));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &loc[0], 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &loc[1], 2, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
