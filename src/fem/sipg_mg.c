@@ -115,7 +115,8 @@ struct _p_FemSipgCoarse {
   double *rows;    /* with faces, ROW_SIZE per cell; without, the local cells' rows are read from P */
   PetscInt first;  /* the first local cell's global number */
   /* P's parts, read directly without faces: MatGetRow merged them into a
-   * buffer for every row, 4% of the mission run's pressure (2 ranks) */
+   * buffer for every row (the cells' blocks into Ac took 0.030 s of the
+   * mission run's 0.83 s pressure on 2 ranks with it, 0.019 s without) */
   Mat part[2];
   const PetscInt *ia[2], *ja[2], *garray;
   const PetscScalar *pa[2];
