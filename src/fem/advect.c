@@ -472,6 +472,17 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
   return 0;
 }
 
+/** The normal flux b.n dS at a face point: the problem's face_flux, or
+ *  its velocity at side a. */
+static double point_flux(FemAdvect adv, const FemAdvectFacePoint *fp)
+{
+  double vel[3], dot = 0;
+  if (adv->prob->face_flux) return adv->prob->face_flux(adv->ctx, fp);
+  adv->prob->velocity(adv->ctx, &fp->a, vel);
+  for (int i = 0; i < DIM; i++) dot += vel[i] * fp->ndS[i];
+  return dot;
+}
+
 /** The fluxes and basis values of face_points() at the points that
  *  FemAdvectFacePoints listed on this forest, in the same iteration, so
  *  that their geometry (the map, its inverse, the cross-tree transform) is
@@ -494,14 +505,7 @@ static int cached_face_points(FemAdvect adv, const FaceSide *a, const FaceSide *
       for (int k = 0; k < DIM; k++) xi[k] = 2 * fp->b.eta[k] - 1;
       basis(nb, xi, phib[p]);
     }
-    if (adv->prob->face_flux)
-      bn[p] = adv->prob->face_flux(adv->ctx, fp);
-    else {
-      double vel[3], dot = 0;
-      adv->prob->velocity(adv->ctx, &fp->a, vel);
-      for (int i = 0; i < DIM; i++) dot += vel[i] * fp->ndS[i];
-      bn[p] = dot;
-    }
+    bn[p] = point_flux(adv, fp);
   }
   return 0;
 }
@@ -568,14 +572,8 @@ static int face_points(FemAdvect adv, const FaceSide *a, int face, const FaceSid
     if (adv->collecting) {
       adv->collect[adv->ncollect++] = fp;
       bn[p] = 0;
-    } else if (adv->prob->face_flux)
-      bn[p] = adv->prob->face_flux(adv->ctx, &fp);
-    else {
-      double vel[3], dot = 0;
-      adv->prob->velocity(adv->ctx, &fp.a, vel);
-      for (int i = 0; i < DIM; i++) dot += vel[i] * fp.ndS[i];
-      bn[p] = dot;
-    }
+    } else
+      bn[p] = point_flux(adv, &fp);
   }
   return 0;
 }

@@ -349,8 +349,16 @@ typedef struct {
   PetscScalar *a[2];
 } Csr;
 
-/* The pattern (two faces between the same two cells, a forest that wraps
- * around, count once) and s->A on it, all values 0. */
+/* Whether point p is the first of an interior face's points between its
+ * two cells (two faces between the same two cells, a forest that wraps
+ * around, count once). */
+static int first_of_pair(const FemAdvectFacePoint *pts, size_t p)
+{
+  const FemAdvectFacePoint *f = &pts[p];
+  return f->b.quad && !(p > 0 && pts[p - 1].b.quad && pts[p - 1].a.cell == f->a.cell && pts[p - 1].b.cell == f->b.cell);
+}
+
+/* The pattern (first_of_pair) and s->A on it, all values 0. */
 static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, PetscInt first, Csr *m)
 {
   const size_t nl = (size_t)s->nlocal;
@@ -366,7 +374,7 @@ static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_
   for (size_t K = 0; K < nl; K++) m->ncols[K] = 1;
   for (size_t p = 0; p < npts; p++) {
     const FemAdvectFacePoint *f = &pts[p];
-    if (!f->b.quad || (p > 0 && pts[p - 1].b.quad && pts[p - 1].a.cell == f->a.cell && pts[p - 1].b.cell == f->b.cell)) continue;
+    if (!first_of_pair(pts, p)) continue;
     if (f->a_local) m->ncols[f->a.cell]++;
     if (f->b_local) m->ncols[f->b.cell]++;
   }
@@ -375,7 +383,7 @@ static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_
   for (size_t K = 0; K < nl; K++) m->cols[m->offset[K] + fill[K]++] = first + (PetscInt)K;
   for (size_t p = 0; p < npts; p++) {
     const FemAdvectFacePoint *f = &pts[p];
-    if (!f->b.quad || (p > 0 && pts[p - 1].b.quad && pts[p - 1].a.cell == f->a.cell && pts[p - 1].b.cell == f->b.cell)) continue;
+    if (!first_of_pair(pts, p)) continue;
     if (f->a_local) m->cols[m->offset[f->a.cell] + fill[f->a.cell]++] = (PetscInt)gidx[f->b.cell];
     if (f->b_local) m->cols[m->offset[f->b.cell] + fill[f->b.cell]++] = (PetscInt)gidx[f->a.cell];
   }
