@@ -64,6 +64,9 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscCall(richardson(smoother, &spc));
   PetscCall(FemSipgSmootherCreate(spc));
   PetscCall(KSPSetFromOptions(smoother));
+  /* the residual before the coarse correction from the same blocks: the
+   * whole V-cycle in single precision, and symmetric with them */
+  PetscCall(PCMGSetResidual(pc, 1, FemSipgResidual, NULL));
 #else
   for (int up = 0; up < 2; up++) {
     if (up) PetscCall(PCMGGetSmootherUp(pc, 1, &smoother));

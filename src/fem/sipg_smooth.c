@@ -20,13 +20,17 @@
 #define VN P4EST_CHILDREN
 #define BS (VN * VN)
 
+/* The matrix in single precision, attached to it (PetscObjectCompose) for
+ * the smoother and the V-cycle's residual (FemSipgResidual).  The
+ * pressure makes its matrix anew for every forest and never changes its
+ * values, so a copy lives as long as its matrix. */
 typedef struct {
   PetscInt nb; /* local cells */
   /* the local part's off-diagonal blocks by block row (ia, ja: local
    * cells), each column by column as BAIJ stores it */
   PetscInt *ia, *ja;
   float *a;
-  float *dinv; /* per local cell, the inverse of its diagonal block */
+  float *d, *dinv; /* per local cell, its diagonal block and the block's inverse */
   /* the off-process part: its blocks by block row, their columns the
    * ghost cells of lvec, gathered by scatter */
   PetscInt *ib, *jb;
@@ -34,17 +38,22 @@ typedef struct {
   Vec lvec;
   VecScatter scatter;
   double *rhs; /* b less the ghost cells' terms, VN per local cell */
-} Smoother;
+} Blocks;
 
-static PetscErrorCode smoother_free(Smoother *sm)
+static const char blocks_name[] = "FemSipgBlocks";
+
+static PetscErrorCode blocks_free(void *ctx)
 {
+  Blocks *sm = ctx;
+
   PetscFunctionBeginUser;
   PetscCall(PetscFree3(sm->ia, sm->ja, sm->a));
-  PetscCall(PetscFree(sm->dinv));
+  PetscCall(PetscFree2(sm->d, sm->dinv));
   PetscCall(PetscFree3(sm->ib, sm->jb, sm->b));
   PetscCall(PetscFree(sm->rhs));
   PetscCall(VecDestroy(&sm->lvec));
   PetscCall(VecScatterDestroy(&sm->scatter));
+  PetscCall(PetscFree(sm));
   PetscFunctionReturn(0);
 }
 
@@ -78,8 +87,9 @@ static PetscErrorCode invert_block(const PetscScalar *d, PetscInt K, float *inv)
 
 /* Copies part (a SeqBAIJ of block size VN) to single precision: its block
  * structure into *ia, *ja and its blocks into *a, less the diagonal
- * blocks, which go inverted into dinv (NULL for the off-process part). */
-static PetscErrorCode copy_part(Mat part, float *dinv, PetscInt **ia, PetscInt **ja, float **a)
+ * blocks, which go into d and inverted into dinv (both NULL for the
+ * off-process part). */
+static PetscErrorCode copy_part(Mat part, float *d, float *dinv, PetscInt **ia, PetscInt **ja, float **a)
 {
   const PetscInt *pi, *pj;
   PetscScalar *v;
@@ -90,13 +100,14 @@ static PetscErrorCode copy_part(Mat part, float *dinv, PetscInt **ia, PetscInt *
   PetscCall(MatGetRowIJ(part, 0, PETSC_FALSE, PETSC_TRUE, &n, &pi, &pj, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the pressure's smoother: the matrix's rows are not accessible");
   PetscCall(MatSeqBAIJGetArray(part, &v));
-  const PetscInt nnz = pi[n] - (dinv ? n : 0);
+  const PetscInt nnz = pi[n] - (d ? n : 0);
   PetscCall(PetscMalloc3(n + 1, ia, nnz + 1, ja, (size_t)nnz * BS + 1, a));
   PetscInt e = 0;
   (*ia)[0] = 0;
   for (PetscInt K = 0; K < n; K++) {
     for (PetscInt q = pi[K]; q < pi[K + 1]; q++) {
-      if (dinv && pj[q] == K) {
+      if (d && pj[q] == K) {
+        for (int k = 0; k < BS; k++) d[(size_t)K * BS + k] = (float)v[(size_t)q * BS + k];
         PetscCall(invert_block(v + (size_t)q * BS, K, dinv + (size_t)K * BS));
         continue;
       }
@@ -112,33 +123,36 @@ static PetscErrorCode copy_part(Mat part, float *dinv, PetscInt **ia, PetscInt *
   PetscFunctionReturn(0);
 }
 
-/* The blocks of the preconditioning matrix in single precision, made
- * again for every new matrix (every forest). */
-static PetscErrorCode smoother_setup(PC pc)
+/* P's blocks (Blocks), made on the first call for each matrix. */
+static PetscErrorCode blocks_get(Mat P, Blocks **out)
 {
-  Smoother *sm;
-  Mat P, local, off = NULL;
+  Blocks *sm;
+  Mat local, off = NULL;
   const PetscInt *garray;
+  PetscContainer c;
   PetscBool seq;
   PetscInt n, ncols;
 
   PetscFunctionBeginUser;
-  PetscCall(PCShellGetContext(pc, &sm));
-  PetscCall(smoother_free(sm));
-  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(PetscObjectQuery((PetscObject)P, blocks_name, (PetscObject *)&c));
+  if (c) {
+    PetscCall(PetscContainerGetPointer(c, (void **)out));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscCalloc1(1, &sm));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)P, MATSEQBAIJ, &seq));
   if (seq) local = P;
   else PetscCall(MatMPIBAIJGetSeqBAIJ(P, &local, &off, &garray));
   PetscCall(MatGetLocalSize(P, &n, NULL));
   sm->nb = n / VN;
-  PetscCall(PetscMalloc1((size_t)n * VN + 1, &sm->dinv));
+  PetscCall(PetscMalloc2((size_t)n * VN + 1, &sm->d, (size_t)n * VN + 1, &sm->dinv));
   PetscCall(PetscMalloc1(n + 1, &sm->rhs));
-  PetscCall(copy_part(local, sm->dinv, &sm->ia, &sm->ja, &sm->a));
+  PetscCall(copy_part(local, sm->d, sm->dinv, &sm->ia, &sm->ja, &sm->a));
   if (off) {
     IS is;
     Vec x;
 
-    PetscCall(copy_part(off, NULL, &sm->ib, &sm->jb, &sm->b));
+    PetscCall(copy_part(off, NULL, NULL, &sm->ib, &sm->jb, &sm->b));
     PetscCall(MatGetSize(off, NULL, &ncols));
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, ncols, &sm->lvec));
     PetscCall(ISCreateBlock(PETSC_COMM_SELF, VN, ncols / VN, garray, PETSC_COPY_VALUES, &is));
@@ -147,12 +161,31 @@ static PetscErrorCode smoother_setup(PC pc)
     PetscCall(VecDestroy(&x));
     PetscCall(ISDestroy(&is));
   }
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, sm));
+  PetscCall(PetscContainerSetUserDestroy(c, blocks_free));
+  PetscCall(PetscObjectCompose((PetscObject)P, blocks_name, (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  *out = sm;
+  PetscFunctionReturn(0);
+}
+
+/* The blocks are made at the preconditioner's set-up, so that their
+ * time is the set-up's. */
+static PetscErrorCode smoother_setup(PC pc)
+{
+  Mat P;
+  Blocks *sm;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(blocks_get(P, &sm));
   PetscFunctionReturn(0);
 }
 
 /* One cell's update: x_K = D_K^-1 (rhs_K - sum over its off-diagonal
  * blocks of A_KL x_L). */
-static inline void update_cell(const Smoother *sm, PetscInt K, const double *rhs, double *x)
+static inline void update_cell(const Blocks *sm, PetscInt K, const double *rhs, double *x)
 {
   double t[VN], y[VN] = {0};
   for (int i = 0; i < VN; i++) t[i] = rhs[K * VN + i];
@@ -169,7 +202,7 @@ static inline void update_cell(const Smoother *sm, PetscInt K, const double *rhs
 }
 
 /* rhs = b - (the ghost cells' blocks) x's ghost values. */
-static PetscErrorCode ghost_terms(Smoother *sm, Vec xv, const double *b)
+static PetscErrorCode ghost_terms(Blocks *sm, Vec xv, const double *b)
 {
   const double *g;
 
@@ -198,13 +231,15 @@ static PetscErrorCode ghost_terms(Smoother *sm, Vec xv, const double *b)
 static PetscErrorCode smoother_richardson(PC pc, Vec bv, Vec xv, Vec w, PetscReal rtol, PetscReal abstol, PetscReal dtol, PetscInt n, PetscBool guesszero,
                                           PetscInt *outits, PCRichardsonConvergedReason *reason)
 {
-  Smoother *sm;
+  Blocks *sm;
+  Mat P;
   const double *b;
   double *x;
 
   PetscFunctionBeginUser;
   (void)w, (void)rtol, (void)abstol, (void)dtol;
-  PetscCall(PCShellGetContext(pc, &sm));
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(blocks_get(P, &sm));
   if (guesszero) PetscCall(VecSet(xv, 0));
   PetscCall(VecGetArrayRead(bv, &b));
   for (PetscInt it = 0; it < n; it++) {
@@ -245,31 +280,51 @@ static PetscErrorCode smoother_view(PC pc, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode smoother_destroy(PC pc)
+PetscErrorCode FemSipgResidual(Mat A, Vec bv, Vec xv, Vec rv)
 {
-  Smoother *sm;
+  Blocks *sm;
+  const double *b, *x;
+  double *r;
 
   PetscFunctionBeginUser;
-  PetscCall(PCShellGetContext(pc, &sm));
-  PetscCall(smoother_free(sm));
-  PetscCall(PetscFree(sm));
+  PetscCall(blocks_get(A, &sm));
+  PetscCall(VecGetArrayRead(bv, &b));
+  if (sm->scatter) {
+    PetscCall(ghost_terms(sm, xv, b));
+    PetscCall(VecRestoreArrayRead(bv, &b));
+    b = sm->rhs;
+  }
+  PetscCall(VecGetArrayRead(xv, &x));
+  PetscCall(VecGetArray(rv, &r));
+  for (PetscInt K = 0; K < sm->nb; K++) {
+    double t[VN];
+    for (int i = 0; i < VN; i++) t[i] = b[K * VN + i];
+    for (PetscInt e = sm->ia[K]; e <= sm->ia[K + 1]; e++) {
+      /* the off-diagonal blocks, then (e = ia[K + 1]) the diagonal one */
+      const int diag = e == sm->ia[K + 1];
+      const float *blk = diag ? sm->d + (size_t)K * BS : sm->a + (size_t)e * BS;
+      const double *xl = x + (diag ? K : sm->ja[e]) * VN;
+      for (int j = 0; j < VN; j++)
+        for (int i = 0; i < VN; i++) t[i] -= (double)blk[j * VN + i] * xl[j];
+    }
+    for (int i = 0; i < VN; i++) r[K * VN + i] = t[i];
+  }
+  PetscCall(VecRestoreArray(rv, &r));
+  PetscCall(VecRestoreArrayRead(xv, &x));
+  if (!sm->scatter) PetscCall(VecRestoreArrayRead(bv, &b));
+  PetscCall(PetscLogFlops(2.0 * (sm->ia[sm->nb] + sm->nb + (sm->ib ? sm->ib[sm->nb] : 0)) * BS));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode FemSipgSmootherCreate(PC pc)
 {
-  Smoother *sm;
-
   PetscFunctionBeginUser;
-  PetscCall(PetscCalloc1(1, &sm));
   PetscCall(PCSetType(pc, PCSHELL));
-  PetscCall(PCShellSetContext(pc, sm));
   PetscCall(PCShellSetName(pc, "sipg-block-gs"));
   PetscCall(PCShellSetSetUp(pc, smoother_setup));
   PetscCall(PCShellSetApplyRichardson(pc, smoother_richardson));
   PetscCall(PCShellSetApply(pc, smoother_apply));
   PetscCall(PCShellSetView(pc, smoother_view));
-  PetscCall(PCShellSetDestroy(pc, smoother_destroy));
   PetscFunctionReturn(0);
 }
 #endif

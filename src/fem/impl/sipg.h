@@ -22,6 +22,10 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc);
  *  KSPRICHARDSON its iterations are the sweeps. */
 PetscErrorCode FemSipgSmootherCreate(PC pc);
 
+/** r = b - A x with the single-precision blocks of FemSipgSmootherCreate's
+ *  matrix A: the V-cycle's residual (PCMGSetResidual). */
+PetscErrorCode FemSipgResidual(Mat A, Vec b, Vec x, Vec r);
+
 /** The continuous coarse space of one forest and its operator under
  *  assembly (sipg_mg.c). */
 typedef struct _p_FemSipgCoarse *FemSipgCoarse;
