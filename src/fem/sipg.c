@@ -570,13 +570,18 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
       FaceTerms *t = &s->faces[p];
       face_eval(s, &pts[p], t);
       if (t->neumann) continue;
+      /* the blocks on and above the diagonal: entry is bitwise symmetric */
       for (int x = 0; x < 1 + interior; x++)
-        for (int y = 0; y < 1 + interior; y++)
+        for (int y = x; y < 1 + interior; y++)
           for (int i = 0; i < VN; i++)
-            for (int j = 0; j < VN; j++) blk[x][y][i * VN + j] += entry(t, x, i, y, j);
+            for (int j = x == y ? i : 0; j < VN; j++) blk[x][y][i * VN + j] += entry(t, x, i, y, j);
       if (!interior)
         for (int i = 0; i < VN; i++) ra[i] -= entry(t, 0, i, 1, 0) * t->g;
     }
+    for (int x = 0; x < 1 + interior; x++)
+      for (int y = x; y < 1 + interior; y++)
+        for (int i = 0; i < VN; i++)
+          for (int j = x == y ? i + 1 : 0; j < VN; j++) blk[y][x][j * VN + i] = blk[x][y][i * VN + j];
     const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
     const int local[2] = {f0->a_local, f0->b_local};
     const PetscBool coarse = c && (!interior || FemSipgCoarseNeedsFace(c, f0->a.cell, f0->b.cell));
