@@ -137,9 +137,9 @@ void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], cons
                         int nin, const p4est_quadrant_t *in[], double *inc[]);
 
 /** Sets the options database's defaults for BoomerAMG on 3D stencils
- *  (HMIS coarsening, ext+i interpolation, at most p_max interpolation
- *  weights per row) under prefix, where not given: for every 3D solver
- *  preconditioned by hypre. */
-PetscErrorCode FemHypre3dDefaults(const char *prefix, int p_max);
+ *  (HMIS coarsening, interpolation interp with at most p_max weights per
+ *  row) under prefix, where not given: for every 3D solver preconditioned
+ *  by hypre. */
+PetscErrorCode FemHypre3dDefaults(const char *prefix, const char *interp, int p_max);
 
 #endif
