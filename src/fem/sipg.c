@@ -304,7 +304,7 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   else {
     PetscCall(PCSetType(pc, PCHYPRE));
 #ifdef P4_TO_P8
-    PetscCall(FemHypre3dDefaults(prefix, "ext+i", 4));
+    PetscCall(FemHypreDefaults(prefix, "ext+i", 4));
 #endif
   }
   /* 1e-8, not the fluxes' 1e-14: the refinement sweep (FemSipgSolve)
