@@ -183,18 +183,20 @@ static PetscErrorCode smoother_setup(PC pc)
   PetscFunctionReturn(0);
 }
 
+/* t -= blk x, blk stored column by column. */
+static inline void subtract_block(double t[VN], const float *blk, const double *x)
+{
+  for (int j = 0; j < VN; j++)
+    for (int i = 0; i < VN; i++) t[i] -= (double)blk[j * VN + i] * x[j];
+}
+
 /* One cell's update: x_K = D_K^-1 (rhs_K - sum over its off-diagonal
  * blocks of A_KL x_L). */
 static inline void update_cell(const Blocks *sm, PetscInt K, const double *rhs, double *x)
 {
   double t[VN], y[VN] = {0};
   for (int i = 0; i < VN; i++) t[i] = rhs[K * VN + i];
-  for (PetscInt e = sm->ia[K]; e < sm->ia[K + 1]; e++) {
-    const float *blk = sm->a + (size_t)e * BS;
-    const double *xl = x + sm->ja[e] * VN;
-    for (int j = 0; j < VN; j++)
-      for (int i = 0; i < VN; i++) t[i] -= (double)blk[j * VN + i] * xl[j];
-  }
+  for (PetscInt e = sm->ia[K]; e < sm->ia[K + 1]; e++) subtract_block(t, sm->a + (size_t)e * BS, x + sm->ja[e] * VN);
   const float *d = sm->dinv + (size_t)K * BS;
   for (int j = 0; j < VN; j++)
     for (int i = 0; i < VN; i++) y[i] += (double)d[j * VN + i] * t[j];
@@ -213,12 +215,7 @@ static PetscErrorCode ghost_terms(Blocks *sm, Vec xv, const double *b)
   for (PetscInt K = 0; K < sm->nb; K++) {
     double t[VN];
     for (int i = 0; i < VN; i++) t[i] = b[K * VN + i];
-    for (PetscInt e = sm->ib[K]; e < sm->ib[K + 1]; e++) {
-      const float *blk = sm->b + (size_t)e * BS;
-      const double *xl = g + sm->jb[e] * VN;
-      for (int j = 0; j < VN; j++)
-        for (int i = 0; i < VN; i++) t[i] -= (double)blk[j * VN + i] * xl[j];
-    }
+    for (PetscInt e = sm->ib[K]; e < sm->ib[K + 1]; e++) subtract_block(t, sm->b + (size_t)e * BS, g + sm->jb[e] * VN);
     for (int i = 0; i < VN; i++) sm->rhs[K * VN + i] = t[i];
   }
   PetscCall(VecRestoreArrayRead(sm->lvec, &g));
@@ -299,14 +296,8 @@ PetscErrorCode FemSipgResidual(Mat A, Vec bv, Vec xv, Vec rv)
   for (PetscInt K = 0; K < sm->nb; K++) {
     double t[VN];
     for (int i = 0; i < VN; i++) t[i] = b[K * VN + i];
-    for (PetscInt e = sm->ia[K]; e <= sm->ia[K + 1]; e++) {
-      /* the off-diagonal blocks, then (e = ia[K + 1]) the diagonal one */
-      const int diag = e == sm->ia[K + 1];
-      const float *blk = diag ? sm->d + (size_t)K * BS : sm->a + (size_t)e * BS;
-      const double *xl = x + (diag ? K : sm->ja[e]) * VN;
-      for (int j = 0; j < VN; j++)
-        for (int i = 0; i < VN; i++) t[i] -= (double)blk[j * VN + i] * xl[j];
-    }
+    for (PetscInt e = sm->ia[K]; e < sm->ia[K + 1]; e++) subtract_block(t, sm->a + (size_t)e * BS, x + sm->ja[e] * VN);
+    subtract_block(t, sm->d + (size_t)K * BS, x + K * VN);
     for (int i = 0; i < VN; i++) r[K * VN + i] = t[i];
   }
   PetscCall(VecRestoreArray(rv, &r));
