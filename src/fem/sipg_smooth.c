@@ -5,7 +5,7 @@
  * The sweeps are memory-bound: PCSOR read the double blocks, 8 bytes of
  * matrix for every 2 flops, and on the uniform level-5 forest its four
  * sweeps per V-cycle were 0.46 of the pressure's time (2.0 of 4.4 s);
- * these take 0.96 s, with as many CG iterations.  A smoother's round-off
+ * these take 0.79 s, with as many CG iterations.  A smoother's round-off
  * does not reach the solution, which CG's residual and matrix (double)
  * decide: Kronbichler and Wall (2018) run their whole multigrid V-cycle
  * in single precision for the same reason.  Each rank sweeps its own
