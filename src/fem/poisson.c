@@ -45,12 +45,13 @@ PetscErrorCode FemPoissonConstraintMatrix(FemPoisson fp, p4est_lnodes_code_t fc,
  * stencils (Q2: 125 entries per row); HMIS coarsening with truncated
  * extended interpolation keeps them sparse, 4x faster here.  Only
  * defaults: explicit -pc_hypre_* options still win. */
-PetscErrorCode FemHypre3dDefaults(const char *prefix)
+PetscErrorCode FemHypreDefaults(const char *prefix, const char *interp, int p_max)
 {
-  static const char *const defaults[][2] = {{"-pc_hypre_boomeramg_coarsen_type", "HMIS"},
-                                            {"-pc_hypre_boomeramg_interp_type", "ext+i"},
-                                            {"-pc_hypre_boomeramg_P_max", "4"}};
+  char pmax[16];
+  const char *const defaults[][2] = {{"-pc_hypre_boomeramg_coarsen_type", "HMIS"}, {"-pc_hypre_boomeramg_interp_type", interp}, {"-pc_hypre_boomeramg_P_max", pmax}};
+
   PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(pmax, sizeof pmax, "%d", p_max));
   for (size_t k = 0; k < sizeof(defaults) / sizeof(defaults[0]); k++) {
     PetscBool set;
     char name[256];
@@ -100,7 +101,7 @@ PetscErrorCode FemPoissonCreate(MPI_Comm comm, const FemProblem *prob, int degre
     /* only where BoomerAMG runs: an option nothing reads is an error */
     char type[64] = "";
     PetscCall(PetscOptionsGetString(NULL, prefix, "-pc_type", type, sizeof type, NULL));
-    if (opt->pc == FEM_POISSON_PC_AMG || !strcmp(type, PCHYPRE)) PetscCall(FemHypre3dDefaults(prefix));
+    if (opt->pc == FEM_POISSON_PC_AMG || !strcmp(type, PCHYPRE)) PetscCall(FemHypreDefaults(prefix, "ext+i", 4));
   }
 #endif
   /* the KSP reads its options first with the preconditioner it will use,

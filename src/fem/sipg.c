@@ -304,7 +304,7 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   else {
     PetscCall(PCSetType(pc, PCHYPRE));
 #ifdef P4_TO_P8
-    PetscCall(FemHypre3dDefaults(prefix));
+    PetscCall(FemHypreDefaults(prefix, "ext+i", 4));
 #endif
   }
   /* 1e-8, not the fluxes' 1e-14: the refinement sweep (FemSipgSolve)
@@ -540,14 +540,18 @@ static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, si
     double d[2][VN];
     if (t->neumann) continue;
     shifted_values(s, fp, t, d);
+    /* entry's rank-two form: row (x, i) takes -(u_i avg + v_i [p]) +
+     * sigma u_i [p], with [p] = sum u p and avg = sum v p: 16 products a
+     * point, not 256 */
+    double jump = 0, avg = 0;
+    for (int y = 0; y < 2; y++)
+      for (int j = 0; j < t->s[y].n; j++) {
+        jump += t->s[y].u[j] * d[y][j];
+        avg += t->s[y].v[j] * d[y][j];
+      }
     for (int x = 0; x < 2; x++) {
       if (!local[x] || t->s[x].n != VN) continue;
-      for (int i = 0; i < VN; i++) {
-        double v = 0;
-        for (int y = 0; y < 2; y++)
-          for (int j = 0; j < t->s[y].n; j++) v += entry(t, x, i, y, j) * d[y][j];
-        r[(size_t)side[x]->cell * VN + i] += v;
-      }
+      for (int i = 0; i < VN; i++) r[(size_t)side[x]->cell * VN + i] += -(t->s[x].u[i] * avg + t->s[x].v[i] * jump) + t->sigma * t->s[x].u[i] * jump;
     }
   }
 }
@@ -570,13 +574,18 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
       FaceTerms *t = &s->faces[p];
       face_eval(s, &pts[p], t);
       if (t->neumann) continue;
+      /* the blocks on and above the diagonal: entry is bitwise symmetric */
       for (int x = 0; x < 1 + interior; x++)
-        for (int y = 0; y < 1 + interior; y++)
+        for (int y = x; y < 1 + interior; y++)
           for (int i = 0; i < VN; i++)
-            for (int j = 0; j < VN; j++) blk[x][y][i * VN + j] += entry(t, x, i, y, j);
+            for (int j = x == y ? i : 0; j < VN; j++) blk[x][y][i * VN + j] += entry(t, x, i, y, j);
       if (!interior)
         for (int i = 0; i < VN; i++) ra[i] -= entry(t, 0, i, 1, 0) * t->g;
     }
+    for (int x = 0; x < 1 + interior; x++)
+      for (int y = x; y < 1 + interior; y++)
+        for (int i = 0; i < VN; i++)
+          for (int j = x == y ? i + 1 : 0; j < VN; j++) blk[y][x][j * VN + i] = blk[x][y][i * VN + j];
     const FemAdvectPoint *side[2] = {&f0->a, &f0->b};
     const int local[2] = {f0->a_local, f0->b_local};
     const PetscBool coarse = c && (!interior || FemSipgCoarseNeedsFace(c, f0->a.cell, f0->b.cell));

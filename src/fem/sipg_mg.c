@@ -17,13 +17,25 @@
  * 3D.
  */
 #include "fem/impl/sipg.h"
+#include "fem/poisson.h"
 
 #define VN P4EST_CHILDREN
 
+/* Makes a smoother's KSP two Richardson iterations of its PC, returned in
+ * pc. */
+static PetscErrorCode richardson(KSP smoother, PC *pc)
+{
+  PetscFunctionBeginUser;
+  PetscCall(KSPSetType(smoother, KSPRICHARDSON));
+  PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
+  PetscCall(KSPGetPC(smoother, pc));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FemSipgContinuousPCCreate(PC pc)
 {
-  KSP coarse;
-  PC cpc;
+  KSP coarse, smoother;
+  PC cpc, spc;
 
   PetscFunctionBeginUser;
   PetscCall(PCSetType(pc, PCMG));
@@ -36,39 +48,58 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
    * the V-cycle stays symmetric for CG: one sweep took the mission run
    * (2 ranks) from 836 to 1268 iterations over its cycles, and symmetric
    * sweeps to 954 (two) and 1297 (one), all slower.  In 3D symmetric
-   * sweeps: one-way ones took the uniform level-5 forest from 11 to 12
-   * iterations (one: 15), and one symmetric sweep, 0.78 of the pressure's
-   * time there, let the iterations grow with the ranks where faces hang
-   * (unit-split, level 3: 15, 17, 22 on 1, 2, 4 ranks against 10, 11,
-   * 14).  With point-wise Gauss-Seidel (the AIJ matrix) degree 2
-   * Chebyshev-Jacobi, the same on any rank count, was 1.15 times slower
-   * on the mission run's pressure. */
+   * sweeps, one smoother before and after, with the blocks in single
+   * precision (FemSipgSmootherCreate): one-way ones took the uniform
+   * level-5 forest from 11 to 12 iterations (one: 15), and one symmetric
+   * sweep, 0.78 of the pressure's time there, let the iterations grow
+   * with the ranks where faces hang (unit-split, level 3: 15, 17, 22 on
+   * 1, 2, 4 ranks against 10, 11, 14).  With point-wise Gauss-Seidel (the
+   * AIJ matrix) degree 2 Chebyshev-Jacobi, the same on any rank count, was
+   * 1.15 times slower on the mission run's pressure.  The smoothers read
+   * their options now, not first at PCSetUp: the unknown-option check
+   * runs before the first solve and would reject the -PREFIXmg_levels_
+   * options. */
+#ifdef P4_TO_P8
+  PetscCall(PCMGGetSmoother(pc, 1, &smoother));
+  PetscCall(richardson(smoother, &spc));
+  PetscCall(FemSipgSmootherCreate(spc));
+  PetscCall(KSPSetFromOptions(smoother));
+  /* the residual before the coarse correction from the same blocks: the
+   * whole V-cycle in single precision, and symmetric with them */
+  PetscCall(PCMGSetResidual(pc, 1, FemSipgResidual, NULL));
+#else
   for (int up = 0; up < 2; up++) {
-    KSP smoother;
-    PC spc;
-
     if (up) PetscCall(PCMGGetSmootherUp(pc, 1, &smoother));
     else PetscCall(PCMGGetSmootherDown(pc, 1, &smoother));
-    PetscCall(KSPSetType(smoother, KSPRICHARDSON));
-    PetscCall(KSPGetPC(smoother, &spc));
+    PetscCall(richardson(smoother, &spc));
     PetscCall(PCSetType(spc, PCSOR));
-    PetscCall(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 2));
-#ifndef P4_TO_P8
     PetscCall(PCSORSetSymmetric(spc, up ? SOR_LOCAL_BACKWARD_SWEEP : SOR_LOCAL_FORWARD_SWEEP));
-#endif
-    /* read now, not first at PCSetUp: the unknown-option check runs
-     * before the first solve and would reject the -PREFIXmg_levels_
-     * options */
     PetscCall(KSPSetFromOptions(smoother));
   }
+#endif
   PetscCall(PCMGGetCoarseSolve(pc, &coarse));
   PetscCall(KSPSetType(coarse, KSPPREONLY));
   PetscCall(KSPGetPC(coarse, &cpc));
   PetscCall(PCSetType(cpc, PCHYPRE));
-  /* BoomerAMG's classical defaults also in 3D, not FemHypre3dDefaults':
-   * the continuous Q1 stencil stays sparse (27 entries) and their
-   * truncated HMIS interpolation took the 3D checkerboard of contrast 1e6
-   * (levels 5, 2 ranks) from 13 to 43 iterations */
+  /* HMIS coarsening, as the 3D Poisson solver's BoomerAMG, with FF1
+   * interpolation of up to 8 weights per row.  In 3D classical
+   * coarsening left the uniform level-5 forest's coarse operator 9.1
+   * times the continuous one's entries, its setup and V-cycles 1.2 s of
+   * the pressure's 4.4 s, against 2.6 times and 0.46 s, with 11 CG
+   * iterations both.  The 3D checkerboard of contrast 1e6 (unit-split,
+   * 2 ranks) decides the interpolation: at levels 5 and 6 FF1 took 13
+   * and 14 iterations, ext+i 18 and 18 (with at most 4 weights 47 at
+   * level 4), classical 68 and 95.  In 2D the mission run's pressure
+   * took 0.89 of the time with classical coarsening's (872 iterations
+   * over its cycles against 833, 2 ranks). */
+  {
+    const char *prefix;
+    char coarse_prefix[128];
+
+    PetscCall(PCGetOptionsPrefix(pc, &prefix));
+    PetscCall(PetscSNPrintf(coarse_prefix, sizeof coarse_prefix, "%smg_coarse_", prefix ? prefix : ""));
+    PetscCall(FemHypreDefaults(coarse_prefix, "FF1", 8));
+  }
   /* read now, as the smoothers' (above) */
   PetscCall(KSPSetFromOptions(coarse));
   PetscFunctionReturn(0);

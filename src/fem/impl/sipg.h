@@ -16,6 +16,16 @@
  *  KSPSetFromOptions, so that the -PREFIXmg_* options still win. */
 PetscErrorCode FemSipgContinuousPCCreate(PC pc);
 
+/** Makes pc (the 3D smoother's, of the DG matrix: MATBAIJ, a cell's VN
+ *  unknowns one block) symmetric Gauss-Seidel over each rank's cells, the
+ *  matrix's blocks held in single precision (sipg_smooth.c); under
+ *  KSPRICHARDSON its iterations are the sweeps. */
+PetscErrorCode FemSipgSmootherCreate(PC pc);
+
+/** r = b - A x with the single-precision blocks of FemSipgSmootherCreate's
+ *  matrix A: the V-cycle's residual (PCMGSetResidual). */
+PetscErrorCode FemSipgResidual(Mat A, Vec b, Vec x, Vec r);
+
 /** The continuous coarse space of one forest and its operator under
  *  assembly (sipg_mg.c). */
 typedef struct _p_FemSipgCoarse *FemSipgCoarse;
