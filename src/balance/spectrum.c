@@ -81,11 +81,19 @@ static lb_err ritz(int k, const double *a, const double *b, double beta, double 
   return info ? lb_error(LB_ERR_UNSUPPORTED, "Lanczos: LAPACKE_dstev failed (info %d)", (int)info) : LB_OK;
 }
 
+/* Lanczos's step limit on graph g: n - 1 steps span the whole complement. */
+static int lanczos_steps(const lb_graph *g) { return g->n - 1 < LANCZOS_MAX_STEPS ? g->n - 1 : LANCZOS_MAX_STEPS; }
+
+static lb_err not_converged(const lb_graph *g)
+{
+  return lb_error(LB_ERR_UNSUPPORTED, "Laplacian eigenvalues of graph '%s' did not converge in %d Lanczos steps", g->spec, lanczos_steps(g));
+}
+
 /* *exact: the smallest Ritz value converged too; otherwise *lmin is that
  * Ritz value, which lies in [lambda_2, lambda_max] by interlacing. */
 static lb_err lanczos(const lb_graph *g, double *lmin, double *lmax, int *exact)
 {
-  int n = g->n, kmax = n - 1 < LANCZOS_MAX_STEPS ? n - 1 : LANCZOS_MAX_STEPS;
+  int n = g->n, kmax = lanczos_steps(g);
   double *V = malloc(((size_t)kmax + 1) * n * sizeof *V), *w = malloc((size_t)n * sizeof *w);
   double *a = malloc((size_t)kmax * sizeof *a), *b = malloc((size_t)kmax * sizeof *b);
   lb_err err = LB_OK;
@@ -128,7 +136,7 @@ static lb_err lanczos(const lb_graph *g, double *lmin, double *lmax, int *exact)
     *lmin = th[0];
     *lmax = th[1] + res[1];
   } else {
-    err = lb_error(LB_ERR_UNSUPPORTED, "Laplacian eigenvalues of graph '%s' did not converge in %d Lanczos steps", g->spec, kmax);
+    err = not_converged(g);
   }
 out:
   free(V); free(w); free(a); free(b);
@@ -175,8 +183,6 @@ lb_err lb_graph_laplacian_bounds(const lb_graph *g, double *lmin, double *lmax)
 {
   int exact;
   lb_err err = lb_graph_laplacian_interval(g, lmin, lmax, &exact);
-  if (!err && !exact)
-    err = lb_error(LB_ERR_UNSUPPORTED, "Laplacian eigenvalues of graph '%s' did not converge in %d Lanczos steps", g->spec,
-                   g->n - 1 < LANCZOS_MAX_STEPS ? g->n - 1 : LANCZOS_MAX_STEPS);
+  if (!err && !exact) err = not_converged(g);
   return err;
 }

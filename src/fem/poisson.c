@@ -43,8 +43,9 @@ PetscErrorCode FemPoissonConstraintMatrix(FemPoisson fp, p4est_lnodes_code_t fc,
 
 /* BoomerAMG's classical defaults build dense coarse operators for 3D
  * stencils (Q2: 125 entries per row); HMIS coarsening with truncated
- * extended interpolation keeps them sparse, 4x faster here.  Only
- * defaults: explicit -pc_hypre_* options still win. */
+ * interpolation keeps them sparse (the Poisson solver's extended ext+i
+ * with 4 weights: 4x faster here).  Only defaults: explicit -pc_hypre_*
+ * options still win. */
 PetscErrorCode FemHypreDefaults(const char *prefix, const char *interp, int p_max)
 {
   char pmax[16];

@@ -545,6 +545,30 @@ PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_
   PetscFunctionReturn(0);
 }
 
+/* Frees c; PCMG holds its own references to P and Ac. */
+static PetscErrorCode coarse_destroy(FemSipgCoarse *cp)
+{
+  FemSipgCoarse c = *cp;
+
+  PetscFunctionBeginUser;
+  for (int x = 0; x < 2 && c->part[x]; x++) {
+    PetscInt n;
+    PetscBool done;
+    PetscCall(MatSeqAIJRestoreArrayRead(c->part[x], &c->pa[x]));
+    PetscCall(MatRestoreRowIJ(c->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &c->ia[x], &c->ja[x], &done));
+  }
+  PetscCall(MatDestroy(&c->P));
+  PetscCall(MatDestroy(&c->Ac));
+  PetscCall(PetscFree(c->rows));
+  PetscCall(PetscFree(c->tied));
+  PetscCall(PetscFree(c->ci));
+  PetscCall(PetscFree(c->cj));
+  PetscCall(PetscFree(c->cv));
+  PetscCall(PetscFree(c));
+  *cp = NULL;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *cp)
 {
   FemSipgCoarse c = *cp;
@@ -582,30 +606,7 @@ PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *cp)
     PetscCall(PCMGSetRestriction(c->pc, 1, R));
     PetscCall(MatDestroy(&R));
   }
-  PetscCall(FemSipgCoarseDestroy(cp));
+  PetscCall(coarse_destroy(cp));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode FemSipgCoarseDestroy(FemSipgCoarse *cp)
-{
-  FemSipgCoarse c = *cp;
-
-  PetscFunctionBeginUser;
-  if (!c) PetscFunctionReturn(0);
-  for (int x = 0; x < 2 && c->part[x]; x++) {
-    PetscInt n;
-    PetscBool done;
-    PetscCall(MatSeqAIJRestoreArrayRead(c->part[x], &c->pa[x]));
-    PetscCall(MatRestoreRowIJ(c->part[x], 0, PETSC_FALSE, PETSC_FALSE, &n, &c->ia[x], &c->ja[x], &done));
-  }
-  PetscCall(MatDestroy(&c->P));
-  PetscCall(MatDestroy(&c->Ac));
-  PetscCall(PetscFree(c->rows));
-  PetscCall(PetscFree(c->tied));
-  PetscCall(PetscFree(c->ci));
-  PetscCall(PetscFree(c->cj));
-  PetscCall(PetscFree(c->cv));
-  PetscCall(PetscFree(c));
-  *cp = NULL;
-  PetscFunctionReturn(0);
-}

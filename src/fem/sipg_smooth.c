@@ -44,16 +44,16 @@ static const char blocks_name[] = "FemSipgBlocks";
 
 static PetscErrorCode blocks_free(void *ctx)
 {
-  Blocks *sm = ctx;
+  Blocks *bl = ctx;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscFree3(sm->ia, sm->ja, sm->a));
-  PetscCall(PetscFree2(sm->d, sm->dinv));
-  PetscCall(PetscFree3(sm->ib, sm->jb, sm->b));
-  PetscCall(PetscFree(sm->rhs));
-  PetscCall(VecDestroy(&sm->lvec));
-  PetscCall(VecScatterDestroy(&sm->scatter));
-  PetscCall(PetscFree(sm));
+  PetscCall(PetscFree3(bl->ia, bl->ja, bl->a));
+  PetscCall(PetscFree2(bl->d, bl->dinv));
+  PetscCall(PetscFree3(bl->ib, bl->jb, bl->b));
+  PetscCall(PetscFree(bl->rhs));
+  PetscCall(VecDestroy(&bl->lvec));
+  PetscCall(VecScatterDestroy(&bl->scatter));
+  PetscCall(PetscFree(bl));
   PetscFunctionReturn(0);
 }
 
@@ -126,7 +126,7 @@ static PetscErrorCode copy_part(Mat part, float *d, float *dinv, PetscInt **ia, 
 /* P's blocks (Blocks), made on the first call for each matrix. */
 static PetscErrorCode blocks_get(Mat P, Blocks **out)
 {
-  Blocks *sm;
+  Blocks *bl;
   Mat local, off = NULL;
   const PetscInt *garray;
   PetscContainer c;
@@ -139,34 +139,34 @@ static PetscErrorCode blocks_get(Mat P, Blocks **out)
     PetscCall(PetscContainerGetPointer(c, (void **)out));
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscCalloc1(1, &sm));
+  PetscCall(PetscCalloc1(1, &bl));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)P, MATSEQBAIJ, &seq));
   if (seq) local = P;
   else PetscCall(MatMPIBAIJGetSeqBAIJ(P, &local, &off, &garray));
   PetscCall(MatGetLocalSize(P, &n, NULL));
-  sm->nb = n / VN;
-  PetscCall(PetscMalloc2((size_t)n * VN + 1, &sm->d, (size_t)n * VN + 1, &sm->dinv));
-  PetscCall(PetscMalloc1(n + 1, &sm->rhs));
-  PetscCall(copy_part(local, sm->d, sm->dinv, &sm->ia, &sm->ja, &sm->a));
+  bl->nb = n / VN;
+  PetscCall(PetscMalloc2((size_t)n * VN + 1, &bl->d, (size_t)n * VN + 1, &bl->dinv));
+  PetscCall(PetscMalloc1(n + 1, &bl->rhs));
+  PetscCall(copy_part(local, bl->d, bl->dinv, &bl->ia, &bl->ja, &bl->a));
   if (off) {
     IS is;
     Vec x;
 
-    PetscCall(copy_part(off, NULL, NULL, &sm->ib, &sm->jb, &sm->b));
+    PetscCall(copy_part(off, NULL, NULL, &bl->ib, &bl->jb, &bl->b));
     PetscCall(MatGetSize(off, NULL, &ncols));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, ncols, &sm->lvec));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, ncols, &bl->lvec));
     PetscCall(ISCreateBlock(PETSC_COMM_SELF, VN, ncols / VN, garray, PETSC_COPY_VALUES, &is));
     PetscCall(MatCreateVecs(P, &x, NULL));
-    PetscCall(VecScatterCreate(x, is, sm->lvec, NULL, &sm->scatter));
+    PetscCall(VecScatterCreate(x, is, bl->lvec, NULL, &bl->scatter));
     PetscCall(VecDestroy(&x));
     PetscCall(ISDestroy(&is));
   }
   PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, sm));
+  PetscCall(PetscContainerSetPointer(c, bl));
   PetscCall(PetscContainerSetUserDestroy(c, blocks_free));
   PetscCall(PetscObjectCompose((PetscObject)P, blocks_name, (PetscObject)c));
   PetscCall(PetscContainerDestroy(&c));
-  *out = sm;
+  *out = bl;
   PetscFunctionReturn(0);
 }
 
@@ -175,11 +175,11 @@ static PetscErrorCode blocks_get(Mat P, Blocks **out)
 static PetscErrorCode smoother_setup(PC pc)
 {
   Mat P;
-  Blocks *sm;
+  Blocks *bl;
 
   PetscFunctionBeginUser;
   PetscCall(PCGetOperators(pc, NULL, &P));
-  PetscCall(blocks_get(P, &sm));
+  PetscCall(blocks_get(P, &bl));
   PetscFunctionReturn(0);
 }
 
@@ -192,33 +192,33 @@ static inline void subtract_block(double t[VN], const float *blk, const double *
 
 /* One cell's update: x_K = D_K^-1 (rhs_K - sum over its off-diagonal
  * blocks of A_KL x_L). */
-static inline void update_cell(const Blocks *sm, PetscInt K, const double *rhs, double *x)
+static inline void update_cell(const Blocks *bl, PetscInt K, const double *rhs, double *x)
 {
   double t[VN], y[VN] = {0};
   for (int i = 0; i < VN; i++) t[i] = rhs[K * VN + i];
-  for (PetscInt e = sm->ia[K]; e < sm->ia[K + 1]; e++) subtract_block(t, sm->a + (size_t)e * BS, x + sm->ja[e] * VN);
-  const float *d = sm->dinv + (size_t)K * BS;
+  for (PetscInt e = bl->ia[K]; e < bl->ia[K + 1]; e++) subtract_block(t, bl->a + (size_t)e * BS, x + bl->ja[e] * VN);
+  const float *d = bl->dinv + (size_t)K * BS;
   for (int j = 0; j < VN; j++)
     for (int i = 0; i < VN; i++) y[i] += (double)d[j * VN + i] * t[j];
   for (int i = 0; i < VN; i++) x[K * VN + i] = y[i];
 }
 
 /* rhs = b - (the ghost cells' blocks) x's ghost values. */
-static PetscErrorCode ghost_terms(Blocks *sm, Vec xv, const double *b)
+static PetscErrorCode ghost_terms(Blocks *bl, Vec xv, const double *b)
 {
   const double *g;
 
   PetscFunctionBeginUser;
-  PetscCall(VecScatterBegin(sm->scatter, xv, sm->lvec, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(sm->scatter, xv, sm->lvec, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGetArrayRead(sm->lvec, &g));
-  for (PetscInt K = 0; K < sm->nb; K++) {
+  PetscCall(VecScatterBegin(bl->scatter, xv, bl->lvec, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(bl->scatter, xv, bl->lvec, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetArrayRead(bl->lvec, &g));
+  for (PetscInt K = 0; K < bl->nb; K++) {
     double t[VN];
     for (int i = 0; i < VN; i++) t[i] = b[K * VN + i];
-    for (PetscInt e = sm->ib[K]; e < sm->ib[K + 1]; e++) subtract_block(t, sm->b + (size_t)e * BS, g + sm->jb[e] * VN);
-    for (int i = 0; i < VN; i++) sm->rhs[K * VN + i] = t[i];
+    for (PetscInt e = bl->ib[K]; e < bl->ib[K + 1]; e++) subtract_block(t, bl->b + (size_t)e * BS, g + bl->jb[e] * VN);
+    for (int i = 0; i < VN; i++) bl->rhs[K * VN + i] = t[i];
   }
-  PetscCall(VecRestoreArrayRead(sm->lvec, &g));
+  PetscCall(VecRestoreArrayRead(bl->lvec, &g));
   PetscFunctionReturn(0);
 }
 
@@ -228,7 +228,7 @@ static PetscErrorCode ghost_terms(Blocks *sm, Vec xv, const double *b)
 static PetscErrorCode smoother_richardson(PC pc, Vec bv, Vec xv, Vec w, PetscReal rtol, PetscReal abstol, PetscReal dtol, PetscInt n, PetscBool guesszero,
                                           PetscInt *outits, PCRichardsonConvergedReason *reason)
 {
-  Blocks *sm;
+  Blocks *bl;
   Mat P;
   const double *b;
   double *x;
@@ -236,22 +236,22 @@ static PetscErrorCode smoother_richardson(PC pc, Vec bv, Vec xv, Vec w, PetscRea
   PetscFunctionBeginUser;
   (void)w, (void)rtol, (void)abstol, (void)dtol;
   PetscCall(PCGetOperators(pc, NULL, &P));
-  PetscCall(blocks_get(P, &sm));
+  PetscCall(blocks_get(P, &bl));
   if (guesszero) PetscCall(VecSet(xv, 0));
   PetscCall(VecGetArrayRead(bv, &b));
   for (PetscInt it = 0; it < n; it++) {
     const double *rhs = b;
-    if (sm->scatter && !(it == 0 && guesszero)) {
-      PetscCall(ghost_terms(sm, xv, b));
-      rhs = sm->rhs;
+    if (bl->scatter && !(it == 0 && guesszero)) {
+      PetscCall(ghost_terms(bl, xv, b));
+      rhs = bl->rhs;
     }
     PetscCall(VecGetArray(xv, &x));
-    for (PetscInt K = 0; K < sm->nb; K++) update_cell(sm, K, rhs, x);
-    for (PetscInt K = sm->nb - 1; K >= 0; K--) update_cell(sm, K, rhs, x);
+    for (PetscInt K = 0; K < bl->nb; K++) update_cell(bl, K, rhs, x);
+    for (PetscInt K = bl->nb - 1; K >= 0; K--) update_cell(bl, K, rhs, x);
     PetscCall(VecRestoreArray(xv, &x));
   }
   PetscCall(VecRestoreArrayRead(bv, &b));
-  PetscCall(PetscLogFlops(4.0 * n * (sm->ia[sm->nb] + sm->nb) * BS + (sm->ib ? 2.0 * n * sm->ib[sm->nb] * BS : 0)));
+  PetscCall(PetscLogFlops(4.0 * n * (bl->ia[bl->nb] + bl->nb) * BS + (bl->ib ? 2.0 * n * bl->ib[bl->nb] * BS : 0)));
   *outits = n;
   *reason = PCRICHARDSON_CONVERGED_ITS;
   PetscFunctionReturn(0);
@@ -279,31 +279,31 @@ static PetscErrorCode smoother_view(PC pc, PetscViewer viewer)
 
 PetscErrorCode FemSipgResidual(Mat A, Vec bv, Vec xv, Vec rv)
 {
-  Blocks *sm;
+  Blocks *bl;
   const double *b, *x;
   double *r;
 
   PetscFunctionBeginUser;
-  PetscCall(blocks_get(A, &sm));
+  PetscCall(blocks_get(A, &bl));
   PetscCall(VecGetArrayRead(bv, &b));
-  if (sm->scatter) {
-    PetscCall(ghost_terms(sm, xv, b));
-    PetscCall(VecRestoreArrayRead(bv, &b));
-    b = sm->rhs;
+  const double *rhs = b;
+  if (bl->scatter) {
+    PetscCall(ghost_terms(bl, xv, b));
+    rhs = bl->rhs;
   }
   PetscCall(VecGetArrayRead(xv, &x));
   PetscCall(VecGetArray(rv, &r));
-  for (PetscInt K = 0; K < sm->nb; K++) {
+  for (PetscInt K = 0; K < bl->nb; K++) {
     double t[VN];
-    for (int i = 0; i < VN; i++) t[i] = b[K * VN + i];
-    for (PetscInt e = sm->ia[K]; e < sm->ia[K + 1]; e++) subtract_block(t, sm->a + (size_t)e * BS, x + sm->ja[e] * VN);
-    subtract_block(t, sm->d + (size_t)K * BS, x + K * VN);
+    for (int i = 0; i < VN; i++) t[i] = rhs[K * VN + i];
+    for (PetscInt e = bl->ia[K]; e < bl->ia[K + 1]; e++) subtract_block(t, bl->a + (size_t)e * BS, x + bl->ja[e] * VN);
+    subtract_block(t, bl->d + (size_t)K * BS, x + K * VN);
     for (int i = 0; i < VN; i++) r[K * VN + i] = t[i];
   }
   PetscCall(VecRestoreArray(rv, &r));
   PetscCall(VecRestoreArrayRead(xv, &x));
-  if (!sm->scatter) PetscCall(VecRestoreArrayRead(bv, &b));
-  PetscCall(PetscLogFlops(2.0 * (sm->ia[sm->nb] + sm->nb + (sm->ib ? sm->ib[sm->nb] : 0)) * BS));
+  PetscCall(VecRestoreArrayRead(bv, &b));
+  PetscCall(PetscLogFlops(2.0 * (bl->ia[bl->nb] + bl->nb + (bl->ib ? bl->ib[bl->nb] : 0)) * BS));
   PetscFunctionReturn(0);
 }
 

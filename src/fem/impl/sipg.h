@@ -53,7 +53,4 @@ PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_
 /** Hands pc its interpolation and coarse operator, and frees c. */
 PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *c);
 
-/** Frees c unfinished (an error on the way). */
-PetscErrorCode FemSipgCoarseDestroy(FemSipgCoarse *c);
-
 #endif
