@@ -158,108 +158,6 @@ struct _p_FemSipgCoarse {
   PetscScalar *cv;
 };
 
-/* Adds local index l to set (its count first) unless it is there. */
-static void add_index(PetscInt *set, PetscInt l)
-{
-  for (PetscInt m = 1; m <= set[0]; m++)
-    if (set[m] == l) return;
-  set[++set[0]] = l;
-}
-
-/* c->Ac, preallocated for the cells' blocks: a row couples to the columns
- * of the cells it shares, so each rank counts, for every node its cells
- * use (lset: per cell the count, then the local indices of its columns),
- * the columns it adds there within the row's owner's range and outside,
- * and the counts of a node are summed on its owner (v: the ghosted vector
- * of ln's nodes); a column two ranks both add is counted twice, an upper
- * bound.  The own corners (local index nloc + m, column first_own + m)
- * are this rank's rows. */
-static PetscErrorCode coarse_pattern(MPI_Comm comm, const p4est_lnodes_t *ln, Vec v, const PetscInt *gnum, PetscInt first_own, PetscInt own_corners, const PetscInt *lset, FemSipgCoarse c)
-{
-  const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
-  const PetscInt nl = nloc + own_corners;
-  const PetscInt *ranges;
-  PetscInt *inc, *incoff, *mark, *dnz, *onz, cstart, cend, n, N;
-  PetscMPIInt size, *owner;
-  double *cnt;
-  Vec lv;
-  PetscScalar *a;
-
-  PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(MatGetOwnershipRangesColumn(c->P, &ranges));
-  PetscCall(MatGetOwnershipRangeColumn(c->P, &cstart, &cend));
-  PetscCall(MatGetSize(c->P, NULL, &N));
-  n = cend - cstart;
-  PetscCall(PetscMalloc4((size_t)nl + 1, &owner, (size_t)nl + 2, &incoff, (size_t)nl + 1, &mark, 2 * (size_t)nl + 1, &cnt));
-  /* the rank owning each local index's column (-1: a node no corner uses) */
-  for (PetscInt l = 0; l < nl; l++) {
-    const PetscInt g = l < nloc ? gnum[l] : first_own + l - nloc;
-    owner[l] = -1;
-    if (g < 0) continue;
-    PetscMPIInt lo = 0, hi = size;
-    while (hi - lo > 1) {
-      const PetscMPIInt mid = (lo + hi) / 2;
-      if (g >= ranges[mid]) lo = mid;
-      else hi = mid;
-    }
-    owner[l] = lo;
-  }
-  /* the cells at each local index */
-  PetscCall(PetscArrayzero(incoff, nl + 2));
-  for (p4est_locidx_t K = 0; K < nel; K++) {
-    const PetscInt *set = lset + (size_t)K * (2 * VN + 1);
-    for (PetscInt m = 1; m <= set[0]; m++) incoff[set[m] + 2]++;
-  }
-  for (PetscInt l = 0; l < nl; l++) incoff[l + 2] += incoff[l + 1];
-  PetscCall(PetscMalloc1(incoff[nl + 1] + 1, &inc));
-  for (p4est_locidx_t K = 0; K < nel; K++) {
-    const PetscInt *set = lset + (size_t)K * (2 * VN + 1);
-    for (PetscInt m = 1; m <= set[0]; m++) inc[incoff[set[m] + 1]++] = K;
-  }
-  /* each row's distinct columns, within its owner's range (cnt[2 l]) and outside */
-  for (PetscInt l = 0; l < nl; l++) mark[l] = -1;
-  for (PetscInt l = 0; l < nl; l++) {
-    cnt[2 * l] = cnt[2 * l + 1] = 0;
-    for (PetscInt e = incoff[l]; e < incoff[l + 1]; e++) {
-      const PetscInt *set = lset + (size_t)inc[e] * (2 * VN + 1);
-      for (PetscInt m = 1; m <= set[0]; m++)
-        if (mark[set[m]] != l) {
-          mark[set[m]] = l;
-          cnt[2 * l + (owner[set[m]] != owner[l])] += 1;
-        }
-    }
-  }
-  PetscCall(PetscCalloc2((size_t)n + 1, &dnz, (size_t)n + 1, &onz));
-  for (int x = 0; x < 2; x++) {
-    PetscCall(VecGhostGetLocalForm(v, &lv));
-    PetscCall(VecGetArray(lv, &a));
-    for (p4est_locidx_t l = 0; l < nloc; l++) a[l] = cnt[2 * l + x];
-    PetscCall(VecRestoreArray(lv, &a));
-    PetscCall(VecGhostRestoreLocalForm(v, &lv));
-    PetscCall(VecGhostUpdateBegin(v, ADD_VALUES, SCATTER_REVERSE));
-    PetscCall(VecGhostUpdateEnd(v, ADD_VALUES, SCATTER_REVERSE));
-    PetscCall(VecGetArray(v, &a));
-    PetscInt *nz = x ? onz : dnz;
-    for (p4est_locidx_t l = 0; l < owned; l++)
-      if (gnum[l] >= 0) nz[gnum[l] - cstart] = (PetscInt)PetscRealPart(a[l]);
-    PetscCall(VecRestoreArray(v, &a));
-    for (PetscInt m = 0; m < own_corners; m++) nz[first_own + m - cstart] = (PetscInt)cnt[2 * (nloc + m) + x];
-  }
-  for (PetscInt r = 0; r < n; r++) {
-    dnz[r] = PetscMin(dnz[r], n);
-    onz[r] = PetscMin(onz[r], N - n);
-  }
-  PetscCall(MatCreateAIJ(comm, n, n, PETSC_DETERMINE, PETSC_DETERMINE, 0, dnz, 0, onz, &c->Ac));
-  /* the blocks' round-off entries are set to 0 (FemSipgCoarseAdd) and so
-   * left out of the pattern */
-  PetscCall(MatSetOption(c->Ac, MAT_IGNORE_ZERO_ENTRIES, PETSC_TRUE));
-  PetscCall(PetscFree2(dnz, onz));
-  PetscCall(PetscFree(inc));
-  PetscCall(PetscFree4(owner, incoff, mark, cnt));
-  PetscFunctionReturn(0);
-}
-
 /* P: row (first cell + K) * VN + i, the DG unknown at corner i of local
  * cell K, is row i of K's constraint matrix on the lnodes nodes listed for
  * K (the parent's where K's face hangs) where k varies by at most
@@ -274,7 +172,6 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   const p4est_locidx_t nel = ln->num_local_elements, nloc = ln->num_local_nodes, owned = ln->owned_count;
   const PetscInt first = (PetscInt)p4est->global_first_quadrant[p4est->mpirank];
   PetscInt *gnum, ncols = 0, offset = 0, own_corners = 0;
-  PetscInt *lset;
   double *C, *kratio;
   char *tied;
   Vec v, lv;
@@ -350,7 +247,6 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   for (p4est_locidx_t i = 0; i < nloc; i++) gnum[i] = (PetscInt)PetscRealPart(a[i]);
   PetscCall(VecRestoreArray(lv, &a));
   PetscCall(VecGhostRestoreLocalForm(v, &lv));
-  const PetscInt first_own = next;
   {
     PetscInt any = own_corners > 0, anywhere;
     PetscCallMPI(MPIU_Allreduce(&any, &anywhere, 1, MPIU_INT, MPI_MAX, comm));
@@ -358,27 +254,21 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   }
   if (c->faces) PetscCall(PetscMalloc1(c->ncells * ROW_SIZE + 1, &c->rows));
 
-  /* P's rows, and the local indices of each cell's columns for the
-   * pattern: the node, or nloc + the own corner's number */
-  PetscCall(PetscMalloc1((size_t)nel * (2 * VN + 1) + 1, &lset));
+  /* P's rows */
   PetscCall(MatCreateAIJ(comm, (PetscInt)nel * VN, ncols, PETSC_DETERMINE, PETSC_DETERMINE, VN, NULL, VN, NULL, &c->P));
   for (p4est_locidx_t K = 0; K < nel; K++) {
     const p4est_locidx_t *en = ln->element_nodes + (size_t)K * VN;
     const double *cK = C + (size_t)K * VN * VN;
     double *cols = c->rows ? c->rows + (size_t)K * ROW_SIZE : NULL, *w = cols ? cols + VN * VN : NULL;
-    PetscInt *set = lset + (size_t)K * (2 * VN + 1);
-    set[0] = 0;
     for (int i = 0; i < VN; i++) {
       PetscInt row = (first + K) * VN + i, rc[VN], n = 0;
       PetscScalar rw[VN];
       if (!tied[K * VN + i]) {
-        add_index(set, nloc + next - first_own);
         rc[n] = next++;
         rw[n++] = 1;
       } else
         for (int j = 0; j < VN; j++)
           if (cK[i * VN + j] != 0) {
-            add_index(set, en[j]);
             rc[n] = gnum[en[j]];
             rw[n++] = cK[i * VN + j];
           }
@@ -393,9 +283,10 @@ static PetscErrorCode prolongation(MPI_Comm comm, p4est_t *p4est, const FemQElem
   }
   PetscCall(MatAssemblyBegin(c->P, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(c->P, MAT_FINAL_ASSEMBLY));
-  PetscCall(coarse_pattern(comm, ln, v, gnum, first_own, own_corners, lset, c));
+  PetscCall(MatCreate(comm, &c->Ac));
+  PetscCall(MatSetSizes(c->Ac, ncols, ncols, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(c->Ac, MATAIJ));
   PetscCall(VecDestroy(&v));
-  PetscCall(PetscFree(lset));
   PetscCall(PetscFree4(C, tied, kratio, gnum));
   p4est_lnodes_destroy(ln);
   p4est_ghost_destroy(ghost);
@@ -524,11 +415,6 @@ PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_
     }
   for (int l = 0; l < na * nb; l++)
     if (PetscAbsReal(C[l]) <= drop_tol * scale) C[l] = 0;
-  /* a cell's own block couples its own columns, in c->Ac's pattern */
-  if (a == b) {
-    PetscCall(MatSetValues(c->Ac, na, ca, nb, cb, C, ADD_VALUES));
-    PetscFunctionReturn(0);
-  }
   if (c->n + (PetscCount)na * nb > c->cap) {
     c->cap = PetscMax(2 * c->cap, c->n + (PetscCount)na * nb + 1024);
     PetscCall(PetscRealloc(sizeof(PetscInt) * (size_t)c->cap, &c->ci));
@@ -579,21 +465,13 @@ PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *cp)
   PetscFunctionBeginUser;
   PetscCall(PetscObjectGetComm((PetscObject)c->pc, &comm));
   PetscCall(PCMGSetInterpolation(c->pc, 1, c->P));
-  PetscCall(MatAssemblyBegin(c->Ac, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(c->Ac, MAT_FINAL_ASSEMBLY));
-  if (c->faces) {
-    /* the faces' couplings between two cells, outside the cells' pattern */
-    Mat F;
-    PetscInt n;
-    PetscCall(MatGetLocalSize(c->Ac, &n, NULL));
-    PetscCall(MatCreate(comm, &F));
-    PetscCall(MatSetSizes(F, n, n, PETSC_DETERMINE, PETSC_DETERMINE));
-    PetscCall(MatSetType(F, MATAIJ));
-    PetscCall(MatSetPreallocationCOO(F, c->n, c->ci, c->cj));
-    PetscCall(MatSetValuesCOO(F, c->cv, INSERT_VALUES));
-    PetscCall(MatAXPY(c->Ac, 1.0, F, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(MatDestroy(&F));
-  }
+  /* every block's entries summed by MatSetValuesCOO, in an order fixed
+   * by the triples' (rank by rank, each in the order of the assembly):
+   * MatSetValues' stash summed another rank's rows in the order its
+   * messages arrived, and the pressure at 8 ranks differed from run to run
+   * in the last bits */
+  PetscCall(MatSetPreallocationCOO(c->Ac, c->n, c->ci, c->cj));
+  PetscCall(MatSetValuesCOO(c->Ac, c->cv, INSERT_VALUES));
   PetscCall(PCMGGetCoarseSolve(c->pc, &coarse));
   PetscCall(KSPSetOperators(coarse, c->Ac, c->Ac));
   PetscCall(MatGetSize(c->P, &M, &N));
