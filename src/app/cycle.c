@@ -43,8 +43,8 @@ static PetscErrorCode phase_switch(void *ctx, int k)
  * names its own), then the cycle's.  The solve's phases, the estimate and
  * the adaptation do work that follows the cells, which the model fits (per
  * load type where the problem says a phase's cells differ, else one cost
- * for every cell); the output and the partition step are taken as
- * measured. */
+ * for every cell); the output, the partition step and a phase balanced
+ * apart from the mesh (the problem's phase_apart) are taken as measured. */
 static PetscErrorCode set_phases(AmrCycle cyc)
 {
   static const char *const own[] = {"estimate", "output", "adapt", "partition"};
@@ -57,7 +57,9 @@ static PetscErrorCode set_phases(AmrCycle cyc)
   if (!p) PetscFunctionReturn(0);
   for (int k = 0; k < PetscMax(p->nphases, 1); k++) {
     names[n] = p->nphases ? p->phase_name[k] : "solve";
-    modelled[n++] = !p->nphases || p->phase_typed[k] ? AMR_LB_PHASE_TYPES : AMR_LB_PHASE_CELLS;
+    modelled[n++] = p->nphases && p->phase_apart[k]                  ? AMR_LB_PHASE_MEASURED
+                    : !p->nphases || p->phase_typed[k] ? AMR_LB_PHASE_TYPES
+                                                       : AMR_LB_PHASE_CELLS;
   }
   cyc->phase0 = n;
   for (int k = 0; k < 4; k++) {

@@ -84,6 +84,7 @@ typedef struct {
   int nsend_ranks, nrecv_ranks; /**< ranks it sends items to, receives them from */
   int64_t load_before; /**< its cost in quanta before the plan */
   int64_t load_after;  /**< after: the items it keeps and those it receives */
+  int64_t plan_messages; /**< the plan's point-to-point messages this process sent (every rank's, on the virtual backend) */
 } lb_offload_info;
 
 /** Sums over the ranks of one plan (collective totals, identical on every

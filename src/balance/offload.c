@@ -513,6 +513,7 @@ void lb_offload_info_get(const lb_offload *o, int j, lb_offload_info *info)
   info->nrecv_ranks = o->nrecv_ranks[j];
   info->load_before = o->before[j];
   info->load_after = o->after[j];
+  info->plan_messages = o->plan_messages;
 }
 
 lb_err lb_offload_stats_get(lb_offload *o, lb_offload_stats *st)

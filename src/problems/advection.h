@@ -28,11 +28,17 @@ typedef struct {
   double t_poisson, t_ksp, t_advection; /**< wall seconds of the cycle, max over ranks */
   void *extra;                 /**< a member's own state (darcy-transport) */
   /** Optional: a member's own local work after each transport step of
-   *  length dt (reactive-transport's reaction, Lie splitting); its thread
-   *  CPU and wall seconds are logged with the step's, with the rank's
-   *  cells per load type (p->ntypes) into counts as they were during this
-   *  work (the member's load types are the states its work depends on). */
-  PetscErrorCode (*after_step)(AmrProblem p, double dt, double *cpu, double *wall, int64_t *counts);
+   *  length dt (reactive-transport's reaction, Lie splitting), its thread
+   *  CPU and wall seconds into cpu and wall.  With after_phase 0 they are
+   *  logged with the step's; else the work runs in problem phase
+   *  after_phase and is logged apart from the step, which runs in phase
+   *  step_phase. */
+  PetscErrorCode (*after_step)(AmrProblem p, double dt, double *cpu, double *wall);
+  /** With after_step: the rank's cells per load type (p->ntypes) that
+   *  after_step's work is about to meet (the member's load types are the
+   *  states its work depends on), logged with the step. */
+  PetscErrorCode (*step_counts)(AmrProblem p, int64_t *counts);
+  int after_phase, step_phase;
   void *after_ctx;             /**< the after_step member's own state */
   double step_cpu;             /**< this rank's transport work (thread CPU s) in the last cycle's steps */
 } AmrAdvection;

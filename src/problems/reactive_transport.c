@@ -14,41 +14,23 @@
  * (cell_costs op, -lb_weights measured) is the cell's own reaction clock
  * plus an equal share of its rank's transport work.
  */
-#include "problems/darcy.h"
+#include "problems/impl/reactive.h"
 
 #include <math.h>
 
 #include "util/options.h"
 #include "fem/femutil.h"
-#include "fem/reaction.h"
 
 #define DIM P4EST_DIM
-
-/* The extra fields of the solver's cells. */
-enum { FIELD_B, FIELD_C, FIELD_COST, NFIELDS };
+#define FIELD_B AMR_REACTIVE_FIELD_B
+#define FIELD_C AMR_REACTIVE_FIELD_C
+#define FIELD_COST AMR_REACTIVE_FIELD_COST
+#define NFIELDS AMR_REACTIVE_NFIELDS
+#define FOR_LOCAL_CELLS AMR_REACTIVE_FOR_CELLS
 
 static const FemAdvectProblem reactive = {"reactive-transport", AmrDarcyVelocity, AmrDarcyInflow, 0, 1.0, NFIELDS, AmrDarcyFlux};
 
-typedef struct {
-  FemReactionParams react;
-  double mass_b0;           /* integral of B at the start */
-  double mass_a, mass_b, mass_c;
-  double range_b[2], range_c[2]; /* cell means of B and C after the steps */
-  long long ntype[FEM_REACTION_NTYPES]; /* cells per reaction state after the steps */
-  long long steps;          /* integrator steps of the cycle, all ranks */
-  double t_reaction;        /* wall seconds of the cycle's reaction sweeps, max over ranks */
-  long long steps_local;
-  double wall_local;
-  long long front_steps;    /* integrator steps of the front's cells, this rank */
-  double front_cpu;         /* their CPU seconds */
-  int nranks;
-  double *step_ns;          /* per rank: front_cpu per front step, ns */
-  p4est_locidx_t nsolve;    /* local cells during the steps */
-  double *trend;            /* per local cell during the steps: sum of step index x the cell's reaction clock */
-  int nsteps;               /* reaction sweeps of the cycle so far */
-} AmrReactive;
-
-static int nbasis(const AmrAdvection *s) { return s->opt.degree ? FEM_ADVECT_NB : 1; }
+static int nbasis(const AmrAdvection *s) { return amr_reactive_nbasis(s); }
 
 /* The load types: a cell where nothing reacts, inert or reacted, takes one
  * integrator step per point whichever state it is in, so both are one type
@@ -62,55 +44,18 @@ static int load_type(int state) { return state == FEM_REACTION_REACTING ? LOAD_R
 
 static AmrReactive *reactive_state(AmrProblem p) { return ((AmrAdvection *)p->impl)->after_ctx; }
 
-/* body for every local cell K with its data d, in curve order. */
-#define FOR_LOCAL_CELLS(p4est, K, d, ...) \
-  for (p4est_topidx_t t_ = (p4est)->first_local_tree; t_ <= (p4est)->last_local_tree; t_++) { \
-    p4est_tree_t *tr_ = p4est_tree_array_index((p4est)->trees, t_); \
-    for (size_t i_ = 0; i_ < tr_->quadrants.elem_count; i_++) { \
-      const p4est_locidx_t K = tr_->quadrants_offset + (p4est_locidx_t)i_; \
-      FemAdvectCell *d = p4est_quadrant_array_index(&tr_->quadrants, i_)->p.user_data; \
-      (void)K; \
-      __VA_ARGS__ \
-    } \
-  }
-
-/* The reaction over dt in every local cell, each cell timed by its own
- * clock reading (FemReactionCell); the cell's CPU time is added to its cost.
- * counts: the cells per reaction state as the sweep finds them, after the
- * transport step, which decides how hard each cell's integration is (a
- * front moves over several cells within one cycle); counted before the
- * clock starts, so the count is no part of the timed work. */
-static PetscErrorCode react_step(AmrProblem p, double dt, double *cpu, double *wall, int64_t *counts)
+/* The cells per reaction state that the sweep is about to meet, after the
+ * transport step: the states decide how hard each cell's integration is
+ * (a front moves over several cells within one cycle). */
+static PetscErrorCode step_counts(AmrProblem p, int64_t *counts)
 {
   AmrAdvection *s = p->impl;
   AmrReactive *r = reactive_state(p);
-  const int nb = nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1;
-  double w0, c0, clock, *xibar;
+  const int nb = nbasis(s);
 
   PetscFunctionBeginUser;
   for (int t = 0; t < NLOADTYPES; t++) counts[t] = 0;
   FOR_LOCAL_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
-  PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants * DIM + 1, &xibar));
-  PetscCall(FemAdvectCellCentroids(s->adv, xibar));
-  w0 = MPI_Wtime();
-  clock = c0 = FemThreadTime();
-  FOR_LOCAL_CELLS(s->p4est, K, d, {
-    FemReactionWork w = {0, 0, 0};
-    PetscCall(FemReactionCell(&r->react, nb, xibar + (size_t)K * DIM, d->c, FemAdvectCellExtra(d, FIELD_B), FemAdvectCellExtra(d, FIELD_C), dt, &clock, &w));
-    FemAdvectCellExtra(d, FIELD_COST)[0] += w.cpu;
-    r->trend[K] += w.cpu * r->nsteps;
-    r->steps_local += w.steps;
-    /* a point where nothing reacts takes one step: more is the front */
-    if (w.steps > npoints) {
-      r->front_steps += w.steps;
-      r->front_cpu += w.cpu;
-    }
-  })
-  *cpu = FemThreadTime() - c0;
-  *wall = MPI_Wtime() - w0;
-  r->nsteps++;
-  PetscCall(PetscFree(xibar));
-  r->wall_local += *wall;
   PetscFunctionReturn(0);
 }
 
@@ -127,7 +72,8 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
   s->after_ctx = r;
   PetscCallMPI(MPI_Comm_size(p->comm, &r->nranks));
   PetscCall(PetscMalloc1(r->nranks, &r->step_ns));
-  s->after_step = react_step;
+  s->after_step = AmrReactiveSweep;
+  s->step_counts = step_counts;
   /* tighter than the discretisation's defaults: a reacting cell then costs
    * tens of times a cell where nothing reacts, transport included (src/problems/README.md) */
   FemReactionDefaults(&r->react);
@@ -135,10 +81,26 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
   r->react.atol = 1e-8;
   r->react.threshold = 1e-8;
   if (FemReactionOptionsRead(p->comm, &r->react, msg, sizeof msg)) SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s", msg);
+  r->offload = PETSC_TRUE;
+  PetscOptionsBegin(p->comm, NULL, "Reactive transport", NULL);
+  PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-react_offload",
+                             "Balance each step's reaction apart from the mesh: cells of ranks above the mean cost integrated on ranks below it (true)",
+                             &r->offload));
+  PetscOptionsEnd();
   p->ntypes = NLOADTYPES;
   /* the cells' costs are the transport phase's work: each step's reaction
-   * and an equal share of the step's transport */
+   * (unless offloaded) and an equal share of the step's transport */
   p->cost_phase = 1;
+  if (r->offload) {
+    /* the items' exchange separates the reaction from the transport: a
+     * phase of its own, as the offload leaves it whatever the partition */
+    p->nphases = 3;
+    p->phase_name[2] = "reaction";
+    p->phase_apart[2] = 1;
+    s->after_phase = 2;
+    s->step_phase = 1;
+    r->off_bytes = (double)sizeof(double) * (DIM + 3 * nbasis(s) + 3 * nbasis(s) + 2);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -196,19 +158,28 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   const int nb = nbasis(s);
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { FemAdvectCellExtra(d, FIELD_COST)[0] = 0; })
+  r->nsolve = s->p4est->local_num_quadrants;
+  PetscCall(PetscCalloc1(r->nsolve + 1, &r->trend));
+  PetscCall(PetscMalloc1(r->nsolve + 1, &r->est));
+  PetscCall(PetscFree(r->off));
+  PetscCall(PetscCalloc1((size_t)s->interval * OFF_N + 1, &r->off));
+  /* the first plan's costs: the cells' forecast for this cycle, per step */
+  FOR_LOCAL_CELLS(s->p4est, K, d, {
+    r->est[K] = fmax(FemAdvectCellExtra(d, FIELD_COST)[0], 0) / s->interval;
+    FemAdvectCellExtra(d, FIELD_COST)[0] = 0;
+  })
   r->steps_local = 0;
   r->wall_local = r->front_cpu = 0;
   r->front_steps = 0;
-  r->nsolve = s->p4est->local_num_quadrants;
   r->nsteps = 0;
-  PetscCall(PetscCalloc1(r->nsolve + 1, &r->trend));
   PetscCall(AmrDarcySolve(p));
+  PetscCall(AmrReactiveOffloadReduce(p));
   FOR_LOCAL_CELLS(s->p4est, K, d, {
     double *cost = FemAdvectCellExtra(d, FIELD_COST);
     cost[0] = FemReactionCostForecast(cost[0], r->trend[K], r->nsteps);
   })
   PetscCall(PetscFree(r->trend));
+  PetscCall(PetscFree(r->est));
   r->mass_a = s->mass;
   PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
   PetscCall(FemAdvectExtraMass(s->adv, FIELD_C, &r->mass_c));
@@ -272,6 +243,7 @@ static PetscErrorCode AmrReactiveReport(AmrProblem p, json_line *j)
   json_int(j, "reaction_steps", r->steps);
   json_real(j, "t_reaction", r->t_reaction);
   json_reals(j, "rank_reaction_step_ns", r->nranks, r->step_ns);
+  PetscCall(AmrReactiveOffloadReport(p, j));
   PetscFunctionReturn(0);
 }
 
@@ -296,7 +268,8 @@ static PetscErrorCode AmrReactiveVTK(AmrProblem p, AmrVtkData *vd)
  * cell-wise constant: a child has its parent's, a coarsened cell its
  * children's volume-weighted mean), plus the rank's transport work shared
  * equally by the cells it advected: the DG loops do about the same work
- * per cell, and no clock per cell is read inside them. */
+ * per cell, and no clock per cell is read inside them.  With the offload
+ * the reaction is no work of the cell's rank: the transport's share alone. */
 static PetscErrorCode AmrReactiveCellCosts(AmrProblem p, double *cost)
 {
   AmrAdvection *s = p->impl;
@@ -304,7 +277,7 @@ static PetscErrorCode AmrReactiveCellCosts(AmrProblem p, double *cost)
   const double share = r->nsolve > 0 ? s->step_cpu / r->nsolve : 0;
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { cost[K] = FemAdvectCellExtra(d, FIELD_COST)[0] + share; })
+  FOR_LOCAL_CELLS(s->p4est, K, d, { cost[K] = (r->offload ? 0 : FemAdvectCellExtra(d, FIELD_COST)[0]) + share; })
   PetscFunctionReturn(0);
 }
 
@@ -313,7 +286,10 @@ static PetscErrorCode AmrReactiveDestroy(AmrProblem p)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  if (s && s->after_ctx) PetscCall(PetscFree(reactive_state(p)->step_ns));
+  if (s && s->after_ctx) {
+    PetscCall(PetscFree(reactive_state(p)->step_ns));
+    PetscCall(PetscFree(reactive_state(p)->off));
+  }
   if (s) PetscCall(PetscFree(s->after_ctx));
   PetscCall(AmrDarcyDestroy(p));
   PetscFunctionReturn(0);

@@ -26,6 +26,15 @@ check_reactive.py fit REPORT TOL
     within TOL (relative) of its measured mean cost, the median over the
     cycles after the third (both scaled to mean cell weight 1, so the
     ratio does not depend on the machine's speed).
+check_reactive.py offload HOME AWAY
+    one setup without the offload (HOME, -react_offload 0) and with it
+    (AWAY) on the same partitions (count weights): every field the
+    physics makes (cells per rank and per state, integrator steps, the
+    species' integrals and ranges, tracer and mass fields) the same bit
+    for bit; AWAY's offload fields one value per step of each cycle
+    (step minus the last cycle's step), its planned largest reaction load
+    never above the one before the plan, the mean at most the largest,
+    and on more than one rank some cell integrated away from home.
 Exit status 0 when the check holds.
 """
 import json
@@ -117,6 +126,34 @@ def fit(path, tol):
         path, med, len(ratios), min(ratios), max(ratios)))
 
 
+PHYSICS = ("cells", "cells_inert", "cells_reacting", "cells_reacted", "step", "sim_time", "reaction_steps", "rank_cells",
+           "mass_a", "mass_b", "mass_c", "mass", "b_min", "b_max", "c_min", "c_max", "tracer_min", "tracer_max",
+           "tracer_min_qp", "tracer_max_qp", "mass_balance_error", "mass_bc_error", "boundary_inflow", "dofs")
+OFFLOAD = ("reaction_planned_max_before_s", "reaction_planned_max_after_s", "reaction_planned_mean_s", "offload_moved",
+           "offload_messages", "offload_plan_messages", "offload_plan_s", "offload_bytes")
+
+
+def offload(home, away):
+    ra, rb = load(home), load(away)
+    assert len(ra) == len(rb), "%d and %d cycles" % (len(ra), len(rb))
+    moved, step = 0, 0
+    for x, y in zip(ra, rb):
+        c = x["cycle"]
+        assert x["offload"] is False and y["offload"] is True, "cycle %d: offload %s and %s" % (c, x["offload"], y["offload"])
+        for k in PHYSICS:
+            assert x[k] == y[k], "cycle %d: %s %s at home, %s with the offload" % (c, k, x[k], y[k])
+        n = y["step"] - step
+        step = y["step"]
+        for k in OFFLOAD:
+            assert len(y[k]) == n, "cycle %d: %s has %d values for %d steps" % (c, k, len(y[k]), n)
+        for b, a, m in zip(y["reaction_planned_max_before_s"], y["reaction_planned_max_after_s"], y["reaction_planned_mean_s"]):
+            assert m <= a + 1e-12 and a <= b + 1e-12, "cycle %d: planned mean %g, max %g after, %g before" % (c, m, a, b)
+        moved += sum(y["offload_moved"])
+    assert ra[0]["ranks"] == 1 or moved > 0, "no cell integrated away from home on %d ranks" % ra[0]["ranks"]
+    assert ra[0]["ranks"] > 1 or moved == 0, "a cell moved on one rank"
+    print("%s and %s: %d cycles the same bit for bit, %d cells integrated away from home" % (home, away, len(ra), moved))
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "conservation":
@@ -125,6 +162,8 @@ if __name__ == "__main__":
         same(sys.argv[2], sys.argv[3])
     elif what == "weights":
         weights(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    elif what == "offload":
+        offload(sys.argv[2], sys.argv[3])
     elif what == "fit":
         fit(sys.argv[2], float(sys.argv[3]))
     else:

@@ -119,6 +119,7 @@ struct _p_AmrProblem {
   int cost_phase;         /**< with cell_costs: the phase whose work the costs measure */
   const char *phase_name[AMR_PROBLEM_MAX_PHASES];
   int phase_typed[AMR_PROBLEM_MAX_PHASES]; /**< the phase's cells cost by their load type (else alike) */
+  int phase_apart[AMR_PROBLEM_MAX_PHASES]; /**< the phase's work is balanced apart from the mesh (balance/lboffload.h): its time is taken as measured, whatever the partition */
   /* kept up to date by the problem */
   AmrProblemState state;
   long long dofs;         /**< global degrees of freedom */
