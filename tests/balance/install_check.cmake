@@ -1,7 +1,8 @@
 # The balancer as another code uses it: cmake --install of BUILD into
 # WORK/prefix, then tests/balance/install_example built against the
 # installed copy twice, through find_package(amrdlb-balance) and through
-# pkg-config (amrdlb-balance, compiled with MPICC), and each program run.
+# pkg-config (amrdlb-balance, compiled with MPICC), and each program run;
+# the offload example (offload.c) on 4 MPI ranks.
 # LIBDIR: CMAKE_INSTALL_LIBDIR.
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -16,6 +17,10 @@ run("configuring the example" ${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -DC
 run("building the example" ${CMAKE_COMMAND} --build ${WORK}/build)
 run("the example (CMake package)" ${WORK}/build/example)
 message("find_package: ${out}")
+# the offload example on MPI ranks (MPIEXEC: the launcher and its flags, | between words)
+string(REPLACE "|" ";" mpiexec "${MPIEXEC}")
+run("the offload example on 4 ranks" ${mpiexec} -n 4 ${WORK}/build/offload)
+message("offload example: ${out}")
 set(ENV{PKG_CONFIG_PATH} ${WORK}/prefix/${LIBDIR}/pkgconfig)
 run("pkg-config" pkg-config --cflags --libs --static amrdlb-balance)
 separate_arguments(flags UNIX_COMMAND "${out}")
