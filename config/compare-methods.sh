@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run every balancing method on the same problem and write the plots.
 #
-#   config/compare-methods.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]
+#   config/compare-methods.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-x] [-- AMR2D OPTIONS...]
 #
 # Runs BUILD/bin/amr2d -options_file OPTS (default: the lb-darcy-transport.opts
 # beside this script) once with -lb_method none, once with sfc and count
@@ -9,7 +9,12 @@
 # per registered method with the options file's weights, REPEAT times each
 # (default 1; the methods alternate within a repetition, so a change of the
 # machine's load falls on all of them); arguments after -- go to every run
-# (e.g. -t_final 0.05).  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
+# (e.g. -t_final 0.05).  With -x (reactive-transport, -f
+# config/reactive-transport.opts) every run is made twice, with the
+# reaction offload (the default) and without it (-react_offload 0, reports
+# OUTDIR/METHOD-WEIGHTS-home-K.jsonl), so that each method is compared with
+# and without the reaction balanced apart from the mesh; the plots label
+# the runs with it "+offload".  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
 # postprocess/cycle_plots.py --repeats writes OUTDIR/*.png (medians of the
 # repetitions with their spread) and OUTDIR/methods.md from these reports
 # alone (other files in OUTDIR are neither read nor removed): per method the
@@ -25,15 +30,16 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 prog=$(basename "$0")
 . "$root/config/runs.sh"
-ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts
-usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-- AMR2D OPTIONS...]"
-while getopts n:r:b:o:f:h flag; do
+ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts home=
+usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-x] [-- AMR2D OPTIONS...]"
+while getopts n:r:b:o:f:xh flag; do
   case $flag in
     n) ranks=$OPTARG ;;
     r) repeat=$OPTARG ;;
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
     f) opts=$OPTARG ;;
+    x) home=1 ;;
     h) echo "$usage"; exit 0 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
@@ -55,15 +61,19 @@ weights=${weights:-count}
 threshold=$(sed -n 's/^-lb_threshold  *//p' "$opts")
 # the reports this run writes, one a line: the only ones plotted
 reports=
-run() {  # METHOD WEIGHTS K [AMR2D OPTIONS...]
-  m=$1 w=$2 k=$3
-  shift 3
-  echo "== $m with $w weights on $ranks ranks, run $k of $repeat"
+run_one() {  # NAME METHOD WEIGHTS K [AMR2D OPTIONS...]
+  name=$1 m=$2 w=$3 k=$4
+  shift 4
+  echo "== $name: $m with $w weights on $ranks ranks, run $k of $repeat"
   # shellcheck disable=SC2086
-  run_logged "$m-$w-$k" "$out/$m-$w-$k.log" $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" \
-    -report "$out/$m-$w-$k.jsonl" "$@"
-  reports="$reports$out/$m-$w-$k.jsonl
+  run_logged "$name" "$out/$name.log" $mpi -n "$ranks" "$amr" -options_file "$opts" -lb_method "$m" -lb_weights "$w" \
+    -report "$out/$name.jsonl" "$@"
+  reports="$reports$out/$name.jsonl
 "
+}
+run() {  # METHOD WEIGHTS K [AMR2D OPTIONS...]: with -x also without the offload
+  run_one "$1-$2-$3" "$@"
+  [ -z "$home" ] || run_one "$1-$2-home-$3" "$@" -react_offload 0
 }
 k=1
 while [ "$k" -le "$repeat" ]; do

@@ -111,7 +111,8 @@ def refuse_mixed(paths, runs):
 
 def groups(paths, runs, repeats):
     """[(label, [run, ...]), ...]: one entry per configuration."""
-    base = ["%s/%s" % (r[0]["lb_method"], r[0]["lb_weights"]) for r in runs]
+    # a reactive run with the reaction balanced apart from the mesh
+    base = ["%s/%s%s" % (r[0]["lb_method"], r[0]["lb_weights"], " +offload" if r[0].get("offload") else "") for r in runs]
     if repeats:
         out = {}
         for b, recs in zip(base, runs):
