@@ -367,7 +367,8 @@ lb_err lb_run_gather_loads(lb_run *run, double *all);
 
 /* ------------------------------------------------------------------ registry */
 
-/** The method registered under name, or NULL. */
+/** The method registered under name, or NULL with lb_errmsg() naming the
+ *  registered ones. */
 const lb_method *lb_method_find(const char *name);
 /** Number of registered methods. */
 int lb_method_count(void);

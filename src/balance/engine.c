@@ -181,7 +181,7 @@ static lb_err check_input(const lb_graph *g, const lb_method *m, const lb_params
   for (int r = 0; p->capacity && r < g->n; r++)
     if (!(isfinite(p->capacity[r]) && p->capacity[r] > 0)) return lb_error(LB_ERR_ARG, "capacity %g of rank %d must be positive and finite", p->capacity[r], r);
   if (!(m->flags & LB_TERMINATES) && p->target == 0 && p->max_iters == 0)
-    return lb_error(LB_ERR_ARG, "method '%s' does not stop by itself: give -lb_target or -lb_max_iters", m->name);
+    return lb_error(LB_ERR_ARG, "method '%s' does not stop by itself: set lb_params.target or lb_params.max_iters (options -lb_target, -lb_max_iters)", m->name);
   for (int r = 0; r < g->n; r++) {
     if (!isfinite(load0[r]) || load0[r] < 0) return lb_error(LB_ERR_LOAD, "load %g of rank %d is negative or not finite", load0[r], r);
     if ((m->flags & LB_INTEGRAL) && (load0[r] != floor(load0[r]) || load0[r] > 9007199254740992.0))

@@ -2,6 +2,7 @@
  * `const lb_method lb_method_NAME`, then add X(NAME) to this list. */
 #include "balance/balance.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define LB_METHOD_LIST(X) \
@@ -35,8 +36,14 @@ const lb_method *lb_method_get(int i)
 
 const lb_method *lb_method_find(const char *name)
 {
-  if (!name) return NULL;
-  for (int i = 0; i < lb_method_count(); i++)
+  char names[512] = "";
+  size_t len = 0;
+
+  for (int i = 0; name && i < lb_method_count(); i++)
     if (strcmp(lb_methods[i]->name, name) == 0) return lb_methods[i];
+  /* why not, for the caller to print */
+  for (int i = 0; i < lb_method_count() && len < sizeof names; i++)
+    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", lb_methods[i]->name);
+  lb_error(LB_ERR_METHOD, "unknown method '%s' (choose from %s)", name ? name : "(null)", names);
   return NULL;
 }
