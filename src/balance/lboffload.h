@@ -11,20 +11,21 @@
  *
  * The plan.  Every cost is counted in whole quanta (llround(cost /
  * quantum)), so that all that follows is integer arithmetic: exact,
- * deterministic, the same on any backend and rank count.  With Q_r rank
- * r's quanta and T their total, rank r lies e_r = max(P Q_r - T, 0) above
- * the mean and d_r = max(T - P Q_r, 0) below it (in units of 1/P quantum,
- * so the mean needs no division); sum e = sum d = E.  Laid end to end in
- * rank order, the excesses tile [0, E) and so do the deficits: the prefix
- * sums place every rank's interval on its line.  A rank above the mean
- * offers its items dearest first (ties: the lower index), item k taking
- * [S_k, S_k + P q_k) of its own excess; it sends the items whose midpoint
- * lies below e_r, so that it keeps within half an item of the mean.  A
- * sent item's midpoint, shifted by the rank's start on the excess line,
- * falls in one rank's deficit interval: that rank computes it.  A rank
- * below the mean so receives within one item of its deficit at each end.
- * Items are conserved (each computed exactly once) and never pass
- * through a third rank.
+ * deterministic, the same on any backend and rank count.  With T the
+ * total, rank r's target is T / P (the first T mod P ranks one quantum
+ * more), and it lies e_r above it or d_r below it; sum e = sum d = E.
+ * Laid end to end in rank order, the excesses tile [0, E) and so do the
+ * deficits: prefix sums place every rank's interval on its line.  A rank
+ * above its target offers its items dearest first (ties: the lower
+ * index) and sends each that fits whole within what is left of its
+ * excess, the sent ones laid one after the other from its interval's
+ * start; one that does not fit stays, so that cheaper ones may still fill
+ * the rest.  A sent item's midpoint falls in one rank's deficit interval:
+ * that rank computes it.  So every rank ends within one item of its
+ * target: a donor keeps less than the cheapest item it kept back, a
+ * receiver gets its deficit to within half an item at each end.  Items
+ * are conserved (each computed exactly once) and never pass through a
+ * third rank.
  *
  * The intervals meet by rendezvous, with no P-long array anywhere: the
  * line [0, E) is cut into P segments of equal length, rank j holding

@@ -174,11 +174,15 @@ static lb_err pick(lb_offload *o, int j, const int64_t *q, int64_t ex, int64_t s
   for (int64_t i = 0; i < n; i++) order[i] = i;
   sort_q = q;
   qsort(order, (size_t)n, sizeof *order, dearest_first);
-  /* an item goes when its midpoint lies within the excess; one that does
-   * not is skipped, so that cheaper ones may still fill the rest */
+  /* an item goes when it fits whole within what is left of the excess;
+   * one that does not is skipped, so that cheaper ones may still fill the
+   * rest.  Whole, not by its midpoint: a donor's items then never reach
+   * into the next donor's part of the line, where a receiver would get
+   * both (measured: 1.97 of the mean against the bound 1.95 at 131072
+   * ranks by midpoints) */
   for (int64_t i = 0, m = first, piece = 0; i < n && !e; i++) {
     const int64_t c = q[order[i]], mid2 = 2 * s + c;
-    if (c == 0 || mid2 >= 2 * ex) continue;
+    if (c == 0 || s + c > ex) continue;
     /* the receiver whose deficit holds the midpoint: pieces grow along
      * the line, so the search only moves on */
     for (;;) {
