@@ -12,6 +12,7 @@
  */
 #include "problems/impl/reactive.h"
 
+#include "balance/lbclock.h"
 #include "balance/lboffload.h"
 #include "fem/femutil.h"
 
@@ -108,16 +109,20 @@ static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *
 {
   const int nb = amr_reactive_nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1, li = item_len(nb), lr = result_len(nb);
   const int64_t n = s->p4est->local_num_quadrants;
-  double *off = r->off + (size_t)r->nsteps * OFF_N, *sbuf, *rbuf, *res, *back, clock, w0;
+  double *off = r->off + (size_t)r->nsteps * OFF_N, *sbuf, *rbuf, *res, *back, clock;
+  lb_clock p0, p1;
   FemAdvectCell **cell;
   lb_offload_info info;
   lb_offload *o;
   char *sent;
 
   PetscFunctionBeginUser;
-  w0 = MPI_Wtime();
+  /* the plan's own work: its first collective also waits for the
+   * slowest rank's transport step, which is no cost of the plan */
+  lb_clock_now(&p0);
   OFFLOAD_CHECK(p->comm, lb_offload_plan(p->comm, 1, &n, r->est, LB_OFFLOAD_QUANTUM, &o));
-  off[OFF_PLAN_S] = MPI_Wtime() - w0;
+  lb_clock_now(&p1);
+  lb_clock_between(&p0, &p1, &off[OFF_PLAN_S], NULL, NULL, NULL);
   lb_offload_info_get(o, 0, &info);
   off[OFF_BEFORE] = (double)info.load_before * LB_OFFLOAD_QUANTUM;
   off[OFF_AFTER] = (double)info.load_after * LB_OFFLOAD_QUANTUM;

@@ -14,7 +14,7 @@ enum { AMR_REACTIVE_FIELD_B, AMR_REACTIVE_FIELD_C, AMR_REACTIVE_FIELD_COST, AMR_
  * cycle, AmrReactiveOffloadReduce): the planned reaction loads before
  * and after in seconds (then their maxima) and before again (then the
  * mean), items sent, item messages sent and received (then one way), the
- * plan's messages and its wall seconds (then the slowest rank's). */
+ * plan's messages and its own work in seconds (then the slowest rank's). */
 enum { OFF_BEFORE, OFF_AFTER, OFF_MEAN, OFF_MOVED, OFF_MESSAGES, OFF_PLAN_MESSAGES, OFF_PLAN_S, OFF_N };
 
 typedef struct {
