@@ -199,10 +199,10 @@ PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, 
   if (!rank) err = lock_file(path, fd, owner, sizeof owner);
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(owner, sizeof owner, MPI_CHAR, 0, comm));
-  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, path,
-             owner[0] ? owner : "its host and pid not yet written", path);
+  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, AmrPathShort(path),
+             owner[0] ? owner : "its host and pid not yet written", AmrPathShort(path));
   /* the lock file sits beside the output: what stops one stops both */
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, path, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, AmrPathShort(path), AmrFileStrerror(err));
   PetscFunctionReturn(0);
 }
 
