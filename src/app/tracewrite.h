@@ -24,7 +24,7 @@ PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *t);
  *  trees, levels and positions from the forest, the local cells' weights
  *  w, load types (NULL: all 0) and, for each of head->nphases phases k,
  *  their weights pw[k] (NULL when there are none).  The first append cuts the file to the end
- *  the run continues from (AmrTraceSetEnd; 0 for a new run).  *cpu_s: this
+ *  the run continues from (AmrTraceContinue; 0 for a new run).  *cpu_s: this
  *  rank's thread CPU seconds of the append. */
 PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *head, const double *w, const int *types, const double *const *pw,
                               double *cpu_s);
