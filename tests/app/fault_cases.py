@@ -17,7 +17,10 @@ no hang: each run has a time limit) with exactly one line on stderr
 its lines of dashes, is not counted), and nothing is lost: where a
 checkpoint was written, the previous one restarts and the report ends in
 whole records.  The cases that must run (a record cut at the report's end,
-a kill -9) exit 0, with whole records, the cycles all there."""
+a kill -9, a stale OMPIO semaphore) exit 0, with whole records, the cycles
+all there, the checkpoints written.  Issue 43's add: a refused restart
+leaves another run's report or trace byte for byte as it was, and an
+edited checkpoint leaves the report as it was.""" 
 import argparse
 import fcntl
 import json
