@@ -249,16 +249,25 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
-/* Fitted costs and stacked windows only feed timing weights; count and
- * model weights take the restart's options. */
-static PetscErrorCode load_fit(AmrLb lb, AmrCkpState st)
+/* What save_buffers kept: fitted costs and stacked windows only feed
+ * timing weights (count and model weights take the restart's options);
+ * sfc-shift's sequence goes on where it was. */
+static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
 {
   const char *weights;
+  const void *buf;
+  size_t len;
+  PetscBool has;
 
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
   if (lb->o.weights == AMR_LB_TIMING)
     PetscCall(load_window(lb, st, strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) ? NULL : "lb.cost", "lb.weights_history", &lb->timing));
+  PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
+  if (lb->shifting && has) {
+    PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
+    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -291,22 +300,6 @@ PetscErrorCode AmrLbContinueTrace(AmrLb lb, AmrCkpState st, uint32_t run, PetscB
   PetscFunctionReturn(0);
 }
 
-/* sfc-shift's sequence goes on where it was. */
-static PetscErrorCode load_shifter(AmrLb lb, AmrCkpState st)
-{
-  const void *buf;
-  size_t len;
-  PetscBool has;
-
-  PetscFunctionBeginUser;
-  PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
-  if (lb->shifting && has) {
-    PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
-    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
-  }
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
 {
   PetscFunctionBeginUser;
@@ -314,8 +307,7 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
   PetscCall(load_migration(lb, st));
   PetscCall(load_decide(st, &lb->decide));
   PetscCall(load_totals(lb, st));
-  PetscCall(load_fit(lb, st));
-  PetscCall(load_shifter(lb, st));
+  PetscCall(load_buffers(lb, st));
   PetscCall(load_phases(lb, st));
   PetscFunctionReturn(0);
 }
