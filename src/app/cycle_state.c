@@ -138,7 +138,8 @@ static PetscErrorCode check_problem_state(AmrCycle cyc, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
-/* The VTK series so far: cycles before the checkpoint's next, finite times. */
+/* The VTK series so far: cycles before the checkpoint's next (or the
+ * initial state's -1), finite times. */
 static PetscErrorCode check_vtk(AmrCycle cyc, AmrCkpState st, int64_t next)
 {
   const void *buf;
@@ -149,7 +150,8 @@ static PetscErrorCode check_vtk(AmrCycle cyc, AmrCkpState st, int64_t next)
   for (size_t i = 0; i < n; i++) {
     int64_t c;
     memcpy(&c, (const char *)buf + sizeof c * i, sizeof c);
-    PetscCheck(c >= 0 && c < next, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': vtk.cycles[%zu] %lld is outside 0 to cycle.next %lld",
+    /* -1: the initial state of a problem with time */
+    PetscCheck(c >= -1 && c < next, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': vtk.cycles[%zu] %lld is outside -1 to cycle.next %lld",
                AmrPathShort(cyc->restart), i, (long long)c, (long long)next);
   }
   if (n) PetscCall(reals_in(cyc, st, "vtk.times", n, -INFINITY));

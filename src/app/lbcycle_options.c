@@ -52,9 +52,10 @@ static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOp
     PetscCheck(o->cost[t] <= AMR_LB_MAX_COST, comm, PETSC_ERR_USER_INPUT,
                "option -lb_cost: cost %g of load type %d is above %g, beyond which the sums of the cells' weights overflow", o->cost[t], t, AMR_LB_MAX_COST);
   }
+  PetscCheck(window >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_window %" PetscInt_FMT ": must be at least 1", window);
   /* every fitted phase keeps a window of samples per load type in memory */
-  PetscCheck(window >= 1 && window <= AMR_LB_MAX_WINDOW, comm, PETSC_ERR_USER_INPUT,
-             "option -lb_window %" PetscInt_FMT ": must be from 1 to %d samples (a window per fitted phase is kept in memory)", window, AMR_LB_MAX_WINDOW);
+  PetscCheck(window <= AMR_LB_MAX_WINDOW, comm, PETSC_ERR_USER_INPUT,
+             "option -lb_window %" PetscInt_FMT ": at most %d samples (a window per fitted phase is kept in memory)", window, AMR_LB_MAX_WINDOW);
   PetscCheck(trim >= 0 && trim < 0.5, comm, PETSC_ERR_USER_INPUT, "option -lb_trim %g: must be in [0, 0.5)", (double)trim);
   PetscCheck(history >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_history %" PetscInt_FMT ": must be at least 1", history);
   PetscCheck(forget > 0 && forget <= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_forget %g: must be in (0, 1]", (double)forget);
