@@ -141,6 +141,8 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
     memcpy(cyc->stage, stage, sizeof stage);
   }
   PetscCall(AmrLbCreate(comm, &cyc->lbo, &cyc->lb));
+  /* a restart takes its checkpoint's instead */
+  PetscCall(AmrCycleNewRunId(cyc));
   PetscCall(set_phases(cyc));
   PetscFunctionReturn(0);
 }
@@ -218,32 +220,36 @@ PetscErrorCode AmrCycleOpenReport(AmrCycle cyc)
 {
   PetscMPIInt rank;
   long whole = -1, keep = 0, partial = 0;
-  int fail[2] = {0, 0}; /* read, write */
+  int fail[3] = {0, 0, 0}; /* read, write, another run's records */
+  const char *shown = AmrPathShort(cyc->adapt.report);
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(cyc->comm, &rank));
   if (cyc->adapt.report[0]) PetscCall(AmrMakeParentDirs(cyc->comm, "-report", cyc->adapt.report, cyc->adapt.report));
+  if (cyc->adapt.report[0]) PetscCall(AmrFileCheckRegular(cyc->comm, "-report", cyc->adapt.report, 1));
   /* before the file is read or cut: another run may be writing it */
   if (cyc->adapt.report[0]) PetscCall(AmrFileLock(cyc->comm, "-report", cyc->adapt.report, &cyc->report_lock));
   if (cyc->adapt.report[0] && rank == 0) {
-    fail[0] = AmrCycleReportKept(cyc, &whole, &keep, &partial);
-    /* a report that lost records before the checkpoint stays as it is; one
-     * continued is cut after its kept records, not rewritten, so that a
-     * full disk now cannot take them */
-    if (!fail[0] && (whole < 0 || whole >= cyc->first)) {
-      cyc->report = open(cyc->adapt.report, O_WRONLY | O_CREAT | (whole < 0 ? O_TRUNC : 0), 0666);
-      fail[1] = cyc->report < 0 ? errno : 0;
+    fail[0] = AmrCycleReportKept(cyc, &whole, &keep, &partial, &fail[2]);
+    /* a report that lost records before the checkpoint, or holds another
+     * run's, stays as it is; one continued is cut after its kept records,
+     * not rewritten, so that a full disk now cannot take them */
+    if (!fail[0] && !fail[2] && (whole < 0 || whole >= cyc->first)) {
+      fail[1] = AmrFileOpen(cyc->adapt.report, O_WRONLY | O_CREAT | (whole < 0 ? O_TRUNC : 0), 1, &cyc->report);
       if (!fail[1] && whole >= 0 && ftruncate(cyc->report, (off_t)keep)) fail[1] = errno;
       if (!fail[1] && lseek(cyc->report, 0, SEEK_END) < 0) fail[1] = errno;
     }
   }
-  PetscCallMPI(MPI_Bcast(fail, 2, MPI_INT, 0, cyc->comm));
-  PetscCheck(!fail[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot read: %s", cyc->adapt.report, strerror(fail[0]));
+  PetscCallMPI(MPI_Bcast(fail, 3, MPI_INT, 0, cyc->comm));
+  PetscCheck(!fail[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot read: %s", shown, AmrFileStrerror(fail[0]));
+  PetscCheck(!fail[2], cyc->comm, PETSC_ERR_USER_INPUT,
+             "option -report %s: holds the records of another run, not of checkpoint '%s.manifest' (run_id %08x): left as it is (give this run's report, or another file)",
+             shown, AmrPathShort(cyc->restart), (unsigned)cyc->run_id);
   PetscCallMPI(MPI_Bcast(&whole, 1, MPI_LONG, 0, cyc->comm));
   PetscCheck(whole < 0 || whole >= cyc->first, cyc->comm, PETSC_ERR_USER_INPUT,
              "option -report %s: holds %ld whole records, the checkpoint continues after cycle %d: a record was cut or lost (restore the report, or give another file)",
-             cyc->adapt.report, whole, cyc->first - 1);
-  PetscCheck(!fail[1], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", cyc->adapt.report, strerror(fail[1]));
+             shown, whole, cyc->first - 1);
+  PetscCheck(!fail[1], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s", shown, AmrFileStrerror(fail[1]));
   /* the one line that says a record was dropped, as the issue asks */
   if (partial > 0 && whole >= 0)
     PetscCall(PetscPrintf(cyc->comm, "%s: option -report %s: its last record was cut (%ld bytes without an end of line): cut back to the record of cycle %d\n", AMR_PROGRAM,
@@ -324,7 +330,14 @@ PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc)
     PetscCall(AmrCheckOutputDir(cyc->comm, "-vtk", prefix));
   }
   if (cyc->checkpoint[0] && cyc->checkpoint_interval) {
+    char path[PETSC_MAX_PATH_LEN + 16];
     PetscCall(AmrCheckOutputDir(cyc->comm, "-checkpoint", cyc->checkpoint));
+    /* the manifest is read and replaced after the first cycle: a folder
+     * or a FIFO in its place is refused before it */
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.manifest", cyc->checkpoint));
+    PetscCall(AmrFileCheckRegular(cyc->comm, "-checkpoint", path, 0));
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.manifest.new", cyc->checkpoint));
+    PetscCall(AmrFileCheckRegular(cyc->comm, "-checkpoint", path, 0));
     PetscCall(AmrFileLock(cyc->comm, "-checkpoint", cyc->checkpoint, &cyc->checkpoint_lock));
   }
   PetscFunctionReturn(0);
@@ -454,6 +467,11 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   json_int(&j, "degree", p->degree);
   json_int(&j, "ranks", cyc->p4est->mpisize);
   json_int(&j, "cycle", cycle);
+  {
+    char id[16];
+    PetscCall(PetscSNPrintf(id, sizeof id, "%08x", (unsigned)cyc->run_id));
+    json_str(&j, "run_id", id);
+  }
   json_bool(&j, "restarted", cyc->restarts > 0);
   if (p->state.sim_time >= 0)
     json_real(&j, "sim_time", p->state.sim_time);
@@ -491,7 +509,7 @@ static PetscErrorCode write_report(AmrCycle cyc, int cycle, long long cells, con
   {
     int ec[2] = {err, cut};
     PetscCallMPI(MPI_Bcast(ec, 2, MPI_INT, 0, cyc->comm));
-    PetscCheck(!ec[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s%s", cyc->adapt.report, strerror(ec[0]),
+    PetscCheck(!ec[0], cyc->comm, PETSC_ERR_USER_INPUT, "option -report %s: cannot write: %s%s", AmrPathShort(cyc->adapt.report), strerror(ec[0]),
                ec[1] ? " (cut back to its last whole record)" : "");
   }
   PetscCall(AmrCycleCatchInterrupts(cyc, cycle));

@@ -6,7 +6,9 @@
 
 #include "mesh/p4est_dim.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,19 +41,38 @@ static long line_cycle(const char *line)
   return c ? strtol(c + 8, NULL, 10) : -1;
 }
 
+/* Whether a report line was written by another run than cyc's. */
+static int line_foreign(const AmrCycle cyc, const char *line)
+{
+  const char *c = strstr(line, "\"run_id\":\"");
+  char id[16];
+  if (!cyc->run_known) return 0;
+  snprintf(id, sizeof id, "%08x\"", (unsigned)cyc->run_id);
+  return !c || strncmp(c + 10, id, 9);
+}
+
 /* The report is read whole, not by lines: a record of many ranks is longer
  * than any line buffer, and its end is what decides it was cut. */
-int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial)
+int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial, int *foreign)
 {
   struct stat sb;
   FILE *old;
   char *text = NULL, *last;
   size_t len = 0, cap = 0, n = 1;
-  int err = 0;
+  int err = 0, fd;
 
   *whole = -1;
   *keep = *partial = 0;
-  if (cyc->first <= 0 || !(old = fopen(cyc->adapt.report, "r"))) return 0;
+  *foreign = 0;
+  if (cyc->first <= 0) return 0;
+  err = AmrFileOpen(cyc->adapt.report, O_RDONLY, 1, &fd);
+  if (err == ENOENT) return 0;
+  if (err) return err;
+  if (!(old = fdopen(fd, "r"))) {
+    err = errno;
+    close(fd);
+    return err;
+  }
   /* a device (/dev/null) holds no records to continue */
   if (fstat(fileno(old), &sb) || !S_ISREG(sb.st_mode)) {
     fclose(old);
@@ -77,7 +98,10 @@ int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial)
     *partial = (long)(len - (last ? (size_t)(last + 1 - text) : 0));
     for (char *l = text, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
       *nl = '\0';
-      if (*whole >= cyc->first || line_cycle(l) != *whole) break;
+      if (*whole >= cyc->first) break;
+      /* another run's records are never cut: the restart is refused */
+      if ((*foreign = line_foreign(cyc, l))) break;
+      if (line_cycle(l) != *whole) break;
       ++*whole;
       *keep = (long)(nl + 1 - text);
     }
@@ -195,6 +219,7 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(PetscFree(cells));
   PetscCall(AmrCkpStateSetInt(st, "cycle.next", cycle + 1));
   PetscCall(AmrCkpStateSetInt(st, "cycle.restarts", cyc->restarts));
+  PetscCall(AmrCkpStateSetInt(st, "run.id", cyc->run_id));
   PetscCall(AmrCkpStateSetBytes(st, "cycle.phase_totals", cyc->total, sizeof cyc->total));
   PetscCall(AmrCkpStateSetReal(st, "state.sim_time", p->state.sim_time));
   PetscCall(AmrCkpStateSetInt(st, "state.step", p->state.step));
@@ -297,10 +322,12 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     stored[k].size = (size_t)sizes[k];
   }
   PetscCall(AmrCheckpointRead(cyc->comm, prefix, conn, qsize, nstored, stored, &p4est, NULL, &st));
+  /* every entry taken below within its range before any is used */
+  PetscCall(AmrCycleCheckState(cyc, st, p4est));
   PetscCall(AmrCkpStateGetInt(st, "cycle.next", &v));
   cyc->first = (int)v;
   PetscCheck(cyc->first < cyc->cycles, cyc->comm, PETSC_ERR_USER_INPUT, "option -amr_cycles %" PetscInt_FMT ": checkpoint '%s.manifest' continues at cycle %d",
-             cyc->cycles, prefix, cyc->first);
+             cyc->cycles, AmrPathShort(prefix), cyc->first);
   if (p->state.sim_time >= 0) {
     /* a run at its -t_final has nothing left to do: refused as a passed
      * -amr_cycles is, not run as a cycle of no steps.  The problem read
@@ -315,6 +342,15 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   }
   PetscCall(AmrCkpStateGetInt(st, "cycle.restarts", &v));
   cyc->restarts = (int)v + 1;
+  /* the run it continues; a checkpoint of a build before run ids has none,
+   * and its report and trace carry none to check */
+  {
+    PetscBool has;
+    PetscCall(AmrCkpStateHas(st, "run.id", &has));
+    if (has) PetscCall(AmrCkpStateGetInt(st, "run.id", &v));
+    cyc->run_id = has ? (uint32_t)v : cyc->run_id;
+    cyc->run_known = has;
+  }
 
   /* on as many ranks the checkpoint's partition, else an even one with
    * families kept together (the balancer takes over from there) */
@@ -338,6 +374,8 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCall(PetscMalloc1(qsize * (size_t)p4est->local_num_quadrants + 1, &qdata));
   copy_quadrant_data(p4est, qsize, qdata, PETSC_FALSE);
   PetscCall(AmrCycleCheckOutputs(cyc));
+  /* the trace and the report checked for this run's before either is cut */
+  PetscCall(AmrLbContinueTrace(cyc->lb, st, cyc->run_id, cyc->run_known));
   PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   *out = p4est;

@@ -239,6 +239,16 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st);
  *  ranks only, the phases' fits with phases weights). */
 PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st);
 
+/** The run id that -trace_loads's file header carries (a new run's). */
+PetscErrorCode AmrLbSetRun(AmrLb lb, uint32_t run);
+
+/** A restart's -trace_loads (collective; nothing without one): the file
+ *  header carries run; the checkpoint's trace file goes on after its last
+ *  cycle, another file is begun anew.  Called before anything is written:
+ *  with check_run, a file holding another run's trace is refused and left
+ *  as it is (AmrTraceContinue). */
+PetscErrorCode AmrLbContinueTrace(AmrLb lb, AmrCkpState st, uint32_t run, PetscBool check_run);
+
 /** Name of the method ("none" for NULL) and of a weight mode. */
 const char *AmrLbMethodName(const AmrLb lb);
 

@@ -19,6 +19,9 @@ static const AmrLbMethodDefaults app_defaults = {.program = AMR_PROGRAM, .method
 
 /* -lb_weights, -lb_cost and the timing fit's -lb_window, -lb_trim,
  * -lb_history, -lb_forget. */
+#define AMR_LB_MAX_COST 1e100
+#define AMR_LB_MAX_WINDOW (1 << 20)
+
 static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOptions *o)
 {
   MPI_Comm comm = PetscOptionsObject->comm;
@@ -44,8 +47,15 @@ static PetscErrorCode read_weights(PetscOptionItems *PetscOptionsObject, AmrLbOp
   for (int t = 0; t < ntypes; t++) {
     o->cost[t] = cost_set ? cost[t] : 1.0;
     PetscCheck(o->cost[t] > 0 && isfinite(o->cost[t]), comm, PETSC_ERR_USER_INPUT, "option -lb_cost: cost %g of load type %d must be positive", o->cost[t], t);
+    /* the weights of every cell are summed along the curve (and squared):
+     * a cost beyond this overflows them on a large forest */
+    PetscCheck(o->cost[t] <= AMR_LB_MAX_COST, comm, PETSC_ERR_USER_INPUT,
+               "option -lb_cost: cost %g of load type %d is above %g, beyond which the sums of the cells' weights overflow", o->cost[t], t, AMR_LB_MAX_COST);
   }
   PetscCheck(window >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_window %" PetscInt_FMT ": must be at least 1", window);
+  /* every fitted phase keeps a window of samples per load type in memory */
+  PetscCheck(window <= AMR_LB_MAX_WINDOW, comm, PETSC_ERR_USER_INPUT,
+             "option -lb_window %" PetscInt_FMT ": at most %d samples (a window per fitted phase is kept in memory)", window, AMR_LB_MAX_WINDOW);
   PetscCheck(trim >= 0 && trim < 0.5, comm, PETSC_ERR_USER_INPUT, "option -lb_trim %g: must be in [0, 0.5)", (double)trim);
   PetscCheck(history >= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_history %" PetscInt_FMT ": must be at least 1", history);
   PetscCheck(forget > 0 && forget <= 1, comm, PETSC_ERR_USER_INPUT, "option -lb_forget %g: must be in (0, 1]", (double)forget);

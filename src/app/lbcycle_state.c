@@ -249,42 +249,54 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
-/* Fitted costs and stacked windows only feed timing weights; count and
- * model weights take the restart's options. */
-static PetscErrorCode load_fit(AmrLb lb, AmrCkpState st)
+/* What save_buffers kept: fitted costs and stacked windows only feed
+ * timing weights (count and model weights take the restart's options);
+ * sfc-shift's sequence goes on where it was. */
+static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
 {
   const char *weights;
-
-  PetscFunctionBeginUser;
-  PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
-  if (lb->o.weights == AMR_LB_TIMING)
-    PetscCall(load_window(lb, st, strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) ? NULL : "lb.cost", "lb.weights_history", &lb->timing));
-  PetscFunctionReturn(0);
-}
-
-/* The trace of the same file goes on after the checkpoint's last cycle;
- * sfc-shift's sequence goes on where it was. */
-static PetscErrorCode load_trace_shifter(AmrLb lb, AmrCkpState st)
-{
   const void *buf;
   size_t len;
   PetscBool has;
 
   PetscFunctionBeginUser;
-  PetscCall(AmrCkpStateHas(st, "lb.trace_file", &has));
-  if (lb->trace && has) {
-    const char *saved, *path;
-    int64_t end;
-    PetscCall(AmrCkpStateGetString(st, "lb.trace_file", &saved));
-    AmrTraceEnd(lb->trace, &path, &end);
-    PetscCall(AmrCkpStateGetInt(st, "lb.trace_end", &end));
-    if (!strcmp(saved, path)) PetscCall(AmrTraceSetEnd(lb->trace, end));
-  }
+  PetscCall(AmrCkpStateGetString(st, "lb.weights", &weights));
+  if (lb->o.weights == AMR_LB_TIMING)
+    PetscCall(load_window(lb, st, strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) ? NULL : "lb.cost", "lb.weights_history", &lb->timing));
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
   if (lb->shifting && has) {
     PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
     LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbSetRun(AmrLb lb, uint32_t run)
+{
+  PetscFunctionBeginUser;
+  if (lb->trace) AmrTraceSetRun(lb->trace, run);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrLbContinueTrace(AmrLb lb, AmrCkpState st, uint32_t run, PetscBool check_run)
+{
+  int64_t end = 0;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  if (!lb->trace) PetscFunctionReturn(0);
+  AmrTraceSetRun(lb->trace, run);
+  PetscCall(AmrCkpStateHas(st, "lb.trace_file", &has));
+  if (has) {
+    const char *saved, *path;
+    PetscCall(AmrCkpStateGetString(st, "lb.trace_file", &saved));
+    AmrTraceEnd(lb->trace, &path, &end);
+    /* the trace of the same file goes on after the checkpoint's last
+     * cycle; another file is begun anew */
+    if (!strcmp(saved, path)) PetscCall(AmrCkpStateGetInt(st, "lb.trace_end", &end));
+    else end = 0;
+  }
+  PetscCall(AmrTraceContinue(lb->trace, check_run, end));
   PetscFunctionReturn(0);
 }
 
@@ -295,8 +307,7 @@ PetscErrorCode AmrLbLoad(AmrLb lb, AmrCkpState st)
   PetscCall(load_migration(lb, st));
   PetscCall(load_decide(st, &lb->decide));
   PetscCall(load_totals(lb, st));
-  PetscCall(load_fit(lb, st));
-  PetscCall(load_trace_shifter(lb, st));
+  PetscCall(load_buffers(lb, st));
   PetscCall(load_phases(lb, st));
   PetscFunctionReturn(0);
 }

@@ -18,6 +18,7 @@ struct AmrTrace {
   char path[PETSC_MAX_PATH_LEN];
   int64_t end;     /* bytes of the file the run keeps */
   int started;     /* the file was cut to end */
+  uint32_t run;    /* the run id its file header carries */
 };
 
 /* A write of some rank failed (errno err): every rank raises it. */
@@ -27,7 +28,7 @@ static PetscErrorCode trace_check(AmrTrace t, int err, const char *what)
 
   PetscFunctionBeginUser;
   PetscCallMPI(AmrFileAgree(t->comm, &err, &rank));
-  PetscCheck(!err, t->comm, PETSC_ERR_USER_INPUT, "option -trace_loads %s: cannot %s: %s", t->path, what, strerror(err));
+  PetscCheck(!err, t->comm, PETSC_ERR_USER_INPUT, "option -trace_loads %s: cannot %s: %s", AmrPathShort(t->path), what, AmrFileStrerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -37,15 +38,17 @@ PetscErrorCode AmrTraceOpen(MPI_Comm comm, const char *path, AmrTrace *out)
   int rank, err = 0;
 
   PetscFunctionBeginUser;
+  /* on every rank before any opens it: no rank hangs on a FIFO */
+  PetscCall(AmrFileCheckRegular(comm, "-trace_loads", path, 1));
   PetscCall(PetscCalloc1(1, &t));
   t->comm = comm;
   PetscCall(PetscStrncpy(t->path, path, sizeof t->path));
   t->fd = t->lock = -1;
   /* rank 0 creates it before the others open it */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank && (t->fd = open(path, O_WRONLY | O_CREAT, 0644)) < 0) err = errno;
+  if (!rank) err = AmrFileOpen(path, O_RDWR | O_CREAT, 1, &t->fd);
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  if (rank && !err && (t->fd = open(path, O_WRONLY)) < 0) err = errno;
+  if (rank && !err) err = AmrFileOpen(path, O_RDWR, 1, &t->fd);
   {
     PetscErrorCode ierr = trace_check(t, err, "open for writing");
     /* opening cuts nothing: the cut waits for the first append */
@@ -67,20 +70,41 @@ void AmrTraceEnd(AmrTrace t, const char **path, int64_t *end)
   *end = t->end;
 }
 
-PetscErrorCode AmrTraceSetEnd(AmrTrace t, int64_t end)
+void AmrTraceSetRun(AmrTrace t, uint32_t run) { t->run = run; }
+
+/* Rank 0: the file's size (-1: unknown) and, when it holds a header, the
+ * run id there (*foreign: the header is another run's, or no trace's). */
+static void trace_owner(AmrTrace t, long long *size, int *foreign)
 {
+  unsigned char h[LB_TRACE_FILE_BYTES];
   struct stat sb;
+  uint32_t run;
+
+  *foreign = 0;
+  *size = fstat(t->fd, &sb) ? -1 : S_ISREG(sb.st_mode) ? (long long)sb.st_size : 0;
+  if (*size <= 0) return;
+  /* a file too short for a header, or another's, is not this run's */
+  *foreign = *size < LB_TRACE_FILE_BYTES || pread(t->fd, h, sizeof h, 0) != (ssize_t)sizeof h || lb_trace_file_run(h, &run) || run != t->run;
+}
+
+PetscErrorCode AmrTraceContinue(AmrTrace t, PetscBool check_run, int64_t end)
+{
   long long size = 0;
-  int rank;
+  int rank, foreign = 0;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(t->comm, &rank));
-  if (!rank) size = fstat(t->fd, &sb) ? -1 : (long long)sb.st_size;
+  if (!rank) trace_owner(t, &size, &foreign);
+  foreign = foreign && check_run;
   PetscCallMPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, t->comm));
+  PetscCallMPI(MPI_Bcast(&foreign, 1, MPI_INT, 0, t->comm));
+  PetscCheck(!foreign, t->comm, PETSC_ERR_USER_INPUT,
+             "option -trace_loads %s: holds the trace of another run, not of this checkpoint's (run_id %08x): left as it is (give this run's trace, or another file)",
+             AmrPathShort(t->path), (unsigned)t->run);
   /* zeros in the gap would make lbbench refuse the whole file */
   PetscCheck(size >= end, t->comm, PETSC_ERR_USER_INPUT,
              "option -trace_loads %s: holds %lld bytes, the checkpoint continues it after byte %lld: it was cut or removed since (restore it, or give another file)",
-             t->path, size, (long long)end);
+             AmrPathShort(t->path), size, (long long)end);
   t->end = end;
   PetscFunctionReturn(0);
 }
@@ -163,7 +187,7 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
     lb_trace_rank_arrays(P, first, head->time, head->predicted, buf + LB_TRACE_CYCLE_BYTES);
     if (!t->end) {
       unsigned char fh[LB_TRACE_FILE_BYTES];
-      lb_trace_file_header(P4EST_DIM, fh);
+      lb_trace_file_header(P4EST_DIM, t->run, fh);
       err = AmrFileWrite(t->fd, fh, LB_TRACE_FILE_BYTES, 0);
     }
     if (!err) err = AmrFileWrite(t->fd, buf, hb, base);

@@ -56,7 +56,7 @@ static float get_f32(const unsigned char *p)
   return x;
 }
 
-void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES])
+void lb_trace_file_header(int dim, uint32_t run, unsigned char out[LB_TRACE_FILE_BYTES])
 {
   memset(out, 0, LB_TRACE_FILE_BYTES);
   memcpy(out, LB_TRACE_MAGIC, 8);
@@ -65,6 +65,13 @@ void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES])
   put_u(out + 16, LB_TRACE_CELL_BYTES(dim, 0), 4);
   put_u(out + 20, LB_TRACE_CYCLE_BYTES, 4);
   put_u(out + 24, LB_TRACE_MAX_TYPES, 4);
+  put_u(out + 28, run, 4);
+}
+
+int lb_trace_file_run(const unsigned char h[LB_TRACE_FILE_BYTES], uint32_t *run)
+{
+  *run = (uint32_t)get_u(h + 28, 4);
+  return memcmp(h, LB_TRACE_MAGIC, 8) ? -1 : 0;
 }
 
 int64_t lb_trace_record_bytes(int dim, int K, int P, int64_t N) { return LB_TRACE_CYCLE_BYTES + 24 * (int64_t)P + N * LB_TRACE_CELL_BYTES(dim, K); }

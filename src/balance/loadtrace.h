@@ -9,7 +9,8 @@
  *
  *    file header (LB_TRACE_FILE_BYTES): magic "AMRTRACE", u32 version,
  *      u32 dim, u32 cell bytes (without phase weights), u32 cycle header
- *      bytes, u32 cost slots, u32 0
+ *      bytes, u32 cost slots, u32 run id (the app's run that wrote it, 0:
+ *      none recorded)
  *    cycle header (LB_TRACE_CYCLE_BYTES): "CYCL", i32 cycle, i32 ranks P,
  *      i32 weight mode, i32 load types, i32 flags, i64 cells N, i64 record
  *      bytes, i32 phases K (version 2), i32 0, f64 cost[LB_TRACE_MAX_TYPES],
@@ -85,8 +86,12 @@ typedef struct {
 /** Name of weight mode k ("count", "timing", "model", "measured", "phases"). */
 const char *lb_trace_weight_name(int k);
 
-/** Fill the file header for a dim-dimensional trace. */
-void lb_trace_file_header(int dim, unsigned char out[LB_TRACE_FILE_BYTES]);
+/** Fill the file header for a dim-dimensional trace written by run `run`. */
+void lb_trace_file_header(int dim, uint32_t run, unsigned char out[LB_TRACE_FILE_BYTES]);
+
+/** The run id of a file header (0: none recorded); -1 when h is no trace's
+ *  header (no magic), else 0. */
+int lb_trace_file_run(const unsigned char h[LB_TRACE_FILE_BYTES], uint32_t *run);
 
 /** Fill a cycle header from t's scalars and phase names (version 2). */
 void lb_trace_cycle_header(const lb_load_trace *t, unsigned char out[LB_TRACE_CYCLE_BYTES]);

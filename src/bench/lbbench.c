@@ -11,6 +11,7 @@
 
 #include "balance/balance.h"
 #include "lboptions/lboptions.h"
+#include "util/fileio.h"
 #include "util/options.h"
 #include "util/unknown_options.h"
 #include "util/json.h"
@@ -678,6 +679,31 @@ static lb_err trace_options(bench_opts *o)
   return LB_OK;
 }
 
+/* One input or output path of option `option` (given as `value`): a
+ * regular file, or for an output (devices) also a character device, so
+ * that no rank blocks on a FIFO, reads a folder or reads /dev/zero for ever.
+ * Every rank checks it itself: none waits on another's refusal. */
+static lb_err regular_file(const char *option, const char *value, const char *path, int devices)
+{
+  const int err = AmrFileRegular(path, devices);
+  return err ? lb_error(LB_ERR_FILE, "option %s %s: %s", option, AmrPathShort(value), AmrFileStrerror(err)) : LB_OK;
+}
+
+/* Every file lbbench reads or writes, before the first byte of any. */
+static lb_err check_files(const bench_opts *o)
+{
+  char path[PETSC_MAX_PATH_LEN];
+  lb_err err = LB_OK;
+  if (!strncmp(o->graph, "file:", 5)) err = regular_file("-graph", o->graph, o->graph + 5, 0);
+  if (!err && !strncmp(o->scenario, "file:", 5)) err = regular_file("-scenario", o->scenario, o->scenario + 5, 0);
+  if (!err && lb_trace_is_scenario(o->scenario) && !(err = lb_trace_scenario_file(o->scenario, path, sizeof path)))
+    err = regular_file("-scenario", o->scenario, path, 0);
+  if (!err && !strncmp(o->capacity, "file:", 5)) err = regular_file("-capacity", o->capacity, o->capacity + 5, 0);
+  if (!err && o->mesh[0] && strncmp(o->mesh, "builtin:", 8)) err = regular_file("-mesh", o->mesh, o->mesh, 0);
+  if (!err && o->json[0]) err = regular_file("-json", o->json, o->json, 1);
+  return err;
+}
+
 static lb_err bench(int me)
 {
   bench_opts o;
@@ -707,6 +733,7 @@ static lb_err bench(int me)
   o.p.comm = PETSC_COMM_WORLD;
   o.p.track_costs = o.costs;
   if ((err = trace_options(&o))) return err;
+  if ((err = check_files(&o))) return err;
   if (o.capacity[0] && (o.chain_set || o.task_mode || zoltan))
     return lb_error(LB_ERR_ARG, "-capacity runs on rank loads only, not with -chain, -tasks or zoltan-*");
   if (o.repeat > 0 && (o.chain_set || zoltan))

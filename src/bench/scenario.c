@@ -127,13 +127,31 @@ static lb_err centre_point_loads(const lb_graph *g, double base, double *load)
   return LB_OK;
 }
 
-lb_err lb_scenario_loads(const lb_graph *g, const char *spec, double base, double *load)
+/* The loads of spec, unchecked. */
+static lb_err scenario_loads(const lb_graph *g, const char *spec, double base, double *load)
 {
-  if (!isfinite(base) || base < 0) return lb_error(LB_ERR_ARG, "-base %g must be a non-negative number", base);
   if (strcmp(spec, "point") == 0) return centre_point_loads(g, base, load);
   if (strncmp(spec, "point:", 6) == 0) return point_loads(g, spec + 6, base, load);
   if (strcmp(spec, "box") == 0) return box_loads(g, base, load);
   if (strncmp(spec, "random:", 7) == 0) return random_loads(g, spec + 7, base, load);
   if (strncmp(spec, "file:", 5) == 0) return file_loads(g, spec + 5, load);
   return lb_error(LB_ERR_ARG, "unknown -scenario '%s' (point, point:RANK:AMOUNT|n, box, random:SEED, file:PATH)", spec);
+}
+
+lb_err lb_scenario_loads(const lb_graph *g, const char *spec, double base, double *load)
+{
+  double sum = 0, squares = 0;
+  if (!isfinite(base) || base < 0) return lb_error(LB_ERR_ARG, "option -base %g: must be a non-negative number", base);
+  lb_err err = scenario_loads(g, spec, base, load);
+  if (err) return err;
+  /* every metric sums the loads (the L2 imbalance their squares): loads
+   * whose sums overflow would end in inf and NaN, reported as a result */
+  for (int r = 0; r < g->n; r++) {
+    sum += load[r];
+    squares += load[r] * load[r];
+  }
+  if (isfinite(sum) && isfinite(squares)) return LB_OK;
+  if (strncmp(spec, "file:", 5) == 0)
+    return lb_error(LB_ERR_LOAD, "option -scenario %s: the loads of the %d ranks overflow their sum or the sum of their squares", spec, g->n);
+  return lb_error(LB_ERR_LOAD, "option -base %g (-scenario %s): the loads of the %d ranks overflow their sum or the sum of their squares", base, spec, g->n);
 }

@@ -38,6 +38,12 @@ static lb_err parse_spec(const char *spec, char *path, size_t len, int *cycle)
   return LB_OK;
 }
 
+lb_err lb_trace_scenario_file(const char *spec, char *path, size_t len)
+{
+  int cycle;
+  return parse_spec(spec, path, len, &cycle);
+}
+
 static const char *const split_names[] = {"carry", "app", "even"};
 
 const char *lb_trace_split_name(lb_trace_split split) { return split >= 0 && split < 3 ? split_names[split] : "unknown"; }

@@ -14,6 +14,9 @@
 /** Whether spec is a trace scenario ("trace:..."). */
 int lb_trace_is_scenario(const char *spec);
 
+/** The file that scenario spec "trace:FILE[:CYCLE]" names, into path (len bytes). */
+lb_err lb_trace_scenario_file(const char *spec, char *path, size_t len);
+
 /** The start split of a replayed cycle (-trace_split). */
 typedef enum {
   LB_TRACE_SPLIT_CARRY, /**< the previous cycle's balanced split carried to this cycle's cells (the default) */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,8 +178,8 @@ static PetscErrorCode get_entry(AmrCkpState st, const char *name, int type, CkpE
 {
   PetscFunctionBeginUser;
   *e = find(st, name);
-  PetscCheck(*e, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' has no state entry '%s'", st->source, name);
-  PetscCheck((*e)->type == type, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': state entry '%s' is a %s, not a %s", st->source, name,
+  PetscCheck(*e, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' has no state entry '%s'", AmrPathShort(st->source), name);
+  PetscCheck((*e)->type == type, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': state entry '%s' is a %s, not a %s", AmrPathShort(st->source), name,
              type_names[(*e)->type], type_names[type]);
   PetscFunctionReturn(0);
 }
@@ -232,7 +233,7 @@ PetscErrorCode AmrCkpStateCheckString(AmrCkpState st, const char *name, const ch
 
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateGetString(st, name, &v));
-  PetscCheck(!strcmp(v, expected), st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written with %s '%s', this run has '%s'", st->source, name, v,
+  PetscCheck(!strcmp(v, expected), st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written with %s '%s', this run has '%s'", AmrPathShort(st->source), name, v,
              expected);
   PetscFunctionReturn(0);
 }
@@ -243,7 +244,7 @@ PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t exp
 
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateGetInt(st, name, &v));
-  PetscCheck(v == expected, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written with %s %lld, this run has %lld", st->source, name, (long long)v,
+  PetscCheck(v == expected, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written with %s %lld, this run has %lld", AmrPathShort(st->source), name, (long long)v,
              (long long)expected);
   PetscFunctionReturn(0);
 }
@@ -284,16 +285,16 @@ static PetscErrorCode state_parse(MPI_Comm comm, const char *path, const unsigne
 
   PetscFunctionBeginUser;
   PetscCheck(len >= 16 && !memcmp(buf, CKP_STATE_MAGIC, 8) && get_le(buf + 8, 4) == AMR_CHECKPOINT_VERSION, comm, PETSC_ERR_USER_INPUT,
-             "checkpoint file '%s' is not a state record of format version %d", path, AMR_CHECKPOINT_VERSION);
+             "checkpoint file '%s' is not a state record of format version %d", AmrPathShort(path), AMR_CHECKPOINT_VERSION);
   count = get_le(buf + 12, 4);
   for (uint64_t i = 0; i < count; i++) {
     char name[65536];
     size_t nl, vl;
     int type;
-    PetscCheck(len - o >= 4, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': state record ends inside entry %d", path, (int)i);
+    PetscCheck(len - o >= 4, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': state record ends inside entry %d", AmrPathShort(path), (int)i);
     nl = (size_t)get_le(buf + o, 4);
     PetscCheck(nl > 0 && nl < sizeof name && len - o - 4 >= nl + 12, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': state record ends inside entry %d",
-               path, (int)i);
+               AmrPathShort(path), (int)i);
     memcpy(name, buf + o + 4, nl);
     name[nl] = '\0';
     o += 4 + nl;
@@ -301,11 +302,11 @@ static PetscErrorCode state_parse(MPI_Comm comm, const char *path, const unsigne
     vl = (size_t)get_le(buf + o + 4, 8);
     o += 12;
     PetscCheck(type >= CKP_INT && type <= CKP_BYTES && vl <= len - o && (type >= CKP_STRING || vl == 8), comm, PETSC_ERR_USER_INPUT,
-               "checkpoint file '%s': state entry '%s' is malformed", path, name);
+               "checkpoint file '%s': state entry '%s' is malformed", AmrPathShort(path), name);
     PetscCall(set_entry(st, name, type, buf + o, vl));
     o += vl;
   }
-  PetscCheck(o == len, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': %zu bytes after the last state entry", path, len - o);
+  PetscCheck(o == len, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': %zu bytes after the last state entry", AmrPathShort(path), len - o);
   PetscFunctionReturn(0);
 }
 
@@ -445,17 +446,20 @@ malformed:
  * errno (0: read).  Not collective. */
 static PetscErrorCode read_all(const char *path, char **buf, size_t *len, int *err)
 {
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
   long n;
+  int fd;
 
   PetscFunctionBeginUser;
   *buf = NULL;
   *len = 0;
-  *err = 0;
-  if (!f) {
+  /* a folder or a FIFO in the file's place is refused, not read or waited on */
+  *err = AmrFileOpen(path, O_RDONLY, 0, &fd);
+  if (!*err && !(f = fdopen(fd, "rb"))) {
     *err = errno;
-    PetscFunctionReturn(0);
+    close(fd);
   }
+  if (*err) PetscFunctionReturn(0);
   if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
     *err = errno ? errno : EIO;
     fclose(f);
@@ -502,8 +506,8 @@ static PetscErrorCode read_bcast(MPI_Comm comm, const char *path, char **buf, si
 /* Write a file with its data on disk before returning; errno (0: done). */
 static int write_synced(const char *path, const void *buf, size_t len)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), err;
-  if (fd < 0) return errno;
+  int fd, err = AmrFileOpen(path, O_WRONLY | O_CREAT | O_TRUNC, 0, &fd);
+  if (err) return err;
   err = AmrFileWrite(fd, buf, len, 0);
   if (!err && fsync(fd)) err = errno;
   if (close(fd) && !err) err = errno;
@@ -517,7 +521,7 @@ static PetscErrorCode check_errno(MPI_Comm comm, int err, const char *what, cons
 
   PetscFunctionBeginUser;
   PetscCallMPI(AmrFileAgree(comm, &err, &rank));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "cannot %s checkpoint file '%s': %s", what, path, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "cannot %s checkpoint file '%s': %s", what, AmrPathShort(path), AmrFileStrerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -543,8 +547,8 @@ static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, CkpFile *f)
   memset(&sb, 0, sizeof sb);
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  fd = open(path, O_RDONLY);
-  if (fd < 0 || fsync(fd) || fstat(fd, &sb)) err = errno;
+  err = AmrFileOpen(path, O_RDONLY, 0, &fd);
+  if (!err && (fsync(fd) || fstat(fd, &sb))) err = errno;
   if (err && fd >= 0) close(fd);
   PetscCall(check_errno(comm, err, "write", path));
   f->size = (long long)sb.st_size;
@@ -565,26 +569,28 @@ static PetscErrorCode checksum_file(MPI_Comm comm, const char *path, CkpFile *f)
  * what was just written and the file is read back before it counts. */
 static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *mpath, const CkpFile *f)
 {
-  int rank, size, fd, bad = INT_MAX;
-  long long mm[2], sz;
+  int rank, size, fd, bad = INT_MAX, err, erank;
+  long long mm[2];
   struct stat sb;
   unsigned char *buf;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  fd = open(path, O_RDONLY);
-  sz = fd < 0 || fstat(fd, &sb) ? -(long long)errno : (long long)sb.st_size;
-  mm[0] = -sz;
-  mm[1] = sz;
+  err = AmrFileOpen(path, O_RDONLY, 0, &fd);
+  if (!err && fstat(fd, &sb)) err = errno;
+  PetscCallMPI(AmrFileAgree(comm, &err, &erank));
+  if (err && fd >= 0) close(fd);
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", AmrPathShort(path), AmrFileStrerror(err));
+  mm[0] = -(long long)sb.st_size;
+  mm[1] = (long long)sb.st_size;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_LONG_LONG, MPI_MAX, comm));
-  if ((-mm[0] < 0 || -mm[0] != mm[1] || mm[1] != f->size) && fd >= 0) close(fd);
-  PetscCheck(-mm[0] >= 0, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", path, strerror((int)mm[0]));
+  if (-mm[0] != mm[1] || mm[1] != f->size) close(fd);
   PetscCheck((-mm[0] == mm[1] && mm[1] == f->size) || mpath, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': %lld bytes read back of %lld written",
-             path, mm[1] != f->size ? mm[1] : -mm[0], f->size);
+             AmrPathShort(path), mm[1] != f->size ? mm[1] : -mm[0], f->size);
   PetscCheck(-mm[0] == mm[1] && mm[1] == f->size, comm, PETSC_ERR_USER_INPUT,
-             "checkpoint file '%s' has %lld bytes, its manifest '%s' says %lld: it is truncated or was overwritten", path, mm[1] != f->size ? mm[1] : -mm[0],
-             mpath, f->size);
+             "checkpoint file '%s' has %lld bytes, its manifest '%s' says %lld: it is truncated or was overwritten", AmrPathShort(path), mm[1] != f->size ? mm[1] : -mm[0],
+             AmrPathShort(mpath), f->size);
   PetscCall(PetscMalloc1(f->block, &buf));
   for (int b = rank; b < f->nblocks; b += size) {
     uint32_t crc;
@@ -596,10 +602,10 @@ static PetscErrorCode verify_file(MPI_Comm comm, const char *path, const char *m
   close(fd);
   PetscCall(PetscFree(buf));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, comm));
-  PetscCheck(bad == INT_MAX || mpath, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': bytes %lld to %lld read back differ from those written", path,
+  PetscCheck(bad == INT_MAX || mpath, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': bytes %lld to %lld read back differ from those written", AmrPathShort(path),
              (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1);
-  PetscCheck(bad == INT_MAX, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' is corrupted: bytes %lld to %lld differ from their checksum in '%s'", path,
-             (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1, mpath);
+  PetscCheck(bad == INT_MAX, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' is corrupted: bytes %lld to %lld differ from their checksum in '%s'", AmrPathShort(path),
+             (long long)bad * f->block, PetscMin(f->size, (long long)(bad + 1) * f->block) - 1, AmrPathShort(mpath));
   PetscFunctionReturn(0);
 }
 
@@ -752,6 +758,23 @@ static void release_stderr(int mem, int saved, int drop)
   close(mem);
 }
 
+/* Open MPI's MPI-IO (OMPIO, under p4est's writer) opens a POSIX semaphore
+ * for a file's shared file pointer named after the file's base name alone,
+ * /dev/shm/sem.OMPIO_NAME, and removes it when it closes the file; a
+ * process killed meanwhile leaves it behind, and one left at 0 hangs every
+ * later writer of a file of that name, in any folder.  Rank 0 removes the
+ * semaphore of the forest's name before p4est's writer opens the file (no
+ * other run writes it: the checkpoint's lock) and after it closed it. */
+static void drop_ompio_semaphore(const char *path)
+{
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  char name[252]; /* OMPIO cuts its names to as many bytes */
+  memcpy(name, "OMPIO_", 6);
+  strncpy(name + 6, base, sizeof name - 7);
+  name[sizeof name - 1] = '\0';
+  (void)sem_unlink(name);
+}
+
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st)
 {
   MPI_Comm comm = p4est->mpicomm;
@@ -809,15 +832,17 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
    * is made first, and the size checked after */
   want = forest_bytes(copy, layout_total(&L));
   if (!rank) err = forest_reserve(path[0], want);
+  if (!rank && !err) drop_ompio_semaphore(path[0]);
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   if (err) p4est_destroy(copy);
-  PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", path[0]);
+  PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", AmrPathShort(path[0]));
   PetscCall(check_errno(comm, err, "write", path[0]));
   {
     int saved, mem = hold_stderr(&saved);
     p4est_save_ext(path[0], copy, layout_total(&L) > 0, 0);
     p4est_destroy(copy);
     PetscCallMPI(MPI_Barrier(comm));
+    if (!rank) drop_ompio_semaphore(path[0]);
     err = checksum_file(comm, path[0], &m.file[0]);
     release_stderr(mem, saved, !err && m.file[0].size != want);
     PetscCall(err);
@@ -830,8 +855,8 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
     }
     PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
     PetscCall(manifest_free(&m));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': %s (%lld of %lld bytes written)", path[0],
-            err ? strerror(err) : "the write stopped short", m.file[0].size, want);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': %s (%lld of %lld bytes written)", AmrPathShort(path[0]),
+            err ? AmrFileStrerror(err) : "the write stopped short", m.file[0].size, want);
   }
 
   /* the state record, rank 0's copy */
@@ -960,17 +985,17 @@ static PetscErrorCode manifest_read(MPI_Comm comm, const char *prefix, char *mpa
   PetscFunctionBeginUser;
   PetscCall(ckp_path(prefix, 0, "manifest", mpath));
   PetscCall(read_bcast(comm, mpath, &text, &len, &err));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' cannot be read: %s", mpath, strerror(err));
-  PetscCheck(strlen(text) == len, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': not an amrdlb checkpoint manifest", mpath);
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' cannot be read: %s", AmrPathShort(mpath), AmrFileStrerror(err));
+  PetscCheck(strlen(text) == len, comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': not an amrdlb checkpoint manifest", AmrPathShort(mpath));
   PetscCall(manifest_parse(text, m, msg, sizeof msg));
   PetscCall(PetscFree(text));
   if (msg[0]) {
     PetscCall(manifest_free(m));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': %s", mpath, msg);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': %s", AmrPathShort(mpath), msg);
   }
   if (m->dim != P4EST_DIM) {
     PetscCall(manifest_free(m));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds a %dD forest, this program runs in %dD", mpath, m->dim, P4EST_DIM);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds a %dD forest, this program runs in %dD", AmrPathShort(mpath), m->dim, P4EST_DIM);
   }
   PetscFunctionReturn(0);
 }
@@ -986,7 +1011,7 @@ static PetscErrorCode state_read(MPI_Comm comm, const char *prefix, const char *
   PetscCall(ckp_path(prefix, m->seq, file_kinds[1], path));
   PetscCall(verify_file(comm, path, mpath, &m->file[1]));
   PetscCall(read_bcast(comm, path, &sbuf, &len, &err));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", path, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", AmrPathShort(path), AmrFileStrerror(err));
   PetscCall(AmrCkpStateCreate(comm, st));
   PetscCall(PetscStrncpy((*st)->source, mpath, sizeof (*st)->source));
   PetscCall(state_parse(comm, path, (const unsigned char *)sbuf, len, *st));
@@ -1025,7 +1050,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
   PetscCall(manifest_read(comm, prefix, mpath, &m));
   if (m.qsize != (long long)data_size || m.nfields != nfields) {
     PetscCall(manifest_free(&m));
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds %lld bytes of quadrant data and %d cell arrays per cell, this run expects %zu bytes and %d", mpath,
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' holds %lld bytes of quadrant data and %d cell arrays per cell, this run expects %zu bytes and %d", AmrPathShort(mpath),
             m.qsize, m.nfields, data_size, nfields);
   }
   L.qsize = data_size;
@@ -1035,7 +1060,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
     if (m.fsize[f] != (long long)fields[f].size) {
       const long long have = m.fsize[f];
       PetscCall(manifest_free(&m));
-      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': cell array %d has %lld bytes per cell, this run expects %zu", mpath, f, have, fields[f].size);
+      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': cell array %d has %lld bytes per cell, this run expects %zu", AmrPathShort(mpath), f, have, fields[f].size);
     }
   }
   {
@@ -1053,7 +1078,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
     if (!p4est_connectivity_is_equal(conn, lconn)) {
       p4est_destroy(p4est);
       p4est_connectivity_destroy(lconn);
-      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written on another coarse mesh than this run's (another -mesh, or another -boundary_shape)", mpath);
+      SETERRQ(comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' was written on another coarse mesh than this run's (another -mesh, or another -boundary_shape)", AmrPathShort(mpath));
     }
     p4est->connectivity = conn;
     p4est_connectivity_destroy(lconn);

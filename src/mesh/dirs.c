@@ -1,5 +1,6 @@
 /* mkdir -p of an output path's directory part (dirs.h). */
 #include "mesh/dirs.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <string.h>
@@ -22,7 +23,7 @@ PetscErrorCode AmrMakeParentDirs(MPI_Comm comm, const char *option, const char *
       *s = '/';
     }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot create its directory: %s", option, value, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot create its directory: %s", option, AmrPathShort(value), strerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -44,6 +45,6 @@ PetscErrorCode AmrCheckOutputDir(MPI_Comm comm, const char *option, const char *
   /* a file in the directory's place would pass mkdir -p's EEXIST */
   if (rank == 0) fail = stat(dir, &st) ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK | X_OK) ? errno : 0;
   PetscCallMPI(MPI_Bcast(&fail, 1, MPI_INT, 0, comm));
-  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot write into directory '%s': %s", option, path, dir, strerror(fail));
+  PetscCheck(!fail, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot write into directory '%s': %s", option, AmrPathShort(path), AmrPathShort(dir), strerror(fail));
   PetscFunctionReturn(0);
 }

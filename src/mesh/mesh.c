@@ -5,13 +5,17 @@
 
 #include "mesh/geom.h"
 
+#include "util/fileio.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define AMR_BUILTIN_PREFIX "builtin:"
 
@@ -204,10 +208,15 @@ static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, AmrMesh *mesh)
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
-    struct stat st;
     FILE *f = NULL;
-    if (stat(path, &st) || !(f = fopen(path, "rb"))) snprintf(err, sizeof err, "mesh file '%s': cannot open: %s", path, strerror(errno));
-    else if (S_ISDIR(st.st_mode)) snprintf(err, sizeof err, "mesh file '%s': is a directory, not a mesh file", path);
+    int fd, e = AmrFileOpen(path, O_RDONLY, 0, &fd);
+    if (!e && !(f = fdopen(fd, "rb"))) {
+      e = errno;
+      close(fd);
+    }
+    /* a folder or a FIFO is refused rather than read or waited on */
+    if (e < 0) snprintf(err, sizeof err, "mesh file '%s': %s", AmrPathShort(path), AmrFileStrerror(e));
+    else if (e) snprintf(err, sizeof err, "mesh file '%s': cannot open: %s", AmrPathShort(path), strerror(e));
     else {
       size_t cap = 0, n;
       do {

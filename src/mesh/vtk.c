@@ -4,15 +4,18 @@
  * Lagrange hexahedron of an older file with the previous edge order (the
  * k-axis edges 10 and 11 swapped), so the version must match the order
  * vtk_position() writes. */
+#define _POSIX_C_SOURCE 200809L /* fdopen */
 #include "mesh/vtk.h"
 #include "mesh/dirs.h"
 #include "mesh/geom.h"
 #include "util/fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* VTK cell types */
 enum { VTK_QUAD_ = 9, VTK_HEX_ = 12, VTK_LAGRANGE_QUAD_ = 70, VTK_LAGRANGE_HEX_ = 72 };
@@ -202,15 +205,30 @@ static void write_ascii(FILE *f, const varray_t *a)
   }
 }
 
-/* Write one piece; returns 0 or an errno value. */
+/* A new output file at path for stdio, NULL with *err set: a FIFO or a
+ * folder in its place is refused rather than waited on (AmrFileOpen). */
+static FILE *open_output(const char *path, int *err)
+{
+  FILE *f = NULL;
+  int fd;
+  *err = AmrFileOpen(path, O_WRONLY | O_CREAT | O_TRUNC, 1, &fd);
+  if (!*err && !(f = fdopen(fd, "w"))) {
+    *err = errno;
+    close(fd);
+  }
+  return f;
+}
+
+/* Write one piece; returns 0 or an error code (AmrFileStrerror). */
 static int write_piece(const char *path, PetscBool binary, const AmrVtkData *d, const vgrid_t *g)
 {
   varray_t a[MAX_ARRAYS];
   const int na = arrays_list(d, g, a);
   unsigned long long offset = 0;
-  FILE *f = fopen(path, "wb");
+  int err;
+  FILE *f = open_output(path, &err);
 
-  if (!f) return errno;
+  if (!f) return err;
   fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"2.2\" byte_order=\"%s\" header_type=\"UInt64\">\n", byte_order());
   fprintf(f, "  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n", g->npoints, g->ncells);
   for (int s = 0, k = 0; s < NSECTIONS; s++) {
@@ -253,10 +271,10 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
 {
   vgrid_t none;
   varray_t a[MAX_ARRAYS];
-  int na;
-  FILE *f = fopen(path, "w");
+  int na, err;
+  FILE *f = open_output(path, &err);
 
-  if (!f) return errno;
+  if (!f) return err;
   memset(&none, 0, sizeof none);
   na = arrays_list(d, &none, a);
   fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"2.2\" byte_order=\"%s\" header_type=\"UInt64\">\n", byte_order());
@@ -287,7 +305,7 @@ static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, 
   PetscCallMPI(AmrFileAgree(comm, &err, &rank));
   if (!err) PetscFunctionReturn(0);
   PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, rank));
-  SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", option, file, strerror(err));
+  SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", AmrPathShort(option), AmrPathShort(file), AmrFileStrerror(err));
 }
 
 /* AmrVtkWrite(), with option (the -vtk value) for the messages. */
@@ -366,7 +384,7 @@ static int write_pvd(const AmrVtkSeries *s)
 
   snprintf(path, sizeof path, "%s.pvd", s->prefix);
   snprintf(tmp, sizeof tmp, "%s.pvd.tmp", s->prefix);
-  if (!(f = fopen(tmp, "w"))) return errno;
+  if (!(f = open_output(tmp, &err))) return err;
   fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"%s\">\n  <Collection>\n", byte_order());
   for (int i = 0; i < s->n; i++) {
     char name[PETSC_MAX_PATH_LEN + 16];

@@ -10,6 +10,78 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *AmrFileStrerror(int err)
+{
+  if (err >= 0) return strerror(err);
+  switch ((mode_t)-err) {
+  case S_IFDIR: return "not a regular file (a folder)";
+  case S_IFIFO: return "not a regular file (a FIFO)";
+  case S_IFSOCK: return "not a regular file (a socket)";
+  case S_IFBLK: return "not a regular file (a block device)";
+  case S_IFCHR: return "not a regular file (a character device)";
+  case S_IFLNK: return "not a regular file (a link)";
+  default: return "not a regular file";
+  }
+}
+
+/* 0 for a mode that may be opened, else its error code. */
+static int mode_check(mode_t m, int devices)
+{
+  return S_ISREG(m) || (devices && S_ISCHR(m)) ? 0 : AMR_FILE_NOTREG(m);
+}
+
+int AmrFileRegular(const char *path, int devices)
+{
+  struct stat sb;
+  /* a path that cannot be looked up is the open's to report */
+  return stat(path, &sb) ? 0 : mode_check(sb.st_mode, devices);
+}
+
+int AmrFileOpen(const char *path, int flags, int devices, int *fd)
+{
+  struct stat sb;
+  int err = AmrFileRegular(path, devices);
+
+  *fd = -1;
+  if (err) return err;
+  /* O_NONBLOCK: a FIFO put in the file's place since the check opens at
+   * once (or fails with ENXIO) rather than waiting for its other end */
+  if ((*fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644)) < 0) return errno;
+  err = fstat(*fd, &sb) ? errno : mode_check(sb.st_mode, devices);
+  if (!err && fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK)) err = errno;
+  if (err) {
+    close(*fd);
+    *fd = -1;
+  }
+  return err;
+}
+
+const char *AmrPathShort(const char *path)
+{
+  enum { HEAD = 80, TAIL = 150, NBUF = 4 };
+  static char buf[NBUF][HEAD + TAIL + 8];
+  static int next;
+  const size_t n = strlen(path);
+  char *b;
+
+  if (n <= HEAD + TAIL + 5) return path;
+  b = buf[next];
+  next = (next + 1) % NBUF;
+  snprintf(b, sizeof buf[0], "%.*s[...]%s", HEAD, path, path + n - TAIL);
+  return b;
+}
+
+PetscErrorCode AmrFileCheckRegular(MPI_Comm comm, const char *option, const char *path, int devices)
+{
+  int err, rank;
+
+  PetscFunctionBeginUser;
+  err = AmrFileRegular(path, devices);
+  PetscCallMPI(AmrFileAgree(comm, &err, &rank));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: %s", option, AmrPathShort(path), AmrFileStrerror(err));
+  PetscFunctionReturn(0);
+}
+
 int AmrFileWrite(int fd, const void *p, size_t n, long long off)
 {
   const char *b = p;
@@ -127,10 +199,10 @@ PetscErrorCode AmrFileLock(MPI_Comm comm, const char *option, const char *path, 
   if (!rank) err = lock_file(path, fd, owner, sizeof owner);
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(owner, sizeof owner, MPI_CHAR, 0, comm));
-  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, path,
-             owner[0] ? owner : "its host and pid not yet written", path);
+  PetscCheck(err != EWOULDBLOCK, comm, PETSC_ERR_USER_INPUT, "option %s %s: in use by another run (%s, %s.lock)", option, AmrPathShort(path),
+             owner[0] ? owner : "its host and pid not yet written", AmrPathShort(path));
   /* the lock file sits beside the output: what stops one stops both */
-  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, path, strerror(err));
+  PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "option %s %s: cannot open for writing: %s", option, AmrPathShort(path), AmrFileStrerror(err));
   PetscFunctionReturn(0);
 }
 

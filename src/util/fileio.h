@@ -7,7 +7,44 @@
 #define AMR_UTIL_FILEIO_H
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <petscsys.h>
+
+/** The error code of a path that exists and is no regular file: its
+ *  negated file type bits (S_IFIFO, S_IFDIR, ...), never an errno, so that
+ *  a broadcast code still says what the path is (AmrFileStrerror). */
+#define AMR_FILE_NOTREG(mode) (-(int)((mode) & S_IFMT))
+
+/** The reason of an error code of these functions, for a message: the
+ *  system's (strerror) for an errno, "not a regular file (a FIFO)" and the
+ *  like for AMR_FILE_NOTREG. */
+const char *AmrFileStrerror(int err);
+
+/** Whether path may be opened as a file: 0 when it is a regular file or
+ *  does not exist (an output is then created), AMR_FILE_NOTREG when it is
+ *  anything else; with devices, a character device passes too (/dev/null
+ *  takes the bytes, /dev/full refuses them: neither blocks). */
+int AmrFileRegular(const char *path, int devices);
+
+/** open(2) of a regular file (AmrFileRegular, checked again on what was
+ *  opened) that never blocks: a FIFO without its other end, which would
+ *  hang the rank and every rank waiting for it, is refused instead.
+ *  flags as open's, the file's mode 0644 when created; *fd the descriptor
+ *  (-1 on failure).  Returns 0 or the error code. */
+int AmrFileOpen(const char *path, int flags, int devices, int *fd);
+
+/** path shortened in the middle to at most about 240 characters, for a
+ *  message: the error line keeps its reason, which follows the path, when
+ *  the path is thousands of characters long.  The result is one of a few
+ *  static buffers, used in turn (several paths fit one message); path
+ *  itself when it is short. */
+const char *AmrPathShort(const char *path);
+
+/** Refuse an output or input path that exists and is no regular file
+ *  (collective; every rank checks it itself and the ranks agree, so no
+ *  rank waits for another's refusal): "option OPTION PATH: not a regular
+ *  file (a FIFO)".  devices as for AmrFileRegular. */
+PetscErrorCode AmrFileCheckRegular(MPI_Comm comm, const char *option, const char *path, int devices);
 
 /** Write all n bytes at offset off of fd (off < 0: at its file position),
  *  retrying short writes and interrupted calls. */

@@ -189,7 +189,7 @@ def check_timing(timing, count, k):
     return bad
 
 
-COMMON = ("program dim problem mesh degree ranks cycle restarted sim_time step cells dofs "
+COMMON = ("program dim problem mesh degree ranks cycle run_id restarted sim_time step cells dofs "
           "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
 TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront", "plate-hole"}
 

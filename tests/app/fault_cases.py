@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The 40 fault and bad-input cases of issue 28, run against one build,
+"""The fault and bad-input cases of issues 28 (40) and 43 (20), run against one build,
 one markdown table row per case: its exit status and lines on stderr on
 1 and on 2 ranks, and its outcome by the issue's rule.
 
@@ -17,7 +17,10 @@ no hang: each run has a time limit) with exactly one line on stderr
 its lines of dashes, is not counted), and nothing is lost: where a
 checkpoint was written, the previous one restarts and the report ends in
 whole records.  The cases that must run (a record cut at the report's end,
-a kill -9) exit 0, with whole records, the cycles all there."""
+a kill -9, a stale OMPIO semaphore) exit 0, with whole records, the cycles
+all there, the checkpoints written.  Issue 43's add: a refused restart
+leaves another run's report or trace byte for byte as it was, and an
+edited checkpoint leaves the report as it was.""" 
 import argparse
 import fcntl
 import json
@@ -322,6 +325,138 @@ def kill9(c):
     return rc, len(lines), ok, "restarted, report whole" if ok else "report cycles %s" % cycles
 
 
+# ------------------------------------------------ the cases of issue 43
+
+FIFO_LIMIT = 15  # a FIFO without a reader hangs at once or never
+
+
+def md5(path):
+    import hashlib
+    return hashlib.md5(open(path, "rb").read()).hexdigest()
+
+
+def other_runs_output(option):
+    """A restart beside another run's report or trace: refused in one line
+    naming the file, the other run's file byte for byte the same, the
+    checkpoint restartable with its own outputs elsewhere."""
+    def case(c):
+        d = c.fresh("other_run" + option)
+        ck, out = os.path.join(d, "ckA"), os.path.join(d, "out")
+        run(c, "amr2d", LSHAPE + ["-amr_cycles", "3", "-checkpoint", ck, option, out])
+        run(c, "amr2d", LSHAPE + ["-amr_max_level", "6", "-amr_cycles", "5", option, out])
+        before = md5(out)
+        r = run(c, "amr2d", ["-restart", ck, "-amr_cycles", "5"])
+        kept = md5(out) == before
+        again = restarts(c, ck, ["-amr_cycles", "5", option, os.path.join(d, "own")])
+        rc, n, ok, why = refused(r, names=out)
+        return rc, n, ok and kept and again, why if kept and again else "the other run's file changed (%s) or the checkpoint did not restart (%s)" % (not kept, not again)
+    return case
+
+
+def fifo_output(option, extra=()):
+    def case(c):
+        d = c.fresh("fifo" + option)
+        f = os.path.join(d, "f")
+        os.mkfifo(f)
+        return refused(run(c, "amr2d", ["-problem", "linear", "-amr_cycles", "2", option, f] + list(extra), limit=FIFO_LIMIT), names=f)
+    return case
+
+
+def fifo_in_place(what):
+    """A FIFO where a checkpoint's manifest or a VTK piece goes."""
+    def case(c):
+        d = c.fresh("fifo_" + what)
+        if what == "restart":
+            os.mkfifo(os.path.join(d, "ck.manifest"))
+            args, name = ["-problem", "lshape", "-restart", os.path.join(d, "ck")], "ck.manifest"
+        elif what == "checkpoint":
+            os.mkfifo(os.path.join(d, "ck.manifest"))
+            args, name = LSHAPE + ["-amr_cycles", "2", "-checkpoint", os.path.join(d, "ck")], "ck.manifest"
+        else:
+            os.mkfifo(os.path.join(d, "o_0000_0000.vtu"))
+            args, name = ["-problem", "linear", "-amr_cycles", "1", "-vtk", os.path.join(d, "o")], "o_0000_0000.vtu"
+        return refused(run(c, "amr2d", args, limit=FIFO_LIMIT), names=name)
+    return case
+
+
+def fifo_bench(option, spec):
+    def case(c):
+        d = c.fresh("fifo_bench_" + spec)
+        f = os.path.join(d, "f")
+        os.mkfifo(f)
+        args = {"trace": ["-chain", "-graph", "line:2", "-scenario", "trace:" + f, "-lb_method", "sfc"],
+                "graph": ["-graph", "file:" + f, "-scenario", "point", "-lb_method", "diffusion"],
+                "file": ["-tasks", "-graph", "mesh3d:2x2x2", "-scenario", "file:" + f, "-lb_method", "diffusion"]}[spec]
+        return refused(run(c, "lbbench", ["-virtual"] + args, limit=FIFO_LIMIT), names=f)
+    return case
+
+
+def stale_semaphore(c):
+    """Must run: a stale OMPIO semaphore at 0 of the forest's name (as a
+    kill leaves it) does not hang the checkpoint's write."""
+    import ctypes
+    d = c.fresh("semaphore")
+    base = "fcsem%d_%d_ck" % (os.getpid(), c.np)
+    ck = os.path.join(d, base)
+    names = ["OMPIO_%s.%d.forest" % (base, s) for s in (1, 2)]
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.sem_open.restype = ctypes.c_void_p
+    libc.sem_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_uint]
+    try:
+        for name in names:
+            sem = libc.sem_open(("/" + name).encode(), os.O_CREAT | os.O_EXCL, 0o644, 0)
+            if sem in (None, ctypes.c_void_p(-1).value):
+                return "-", 0, False, "cannot plant semaphore %s: %s" % (name, os.strerror(ctypes.get_errno()))
+            libc.sem_close(ctypes.c_void_p(sem))
+        rc, lines, out = run(c, "amr2d", LSHAPE + ["-amr_cycles", "3", "-checkpoint", ck], limit=30)
+    finally:
+        for name in names:
+            if os.path.exists("/dev/shm/sem." + name):
+                os.unlink("/dev/shm/sem." + name)
+    ok = rc == 0 and len(lines) == 0 and sequence(ck) == 2 and restarts(c, ck, ["-amr_cycles", "4"])
+    return rc, len(lines), ok, "checkpoints written, restarted" if ok else "checkpoint sequence %d" % sequence(ck)
+
+
+def edited_state(name, value):
+    """A checkpoint whose state says what the forest contradicts, its
+    checksums matching: refused in one line naming the entry, the report
+    kept as it is, no crash."""
+    def case(c):
+        import importlib
+        sys.path.insert(0, HERE)
+        ckp_edit = importlib.import_module("ckp_edit")
+        ck, rep, tr = finished_run(c, "edited_" + name, [])
+        ckp_edit.edit(ck, name, value)
+        before = md5(rep)
+        r = run(c, "amr2d", ["-restart", ck, "-amr_cycles", "6"])
+        kept = md5(rep) == before
+        rc, n, ok, why = refused(r, names=name)
+        return rc, n, ok and kept, why if kept else "the report changed"
+    return case
+
+
+def folder_manifest(restart):
+    def case(c):
+        d = c.fresh("folder_manifest_%d" % restart)
+        ck = os.path.join(d, "ck", "a")
+        os.makedirs(ck + ".manifest")
+        args = ["-problem", "lshape", "-restart", ck] if restart else LSHAPE + ["-amr_cycles", "2", "-checkpoint", ck]
+        return refused(run(c, "amr2d", args), names="a.manifest")
+    return case
+
+
+def long_path(c):
+    """A path of 5000 characters: the line keeps the reason after it."""
+    d = c.fresh("long_path")
+    path = os.path.join(d, "/".join(["x" * 240] * 20), "r.jsonl")
+    r = run(c, "amr2d", ["-problem", "linear", "-amr_cycles", "1", "-report", path])
+    shutil.rmtree(os.path.join(d, "x" * 240), ignore_errors=True)
+    rc, n, ok, why = refused(r, names="-report")
+    if ok and not r[1][0].rstrip().endswith("File name too long"):
+        ok, why = False, "the reason is cut: ..." + r[1][0][-60:]
+    return rc, n, ok, why
+
+
 CASES = [
     ("forest write fails (ENOSPC)", checkpoint_piece("forest")),
     ("state write fails (ENOSPC)", checkpoint_piece("state")),
@@ -364,6 +499,30 @@ CASES = [
     ("permeability contrast 1e20", contrast_1e20),
     ("trace: NaN cell centre (task mode)", nan_centre),
     ("kill -9 after a checkpoint, restart (must run)", kill9),
+    # issue 43
+    ("restart beside another run's report", other_runs_output("-report")),
+    ("restart beside another run's trace", other_runs_output("-trace_loads")),
+    ("-report is a FIFO", fifo_output("-report")),
+    ("-trace_loads is a FIFO", fifo_output("-trace_loads")),
+    ("restart: CK.manifest is a FIFO", fifo_in_place("restart")),
+    ("-checkpoint: CK.manifest is a FIFO", fifo_in_place("checkpoint")),
+    ("-vtk piece is a FIFO", fifo_in_place("vtk")),
+    ("lbbench -scenario trace:FIFO", fifo_bench("-scenario", "trace")),
+    ("lbbench -graph file:FIFO", fifo_bench("-graph", "graph")),
+    ("lbbench -scenario file:FIFO", fifo_bench("-scenario", "file")),
+    ("stale OMPIO semaphore at 0 (must run)", stale_semaphore),
+    ("restart: cycle.rank_cells off the forest's sum", edited_state("cycle.rank_cells", [5, 7])),
+    ("restart: cycle.next 2^40", edited_state("cycle.next", [1 << 40])),
+    ("restart: cycle.next -5", edited_state("cycle.next", [-5])),
+    ("-checkpoint: ck/a.manifest is a folder", folder_manifest(False)),
+    ("-restart: ck/a.manifest is a folder", folder_manifest(True)),
+    ("-lb_window 2147483647 -lb_weights timing", bad("amr2d", ["-problem", "darcy-transport", "-amr_min_level", "3", "-t_final", "0.01", "-lb_window", "2147483647",
+                                                             "-lb_weights", "timing"], names="-lb_window")),
+    ("-lb_cost 1e308,1e308", bad("amr2d", ["-problem", "darcy-transport", "-amr_min_level", "3", "-t_final", "0.01", "-lb_weights", "model", "-lb_cost", "1e308,1e308"],
+                                 names="-lb_cost")),
+    ("a 5000-character -report path", long_path),
+    ("lbbench -base 1e308", bad("lbbench", ["-virtual", "-graph", "line:4", "-scenario", "point", "-lb_method", "diffusion", "-lb_max_iters", "100", "-base", "1e308"],
+                                names="-base")),
 ]
 
 

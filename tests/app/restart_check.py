@@ -53,8 +53,12 @@ MEASURED = {"restarted", "imbalance_pct", "cycle_imbalance_pct", "next_imbalance
             "offload_moved", "offload_messages", "offload_plan_messages", "offload_bytes"}
 
 
+# drawn anew by every run (its restarts keep it): differs between two runs
+DRAWN = {"run_id"}
+
+
 def measured(key):
-    return key.startswith("t_") or key.endswith("_s") or key.startswith("rank_time") or key in MEASURED
+    return key.startswith("t_") or key.endswith("_s") or key.startswith("rank_time") or key in MEASURED or key in DRAWN
 
 
 def run(cmd, log):
@@ -197,6 +201,9 @@ def compare(ref, got, first, mode):
     bad = []
     if [r["cycle"] for r in got] != list(range(len(ref))):
         return ["cycles %s, the uninterrupted run has 0..%d" % ([r["cycle"] for r in got], len(ref) - 1)]
+    # one run, whatever its restarts: one run id in every record
+    if len({r.get("run_id") for r in got}) != 1:
+        bad.append("run_id changes within the run: %s" % sorted({str(r.get("run_id")) for r in got}))
     for a, b in zip(ref, got):
         c = a["cycle"]
         if b["restarted"] != (c >= first):

@@ -64,7 +64,7 @@ static void roundtrip(const char *dir, const lb_load_trace *t)
   unsigned char *buf = calloc((size_t)bytes + LB_TRACE_FILE_BYTES, 1);
   snprintf(path, sizeof path, "%s/loadtrace%dd.trace", dir, t->dim);
   if (!CHECK(buf)) return;
-  lb_trace_file_header(t->dim, buf);
+  lb_trace_file_header(t->dim, 0, buf);
   lb_trace_cycle_header(t, buf + LB_TRACE_FILE_BYTES);
   lb_trace_rank_arrays(P, t->first, t->time, t->predicted, buf + LB_TRACE_FILE_BYTES + LB_TRACE_CYCLE_BYTES);
   for (int64_t i = 0; i < N; i++) {

@@ -43,6 +43,8 @@ struct _p_AmrCycle {
   int phase0;            /* the balancer's index of the cycle's own phases (estimate, output, adapt, partition) after the problem's */
   const char *held_by;   /* the checkpoint that continues the run (-checkpoint's or -restart's), NULL: none yet */
   int held_next;         /* the cycle it continues at */
+  uint32_t run_id;       /* the run's identity in its report, trace and checkpoints, kept across restarts */
+  PetscBool run_known;   /* run_id came with the run (not from a checkpoint of a build without one): the report's and trace's are checked */
 };
 
 /* cycle.c: the problem's outside fields as the repartition takes them */
@@ -68,7 +70,15 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
  * *whole, how many records of cycles 0, 1, ... before cyc->first it starts
  * with, in order, each ended by its newline (-1: no report to continue);
  * *keep, their bytes; *partial, the bytes of a record cut at the file's end
- * (no newline), 0 when none.  Returns 0 or the errno of a failed read. */
-int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial);
+ * (no newline), 0 when none; *foreign, 1 when a record before cyc->first
+ * was written by another run (run_id).  Returns 0 or the error code of a
+ * failed read (AmrFileStrerror). */
+int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial, int *foreign);
+/* cycle_state.c: every entry of a checkpoint's state the restart takes,
+ * checked against the forest and the options (one error line naming the
+ * entry and the checkpoint) */
+PetscErrorCode AmrCycleCheckState(AmrCycle cyc, AmrCkpState st, p4est_t *p4est);
+/* cycle_state.c: a new run's identity (collective: rank 0 draws it) */
+PetscErrorCode AmrCycleNewRunId(AmrCycle cyc);
 
 #endif
