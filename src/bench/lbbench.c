@@ -440,6 +440,8 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
            "unit_hops %.6g (load units x edges)\n", mt.max_over_avg, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
     printf("  cut %.6f s (%.3f ns per cell), sfc cut %.6f s (%.3f ns per cell)\n", res.cut_time_s, 1e9 * res.cut_time_s / (n ? n : 1),
            res.sfc_time_s, 1e9 * res.sfc_time_s / (n ? n : 1));
+    printf("  bound: largest part %.9g, the exact 1D partition's %.9g (%.6f of it; exact partition %.6f s)\n", res.max_part_load,
+           res.optimal_max_part_load, lb_chain_over_optimum(&res), res.exact_time_s);
     if (o->json[0]) {
       FILE *f = fopen(o->json, "a");
       if (!f) { err = lb_error(LB_ERR_FILE, "-json '%s': cannot open for appending", o->json); goto out; }
@@ -460,6 +462,10 @@ static lb_err run_chain(bench_opts *o, const lb_method *m, int me)
       json_real(&j, "method_max_over_avg", mt.max_over_avg);
       json_real(&j, "cut_time_s", res.cut_time_s);
       json_real(&j, "sfc_time_s", res.sfc_time_s);
+      json_real(&j, "max_part_load", res.max_part_load);
+      json_real(&j, "optimal_max_part_load", res.optimal_max_part_load);
+      json_real(&j, "over_optimum", lb_chain_over_optimum(&res));
+      json_real(&j, "exact_time_s", res.exact_time_s);
       if (o->p.track_costs) costs_json(&j, &res.run);
       if (traced) err = json_trace(&j, o, &tr, P, n, w, counts, res.cut.counts);
       json_end(&j);
