@@ -79,7 +79,11 @@ static lb_err run_of_cut(const lb_graph *g, const double *loads, const lb_curve_
     passed += loads[q] - cut->part_load[q];
     run->flow[g->eid[lb_graph_edge(g, q, q + 1)]] = passed;
   }
+  /* the pieces' one round of messages to the group roots and the
+   * collectives of lb_curve_hier (its bytes are not counted) */
   run->iterations = 1;
+  run->rounds = 1;
+  run->collectives = LB_CURVE_HIER_COLLECTIVES;
   run->target_iteration = -1;
   run->runtime_s = runtime;
   run->stop = LB_STOP_CONVERGED;

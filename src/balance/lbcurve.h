@@ -81,6 +81,10 @@ lb_err lb_curve_exact_chain(int64_t m, const double *w, int nparts, int64_t *cou
  */
 lb_err lb_curve_hier(MPI_Comm comm, int64_t n, const double *w, int nparts, int ngroups, lb_curve_result *res);
 
+/** The collectives of one lb_curve_hier: the coarse split's three, the
+ *  largest weight, the pieces' offsets, the failure flag and the parts. */
+#define LB_CURVE_HIER_COLLECTIVES 7
+
 /**
  * The exact 1D partition of the curve: lb_curve_hier with one group (the
  * whole curve gathered at process 0). Its largest part load is the bound
