@@ -182,6 +182,20 @@ static inline int64_t lb_curve_kept(int64_t old_first, int64_t old_end, int64_t 
   return hi > lo ? hi - lo : 0;
 }
 
+/** The part that holds cell x of a partition given by its nparts + 1 cut
+ *  positions: the last part starting at or before x, so that empty parts
+ *  are passed over (binary search). */
+static inline int lb_curve_part_of(int nparts, const int64_t *cuts, int64_t x)
+{
+  int lo = 0, hi = nparts - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (cuts[mid] <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /** Cells whose part changes from partition old_counts to new_counts (nparts values each). */
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts);
 

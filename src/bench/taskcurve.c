@@ -82,19 +82,6 @@ static lb_err curve_weights(lb_taskset *ts, int ntasks, const int *pos, const lb
   return LB_OK;
 }
 
-/* The rank whose piece [cuts[q], cuts[q+1]) holds place x (the last piece
- * starting at or before it, so empty pieces are passed over). */
-static int piece_of(const lb_curve_result *cut, int64_t x)
-{
-  int lo = 0, hi = cut->nparts - 1;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (cut->cuts[mid] <= x) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 lb_err lb_taskcurve_partition(lb_taskset *ts, int nparts, int ntasks, const int *pos, const lb_method *m, const lb_params *p, double *seconds)
 {
   double *w = calloc((size_t)ntasks + 1, sizeof *w);
@@ -115,7 +102,7 @@ lb_err lb_taskcurve_partition(lb_taskset *ts, int nparts, int ntasks, const int 
     const lb_task_list *l = lb_taskset_list(ts, r);
     int *dest = lb_taskset_dest(ts, r);
     for (int i = 0; i < l->n; i++) {
-      const int q = piece_of(&cut, pos ? pos[l->id[i]] : l->id[i]);
+      const int q = lb_curve_part_of(cut.nparts, cut.cuts, pos ? pos[l->id[i]] : l->id[i]);
       dest[i] = q == r ? -1 : q;
     }
   }
