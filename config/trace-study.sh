@@ -30,6 +30,7 @@
 #    transfers need none, nor for the cuts, whose tasks move once);
 # 3. the synthetic cases beside them: Lieber et al. 2016's POINT and BOX
 #    in task mode at 2048 ranks (mesh3d:16x16x8, 8x8x8 tasks per rank),
+#    BOX also at 1024, 4096 and 8192 ranks (its scaling, Fig. 3),
 #    and a non-local imbalance on the line of ranks (the first 5% of the
 #    ranks carry twice the others' load, rank loads on line:P) at P up to
 #    2048 with up to 10 P^2 iterations: what diffusion on a line costs
@@ -156,13 +157,16 @@ stop="-lb_target $target -lb_max_iters $iters"
 shown='/iterations\|cells:\|after migration\|max\/avg/p'
 # Lieber et al.'s POINT and BOX first, then every P in increasing order, so
 # that a study cut short has its table and the smaller P complete.
-for s in point box; do
+# POINT and BOX at 2048 ranks (Lieber et al.'s Fig. 2), then BOX at 1024,
+# 4096 and 8192 (its Fig. 3: the scaling), 8x8x8 tasks per rank
+for case in point:16x16x8 box:16x16x8 box:16x8x8 box:16x16x16 box:32x16x16; do
   runs synthetic || break
+  s=${case%%:*} mesh=${case#*:}
   for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
     case $m in sfc|multilevel|ripple-*) continue ;; esac
-    echo "== $s tasks P=2048 $m"
+    echo "== $s tasks mesh3d:$mesh $m"
     # shellcheck disable=SC2086
-    run_logged "$s-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl"
+    run_logged "$s-$mesh-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks -graph "mesh3d:$mesh" -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl"
   done
 done
 for P in $sizes; do
