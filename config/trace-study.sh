@@ -22,12 +22,15 @@
 #    as tasks, their true face neighbours as task edges, rebuilt on the
 #    recording's coarse mesh with -mesh; the parts of the carried split
 #    as the ranks, -graph subdomains:P, the ranks whose parts share a
-#    face) for every method that runs on a general graph and the Zoltan
-#    baselines, about CELLS/10 tasks per rank, with Lieber et al.'s one
-#    pass of task selection and with passes until no task moves (tasks
-#    hop, -select_passes 50; not for tree, whose transfers need none);
+#    face) for every method that runs on a general graph, HierSFC and the
+#    exact partition (hiersfc, sfc-exact: the tasks cut along the app's
+#    curve) and the Zoltan baselines, about CELLS/10 tasks per rank, with
+#    Lieber et al.'s one pass of task selection and with passes until no
+#    task moves (tasks hop, -select_passes 50; not for tree, whose
+#    transfers need none, nor for the cuts, whose tasks move once);
 # 3. the synthetic cases beside them: Lieber et al. 2016's POINT and BOX
 #    in task mode at 2048 ranks (mesh3d:16x16x8, 8x8x8 tasks per rank),
+#    BOX also at 1024, 4096 and 8192 ranks (its scaling, Fig. 3),
 #    and a non-local imbalance on the line of ranks (the first 5% of the
 #    ranks carry twice the others' load, rank loads on line:P) at P up to
 #    2048 with up to 10 P^2 iterations: what diffusion on a line costs
@@ -56,7 +59,7 @@ prog=$(basename "$0")
 . "$root/config/runs.sh"
 build=$root/build out=trace-study ranks=2 cells=1000 iters=1000 target=0.999 keep=0 all=0 mem=12 studies="chain tasks synthetic line"
 sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072"
-methods="sfc diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
+methods="sfc hiersfc sfc-exact diffusion second-order chebyshev dimension-exchange multilevel tree ripple-tortoise ripple-hare"
 usage="usage: $prog [-b BUILD] [-o OUTDIR] [-n RANKS] [-k] [-A] [-P SIZES] [-c CELLS] [-t TARGET] [-i ITERS] [-m METHODS] [-M GB] [-s STUDIES] [-- AMR OPTIONS...]"
 while getopts b:o:n:kAP:c:t:i:m:M:s:h flag; do
   case $flag in
@@ -154,13 +157,16 @@ stop="-lb_target $target -lb_max_iters $iters"
 shown='/iterations\|cells:\|after migration\|max\/avg/p'
 # Lieber et al.'s POINT and BOX first, then every P in increasing order, so
 # that a study cut short has its table and the smaller P complete.
-for s in point box; do
+# POINT and BOX at 2048 ranks (Lieber et al.'s Fig. 2), then BOX at 1024,
+# 4096 and 8192 (its Fig. 3: the scaling), 8x8x8 tasks per rank
+for case in point:16x16x8 box:16x16x8 box:16x8x8 box:16x16x16 box:32x16x16; do
   runs synthetic || break
+  s=${case%%:*} mesh=${case#*:}
   for m in $methods zoltan-rcb zoltan-hsfc zoltan-graph; do
     case $m in sfc|multilevel|ripple-*) continue ;; esac
-    echo "== $s tasks P=2048 $m"
+    echo "== $s tasks mesh3d:$mesh $m"
     # shellcheck disable=SC2086
-    run_logged "$s-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks -graph mesh3d:16x16x8 -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl"
+    run_logged "$s-$mesh-$m" "$out/lbbench.log" "$lbbench" -virtual -tasks -graph "mesh3d:$mesh" -scenario "$s" -lb_method "$m" $stop -json "$out/synthetic.jsonl"
   done
 done
 for P in $sizes; do
@@ -184,9 +190,10 @@ for P in $sizes; do
       runs tasks || break
       if [ "$P" -gt "$(cap tasks "$m")" ]; then echo "== $t tasks P=$P $m: skipped (above $(cap tasks "$m"))"; continue; fi
       # Lieber et al.'s one pass of task selection, and passes until no
-      # task moves (tasks hop; at most 50) for the methods of flows
+      # task moves (tasks hop; at most 50) for the methods of flows (not
+      # tree's transfers, the curve cuts' pieces or Zoltan's parts)
       passes=1
-      case $m in zoltan-*|tree) ;; *) passes="1 50" ;; esac
+      case $m in zoltan-*|tree|hiersfc|sfc-exact) ;; *) passes="1 50" ;; esac
       for sp in $passes; do
         echo "== $t tasks P=$P -refine $kt $m -select_passes $sp"
         # shellcheck disable=SC2086

@@ -17,7 +17,11 @@ collective (a stop check, a prefix sum) a tree of log2 P of them, and the
 bytes are spread over the ranks (the constants below).  OUTDIR/table.md
 is Lieber et al.'s Fig. 2 kind: at 2048 ranks, one row per method, POINT
 and BOX (task mode on mesh3d:16x16x8) and the recordings (chain mode, and
-task mode where run) side by side.
+task mode where run) side by side, with each chain-mode method's largest
+part over the exact 1D partition's (over_optimum); then, when BOX ran at
+several P, Lieber et al.'s Fig. 3 kind: BOX in task mode against P, one
+row per method (imbalance, MigrationTot, MigrationMax, modelled time,
+EdgeCutTot).
 """
 import argparse
 import json
@@ -197,7 +201,42 @@ def table(rows, out, P=2048):
     if beyond:
         lines += ["", "Task mode, the share of the total load each method's flows ask ranks to send beyond their own tasks "
                   "(beyond_own: one pass of task selection cannot): " + "; ".join("%s on %s %.3g" % (m, c[0], b) for m, c, b in beyond)]
+    bound = [(m, c, cells[(m, c)]["over_optimum"]) for m in methods for c in cols if "over_optimum" in cells.get((m, c), {})]
+    if bound:
+        lines += ["", "Chain mode, each method's largest part over the exact 1D partition's (over_optimum): " +
+                  "; ".join("%s on %s %.6f" % (m, c[0], b) for m, c, b in bound)]
     with open(os.path.join(out, "table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def scaling(rows, out):
+    """Lieber et al.'s Fig. 3: BOX in task mode at every P, one row per
+    method: imbalance after / tasks moved (MigrationTot) / the most a rank
+    sent and received (MigrationMax) / modelled time (ms) / task edges cut."""
+    box = [r for r in rows if workload_of(r) == "box" and mode(r) == "tasks"]
+    sizes = sorted({r["ranks"] for r in box})
+    if len(sizes) < 2:
+        return
+    methods = []
+    for r in box:
+        if method_of(r) not in methods:
+            methods.append(method_of(r))
+    cells = {(method_of(r), r["ranks"]): r for r in box}
+    lines = ["", "# BOX, task mode: imbalance after / MigrationTot / MigrationMax (tasks) / modelled time (ms) / EdgeCutTot", "",
+             "| method | " + " | ".join("%d ranks" % P for P in sizes) + " |", "| --- |" + " --- |" * len(sizes)]
+    for m in methods:
+        row = []
+        for P in sizes:
+            r = cells.get((m, P))
+            if not r:
+                row.append("")
+                continue
+            t = modelled(r) if "rounds" in r else None
+            row.append("%.3g / %.3g / %d / %s / %.3g" % (r["imbalance"], r["migration_tot"], r["migration_max"], "-" if t is None else "%.3g" % (1e3 * t),
+                                                     r["edgecut_tot"]))
+        lines.append("| %s | %s |" % (m, " | ".join(row)))
+    with open(os.path.join(out, "table.md"), "a") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -211,6 +250,7 @@ def main():
     rows = load([r for r in a.reports if os.path.exists(r)])
     plots(rows, a.out)
     table(rows, a.out)
+    scaling(rows, a.out)
 
 
 if __name__ == "__main__":

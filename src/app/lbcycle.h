@@ -74,6 +74,8 @@ typedef struct {
   long long cut_migrated_cells; /**< cells those cuts move (-1: not run) */
   double trace_write_s;      /**< -trace_loads: appending the cycle (thread CPU s, max over ranks) */
   double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
+  double part_load_max;      /**< the largest part weight of the partition the next cycle runs on (mean cell weight 1) */
+  double part_load_optimum;  /**< the least largest part of any contiguous cut of the same weighted curve (the exact 1D partition) */
   double predicted_gain_s;   /**< saved per -lb_interval by the proposed partition, by the weights (reported only) */
   double predicted_migration_s; /**< migration time of the proposed partition: median time per cell of the last migrations x cells */
   /* -lb_threshold's ski-rental rule (src/balance/lbdecide.h): its inputs and outcome */

@@ -5,6 +5,23 @@
 
 #include <string.h>
 
+/* The partition the next cycle runs on against the bound: the least
+ * largest part of any contiguous cut of the weighted curve (the exact 1D
+ * partition, gathered at rank 0). Every method's partition is a cut of the
+ * curve, so the bound holds for each; the weights are those of the forest
+ * before it moved, this rank's cur[rank] cells. */
+static PetscErrorCode record_bound(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
+{
+  lb_curve_result exact;
+
+  PetscFunctionBeginUser;
+  LB_CHECK(lb->comm, lb_curve_exact(lb->comm, s->cur[lb->rank], s->w, lb->size, &exact));
+  r->part_load_max = amr_lb_vmax(lb->size, s->after);
+  r->part_load_optimum = lb_curve_max_load(&exact);
+  lb_curve_result_free(&exact);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 {
   const int P = lb->size;
@@ -20,6 +37,7 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   }
   lb_metrics_loads(P, s->after, &mt);
   r->predicted_imbalance_pct = mt.imbalance_pct;
+  PetscCall(record_bound(lb, s, r));
   for (int q = 0; q < P; q++) {
     r->rank_cells[q] = (long long)s->next[q];
     r->rank_predicted[q] = sum > 0 ? s->after[q] * P / sum : 1;
@@ -172,10 +190,19 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "gain_s", r->gain_s);
 }
 
+/* The partition's largest part against the bound, in cell weights. */
+static void json_bound(json_line *j, const AmrLbRecord *r)
+{
+  json_real(j, "part_load_max", r->part_load_max);
+  json_real(j, "part_load_optimum", r->part_load_optimum);
+  json_real(j, "part_load_over_optimum", r->part_load_optimum > 0 ? r->part_load_max / r->part_load_optimum : 1.0);
+}
+
 void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
   json_weights(j, lb, r);
   json_method(j, r);
+  json_bound(j, r);
   json_decision(j, lb, r);
   json_ints(j, "rank_cells", r->nranks, r->rank_cells);
   json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);

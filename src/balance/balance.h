@@ -302,6 +302,15 @@ struct lb_method {
    *  partition (lb_curve_result_free), action what was done. */
   lb_err (*shift)(struct lb_curve_shifter *seq, MPI_Comm comm, int64_t n, const double *w, const int64_t *cur_counts,
                   const double *measured, struct lb_curve_result *res, lb_curve_shift_action *action);
+  /** On a curve of whole tasks (chain mode, and lbbench's task mode), a
+   *  method with this hook cuts the curve itself into nparts parts instead
+   *  of cutting at the target loads of its supersteps (sfc-exact, hiersfc:
+   *  where every load is divisible, as in lb_balance, the equal split is
+   *  already their optimum and their supersteps are sfc's).  Collective over
+   *  comm, as the lbcurve.h functions: this process's piece (n, w); p
+   *  gives the method's options; res receives the partition
+   *  (lb_curve_result_free).  NULL for the others. */
+  lb_err (*partition)(const lb_params *p, MPI_Comm comm, int64_t n, const double *w, int nparts, struct lb_curve_result *res);
 };
 
 /** The graph of a run. */

@@ -57,29 +57,95 @@ static void weight_units(const lb_graph *g, double unit, lb_result *run)
   run->imbalance_cost *= unit;
 }
 
-static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
-                      const int64_t *cur, double *loads, lb_chain_result *res)
+/* A partition hook's cut as a run on the chain of parts: one iteration
+ * that moves every part's load (before: loads) to its cut's, the flow
+ * across each cut being the load that passes it. */
+static lb_err run_of_cut(const lb_graph *g, const double *loads, const lb_curve_result *cut, double runtime, lb_result *run)
 {
-  double avg, max = 0.0;
+  double passed = 0.0;
+  memset(run, 0, sizeof *run);
+  run->n = g->n;
+  run->m = g->m;
+  run->load0 = malloc((size_t)g->n * sizeof *run->load0);
+  run->load = malloc((size_t)g->n * sizeof *run->load);
+  run->flow = calloc((size_t)g->m + 1, sizeof *run->flow);
+  if (!run->load0 || !run->load || !run->flow) {
+    lb_result_free(run);
+    return lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", g->n);
+  }
+  memcpy(run->load0, loads, (size_t)g->n * sizeof *loads);
+  memcpy(run->load, cut->part_load, (size_t)g->n * sizeof *loads);
+  for (int q = 0; q + 1 < g->n; q++) {
+    passed += loads[q] - cut->part_load[q];
+    run->flow[g->eid[lb_graph_edge(g, q, q + 1)]] = passed;
+  }
+  /* the pieces' one round of messages to the group roots and the
+   * collectives of lb_curve_hier (its bytes are not counted) */
+  run->iterations = 1;
+  run->rounds = 1;
+  run->collectives = LB_CURVE_HIER_COLLECTIVES;
+  run->target_iteration = -1;
+  run->runtime_s = runtime;
+  run->stop = LB_STOP_CONVERGED;
+  run->spectrum[0] = run->spectrum[1] = NAN;
+  run->spectrum_exact = -1;
+  return LB_OK;
+}
+
+/* The method's partition of the curve: its own cut (a partition hook), or
+ * its loads on the chain realised as cuts.  *cut_time: the cut's wall time. */
+static lb_err method_cut(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
+                         const int64_t *cur, double *loads, lb_chain_result *res, double *cut_time)
+{
   LB_CALL(lb_curve_part_loads(cc, n, w, nparts, cur, loads));
+  if (m->partition) {
+    double t0 = MPI_Wtime();
+    LB_CALL(m->partition(p, cc, n, w, nparts, &res->cut));
+    *cut_time = MPI_Wtime() - t0;
+    double runtime = *cut_time;
+    LB_MPI(MPI_Allreduce(MPI_IN_PLACE, &runtime, 1, MPI_DOUBLE, MPI_MAX, cc));
+    return run_of_cut(g, loads, &res->cut, runtime, &res->run);
+  }
   const double unit = part_units(m, nparts, cur, loads);
   LB_CALL(lb_balance(g, m, p, loads, &res->run));
   weight_units(g, unit, &res->run);
-  double t[2] = {MPI_Wtime(), 0.0};
+  double t0 = MPI_Wtime();
   LB_CALL(lb_curve_targets(cc, n, w, nparts, res->run.load, &res->cut));
-  t[1] = MPI_Wtime();
-  t[0] = t[1] - t[0];
+  *cut_time = MPI_Wtime() - t0;
+  return LB_OK;
+}
+
+/* sfc's cuts, the reference, and the exact partition's largest part, the
+ * bound; their times in t[1] and t[2]. */
+static lb_err references(MPI_Comm cc, int64_t n, const double *w, int nparts, lb_chain_result *res, double *t)
+{
+  lb_curve_result exact;
+  double t0 = MPI_Wtime();
   LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
-  t[1] = MPI_Wtime() - t[1];
-  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, cc));
+  t[1] = MPI_Wtime() - t0;
+  t0 = MPI_Wtime();
+  LB_CALL(lb_curve_exact(cc, n, w, nparts, &exact));
+  t[2] = MPI_Wtime() - t0;
+  res->optimal_max_part_load = lb_curve_max_load(&exact);
+  lb_curve_result_free(&exact);
+  return LB_OK;
+}
+
+static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
+                      const int64_t *cur, double *loads, lb_chain_result *res)
+{
+  double avg, t[3];
+  LB_CALL(method_cut(g, m, p, cc, n, w, nparts, cur, loads, res, &t[0]));
+  LB_CALL(references(cc, n, w, nparts, res, t));
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, cc));
   res->cut_time_s = t[0];
   res->sfc_time_s = t[1];
+  res->exact_time_s = t[2];
   res->migrated_cells = lb_curve_migrated(nparts, cur, res->cut.counts);
   res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
   avg = res->cut.total / nparts;
-  for (int q = 0; q < nparts; q++)
-    if (res->cut.part_load[q] > max) max = res->cut.part_load[q];
-  res->max_over_avg = avg > 0.0 ? max / avg : 1.0;
+  res->max_part_load = lb_curve_max_load(&res->cut);
+  res->max_over_avg = avg > 0.0 ? res->max_part_load / avg : 1.0;
   return LB_OK;
 }
 

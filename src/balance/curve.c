@@ -85,7 +85,7 @@ static lb_err locate(MPI_Comm comm, int64_t n, const double *w, piece *p)
   return LB_OK;
 }
 
-static lb_err alloc_result(int nparts, lb_curve_result *res)
+lb_err lb_curve_result_alloc(int nparts, lb_curve_result *res)
 {
   memset(res, 0, sizeof *res);
   res->nparts = nparts;
@@ -167,7 +167,7 @@ static lb_err cut_at(MPI_Comm comm, int64_t n, const double *w, const piece *p, 
                        lb_curve_result *res)
 {
   lb_err err;
-  LB_CALL(alloc_result(nparts, res));
+  LB_CALL(lb_curve_result_alloc(nparts, res));
   err = cut(comm, n, w, p, nparts, bound, res);
   if (err) lb_curve_result_free(res);
   return err;
@@ -175,17 +175,25 @@ static lb_err cut_at(MPI_Comm comm, int64_t n, const double *w, const piece *p, 
 
 lb_err lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res)
 {
+  return lb_curve_groups(comm, n, w, nparts, nparts, res);
+}
+
+lb_err lb_curve_groups(MPI_Comm comm, int64_t n, const double *w, int nparts, int ngroups, lb_curve_result *res)
+{
   piece p;
   double *bound;
   lb_err err;
   int j;
 
   LB_CALL(check_nparts(nparts));
+  if (ngroups < 1 || ngroups > nparts) return lb_error(LB_ERR_ARG, "curve: %d groups of %d parts", ngroups, nparts);
   LB_CALL(locate(comm, n, w, &p));
-  bound = malloc(((size_t)nparts + 1) * sizeof *bound);
-  if (!bound) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", nparts);
-  for (j = 0; j <= nparts; j++) bound[j] = p.total * j / nparts;
-  err = cut_at(comm, n, w, &p, nparts, bound, res);
+  bound = malloc(((size_t)ngroups + 1) * sizeof *bound);
+  if (!bound) return lb_error(LB_ERR_MEM, "curve: out of memory for %d parts", ngroups);
+  /* group j starts where sfc's cut before its first part lies, so that
+   * with one part per group this is sfc's split to the last bit */
+  for (j = 0; j <= ngroups; j++) bound[j] = p.total * lb_curve_group_first(nparts, ngroups, j) / nparts;
+  err = cut_at(comm, n, w, &p, ngroups, bound, res);
   free(bound);
   return err;
 }
@@ -363,7 +371,7 @@ static lb_err result_of_counts(MPI_Comm comm, int64_t n, const double *w, const 
   double max = 0.0;
   lb_err err;
   int q;
-  LB_CALL(alloc_result(nparts, res));
+  LB_CALL(lb_curve_result_alloc(nparts, res));
   err = part_weights(comm, n, w, p, nparts, counts, res->part_load);
   if (err) {
     lb_curve_result_free(res);

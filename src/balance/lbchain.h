@@ -12,7 +12,9 @@
  * A weighted curve means the same to every method: a part's load is the sum
  * of its cells' weights; a method that moves whole work units (flag
  * LB_INTEGRAL) runs on those loads in units of 1/LB_CHAIN_UNITS of the
- * mean cell weight, rounded, so any weights suit any method. */
+ * mean cell weight, rounded, so any weights suit any method.  A method
+ * with a partition hook (sfc-exact, hiersfc) cuts the curve itself; its run
+ * is then one iteration that moves each part's load to its cut's. */
 
 #include <stdint.h>
 
@@ -29,6 +31,9 @@ typedef struct {
   double max_over_avg;      /**< of the realised part loads */
   double cut_time_s;        /**< wall time of the cut computation for the method's targets (max over processes) */
   double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
+  double max_part_load;     /**< the realised partition's largest part weight */
+  double optimal_max_part_load; /**< the least largest part any contiguous cut of the curve's whole cells reaches (lb_curve_exact): the bound */
+  double exact_time_s;      /**< wall time of that exact partition (max over processes) */
 } lb_chain_result;
 
 /** Whole work units per mean cell weight for the methods that move units. */
@@ -49,6 +54,13 @@ lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const
  *  is the size of p->comm. */
 lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
                            const int64_t *cur_counts, lb_chain_result *res);
+
+/** The realised partition's largest part over the bound (1: optimal; 1
+ *  when the curve weighs nothing). */
+static inline double lb_chain_over_optimum(const lb_chain_result *res)
+{
+  return res->optimal_max_part_load > 0.0 ? res->max_part_load / res->optimal_max_part_load : 1.0;
+}
 
 /** Release the arrays of a chain-mode result. */
 void lb_chain_result_free(lb_chain_result *res);

@@ -39,6 +39,62 @@ typedef struct lb_curve_result {
  */
 lb_err lb_curve_sfc(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res);
 
+/** First part of group g when nparts parts form ngroups groups of
+ *  consecutive parts as even as whole parts allow (g = ngroups: nparts). */
+static inline int lb_curve_group_first(int nparts, int ngroups, int g)
+{
+  return (int)((int64_t)nparts * g / ngroups);
+}
+
+/**
+ * HierSFC's coarse split (Lieber and Nagel 2014): the curve into ngroups
+ * pieces (1 <= ngroups <= nparts), group g holding parts
+ * [lb_curve_group_first(g), lb_curve_group_first(g + 1)) and cut where sfc
+ * cuts before its first part, by the same prefix sum: res has ngroups
+ * parts. With ngroups = nparts it is lb_curve_sfc, bit for bit.
+ */
+lb_err lb_curve_groups(MPI_Comm comm, int64_t n, const double *w, int nparts, int ngroups, lb_curve_result *res);
+
+/**
+ * The exact 1D partition of a chain held by one process: m tasks of
+ * weights w (finite, >= 0) in order into nparts contiguous parts whose
+ * largest load is the least possible (Pinar and Aykanat 2004's exact
+ * bisection on the prefix sums, bounds kept at realisable part loads).
+ * counts and part_load receive nparts values (parts may be empty); all
+ * weights 0: parts of equal task counts. Cost: O(m) for the prefix sums
+ * and O(nparts log m) per probe, a few dozen probes (each halves the
+ * interval of bottlenecks left); m + 1 doubles of memory.
+ */
+lb_err lb_curve_exact_chain(int64_t m, const double *w, int nparts, int64_t *counts, double *part_load);
+
+/**
+ * HierSFC (Lieber and Nagel 2014): the coarse split lb_curve_groups into
+ * ngroups groups, then each group of more than one part gathers its piece
+ * of the curve at its first part's process and partitions it exactly
+ * (lb_curve_exact_chain) into its parts; a group of one part keeps its
+ * piece. ngroups = 1 is the exact partition of the whole curve,
+ * ngroups = nparts is sfc. comm has one process (the whole curve there:
+ * the virtual backend) or nparts (one part each). Cost per process: the
+ * coarse split's collectives, a message per group its piece overlaps, one
+ * MPI_Allreduce of 2 nparts doubles; a group's first process holds its
+ * piece twice and probes as above.
+ */
+lb_err lb_curve_hier(MPI_Comm comm, int64_t n, const double *w, int nparts, int ngroups, lb_curve_result *res);
+
+/** The collectives of one lb_curve_hier: the coarse split's three, the
+ *  largest weight, the pieces' offsets, the failure flag and the parts. */
+#define LB_CURVE_HIER_COLLECTIVES 7
+
+/**
+ * The exact 1D partition of the curve: lb_curve_hier with one group (the
+ * whole curve gathered at process 0). Its largest part load is the bound
+ * every curve partition is measured against.
+ */
+lb_err lb_curve_exact(MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res);
+
+/** Largest part load of a partition (0 for none). */
+double lb_curve_max_load(const lb_curve_result *res);
+
 /**
  * Cut the curve so that part q gets a share target[q] / sum(target) of the
  * total weight (target: nparts values, the same on every rank, finite and
@@ -126,6 +182,20 @@ static inline int64_t lb_curve_kept(int64_t old_first, int64_t old_end, int64_t 
   return hi > lo ? hi - lo : 0;
 }
 
+/** The part that holds cell x of a partition given by its nparts + 1 cut
+ *  positions: the last part starting at or before x, so that empty parts
+ *  are passed over (binary search). */
+static inline int lb_curve_part_of(int nparts, const int64_t *cuts, int64_t x)
+{
+  int lo = 0, hi = nparts - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (cuts[mid] <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /** Cells whose part changes from partition old_counts to new_counts (nparts values each). */
 int64_t lb_curve_migrated(int nparts, const int64_t *old_counts, const int64_t *new_counts);
 
@@ -135,6 +205,9 @@ int64_t lb_curve_most_moved(int nparts, const int64_t *old_counts, const int64_t
 
 /** Largest |cuts_a[j] - cuts_b[j]| over the nparts + 1 cut positions. */
 int64_t lb_curve_cut_distance(int nparts, const int64_t *cuts_a, const int64_t *cuts_b);
+
+/** Allocate the zeroed arrays of a result of nparts parts (nparts set). */
+lb_err lb_curve_result_alloc(int nparts, lb_curve_result *res);
 
 /** Release the arrays of a result. */
 void lb_curve_result_free(lb_curve_result *res);

@@ -17,7 +17,9 @@
   X(ripple_tortoise)      \
   X(ripple_hare)          \
   X(sfc)                  \
-  X(sfc_shift)
+  X(sfc_shift)            \
+  X(sfc_exact)            \
+  X(hiersfc)
 
 #define LB_DECLARE(name) extern const lb_method lb_method_##name;
 LB_METHOD_LIST(LB_DECLARE)

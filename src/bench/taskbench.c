@@ -1,7 +1,8 @@
 /* lbbench's task mode.  Diffusive methods: the rank loads (sums of task
  * weights) go through lb_balance, every rank selects the tasks that realise
  * its flows, and the tasks move.  Zoltan baselines: Zoltan's new parts
- * become the destinations and the tasks move the same way.  Both are then
+ * become the destinations and the tasks move the same way, as do the
+ * pieces of the methods that cut a curve of the tasks (taskcurve.h).  Both are then
  * measured by the same lb_taskset_metrics. */
 #include "bench/taskbench.h"
 
@@ -12,6 +13,7 @@
 
 #include "util/json.h"
 #include "bench/repeat.h"
+#include "bench/taskcurve.h"
 #include "bench/taskmesh.h"
 #include "bench/tracebench.h"
 #include "bench/tracemesh.h"
@@ -288,6 +290,20 @@ static lb_err trace_split_tasks(const lb_taskbench_opts *o, lb_load_trace *trace
   return err;
 }
 
+/* A method that cuts a curve (sfc-exact, hiersfc): the tasks along
+ * Hilbert's curve over the task mesh, or a trace's along the app's, cut
+ * into one piece per rank, as Zoltan's parts are taken. */
+static lb_err curve_partition(const lb_taskbench_opts *o, const lb_graph *g, lb_taskset *ts, const task_source *src, const lb_method *m, task_run *tr)
+{
+  int *pos = NULL;
+  if (o->repeat > 0 || o->passes > 1)
+    return lb_error(LB_ERR_ARG, "-repeat and -select_passes are for the balancing methods' flows, not %s's cut of the curve", o->method);
+  lb_err err = src->mesh ? lb_taskcurve_hilbert(src->mesh->T, &pos) : LB_OK;
+  if (!err) err = lb_taskcurve_partition(ts, g->n, src->ntasks, pos, m, &o->p, &tr->partition_s);
+  free(pos);
+  return err;
+}
+
 lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
 {
   lb_graph *g = NULL;
@@ -346,6 +362,8 @@ lb_err lb_taskbench_run(const lb_taskbench_opts *o, int me)
   if ((err = lb_taskset_metrics(ts, &src.tm0))) goto out;
   if (zoltan) {
     if ((err = lb_zoltan_partition(ts, o->method, o->p.backend, o->p.comm, o->zoltan_tol, &tr.partition_s))) goto out;
+  } else if (m->partition) {
+    if ((err = curve_partition(o, g, ts, &src, m, &tr))) goto out;
   } else {
     load = malloc((size_t)g->n * sizeof *load);
     if (!load) { err = lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n); goto out; }

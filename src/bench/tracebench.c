@@ -349,14 +349,9 @@ static int split_neighbours(const void *ctx, int id, int *nbr)
 static int split_home(const void *ctx, int id, int *index)
 {
   const lb_tracetasks *tt = ctx;
-  int lo = 0, hi = tt->nranks - 1;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (tt->first[mid] <= id) lo = mid;
-    else hi = mid - 1;
-  }
-  *index = (int)(id - tt->first[lo]);
-  return lo;
+  const int r = lb_curve_part_of(tt->nranks, tt->first, id);
+  *index = (int)(id - tt->first[r]);
+  return r;
 }
 
 static lb_err split_initial(const void *ctx, int r, lb_task_list *list)

@@ -37,6 +37,12 @@ check_report.py schema REPORT [REPORT ...]
     the same common fields in the same order, then the balancer's fields,
     then the problem's own; sim_time and step are null exactly for the
     problems without time.
+check_report.py bound TOL REPORT [REPORT ...]
+    every record's largest part against the exact 1D partition's:
+    part_load_max and part_load_optimum present and positive, the largest
+    part at least the optimum (to rounding), part_load_over_optimum their
+    ratio, and in the cycles that rebalanced at most 1 + TOL (the families
+    kept together move the method's cuts by a few cells).
 Exit status 0 when the check holds.
 """
 import json
@@ -245,9 +251,29 @@ def check_schema(paths):
     return bad
 
 
+def check_bound(path, recs, tol):
+    bad = []
+    for r in recs:
+        where = "%s cycle %d" % (path, r["cycle"])
+        mx, opt, ratio = r.get("part_load_max"), r.get("part_load_optimum"), r.get("part_load_over_optimum")
+        if not all(isinstance(v, (int, float)) for v in (mx, opt, ratio)) or not opt > 0:
+            bad.append("%s: part_load_max %r, part_load_optimum %r, part_load_over_optimum %r" % (where, mx, opt, ratio))
+            continue
+        if mx < opt * (1 - 1e-9) or not close(ratio, mx / opt, 1e-12):
+            bad.append("%s: largest part %.17g below the optimum %.17g, or ratio %.17g" % (where, mx, opt, ratio))
+        if r["rebalanced"] and ratio > 1 + tol:
+            bad.append("%s: rebalanced to %.6f of the optimum, above 1 + %g" % (where, ratio, tol))
+    print("%s: %d records, methods %s, largest part over the optimum %.6f to %.6f" % (
+        path, len(recs), " ".join(sorted({r["lb_method"] for r in recs})),
+        min(r["part_load_over_optimum"] for r in recs), max(r["part_load_over_optimum"] for r in recs)))
+    return bad
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
+    elif len(argv) >= 4 and argv[1] == "bound":
+        bad = [b for p in argv[3:] for b in check_bound(p, load(p), float(argv[2]))]
     elif len(argv) >= 3 and argv[1] == "schema":
         bad = check_schema(argv[2:])
     elif len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "decide":

@@ -9,6 +9,7 @@
  * balancing sequence instead (lb_curve_shifter_step, lbcurve.h). */
 #include "balance/balance.h"
 #include "balance/lbcurve.h"
+#include "balance/impl/lbcall.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +48,31 @@ static lb_err setup(lb_run *run, void **state, const char *name, double penalty)
 }
 
 static lb_err sfc_setup(lb_run *run, void **state) { return setup(run, state, "sfc", 1.0); }
+
+static lb_err exact_setup(lb_run *run, void **state) { return setup(run, state, "sfc-exact", 1.0); }
+
+/* -lb_hiersfc_groups G for nparts parts: a whole number from 1 to nparts,
+ * or -1 (PETSc's PETSC_DECIDE) for ceil(sqrt(nparts)) (below). */
+static lb_err hier_groups(double G, int nparts, int *groups)
+{
+  if (G == -1.0) {
+    int g = (int)ceil(sqrt((double)nparts));
+    *groups = g < nparts ? g : nparts;
+    return LB_OK;
+  }
+  if (!(G >= 1.0) || G != floor(G) || G > nparts)
+    return lb_error(LB_ERR_ARG, "-lb_hiersfc_groups %g: the number of groups must be a whole number from 1 to the %d ranks (or -1: ceil(sqrt(%d)))", G,
+                    nparts, nparts);
+  *groups = (int)G;
+  return LB_OK;
+}
+
+static lb_err hier_setup(lb_run *run, void **state)
+{
+  int groups = 1;
+  LB_CALL(hier_groups(lb_run_params(run)->opt[0], lb_run_graph(run)->n, &groups));
+  return setup(run, state, "hiersfc", 1.0);
+}
 
 static lb_err shift_setup(lb_run *run, void **state) { return setup(run, state, "sfc-shift", lb_run_params(run)->opt[0]); }
 
@@ -100,4 +126,46 @@ const lb_method lb_method_sfc_shift = {
   .step = sfc_step,
   .destroy = sfc_destroy,
   .shift = lb_curve_shifter_step,
+};
+
+static lb_err exact_partition(const lb_params *p, MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res)
+{
+  (void)p;
+  return lb_curve_exact(comm, n, w, nparts, res);
+}
+
+static lb_err hier_partition(const lb_params *p, MPI_Comm comm, int64_t n, const double *w, int nparts, lb_curve_result *res)
+{
+  int groups = 1;
+  LB_CALL(hier_groups(p->opt[0], nparts, &groups));
+  return lb_curve_hier(comm, n, w, nparts, groups, res);
+}
+
+const lb_method lb_method_sfc_exact = {
+  .name = "sfc-exact",
+  .summary = "the exact 1D partition of the curve: least largest part over contiguous cuts of whole cells (Pinar and Aykanat 2004)",
+  .flags = LB_TERMINATES,
+  .setup = exact_setup,
+  .step = sfc_step,
+  .destroy = sfc_destroy,
+  .partition = exact_partition,
+};
+
+/* The group count's default: Lieber and Nagel 2014 leave G to the user
+ * (groups trade the roots' gathered pieces, about P/G ranks' cells, against
+ * the coarse split's quality); ceil(sqrt(P)) makes both levels P^(1/2). */
+static const lb_option hier_options[] = {
+  {"hiersfc_groups", -1.0, "number of groups G of HierSFC (Lieber and Nagel 2014), 1 (the exact partition) to P (sfc); -1: ceil(sqrt(P))"},
+};
+
+const lb_method lb_method_hiersfc = {
+  .name = "hiersfc",
+  .summary = "HierSFC: sfc's prefix-sum split into groups of ranks, the exact partition inside each group (Lieber and Nagel 2014)",
+  .options = hier_options,
+  .noptions = 1,
+  .flags = LB_TERMINATES,
+  .setup = hier_setup,
+  .step = sfc_step,
+  .destroy = sfc_destroy,
+  .partition = hier_partition,
 };
