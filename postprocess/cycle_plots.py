@@ -249,6 +249,7 @@ def per_cycle_plot(grps, key, ylabel, path, title):
             if bands:
                 ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
         ax.set_xlabel("cycle")
+        cycle_axis(ax)
         ax.set_ylabel(ylabel)
         ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
                      fontsize=9)
@@ -271,6 +272,7 @@ def per_cycle_plot(grps, key, ylabel, path, title):
             cyc, med, _, _ = curves[i]
             ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
             ax.set_title(name, fontsize=8, pad=2)
+            cycle_axis(ax)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=7)
             if i % cols:
@@ -337,6 +339,11 @@ def unit_of(values):
         if top * factor >= 1 or factor == 1e6:
             return factor, name
     return 1.0, "s"
+
+
+def cycle_axis(ax):
+    """Whole cycles on the x axis (no 2.5)."""
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
 
 
 def plain(ax, axis="x"):
@@ -512,8 +519,12 @@ def decision_page(runs, path, title, threshold):
     for k in range(len(runs), rows * cols):
         axes[2 * (k // cols)][k % cols].axis("off")
         axes[2 * (k // cols) + 1][k % cols].axis("off")
+        # the run above is the last of its column: its cycles labelled
+        axes[2 * (k // cols) - 1][k % cols].tick_params(labelbottom=True)
+        axes[2 * (k // cols) - 1][k % cols].set_xlabel("cycle")
     for ax in axes[-1]:
         ax.set_xlabel("cycle")
+    cycle_axis(axes[-1][0])
     handles, labels = axes[0, 0].get_legend_handles_labels()
     for h, lab in zip(*axes[1, 0].get_legend_handles_labels()):
         handles.append(h)
@@ -521,7 +532,7 @@ def decision_page(runs, path, title, threshold):
     # the title on top, the legend at the bottom: apart, whatever the height
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.75 / height, 0.9 if cols == 1 else 0.95, 1))
+    fig.tight_layout(rect=(0, 0.75 / height, 0.9 if cols == 1 else 0.95, 1 - 0.3 / height))
     save(fig, path)
 
 
@@ -553,19 +564,29 @@ def weights_page(measured, path, title):
         ax = axes[k // cols][k % cols]
         bottom = blended_transform_factory(ax.transData, ax.transAxes)
         cyc = [r["cycle"] for r in recs]
+        drawn = []
         for t in range(len(recs[0]["weights"])):
             c = "C%d" % t
             w = [r["weights"][t] for r in recs]
-            ax.plot(cyc, [x if x > 0 else nan for x in w], color=c, label="type %d: weights" % t)
             wm = [r.get("weights_measured", [None] * (t + 1))[t] for r in recs]
+            drawn += [x for x in w + wm if x is not None and x > 0]
+            ax.plot(cyc, [x if x > 0 else nan for x in w], color=c, label="type %d: weights" % t)
             if any(x is not None for x in wm):
                 ax.plot(cyc, [nan if x is None or x <= 0 else x for x in wm], color=c, ls="--", label="type %d: measured" % t)
             zero = [x for x, v in zip(cyc, w) if v <= 0]
             if zero:
                 ax.plot(zero, [0] * len(zero), "v", color=c, ms=6, transform=bottom, clip_on=False,
                         label="type %d: weight 0 (clamped)" % t)
-        ax.set_yscale("log")
+        # costs that span decades (a reacting cell against a plain one) on a
+        # log axis, labelled at the decades; within a factor 10 a log axis
+        # has no decade to label (it would read 9x10^-1): linear
+        if drawn and max(drawn) > 10 * min(drawn):
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        else:
+            plain(ax, "y")
         ax.set_xlabel("cycle")
+        cycle_axis(ax)
         ax.set_ylabel("cost per cell (mean cell weight 1)")
         ax.set_title(name, fontsize=9)
         ax.grid(alpha=0.3)
@@ -597,10 +618,11 @@ COLUMNS = [
 
 def table(grps, sums, key, title):
     """methods.md: the fastest method named first, then one row per label
-    sorted by the median wall time, each column defined under the table.
-    Every value but wall s is the median over the repetitions."""
+    in the order given (main's: by the median wall time), each column
+    defined under the table.  Every value but wall s is the median over
+    the repetitions."""
     wall = [spread(ss, "total") for ss in sums]
-    order = sorted(range(len(grps)), key=lambda i: wall[i][0])
+    order = list(range(len(grps)))
     counts = sorted({len(reps) for _, reps in grps})
     runs = ("one run each" if counts == [1] else "%d runs each" % counts[0] if len(counts) == 1 else
             "runs per method: " + ", ".join("%s %d" % (name, len(reps)) for name, reps in grps))
@@ -641,6 +663,11 @@ def main(argv):
     refuse_mixed(a.reports, runs)
     grps = groups(a.reports, runs, a.repeats)
     sums = [[summary(recs) for recs in reps] for _, reps in grps]
+    # methods.md, time.png and the per-method panels list the methods
+    # fastest first (median wall time): the table's answer, read the same
+    # way in every figure
+    order = sorted(range(len(grps)), key=lambda i: spread(sums[i], "total")[0])
+    grps, sums = [grps[i] for i in order], [sums[i] for i in order]
     title = context(runs)
     os.makedirs(a.out, exist_ok=True)
     out = lambda name: os.path.join(a.out, name)  # noqa: E731
@@ -656,7 +683,7 @@ def main(argv):
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
     time_plot(grps, sums, out("time.png"), "time: " + title)
     decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title, a.threshold)
-    weights_plot(grps, out("weights.png"), "weights against measured costs: " + title)
+    weights_plot(grps, out("weights.png"), "weights per load type (against the measured costs where measured): " + title)
     md = table(grps, sums, ikey, "Methods on " + title)
     with open(out("methods.md"), "w") as f:
         f.write(md)
