@@ -4,22 +4,37 @@
     python3 postprocess/cycle_plots.py [-o DIR] [--repeats] REPORT.jsonl [MORE.jsonl ...]
 
 Each report is one run (one line per cycle, the fields of the balancing
-cycle).  A run is labelled "method/weights".  Without --repeats, runs with
-the same label get their file name appended; with --repeats, runs with the
-same label are repetitions of one configuration (config/compare-methods.sh
--r N), and the figures and the table show their medians with the spread
-(least to greatest).  Every figure's title names the problem, the mesh and
-the ranks.  Each method keeps one colour and line style in every figure.
-Writes into DIR (default: the current directory):
+cycle).  A run is labelled "method/weights" ("+offload": a reactive run
+with the reaction balanced apart from the mesh).  Without --repeats, runs
+with the same label get their file name appended; with --repeats, runs
+with the same label are repetitions of one configuration
+(config/compare-methods.sh -r N), and the figures and the table show their
+medians with the spread (least to greatest).  Every figure's title names
+the problem, the mesh and the ranks; no legend sits over it.  Each method
+keeps one colour and line style in every figure; the table, time.png and
+the per-method panels list the methods fastest first (median wall time).
+The I% everywhere is the phase model's measured one, cycle_imbalance_pct
+(the weighed work's in reports from before it).  A cycle that rebalanced
+but moved no cell is neither counted nor drawn as a rebalance.  A figure
+that would be taller than about 1600 px is split into pages NAME-1.png,
+NAME-2.png, ...  Writes into DIR (default: the current directory):
 
-  imbalance.png  left: the measured imbalance I% of the phase model (of the
-                 weighed work in reports from before it) per
-                 cycle, one line per method (the band around it: least to
-                 greatest over the repetitions), or with more than 4
-                 methods one small panel each (the others grey); right: per method, the I%
-                 of all its cycles as a box (quartiles; whiskers 5-95%),
-                 its mean (white diamond) and each repetition's mean (dots),
-                 sorted by the mean
+  methods.md     the problem, mesh and ranks, the fastest method named
+                 first, then one row per method sorted by median wall time
+                 (also printed); 8 columns, each defined under the table:
+                 wall time (median [least, greatest]), the phase model's
+                 time, its loss to imbalance, the mean I% (per cycle the
+                 median over the repetitions, averaged over the cycles:
+                 imbalance.png's diamond and order), the rebalances that
+                 moved cells, the cells migrated, the balancing and
+                 migrating time (none: measure only)
+  imbalance.png  left: the I% per cycle, one line per method (the band
+                 around it: least to greatest over the repetitions), or
+                 with more than 4 methods one small panel each (the others
+                 grey); right: per method, the I% of all its cycles as a
+                 box (quartiles; whiskers 5-95%), the mean of methods.md
+                 (white diamond) and each repetition's mean (dots), sorted
+                 by that mean
   migrated.png   the same for the cells migrated per cycle
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
@@ -30,12 +45,12 @@ Writes into DIR (default: the current directory):
                  of each phase's slowest rank's own work less the ranks'
                  mean: lost_s), split by phase;
                  the balancer's and the migration's time (their values
-                 beside the bars).  Linear axes in s, ms or us with plain
-                 ticks.  Bars are medians, whiskers least to greatest of the
-                 repetitions
+                 beside the bars; none, which runs no balancer, has none).
+                 Linear axes in s, ms or us with plain ticks.  Bars are
+                 medians, whiskers least to greatest of the repetitions
   decision.png   the -lb_threshold rule of each run that decided (a run
                  without -lb_threshold rebalances at every chance and has no
-                 panel; no run decided: no file): the time lost to imbalance
+                 panel), at most 8 runs a page: the time lost to imbalance
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
                  cycle in rank-ms, the cycles that rebalanced on measured
@@ -43,22 +58,20 @@ Writes into DIR (default: the current directory):
                  the I% the floor compares against the floor (--threshold
                  PCT, else the least floor the report shows: its greatest
                  I% kept below it) (first repetition)
-  weights.png    the weight per load type over the cycles (solid) against the
-                 measured per-cell costs' mean per type, weights_measured, scaled
-                 the same way (dashed), one panel per run that measured them
-                 (problems that time their cells, e.g. reactive-transport;
-                 first repetition); a cost held at 0 (the fit's clamp) cannot
-                 sit on the log axis and is a triangle on its bottom edge
-  methods.md     the problem, mesh and ranks, then one row per method
-                 (medians of the repetitions; also printed): the measured
-                 wall time beside the phase model's time (the sum over
-                 cycles and phases of the slowest rank's own work), what the
-                 cycles before predicted for it, and the time it lost
+  weights.png    the weight per load type over the cycles (solid) of each
+                 run whose weights follow measurements (timing, phases) or
+                 that measured per-cell costs, against the measured costs'
+                 mean per type, weights_measured, scaled the same way
+                 (dashed), where there are any; at most 9 runs a page (first
+                 repetition); costs spanning more than a factor 10 on a log
+                 axis, where a cost held at 0 (the fit's clamp) is a
+                 triangle on its bottom edge
 
 Reports of different problems are refused (one error line naming each
 file's problem): every figure's title and the table assume one problem.
-A figure that has nothing to show is not written, and an older one of that
-name in DIR is removed.
+A figure that has nothing to show is not written, an older one of that
+name (and its pages) in DIR is removed, and one line on standard error
+says why.
 """
 import argparse
 import glob
