@@ -440,7 +440,7 @@ def time_plot(grps, sums, path, title):
     axes[0].invert_yaxis()
     reps = max(len(g[1]) for g in grps)
     fig.suptitle(title + ("" if reps == 1 else " (bars: medians of %d runs, whiskers: least to greatest)" % reps))
-    fig.tight_layout(rect=(0, 0.7 / height, 1, 1))
+    fig.tight_layout(rect=(0, 0.7 / height, 1, 1 - 0.2 / height))
     save(fig, path)
 
 
@@ -637,10 +637,10 @@ def table(grps, sums, key, title):
     wall = [spread(ss, "total") for ss in sums]
     order = list(range(len(grps)))
     counts = sorted({len(reps) for _, reps in grps})
-    runs = ("one run each" if counts == [1] else "%d runs each" % counts[0] if len(counts) == 1 else
-            "runs per method: " + ", ".join("%s %d" % (name, len(reps)) for name, reps in grps))
+    runs = ("one run each" if counts == [1] else "medians of %d runs each" % counts[0] if len(counts) == 1 else
+            "medians of the runs, runs per method: " + ", ".join("%s %d" % (name, len(reps)) for name, reps in grps))
     best, rest = order[0], order[1:]
-    lines = ["%s; medians of the repetitions (%s)" % (title, runs), "",
+    lines = ["%s; %s" % (title, runs), "",
              "Fastest here: **%s**, %.3f s wall (median)%s." % (
                  grps[best][0], wall[best][0],
                  "" if not rest else "; next %s, %.3f s%s" % (
