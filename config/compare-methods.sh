@@ -17,9 +17,10 @@
 # the runs with it "+offload".  Reports go to OUTDIR/METHOD-WEIGHTS-K.jsonl, then
 # postprocess/cycle_plots.py --repeats writes OUTDIR/*.png (medians of the
 # repetitions with their spread) and OUTDIR/methods.md from these reports
-# alone (other files in OUTDIR are neither read nor removed): per method the
-# measured wall time beside the phase model's time and what the cycles
-# predicted for it.  The first run
+# alone (other files in OUTDIR are neither read nor removed): the fastest
+# method first, the rows sorted by median wall time [least, greatest], with
+# the phase model's time, loss and mean I% (the I% imbalance.png ranks the
+# methods by), the rebalances, cells migrated and balancing time.  The first run
 # that fails stops the script with its error line; each run's output is in
 # OUTDIR/METHOD-WEIGHTS-K.log.  Runs from any
 # folder: BUILD defaults to the build/ beside config/, and BUILD, OPTS and

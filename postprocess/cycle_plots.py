@@ -4,22 +4,37 @@
     python3 postprocess/cycle_plots.py [-o DIR] [--repeats] REPORT.jsonl [MORE.jsonl ...]
 
 Each report is one run (one line per cycle, the fields of the balancing
-cycle).  A run is labelled "method/weights".  Without --repeats, runs with
-the same label get their file name appended; with --repeats, runs with the
-same label are repetitions of one configuration (config/compare-methods.sh
--r N), and the figures and the table show their medians with the spread
-(least to greatest).  Every figure's title names the problem, the mesh and
-the ranks.  Each method keeps one colour and line style in every figure.
-Writes into DIR (default: the current directory):
+cycle).  A run is labelled "method/weights" ("+offload": a reactive run
+with the reaction balanced apart from the mesh).  Without --repeats, runs
+with the same label get their file name appended; with --repeats, runs
+with the same label are repetitions of one configuration
+(config/compare-methods.sh -r N), and the figures and the table show their
+medians with the spread (least to greatest).  Every figure's title names
+the problem, the mesh and the ranks; no legend sits over it.  Each method
+keeps one colour and line style in every figure; the table, time.png and
+the per-method panels list the methods fastest first (median wall time).
+The I% everywhere is the phase model's measured one, cycle_imbalance_pct
+(the weighed work's in reports from before it).  A cycle that rebalanced
+but moved no cell is neither counted nor drawn as a rebalance.  A figure
+that would be taller than about 1600 px is split into pages NAME-1.png,
+NAME-2.png, ...  Writes into DIR (default: the current directory):
 
-  imbalance.png  left: the measured imbalance I% of the phase model (of the
-                 weighed work in reports from before it) per
-                 cycle, one line per method (the band around it: least to
-                 greatest over the repetitions), or with more than 4
-                 methods one small panel each (the others grey); right: per method, the I%
-                 of all its cycles as a box (quartiles; whiskers 5-95%),
-                 its mean (white diamond) and each repetition's mean (dots),
-                 sorted by the mean
+  methods.md     the problem, mesh and ranks, the fastest method named
+                 first, then one row per method sorted by median wall time
+                 (also printed); 8 columns, each defined under the table:
+                 wall time (median [least, greatest]), the phase model's
+                 time, its loss to imbalance, the mean I% (per cycle the
+                 median over the repetitions, averaged over the cycles:
+                 imbalance.png's diamond and order), the rebalances that
+                 moved cells, the cells migrated, the balancing and
+                 migrating time (none: measure only)
+  imbalance.png  left: the I% per cycle, one line per method (the band
+                 around it: least to greatest over the repetitions), or
+                 with more than 4 methods one small panel each (the others
+                 grey); right: per method, the I% of all its cycles as a
+                 box (quartiles; whiskers 5-95%), the mean of methods.md
+                 (white diamond) and each repetition's mean (dots), sorted
+                 by that mean
   migrated.png   the same for the cells migrated per cycle
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
@@ -30,12 +45,12 @@ Writes into DIR (default: the current directory):
                  of each phase's slowest rank's own work less the ranks'
                  mean: lost_s), split by phase;
                  the balancer's and the migration's time (their values
-                 beside the bars).  Linear axes in s, ms or us with plain
-                 ticks.  Bars are medians, whiskers least to greatest of the
-                 repetitions
+                 beside the bars; none, which runs no balancer, has none).
+                 Linear axes in s, ms or us with plain ticks.  Bars are
+                 medians, whiskers least to greatest of the repetitions
   decision.png   the -lb_threshold rule of each run that decided (a run
                  without -lb_threshold rebalances at every chance and has no
-                 panel; no run decided: no file): the time lost to imbalance
+                 panel), at most 8 runs a page: the time lost to imbalance
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
                  cycle in rank-ms, the cycles that rebalanced on measured
@@ -43,24 +58,23 @@ Writes into DIR (default: the current directory):
                  the I% the floor compares against the floor (--threshold
                  PCT, else the least floor the report shows: its greatest
                  I% kept below it) (first repetition)
-  weights.png    the weight per load type over the cycles (solid) against the
-                 measured per-cell costs' mean per type, weights_measured, scaled
-                 the same way (dashed), one panel per run that measured them
-                 (problems that time their cells, e.g. reactive-transport;
-                 first repetition); a cost held at 0 (the fit's clamp) cannot
-                 sit on the log axis and is a triangle on its bottom edge
-  methods.md     the problem, mesh and ranks, then one row per method
-                 (medians of the repetitions; also printed): the measured
-                 wall time beside the phase model's time (the sum over
-                 cycles and phases of the slowest rank's own work), what the
-                 cycles before predicted for it, and the time it lost
+  weights.png    the weight per load type over the cycles (solid) of each
+                 run whose weights follow measurements (timing, phases) or
+                 that measured per-cell costs, against the measured costs'
+                 mean per type, weights_measured, scaled the same way
+                 (dashed), where there are any; at most 9 runs a page (first
+                 repetition); costs spanning more than a factor 10 on a log
+                 axis, where a cost held at 0 (the fit's clamp) is a
+                 triangle on its bottom edge
 
 Reports of different problems are refused (one error line naming each
 file's problem): every figure's title and the table assume one problem.
-A figure that has nothing to show is not written, and an older one of that
-name in DIR is removed.
+A figure that has nothing to show is not written, an older one of that
+name (and its pages) in DIR is removed, and one line on standard error
+says why.
 """
 import argparse
+import glob
 import json
 import os
 import statistics
@@ -129,34 +143,27 @@ def context(runs):
     return "%s on %s, %s ranks" % (joined("problem"), joined("mesh"), joined("ranks"))
 
 
+def moved(r):
+    """A cycle that rebalanced and moved cells.  The report also marks as
+    rebalanced a cycle whose new partition is the old one (no cell moved,
+    e.g. diffusion stopped before any cut shifted); to the reader that is no
+    rebalance, so it is neither counted nor drawn as one."""
+    return r["rebalanced"] and r["migrated_cells_tot"] > 0
+
+
 def summary(recs):
     last = recs[-1]
-    n = last["ranks"]
-    total = last["total_s"]
-    lost = last["lost_rank_s"]
     return {
-        "ranks": n,
-        "cycles": len(recs),
-        "cells": last["cells"],
-        "total": total,
-        "lost": lost,
-        "lost_share": 100 * lost / (n * total) if total > 0 else 0.0,
-        "mean_i": statistics.fmean(r["imbalance_pct"] for r in recs),
-        "mean_pred": statistics.fmean(r["predicted_imbalance_pct"] for r in recs),
+        "total": last["total_s"],
         "migrated": sum(r["migrated_cells_tot"] for r in recs),
-        "rebalances": sum(1 for r in recs if r["rebalanced"]),
+        "rebalances": sum(1 for r in recs if moved(r)),
         "lb": last["lb_total_s"],
         "mig": last["migrate_total_s"],
-        "lb_share": 100 * (last["lb_total_s"] + last["migrate_total_s"]) / total if total > 0 else 0.0,
-        "added": sum(r["comm_edges_added"] for r in recs),
-        "smape": statistics.fmean(r["fit_smape"] for r in recs),
+        "lb_mig": last["lb_total_s"] + last["migrate_total_s"],
         # the phase model (reports before it have none): the measured sum
-        # over cycles and phases of the slowest rank's own work, its loss,
-        # and what the cycles before predicted for it (a cycle without a
-        # prediction, the first, counts as measured)
+        # over cycles and phases of the slowest rank's own work and its loss
         "model": last.get("model_total_s", float("nan")),
         "model_lost": last.get("lost_s", float("nan")),
-        "predicted": sum(r["predicted_s"] if r.get("predicted_s") is not None else r.get("cycle_time_s", float("nan")) for r in recs),
         "phase_lost": phase_losses(recs),
     }
 
@@ -188,6 +195,18 @@ def per_cycle(reps, key):
     return cyc, [statistics.median(by[c]) for c in cyc], [min(by[c]) for c in cyc], [max(by[c]) for c in cyc]
 
 
+def cycle_mean(reps, key):
+    """The mean over cycles of the median over the repetitions: the one
+    statistic by which imbalance.png's summary and methods.md's I% column
+    both rank the methods, so that the two cannot disagree."""
+    return statistics.fmean(per_cycle(reps, key)[1])
+
+
+def measure_only(reps):
+    """A run of -lb_method none: it measures, and no balancer runs."""
+    return reps[0][0]["lb_method"] == "none"
+
+
 def save(fig, path):
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -196,6 +215,30 @@ def save(fig, path):
 def remove(path):
     if os.path.exists(path):
         os.remove(path)
+
+
+def not_written(path, why):
+    """A figure with nothing to show: an older one of its name (and its
+    pages) removed, and one line saying why, so that a figure the README
+    lists is never missing without a word."""
+    pages(path, [], 1)
+    print("cycle_plots.py: %s not written: %s" % (os.path.basename(path), why), file=sys.stderr)
+
+
+def pages(path, items, most):
+    """[(file, items), ...]: the items on one page, path, when at most
+    `most`, else spread evenly over path-1, path-2, ... (NAME-K.png), so
+    that no figure grows past about 1600 px.  Older pages of the figure,
+    and its one-page file, are removed first: a folder never holds pages of
+    two runs."""
+    stem, ext = os.path.splitext(path)
+    for old in [path] + glob.glob(glob.escape(stem) + "-[0-9]*" + ext):
+        remove(old)
+    if len(items) <= most:
+        return [(path, items)] if items else []
+    count = -(-len(items) // most)
+    each = -(-len(items) // count)
+    return [("%s-%d%s" % (stem, k + 1, ext), items[k * each:(k + 1) * each]) for k in range(count)]
 
 
 # more lines than this in one panel cannot be told apart: small multiples
@@ -219,13 +262,15 @@ def per_cycle_plot(grps, key, ylabel, path, title):
             if bands:
                 ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
         ax.set_xlabel("cycle")
+        cycle_axis(ax)
         ax.set_ylabel(ylabel)
         ax.set_title("per cycle" + (" (median of the repetitions%s)" % (", band: least to greatest" if bands else "") if repeated else ""),
                      fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, title="method/weights", title_fontsize=8, frameon=False)
     else:
-        cols = 4 if n > 9 else 3
+        # at most 6 rows of panels: the figure stays under 1600 px tall
+        cols = 3 if n <= 9 else max(4, -(-n // 6))
         rows = (n + cols - 1) // cols
         fig = plt.figure(figsize=(18, 1.2 + 1.9 * rows))
         outer = fig.add_gridspec(1, 2, width_ratios=[3, 1.4], wspace=0.25)
@@ -240,6 +285,7 @@ def per_cycle_plot(grps, key, ylabel, path, title):
             cyc, med, _, _ = curves[i]
             ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
             ax.set_title(name, fontsize=8, pad=2)
+            cycle_axis(ax)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=7)
             if i % cols:
@@ -252,7 +298,8 @@ def per_cycle_plot(grps, key, ylabel, path, title):
         fig.text(0.35, 1 - 0.75 / (1.2 + 1.9 * rows), "per cycle, one panel per method (grey: the other methods)", ha="center", fontsize=9)
         box = fig.add_subplot(outer[1])
     # the summary: every cycle of every repetition, sorted by the mean
-    order = sorted(range(len(grps)), key=lambda i: statistics.fmean(r[key] for reps in [grps[i][1]] for recs in reps for r in recs))
+    means = [cycle_mean(reps, key) for _, reps in grps]
+    order = sorted(range(len(grps)), key=lambda i: means[i])
     data = [[r[key] for recs in grps[i][1] for r in recs] for i in order]
     b = box.boxplot(data, vert=False, whis=(5, 95), showfliers=False, patch_artist=True, widths=0.6,
                     medianprops={"color": "black", "lw": 1})
@@ -260,15 +307,15 @@ def per_cycle_plot(grps, key, ylabel, path, title):
         patch.set_facecolor(style(i)["color"])
         patch.set_alpha(0.55)
     for y, i in enumerate(order, start=1):
-        means = [statistics.fmean(r[key] for r in recs) for recs in grps[i][1]]
-        box.plot([statistics.fmean(d for d in data[y - 1])], [y], "D", color="white", mec="black", ms=6, zorder=3)
+        box.plot([means[i]], [y], "D", color="white", mec="black", ms=6, zorder=3)
         if repeated:
-            box.plot(means, [y] * len(means), ".", color="black", ms=4, zorder=4)
+            each = [statistics.fmean(r[key] for r in recs) for recs in grps[i][1]]
+            box.plot(each, [y] * len(each), ".", color="black", ms=4, zorder=4)
     box.set_yticks(range(1, len(order) + 1))
     box.set_yticklabels([grps[i][0] for i in order], fontsize=8)
     box.set_xlabel(ylabel)
     box.set_title("all cycles, lowest mean on top:\nbox quartiles, whiskers 5-95%%, %s mean%s" % (
-        "\u25c7", "\ndots: each repetition's mean" if repeated else ""), fontsize=9)
+        "\u25c7", " of the cycles' medians\ndots: each repetition's mean" if repeated else ""), fontsize=9)
     box.invert_yaxis()
     box.grid(alpha=0.3, axis="x")
     fig.suptitle(title)
@@ -307,6 +354,11 @@ def unit_of(values):
     return 1.0, "s"
 
 
+def cycle_axis(ax):
+    """Whole cycles on the x axis (no 2.5)."""
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+
+
 def plain(ax, axis="x"):
     """Plain tick labels: no offset or 1e-3 multiplier above the axis."""
     fmt = matplotlib.ticker.ScalarFormatter(useOffset=False)
@@ -317,19 +369,17 @@ def plain(ax, axis="x"):
 def time_plot(grps, sums, path, title):
     """Three panels, each on a linear axis in its own unit (s, ms or us)
     with plain tick labels; the overheads, which span decades, carry their
-    values beside the bars."""
+    values beside the bars; a run of none (measure only) has no balancer
+    and no overhead bar."""
     n = len(grps)
     ys = list(range(n))
-    height = 2.6 + 0.4 * n
+    # 0.4 in per method, at most 14 in (1540 px) however many methods
+    height = min(2.6 + 0.4 * n, 14)
     fig, axes = plt.subplots(1, 3, figsize=(15, height), sharey=True)
     repeated = any(len(g[1]) > 1 for g in grps)
 
-    def values(key, per_rank):
-        out = []
-        for s in sums:
-            div = s[0]["ranks"] if per_rank else 1
-            out.append([v / div for v in spread(s, key)])
-        return out  # [(median, least, greatest), ...]
+    def values(key):
+        return [spread(s, key) for s in sums]  # [(median, least, greatest), ...]
 
     def bars(ax, vals, factor, y, height, label, **kw):
         med = [v[0] * factor for v in vals]
@@ -337,7 +387,7 @@ def time_plot(grps, sums, path, title):
         ax.barh(y, med, height=height, xerr=err, label=label, error_kw={"lw": 0.8, "capsize": 2}, **kw)
         return med
 
-    total, model = values("total", False), values("model", False)
+    total, model = values("total"), values("model")
     f, u = unit_of([v[2] for v in total])
     bars(axes[0], total, f, ys, 0.7, "whole run (wall)", color="#c6dbef")
     bars(axes[0], model, f, ys, 0.35, "phase model: slowest rank's own work per phase", color="#2171b5")
@@ -346,7 +396,7 @@ def time_plot(grps, sums, path, title):
     # each phase's loss stacked, the medians over repetitions (the whisker
     # is the spread of the total, lost_s)
     names = list(dict.fromkeys(k for sm in sums for one in sm for k in one["phase_lost"]))
-    lost = values("model_lost", False)
+    lost = values("model_lost")
     f, u = unit_of([v[2] for v in lost])
     left = [0.0] * n
     cmap = plt.get_cmap("Set2")
@@ -359,18 +409,25 @@ def time_plot(grps, sums, path, title):
                          lw=0.8, capsize=2)
     axes[1].set_xlabel("time (%s)" % u)
     axes[1].set_title("lost to imbalance (phase model), by phase\n(sum over cycles of the slowest rank's own work - the mean)", fontsize=10)
-    lb, mig = values("lb", False), values("mig", False)
+    # none runs no balancer: what it reports as balancer time is its
+    # measuring, which a bar named "balancer" would misstate
+    runs = [i for i in ys if not measure_only(grps[i][1])]
+    lb = [spread(sums[i], "lb") for i in runs]
+    mig = [spread(sums[i], "mig") for i in runs]
     f, u = unit_of([v[2] for v in lb + mig])
-    a = bars(axes[2], lb, f, [y - 0.2 for y in ys], 0.4, "balancer (method and decision)", color="tab:green")
-    b = bars(axes[2], mig, f, [y + 0.2 for y in ys], 0.4, "migrating cells", color="tab:purple")
+    a = bars(axes[2], lb, f, [y - 0.2 for y in runs], 0.4, "balancer (method and decision)", color="tab:green")
+    b = bars(axes[2], mig, f, [y + 0.2 for y in runs], 0.4, "migrating cells", color="tab:purple")
     axes[2].set_xlabel("wall time (%s), values beside the bars" % u)
     axes[2].set_title("balancing overheads", fontsize=10)
     # a linear axis keeps bar lengths honest; the small ones get their number
     # (beyond the whisker, where there is one)
     ends = [v[2] * f if repeated else v[0] * f for v in lb + mig]
     top = max(ends + [1e-30])
-    for y, off, v, end in zip(ys + ys, [-0.2] * n + [0.2] * n, a + b, ends):
+    for y, off, v, end in zip(runs + runs, [-0.2] * len(runs) + [0.2] * len(runs), a + b, ends):
         axes[2].text(end + 0.015 * top, y + off, "%.3g %s" % (v, u), va="center", fontsize=7)
+    for y in ys:
+        if y not in runs:
+            axes[2].text(0.015 * top, y, "measure only: no balancer", va="center", fontsize=7, color="0.3")
     axes[2].set_xlim(0, top * 1.25)
     for ax in axes:
         ax.grid(alpha=0.3, axis="x")
@@ -383,7 +440,7 @@ def time_plot(grps, sums, path, title):
     axes[0].invert_yaxis()
     reps = max(len(g[1]) for g in grps)
     fig.suptitle(title + ("" if reps == 1 else " (bars: medians of %d runs, whiskers: least to greatest)" % reps))
-    fig.tight_layout(rect=(0, 0.7 / height, 1, 1))
+    fig.tight_layout(rect=(0, 0.7 / height, 1, 1 - 0.2 / height))
     save(fig, path)
 
 
@@ -418,14 +475,20 @@ def decision_plot(grps, path, title, threshold=None):
     the last rebalance and the threshold it must reach, the predicted cost,
     with the cycles that rebalanced on measured loss and those that did on
     predicted gain told apart) and the floor rule (the I% against the
-    -lb_threshold floor)."""
+    -lb_threshold floor).  At most 8 runs a page (decision-1.png, ...)."""
     runs = [(name, reps[0], len(reps)) for name, reps in grps if decided(reps[0])]
     if not runs:
-        remove(path)
+        not_written(path, "no run decided with -lb_threshold")
         return
+    for page, chunk in pages(path, runs, 8):
+        decision_page(chunk, page, title, threshold)
+
+
+def decision_page(runs, path, title, threshold):
     cols = 1 if len(runs) <= 3 else 2
     rows = (len(runs) + cols - 1) // cols
-    height = 1.6 + 3.4 * rows
+    # 3.1 in a run's pair of panels: 4 rows and the title and legend in 14 in (1540 px)
+    height = 1.6 + 3.1 * rows
     fig, axes = plt.subplots(2 * rows, cols, figsize=(8 * cols, height), squeeze=False, sharex=True,
                              gridspec_kw={"height_ratios": [2, 1] * rows})
     nan = float("nan")
@@ -438,8 +501,9 @@ def decision_plot(grps, path, title, threshold=None):
         # no cost on cycles that had no chance to balance (null in the report)
         ax.plot(cyc, [ms * r["balance_cost_rank_s"] if r["balance_cost_rank_s"] is not None else nan for r in recs],
                 lw=1.2, color="tab:red", ls="--", label="threshold: predicted cost of rebalancing")
-        loss = [r for r in recs if r.get("lb_decision") == "rebalance"]
-        gain = [r for r in recs if r.get("lb_decision") == "gain"]
+        loss = [r for r in recs if r.get("lb_decision") == "rebalance" and moved(r)]
+        gain = [r for r in recs if r.get("lb_decision") == "gain" and moved(r)]
+        still = sum(1 for r in recs if r["rebalanced"] and not moved(r))
         ax.plot([r["cycle"] for r in loss], [ms * r["excess_loss_rank_s"] for r in loss], "^", color="black", ms=6,
                 label="rebalanced: measured loss reached the cost")
         ax.plot([r["cycle"] for r in gain], [ms * (r.get("predicted_cycle_gain_rank_s") or 0) for r in gain], "o", mfc="none",
@@ -447,9 +511,9 @@ def decision_plot(grps, path, title, threshold=None):
         ax.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
         ax.set_ylabel("rank-ms")
-        ax.set_title("%s: %d rebalances in %d cycles (%d on measured loss, %d on predicted gain)%s" % (
-            name, sum(1 for r in recs if r["rebalanced"]), len(recs), len(loss), len(gain),
-            "" if nrep == 1 else ", run 1 of %d" % nrep), fontsize=8)
+        ax.set_title("%s: %d rebalances in %d cycles (%d on measured loss, %d on predicted gain%s)%s" % (
+            name, sum(1 for r in recs if moved(r)), len(recs), len(loss), len(gain),
+            "; %d decided but moved no cell" % still if still else "", "" if nrep == 1 else ", run 1 of %d" % nrep), fontsize=8)
         ax.grid(alpha=0.3)
         ipct, what = floor_input(recs)
         fl.plot(cyc, ipct, lw=1, color="tab:gray")
@@ -468,45 +532,74 @@ def decision_plot(grps, path, title, threshold=None):
     for k in range(len(runs), rows * cols):
         axes[2 * (k // cols)][k % cols].axis("off")
         axes[2 * (k // cols) + 1][k % cols].axis("off")
+        # the run above is the last of its column: its cycles labelled
+        axes[2 * (k // cols) - 1][k % cols].tick_params(labelbottom=True)
+        axes[2 * (k // cols) - 1][k % cols].set_xlabel("cycle")
     for ax in axes[-1]:
         ax.set_xlabel("cycle")
+    cycle_axis(axes[-1][0])
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    for h, l in zip(*axes[1, 0].get_legend_handles_labels()):
+    for h, lab in zip(*axes[1, 0].get_legend_handles_labels()):
         handles.append(h)
-        labels.append(l)
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.45 / height), ncol=2, fontsize=8, frameon=False)
+        labels.append(lab)
+    # the title on top, the legend at the bottom: apart, whatever the height
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 0.9 if cols == 1 else 0.95, 1 - 1.1 / height))
+    fig.tight_layout(rect=(0, 0.75 / height, 0.9 if cols == 1 else 0.95, 1 - 0.3 / height))
     save(fig, path)
 
 
+# the weights modes whose weights follow measurements, cycle by cycle
+FITTED = ("timing", "phases")
+
+
 def weights_plot(grps, path, title):
-    """Fitted (or count/measured) weights against weights_measured per type."""
-    measured = [(name, reps[0]) for name, reps in grps
-                if any(x is not None for r in reps[0] for x in r.get("weights_measured", []))]
-    if not measured:
-        remove(path)
+    """The weights per type of each run that fitted them (timing, phases)
+    or measured per-cell costs, against weights_measured where there are
+    any; at most 9 runs a page (weights-1.png, ...)."""
+    shown = [(name, reps[0]) for name, reps in grps
+             if reps[0][0]["lb_weights"] in FITTED or any(x is not None for r in reps[0] for x in r.get("weights_measured", []))]
+    if not shown:
+        not_written(path, "no run fits weights or measures its cells' costs (%s weights only)" % ", ".join(
+            sorted({reps[0][0]["lb_weights"] for _, reps in grps})))
         return
+    for page, chunk in pages(path, shown, 9):
+        weights_page(chunk, page, title)
+
+
+def weights_page(measured, path, title):
     cols = min(3, len(measured))
     rows = (len(measured) + cols - 1) // cols
+    # 3 rows of panels, each with its legend below, in 13.6 in (1496 px)
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 1.0 + 4.2 * rows), squeeze=False)
     nan = float("nan")
     for k, (name, recs) in enumerate(measured):
         ax = axes[k // cols][k % cols]
         bottom = blended_transform_factory(ax.transData, ax.transAxes)
         cyc = [r["cycle"] for r in recs]
+        drawn = []
         for t in range(len(recs[0]["weights"])):
             c = "C%d" % t
             w = [r["weights"][t] for r in recs]
+            wm = [r.get("weights_measured", [None] * (t + 1))[t] for r in recs]
+            drawn += [x for x in w + wm if x is not None and x > 0]
             ax.plot(cyc, [x if x > 0 else nan for x in w], color=c, label="type %d: weights" % t)
-            ax.plot(cyc, [nan if r["weights_measured"][t] is None or r["weights_measured"][t] <= 0 else r["weights_measured"][t] for r in recs],
-                    color=c, ls="--", label="type %d: measured" % t)
+            if any(x is not None for x in wm):
+                ax.plot(cyc, [nan if x is None or x <= 0 else x for x in wm], color=c, ls="--", label="type %d: measured" % t)
             zero = [x for x, v in zip(cyc, w) if v <= 0]
             if zero:
                 ax.plot(zero, [0] * len(zero), "v", color=c, ms=6, transform=bottom, clip_on=False,
                         label="type %d: weight 0 (clamped)" % t)
-        ax.set_yscale("log")
+        # costs that span decades (a reacting cell against a plain one) on a
+        # log axis, labelled at the decades; within a factor 10 a log axis
+        # has no decade to label (it would read 9x10^-1): linear
+        if drawn and max(drawn) > 10 * min(drawn):
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
+        else:
+            plain(ax, "y")
         ax.set_xlabel("cycle")
+        cycle_axis(ax)
         ax.set_ylabel("cost per cell (mean cell weight 1)")
         ax.set_title(name, fontsize=9)
         ax.grid(alpha=0.3)
@@ -518,21 +611,53 @@ def weights_plot(grps, path, title):
     save(fig, path)
 
 
-def table(grps, sums, title):
-    reps = max(len(s) for s in sums)
-    head = ("| run | ranks | runs | cycles | cells | total s (wall) | modelled s | predicted s | lost to imbalance s (phase model) | "
-            "lost rank-s of the weighed work (% of run) | mean I% measured | "
-            "mean I% predicted | fit sMAPE % | rebalances | migrated cells | new rank pairs | balancing s | migrating s | balancing + migrating % |")
-    rows = ["%s%s\n" % (title, "" if reps == 1 else "; medians of the runs, total s with least-greatest"), head,
-            "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"]
-    for (name, _), ss in zip(grps, sums):
-        m = {k: spread(ss, k)[0] for k in ss[0] if k != "phase_lost"}
-        total = "%.3f" % m["total"] if len(ss) == 1 else "%.3f (%.3f-%.3f)" % spread(ss, "total")
-        rows.append("| %s | %d | %d | %d | %d | %s | %.3f | %.3f | %.3f | %.4f (%.1f%%) | %.1f | %.1f | %.1f | %d | %d | %d | %.4f | %.4f | %.2f |" % (
-            name, m["ranks"], len(ss), m["cycles"], m["cells"], total, m["model"], m["predicted"], m["model_lost"], m["lost"], m["lost_share"],
-            m["mean_i"], m["mean_pred"],
-            m["smape"], m["rebalances"], m["migrated"], m["added"], m["lb"], m["mig"], m["lb_share"]))
-    return "\n".join(rows) + "\n"
+# methods.md's columns, each with its definition (written under the table;
+# {key}: the report field of the I%)
+COLUMNS = [
+    ("run", "method/weights; +offload: a reactive run with the reaction balanced apart from the mesh"),
+    ("wall s", "the run's measured wall time (the last record's total_s): the median over the repetitions "
+               "[least, greatest]; the rows are sorted by it, fastest first"),
+    ("modelled s", "the phase model's time: the sum over cycles and phases of the slowest rank's own work (model_total_s)"),
+    ("lost to imbalance s", "the phase model's loss: the sum over cycles and phases of the slowest rank's own work "
+               "less the ranks' mean (lost_s)"),
+    ("mean I% (phase model)", "the phase model's measured I% of each cycle (`{key}`), its median over the repetitions, averaged over "
+                "the cycles: the diamond of imbalance.png, whose summary ranks the methods by it"),
+    ("rebalances", "cycles that rebalanced and moved cells (one that moved no cell is not counted)"),
+    ("migrated cells", "cells migrated, summed over the cycles"),
+    ("balancing + migrating s", "the balancer's time (lb_total_s) and the migration's (migrate_total_s); "
+                                "none: measure only, no balancer"),
+]
+
+
+def table(grps, sums, key, title):
+    """methods.md: the fastest method named first, then one row per label
+    in the order given (main's: by the median wall time), each column
+    defined under the table.  Every value but wall s is the median over
+    the repetitions."""
+    wall = [spread(ss, "total") for ss in sums]
+    order = list(range(len(grps)))
+    counts = sorted({len(reps) for _, reps in grps})
+    runs = ("one run each" if counts == [1] else "medians of %d runs each" % counts[0] if len(counts) == 1 else
+            "medians of the runs, runs per method: " + ", ".join("%s %d" % (name, len(reps)) for name, reps in grps))
+    best, rest = order[0], order[1:]
+    lines = ["%s; %s" % (title, runs), "",
+             "Fastest here: **%s**, %.3f s wall (median)%s." % (
+                 grps[best][0], wall[best][0],
+                 "" if not rest else "; next %s, %.3f s%s" % (
+                     grps[rest[0]][0], wall[rest[0]][0],
+                     " (their ranges overlap: these runs do not tell the two apart)" if wall[rest[0]][1] <= wall[best][2] else "")),
+             "",
+             "| " + " | ".join(c for c, _ in COLUMNS) + " |",
+             "|" + "|".join(["---"] + ["--:"] * (len(COLUMNS) - 1)) + "|"]
+    for i in order:
+        name, reps = grps[i]
+        m = {k: spread(sums[i], k)[0] for k in ("model", "model_lost", "rebalances", "migrated", "lb_mig")}
+        lines.append("| %s | %s | %.3f | %.3f | %.1f | %d | %d | %s |" % (
+            name, "%.3f" % wall[i][0] if len(reps) == 1 else "%.3f [%.3f, %.3f]" % wall[i], m["model"], m["model_lost"],
+            cycle_mean(reps, key), m["rebalances"], m["migrated"], "measure only" if measure_only(reps) else "%.4f" % m["lb_mig"]))
+    lines.append("")
+    lines += ["- **%s**: %s" % (c, d.format(key=key)) for c, d in COLUMNS]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv):
@@ -551,21 +676,28 @@ def main(argv):
     refuse_mixed(a.reports, runs)
     grps = groups(a.reports, runs, a.repeats)
     sums = [[summary(recs) for recs in reps] for _, reps in grps]
+    # methods.md, time.png and the per-method panels list the methods
+    # fastest first (median wall time): the table's answer, read the same
+    # way in every figure
+    order = sorted(range(len(grps)), key=lambda i: spread(sums[i], "total")[0])
+    grps, sums = [grps[i] for i in order], [sums[i] for i in order]
     title = context(runs)
     os.makedirs(a.out, exist_ok=True)
     out = lambda name: os.path.join(a.out, name)  # noqa: E731
     # the phase model's I% (sum over phases of the slowest rank against the
-    # mean), where the reports have it, else the weighed work's
+    # mean), where the reports have it, else the weighed work's: the same
+    # in imbalance.png and methods.md
     if all("cycle_imbalance_pct" in r for recs in runs for r in recs):
-        per_cycle_plot(grps, "cycle_imbalance_pct", "measured imbalance I% of the phase model", out("imbalance.png"), "imbalance: " + title)
+        ikey, iname = "cycle_imbalance_pct", "measured imbalance I% of the phase model"
     else:
-        per_cycle_plot(grps, "imbalance_pct", "measured imbalance I% of the weighed work", out("imbalance.png"), "imbalance: " + title)
+        ikey, iname = "imbalance_pct", "measured imbalance I% of the weighed work"
+    per_cycle_plot(grps, ikey, iname, out("imbalance.png"), "imbalance: " + title)
     per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)
     time_plot(grps, sums, out("time.png"), "time: " + title)
     decision_plot(grps, out("decision.png"), "the -lb_threshold rule: " + title, a.threshold)
-    weights_plot(grps, out("weights.png"), "weights against measured costs: " + title)
-    md = table(grps, sums, "Methods on " + title)
+    weights_plot(grps, out("weights.png"), "weights per load type (against the measured costs where measured): " + title)
+    md = table(grps, sums, ikey, "Methods on " + title)
     with open(out("methods.md"), "w") as f:
         f.write(md)
     sys.stdout.write(md)
