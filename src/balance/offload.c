@@ -85,6 +85,38 @@ static lb_err post_registrations(const lb_offload *o, const interval *iv, const 
   return LB_OK;
 }
 
+/* One side of a segment owner's replies: for each interval of the nx
+ * registrations x (indices into reg, starts growing), one message to its
+ * rank listing the intervals of y that overlap it within [slo, shi): as
+ * (rank, lo, hi) when with_bounds (to a donor: what it owes whom), else
+ * as (rank) (to a receiver: whom it hears from). */
+static lb_err post_overlaps(int seg, int64_t slo, int64_t shi, const lb_route_box *reg, const int *x, int nx, const int *y, int ny, int with_bounds,
+                            int64_t *buf, lb_route_box *box)
+{
+  lb_err e = LB_OK;
+  for (int a = 0, b = 0; a < nx && !e; a++) {
+    const int64_t *xm = reg->data + reg->m[x[a]].off;
+    const int64_t lo = xm[2] > slo ? xm[2] : slo, hi = xm[2] + xm[3] < shi ? xm[2] + xm[3] : shi;
+    int np = 0;
+    while (b < ny) {
+      const int64_t *ym = reg->data + reg->m[y[b]].off;
+      const int64_t plo = ym[2] > lo ? ym[2] : lo, phi = ym[2] + ym[3] < hi ? ym[2] + ym[3] : hi;
+      if (ym[2] >= hi) break;
+      if (phi > plo && with_bounds) {
+        buf[np++] = ym[1];
+        buf[np++] = plo;
+        buf[np++] = phi;
+      } else if (phi > plo)
+        buf[np++] = ym[1];
+      /* y's interval goes on past x's: keep it for the next */
+      if (ym[2] + ym[3] > hi) break;
+      b++;
+    }
+    e = lb_route_post(box, seg, (int)xm[1], buf, (size_t)np);
+  }
+  return e;
+}
+
 /* A segment owner's replies: the overlaps of the excess and deficit
  * intervals registered with segment `seg` ([seg w, (seg+1) w)), each
  * told to its donor as (receiver, lo, hi) and to its receiver as (donor).
@@ -105,41 +137,8 @@ static lb_err post_replies(int seg, int64_t w, const lb_route_box *reg, int firs
     if (m[0] == 0) d[nd++] = i;
     else rc[nr++] = i;
   }
-  /* donors: one message each, the pieces of its interval in this segment */
-  for (int a = 0, b = 0; a < nd && !e; a++) {
-    const int64_t *dm = reg->data + reg->m[d[a]].off;
-    const int64_t lo = dm[2] > slo ? dm[2] : slo, hi = dm[2] + dm[3] < shi ? dm[2] + dm[3] : shi;
-    int np = 0;
-    while (b < nr) {
-      const int64_t *rm = reg->data + reg->m[rc[b]].off;
-      const int64_t plo = rm[2] > lo ? rm[2] : lo, phi = rm[2] + rm[3] < hi ? rm[2] + rm[3] : hi;
-      if (rm[2] >= hi) break;
-      if (phi > plo) {
-        buf[3 * np] = rm[1];
-        buf[3 * np + 1] = plo;
-        buf[3 * np + 2] = phi;
-        np++;
-      }
-      /* the receiver goes on past this donor: keep it for the next */
-      if (rm[2] + rm[3] > hi) break;
-      b++;
-    }
-    e = lb_route_post(box, seg, (int)dm[1], buf, 3 * (size_t)np);
-  }
-  /* receivers: the donors whose intervals meet theirs in this segment */
-  for (int b = 0, a = 0; b < nr && !e; b++) {
-    const int64_t *rm = reg->data + reg->m[rc[b]].off;
-    const int64_t lo = rm[2] > slo ? rm[2] : slo, hi = rm[2] + rm[3] < shi ? rm[2] + rm[3] : shi;
-    int np = 0;
-    while (a < nd) {
-      const int64_t *dm = reg->data + reg->m[d[a]].off;
-      if (dm[2] >= hi) break;
-      if ((dm[2] > lo ? dm[2] : lo) < (dm[2] + dm[3] < hi ? dm[2] + dm[3] : hi)) buf[np++] = dm[1];
-      if (dm[2] + dm[3] > hi) break;
-      a++;
-    }
-    e = lb_route_post(box, seg, (int)rm[1], buf, (size_t)np);
-  }
+  if (!e) e = post_overlaps(seg, slo, shi, reg, d, nd, rc, nr, 1, buf, box);
+  if (!e) e = post_overlaps(seg, slo, shi, reg, rc, nr, d, nd, 0, buf, box);
   free(d);
   free(rc);
   free(buf);
