@@ -78,10 +78,10 @@ typedef struct {
   int rank;            /**< the global rank */
   int64_t n;           /**< its items */
   int64_t nsend;       /**< items it sends away */
-  const int64_t *send; /**< their indices (0..n), in the order of the send and back buffers */
-  const int *send_to;  /**< the rank each goes to */
+  const int64_t *send; /**< their indices (0..n), in the order of the send and back buffers; NULL when no item moves */
+  const int *send_to;  /**< the rank each goes to (NULL alike) */
   int64_t nrecv;       /**< items it computes for others */
-  const int *recv_from; /**< the rank each came from, in the order of the receive buffer (ranks ascending) */
+  const int *recv_from; /**< the rank each came from, in the order of the receive buffer (ranks ascending); NULL when no item moves */
   int nsend_ranks, nrecv_ranks; /**< ranks it sends items to, receives them from */
   int64_t load_before; /**< its cost in quanta before the plan */
   int64_t load_after;  /**< after: the items it keeps and those it receives */

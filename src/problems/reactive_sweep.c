@@ -28,39 +28,39 @@ static void account_owner(AmrReactive *r, FemAdvectCell *d, p4est_locidx_t K, do
 }
 
 /* And with the rank that took the steps; a point where nothing reacts
- * takes one step: more is the front. */
-static void account_worker(AmrReactive *r, const FemReactionWork *w, int npoints)
+ * takes one step (a cell of nb coefficients per species has 2^(nb - 1)
+ * points, or its mean): more is the front. */
+static void account_worker(AmrReactive *r, const FemReactionWork *w, int nb)
 {
   r->steps_local += w->steps;
-  if (w->steps > npoints) {
+  if (w->steps > (nb > 1 ? 1 << (nb - 1) : 1)) {
     r->front_steps += w->steps;
     r->front_cpu += w->cpu;
   }
 }
 
-/* One cell here: its data d with its centroid xibar. */
-static PetscErrorCode react_here(AmrReactive *r, int nb, const double *xibar, FemAdvectCell *d, double dt, double *clock, FemReactionWork *w)
+/* Local cell K here, its data d with its centroid xibar, and its account
+ * as owner and worker both. */
+static PetscErrorCode react_home(AmrReactive *r, int nb, const double *xibar, FemAdvectCell *d, p4est_locidx_t K, double dt, double *clock)
 {
+  FemReactionWork w = {0, 0, 0};
+
   PetscFunctionBeginUser;
   PetscCall(FemReactionCell(&r->react, nb, xibar, d->c, FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_B), FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_C), dt,
-                            clock, w));
+                            clock, &w));
+  account_owner(r, d, K, w.cpu);
+  account_worker(r, &w, nb);
   PetscFunctionReturn(0);
 }
 
 /* The sweep without the offload: every local cell here, in curve order. */
-static PetscErrorCode sweep_home(AmrProblem p, AmrAdvection *s, AmrReactive *r, const double *xibar, double dt)
+static PetscErrorCode sweep_home(AmrAdvection *s, AmrReactive *r, const double *xibar, double dt)
 {
-  const int nb = amr_reactive_nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1;
+  const int nb = amr_reactive_nbasis(s);
   double clock = FemThreadTime();
 
   PetscFunctionBeginUser;
-  (void)p;
-  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, {
-    FemReactionWork w = {0, 0, 0};
-    PetscCall(react_here(r, nb, xibar + (size_t)K * DIM, d, dt, &clock, &w));
-    account_owner(r, d, K, w.cpu);
-    account_worker(r, &w, npoints);
-  })
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { PetscCall(react_home(r, nb, xibar + (size_t)K * DIM, d, K, dt, &clock)); })
   PetscFunctionReturn(0);
 }
 
@@ -87,7 +87,7 @@ static void pack_item(int nb, const double *xibar, FemAdvectCell *d, double *v)
 /* Another rank's cells, from items into results. */
 static PetscErrorCode react_items(AmrReactive *r, int nb, int64_t n, const double *items, double *res, double dt)
 {
-  const int npoints = nb > 1 ? 1 << (nb - 1) : 1, li = item_len(nb), lr = result_len(nb);
+  const int li = item_len(nb), lr = result_len(nb);
   double clock = FemThreadTime();
 
   PetscFunctionBeginUser;
@@ -99,7 +99,7 @@ static PetscErrorCode react_items(AmrReactive *r, int nb, int64_t n, const doubl
     PetscCall(FemReactionCell(&r->react, nb, it, o, o + nb, o + 2 * nb, dt, &clock, &w));
     o[3 * nb] = w.steps;
     o[3 * nb + 1] = w.cpu;
-    account_worker(r, &w, npoints);
+    account_worker(r, &w, nb);
   }
   PetscFunctionReturn(0);
 }
@@ -107,7 +107,7 @@ static PetscErrorCode react_items(AmrReactive *r, int nb, int64_t n, const doubl
 /* The sweep with the offload; cell[K]: every local cell's data. */
 static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *r, const double *xibar, double dt)
 {
-  const int nb = amr_reactive_nbasis(s), npoints = nb > 1 ? 1 << (nb - 1) : 1, li = item_len(nb), lr = result_len(nb);
+  const int nb = amr_reactive_nbasis(s), li = item_len(nb), lr = result_len(nb);
   const int64_t n = s->p4est->local_num_quadrants;
   double *off = r->off + (size_t)r->nsteps * OFF_N, *sbuf, *rbuf, *res, *back, clock;
   lb_clock p0, p1;
@@ -145,13 +145,8 @@ static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *
   OFFLOAD_CHECK(p->comm, lb_offload_forward_begin(o, li * sizeof(double), sbuf, rbuf));
   /* the cells kept, while the others travel */
   clock = FemThreadTime();
-  for (p4est_locidx_t K = 0; K < n; K++) {
-    FemReactionWork w = {0, 0, 0};
-    if (sent[K]) continue;
-    PetscCall(react_here(r, nb, xibar + (size_t)K * DIM, cell[K], dt, &clock, &w));
-    account_owner(r, cell[K], K, w.cpu);
-    account_worker(r, &w, npoints);
-  }
+  for (p4est_locidx_t K = 0; K < n; K++)
+    if (!sent[K]) PetscCall(react_home(r, nb, xibar + (size_t)K * DIM, cell[K], K, dt, &clock));
   OFFLOAD_CHECK(p->comm, lb_offload_forward_end(o));
   PetscCall(react_items(r, nb, info.nrecv, rbuf, res, dt));
   OFFLOAD_CHECK(p->comm, lb_offload_backward_begin(o, lr * sizeof(double), res, back));
@@ -182,7 +177,7 @@ PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wa
   w0 = MPI_Wtime();
   c0 = FemThreadTime();
   if (r->offload) PetscCall(sweep_offload(p, s, r, xibar, dt));
-  else PetscCall(sweep_home(p, s, r, xibar, dt));
+  else PetscCall(sweep_home(s, r, xibar, dt));
   *cpu = FemThreadTime() - c0;
   *wall = MPI_Wtime() - w0;
   r->nsteps++;
@@ -218,7 +213,9 @@ PetscErrorCode AmrReactiveOffloadReduce(AmrProblem p)
 
 PetscErrorCode AmrReactiveOffloadReport(AmrProblem p, json_line *j)
 {
-  AmrReactive *r = ((AmrAdvection *)p->impl)->after_ctx;
+  AmrAdvection *s = p->impl;
+  AmrReactive *r = s->after_ctx;
+  const int nb = amr_reactive_nbasis(s);
   static const struct {
     const char *name;
     int slot;
@@ -239,7 +236,8 @@ PetscErrorCode AmrReactiveOffloadReport(AmrProblem p, json_line *j)
     for (int k = 0; k < n; k++) v[k] = r->off[(size_t)k * OFF_N + field[f].slot];
     json_reals(j, field[f].name, n, v);
   }
-  for (int k = 0; k < n; k++) v[k] = r->off[(size_t)k * OFF_N + OFF_MOVED] * r->off_bytes;
+  /* each moved cell's item there and its result back */
+  for (int k = 0; k < n; k++) v[k] = r->off[(size_t)k * OFF_N + OFF_MOVED] * (double)sizeof(double) * (item_len(nb) + result_len(nb));
   json_reals(j, "offload_bytes", n, v);
   PetscCall(PetscFree(v));
   PetscFunctionReturn(0);

@@ -22,15 +22,8 @@
 #include "fem/femutil.h"
 
 #define DIM P4EST_DIM
-#define FIELD_B AMR_REACTIVE_FIELD_B
-#define FIELD_C AMR_REACTIVE_FIELD_C
-#define FIELD_COST AMR_REACTIVE_FIELD_COST
-#define NFIELDS AMR_REACTIVE_NFIELDS
-#define FOR_LOCAL_CELLS AMR_REACTIVE_FOR_CELLS
 
-static const FemAdvectProblem reactive = {"reactive-transport", AmrDarcyVelocity, AmrDarcyInflow, 0, 1.0, NFIELDS, AmrDarcyFlux};
-
-static int nbasis(const AmrAdvection *s) { return amr_reactive_nbasis(s); }
+static const FemAdvectProblem reactive = {"reactive-transport", AmrDarcyVelocity, AmrDarcyInflow, 0, 1.0, AMR_REACTIVE_NFIELDS, AmrDarcyFlux};
 
 /* The load types: a cell where nothing reacts, inert or reacted, takes one
  * integrator step per point whichever state it is in, so both are one type
@@ -38,7 +31,7 @@ static int nbasis(const AmrAdvection *s) { return amr_reactive_nbasis(s); }
  * two equal costs of 1% of a reacting cell's, which 2 ranks cannot). */
 enum { LOAD_QUIET, LOAD_REACTING, NLOADTYPES };
 
-static int cell_state(const AmrReactive *r, int nb, FemAdvectCell *d) { return (int)FemReactionCellState(&r->react, nb, d->c, FemAdvectCellExtra(d, FIELD_B), FemAdvectCellExtra(d, FIELD_C)); }
+static int cell_state(const AmrReactive *r, int nb, FemAdvectCell *d) { return (int)FemReactionCellState(&r->react, nb, d->c, FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_B), FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_C)); }
 
 static int load_type(int state) { return state == FEM_REACTION_REACTING ? LOAD_REACTING : LOAD_QUIET; }
 
@@ -51,11 +44,11 @@ static PetscErrorCode step_counts(AmrProblem p, int64_t *counts)
 {
   AmrAdvection *s = p->impl;
   AmrReactive *r = reactive_state(p);
-  const int nb = nbasis(s);
+  const int nb = amr_reactive_nbasis(s);
 
   PetscFunctionBeginUser;
   for (int t = 0; t < NLOADTYPES; t++) counts[t] = 0;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { counts[load_type(cell_state(r, nb, d))]++; })
   PetscFunctionReturn(0);
 }
 
@@ -99,7 +92,6 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
     p->phase_apart[2] = 1;
     s->after_phase = 2;
     s->step_phase = 1;
-    r->off_bytes = (double)sizeof(double) * (DIM + 3 * nbasis(s) + 3 * nbasis(s) + 2);
   }
   PetscFunctionReturn(0);
 }
@@ -111,12 +103,12 @@ static PetscErrorCode initial_species(AmrProblem p)
   AmrReactive *r = reactive_state(p);
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, {
-    for (int f = 0; f < NFIELDS; f++)
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, {
+    for (int f = 0; f < AMR_REACTIVE_NFIELDS; f++)
       for (int k = 0; k < FEM_ADVECT_NB; k++) FemAdvectCellExtra(d, f)[k] = 0;
-    FemAdvectCellExtra(d, FIELD_B)[0] = r->react.b0;
+    FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_B)[0] = r->react.b0;
   })
-  PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b0));
+  PetscCall(FemAdvectExtraMass(s->adv, AMR_REACTIVE_FIELD_B, &r->mass_b0));
   PetscFunctionReturn(0);
 }
 
@@ -140,10 +132,10 @@ static PetscErrorCode AmrReactiveLoadTypes(AmrProblem p, int *types)
 {
   AmrAdvection *s = p->impl;
   AmrReactive *r = reactive_state(p);
-  const int nb = nbasis(s);
+  const int nb = amr_reactive_nbasis(s);
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { types[K] = load_type(cell_state(r, nb, d)); })
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { types[K] = load_type(cell_state(r, nb, d)); })
   PetscFunctionReturn(0);
 }
 
@@ -155,7 +147,7 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   AmrAdvection *s = p->impl;
   AmrReactive *r = reactive_state(p);
   long long loc[1 + FEM_REACTION_NTYPES] = {0};
-  const int nb = nbasis(s);
+  const int nb = amr_reactive_nbasis(s);
 
   PetscFunctionBeginUser;
   r->nsolve = s->p4est->local_num_quadrants;
@@ -164,9 +156,9 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   PetscCall(PetscFree(r->off));
   PetscCall(PetscCalloc1((size_t)s->interval * OFF_N + 1, &r->off));
   /* the first plan's costs: the cells' forecast for this cycle, per step */
-  FOR_LOCAL_CELLS(s->p4est, K, d, {
-    r->est[K] = fmax(FemAdvectCellExtra(d, FIELD_COST)[0], 0) / s->interval;
-    FemAdvectCellExtra(d, FIELD_COST)[0] = 0;
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, {
+    r->est[K] = fmax(FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST)[0], 0) / s->interval;
+    FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST)[0] = 0;
   })
   r->steps_local = 0;
   r->wall_local = r->front_cpu = 0;
@@ -174,20 +166,20 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   r->nsteps = 0;
   PetscCall(AmrDarcySolve(p));
   PetscCall(AmrReactiveOffloadReduce(p));
-  FOR_LOCAL_CELLS(s->p4est, K, d, {
-    double *cost = FemAdvectCellExtra(d, FIELD_COST);
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, {
+    double *cost = FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST);
     cost[0] = FemReactionCostForecast(cost[0], r->trend[K], r->nsteps);
   })
   PetscCall(PetscFree(r->trend));
   PetscCall(PetscFree(r->est));
   r->mass_a = s->mass;
-  PetscCall(FemAdvectExtraMass(s->adv, FIELD_B, &r->mass_b));
-  PetscCall(FemAdvectExtraMass(s->adv, FIELD_C, &r->mass_c));
-  PetscCall(FemAdvectExtraMeanRange(s->adv, FIELD_B, &r->range_b[0], &r->range_b[1]));
-  PetscCall(FemAdvectExtraMeanRange(s->adv, FIELD_C, &r->range_c[0], &r->range_c[1]));
+  PetscCall(FemAdvectExtraMass(s->adv, AMR_REACTIVE_FIELD_B, &r->mass_b));
+  PetscCall(FemAdvectExtraMass(s->adv, AMR_REACTIVE_FIELD_C, &r->mass_c));
+  PetscCall(FemAdvectExtraMeanRange(s->adv, AMR_REACTIVE_FIELD_B, &r->range_b[0], &r->range_b[1]));
+  PetscCall(FemAdvectExtraMeanRange(s->adv, AMR_REACTIVE_FIELD_C, &r->range_c[0], &r->range_c[1]));
   s->mass = r->mass_a + r->mass_c;
   loc[0] = r->steps_local;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { loc[1 + cell_state(r, nb, d)]++; })
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { loc[1 + cell_state(r, nb, d)]++; })
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 1 + FEM_REACTION_NTYPES, MPI_LONG_LONG, MPI_SUM, p->comm));
   r->steps = loc[0];
   for (int t = 0; t < FEM_REACTION_NTYPES; t++) r->ntype[t] = loc[1 + t];
@@ -255,10 +247,10 @@ static PetscErrorCode AmrReactiveVTK(AmrProblem p, AmrVtkData *vd)
   PetscFunctionBeginUser;
   PetscCall(AmrAdvectionVTK(p, vd));
   PetscCall(AmrDarcyPermeabilityVTK(p, vd));
-  for (int f = 0; f < NFIELDS; f++) {
+  for (int f = 0; f < AMR_REACTIVE_NFIELDS; f++) {
     double *v;
     PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants + 1, &v));
-    FOR_LOCAL_CELLS(s->p4est, K, d, { v[K] = FemAdvectCellExtra(d, f)[0]; })
+    AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { v[K] = FemAdvectCellExtra(d, f)[0]; })
     PetscCall(AmrVtkAddCellField(vd, species[f], v));
   }
   PetscFunctionReturn(0);
@@ -277,7 +269,7 @@ static PetscErrorCode AmrReactiveCellCosts(AmrProblem p, double *cost)
   const double share = r->nsolve > 0 ? s->step_cpu / r->nsolve : 0;
 
   PetscFunctionBeginUser;
-  FOR_LOCAL_CELLS(s->p4est, K, d, { cost[K] = (r->offload ? 0 : FemAdvectCellExtra(d, FIELD_COST)[0]) + share; })
+  AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { cost[K] = (r->offload ? 0 : FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST)[0]) + share; })
   PetscFunctionReturn(0);
 }
 

@@ -37,7 +37,6 @@ typedef struct {
   double *est;              /* per local cell during the steps: its reaction clock in the last step, the next plan's cost */
   int nsteps;               /* reaction sweeps of the cycle so far */
   double *off;              /* OFF_N values per sweep of the cycle (-amr_interval of them), then reduced */
-  double off_bytes;         /* bytes of one item there and back */
 } AmrReactive;
 
 /* body for every local cell K with its data d, in curve order. */
