@@ -57,9 +57,9 @@ static PetscErrorCode set_phases(AmrCycle cyc)
   if (!p) PetscFunctionReturn(0);
   for (int k = 0; k < PetscMax(p->nphases, 1); k++) {
     names[n] = p->nphases ? p->phase_name[k] : "solve";
-    modelled[n++] = p->nphases && p->phase_apart[k]                  ? AMR_LB_PHASE_MEASURED
-                    : !p->nphases || p->phase_typed[k] ? AMR_LB_PHASE_TYPES
-                                                       : AMR_LB_PHASE_CELLS;
+    modelled[n] = AMR_LB_PHASE_TYPES;
+    if (p->nphases) modelled[n] = p->phase_apart[k] ? AMR_LB_PHASE_MEASURED : p->phase_typed[k] ? AMR_LB_PHASE_TYPES : AMR_LB_PHASE_CELLS;
+    n++;
   }
   cyc->phase0 = n;
   for (int k = 0; k < 4; k++) {

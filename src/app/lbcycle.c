@@ -83,6 +83,7 @@ static PetscErrorCode record_open(AmrLb lb, int cycle, AmrLbRecord *r)
   r->nranks = P;
   r->lb_target_iteration = -1;
   r->cut_migrated_cells = -1;
+  r->part_load_optimum = NAN; /* the chain's when the method runs on it (AmrLbPropose) */
   PetscCall(PetscMalloc6(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_time_wall, P, &r->rank_load_measured, P,
                          &r->rank_load_predicted));
   PetscFunctionReturn(0);

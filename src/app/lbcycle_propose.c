@@ -131,6 +131,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   r->lb_iterations = res.run.iterations;
   r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;
+  r->part_load_optimum = res.optimal_max_part_load;
   PetscCall(cut_record(lb->size, cur, res.cut.counts, next, r));
   lb_chain_result_free(&res);
   PetscFunctionReturn(0);

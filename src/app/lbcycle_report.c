@@ -9,16 +9,18 @@
  * largest part of any contiguous cut of the weighted curve (the exact 1D
  * partition, gathered at rank 0). Every method's partition is a cut of the
  * curve, so the bound holds for each; the weights are those of the forest
- * before it moved, this rank's cur[rank] cells. */
+ * before it moved, this rank's cur[rank] cells.  The chain mode computed
+ * it on the same weights when the method ran on the chain; else here. */
 static PetscErrorCode record_bound(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 {
-  lb_curve_result exact;
-
   PetscFunctionBeginUser;
-  LB_CHECK(lb->comm, lb_curve_exact(lb->comm, s->cur[lb->rank], s->w, lb->size, &exact));
   r->part_load_max = amr_lb_vmax(lb->size, s->after);
-  r->part_load_optimum = lb_curve_max_load(&exact);
-  lb_curve_result_free(&exact);
+  if (!isfinite(r->part_load_optimum)) {
+    lb_curve_result exact;
+    LB_CHECK(lb->comm, lb_curve_exact(lb->comm, s->cur[lb->rank], s->w, lb->size, &exact));
+    r->part_load_optimum = lb_curve_max_load(&exact);
+    lb_curve_result_free(&exact);
+  }
   PetscFunctionReturn(0);
 }
 

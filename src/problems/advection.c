@@ -167,17 +167,18 @@ PetscErrorCode AmrAdvectionSteps(AmrProblem p)
     PetscCall(FemAdvectAdvance(s->adv, s->t_final, 1, &n));
     FemAdvectWorkTime(s->adv, &c1, &w1);
     s->step_cpu += c1 - c0;
-    if (s->after_step && s->after_phase) {
-      /* the step's sample closes before the work of the other phase */
+    if (s->after_step) {
       PetscCall(s->step_counts(p, counts));
-      PetscCall(AmrProblemLogWorkCounts(p, c1 - c0, w1 - w0, counts));
-      PetscCall(AmrProblemPhase(p, s->after_phase));
-      PetscCall(s->after_step(p, FemAdvectTime(s->adv) - t, &rc, &rw));
-      PetscCall(AmrProblemPhase(p, s->step_phase));
-    } else if (s->after_step) {
-      PetscCall(s->step_counts(p, counts));
-      PetscCall(s->after_step(p, FemAdvectTime(s->adv) - t, &rc, &rw));
-      PetscCall(AmrProblemLogWorkCounts(p, c1 - c0 + rc, w1 - w0 + rw, counts));
+      if (s->after_phase) {
+        /* the step's sample closes before the work of the other phase */
+        PetscCall(AmrProblemLogWorkCounts(p, c1 - c0, w1 - w0, counts));
+        PetscCall(AmrProblemPhase(p, s->after_phase));
+        PetscCall(s->after_step(p, FemAdvectTime(s->adv) - t, &rc, &rw));
+        PetscCall(AmrProblemPhase(p, s->step_phase));
+      } else {
+        PetscCall(s->after_step(p, FemAdvectTime(s->adv) - t, &rc, &rw));
+        PetscCall(AmrProblemLogWorkCounts(p, c1 - c0 + rc, w1 - w0 + rw, counts));
+      }
     } else PetscCall(AmrProblemLogWork(p, c1 - c0, w1 - w0));
     p->state.step += n;
   }
