@@ -1,7 +1,8 @@
 /* -trace_loads: the app's writer of the load trace (tracewrite.h).
  * Compiled for 2D and 3D. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, ftruncate, fsync */
+#define _POSIX_C_SOURCE 200809L /* ftruncate, fsync */
 #include "app/tracewrite.h"
+#include "balance/lbclock.h"
 #include "mesh/geom.h"
 #include "util/fileio.h"
 
@@ -9,7 +10,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 struct AmrTrace {
@@ -160,11 +160,10 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
   int64_t base, cells_at;
   int err = 0;
   unsigned char *buf;
-  struct timespec t0, t1;
+  const double t0 = lb_clock_thread_cpu();
 
   PetscFunctionBeginUser;
   PetscCheck(K >= 0 && K <= LB_TRACE_MAX_PHASES && (!K || pw), PETSC_COMM_SELF, PETSC_ERR_PLIB, "trace: %d phase weights", K);
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   if (!t->started) {
     struct stat sb;
     /* cut before any rank writes past the end (a device is no file to cut) */
@@ -201,7 +200,6 @@ PetscErrorCode AmrTraceAppend(AmrTrace t, p4est_t *p4est, const lb_load_trace *h
   PetscCall(PetscFree(buf));
   PetscCall(trace_check(t, err, "write"));
   t->end = base + lb_trace_record_bytes(P4EST_DIM, K, P, h.ncells);
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  *cpu_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  *cpu_s = lb_clock_thread_cpu() - t0;
   PetscFunctionReturn(0);
 }

@@ -16,6 +16,10 @@ static double seconds(clockid_t id)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double lb_clock_thread_cpu(void) { return seconds(CLOCK_THREAD_CPUTIME_ID); }
+
+double lb_clock_wall(void) { return seconds(CLOCK_MONOTONIC); }
+
 void lb_clock_now(lb_clock *c)
 {
   long long calls;
@@ -23,8 +27,8 @@ void lb_clock_now(lb_clock *c)
 
   c->mpi_cpu = c->mpi_wall = 0;
   if (lb_pmpi_totals) lb_pmpi_totals(&c->mpi_cpu, &c->mpi_wall, &calls, &cost);
-  c->cpu = seconds(CLOCK_THREAD_CPUTIME_ID);
-  c->wall = seconds(CLOCK_MONOTONIC);
+  c->cpu = lb_clock_thread_cpu();
+  c->wall = lb_clock_wall();
 }
 
 void lb_clock_between(const lb_clock *a, const lb_clock *b, double *own_cpu, double *own_wall, double *wall, double *mpi_wall)

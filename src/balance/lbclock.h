@@ -20,6 +20,14 @@ typedef struct {
   double mpi_wall; /**< wall time spent inside MPI */
 } lb_clock;
 
+/** The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID):
+ *  with more ranks than cores, or Open MPI busy-polling, the time the
+ *  thread really computed.  The one reading of that clock in amrdlb. */
+double lb_clock_thread_cpu(void);
+
+/** The wall clock in seconds (CLOCK_MONOTONIC: never set back). */
+double lb_clock_wall(void);
+
 /** Read the calling thread's clocks now. */
 void lb_clock_now(lb_clock *c);
 

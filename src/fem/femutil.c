@@ -1,8 +1,7 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "fem/femutil.h"
+#include "balance/lbclock.h"
 
 #include <mpi.h>
-#include <time.h>
 
 /* the same doubles as the fractions 5/9, 8/9, 128/225 */
 const double FemGaussX[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX] = {
@@ -20,12 +19,7 @@ const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX] = {
     {0.34785484513745385737, 0.65214515486254614263, 0.65214515486254614263, 0.34785484513745385737},
     {0.23692688505618908751, 0.47862867049936646804, 128.0 / 225, 0.47862867049936646804, 0.23692688505618908751}};
 
-double FemThreadTime(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double FemThreadTime(void) { return lb_clock_thread_cpu(); }
 
 void FemClocks(double *cpu, double *wall)
 {

@@ -17,9 +17,8 @@
 extern const double FemGaussX[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 extern const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 
-/** This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): with more
- *  ranks than cores, or Open MPI busy-polling, the time the rank really
- *  computed. */
+/** This thread's CPU time in seconds: the balancer's clock
+ *  (lb_clock_thread_cpu of balance/lbclock.h) under fem's name. */
 double FemThreadTime(void);
 
 /** FemThreadTime() and MPI_Wtime(), read together. */
