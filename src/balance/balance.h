@@ -9,8 +9,9 @@
  *  lb_params_init(&p, m);  lb_balance(g, m, &p, loads, &res);  read res.flow
  *  (net flow per undirected edge) and res.load (final load per rank).
  *
- *  Writing a method: one file in methods/ defining a const lb_method, plus
- *  its name in the LB_METHOD_LIST of registry.c.  The method's step is
+ *  Writing a method: a const lb_method, registered by lb_method_register
+ *  (a built-in one: one file in methods/ plus its name in the
+ *  LB_METHOD_LIST of registry.c).  The method's step is
  *  written for one rank; the engine calls it for a range of local ranks
  *  (all of them on the virtual backend, the process's own on MPI).
  */
@@ -376,6 +377,15 @@ lb_err lb_run_gather_loads(lb_run *run, double *all);
 
 /* ------------------------------------------------------------------ registry */
 
+/** Register the method m under name, as PETSc's PCRegister adds a PC
+ *  type: it is then found by lb_method_find, listed by lb_method_get and
+ *  offered by the programs' -lb_method.  name must be m->name (the name
+ *  reports print), new to the registry; m is kept, not copied, so it must
+ *  outlive its use (a static const table, as the built-in methods are).
+ *  The built-in methods are registered through this call on the registry's
+ *  first use.  LB_ERR_ARG, with lb_errmsg() saying why, on a name taken,
+ *  missing or unlike m->name, or a table without a step. */
+lb_err lb_method_register(const char *name, const lb_method *m);
 /** The method registered under name, or NULL with lb_errmsg() naming the
  *  registered ones. */
 const lb_method *lb_method_find(const char *name);

@@ -46,6 +46,19 @@ typedef struct {
 /** The -problem name of a problem's ops. */
 const char *AmrProblemOpsName(const AmrProblemOps *ops);
 
+/** Register the problem ops under name, as PETSc's PCRegister adds a PC
+ *  type: it is then found by AmrProblemFind, listed by AmrProblemGet and
+ *  AmrProblemNames, and offered by the app's -problem.  name must be
+ *  ops->name (the name reports print), new to the registry; ops (its
+ *  struct in problems/impl/problem.h) is kept, not copied, so it must
+ *  outlive its use.  The built-in problems are registered through this
+ *  call by AmrProblemRegisterAll. */
+PetscErrorCode AmrProblemRegister(const char name[], const AmrProblemOps *ops);
+
+/** Register the built-in problems, once (later calls do nothing); the
+ *  registry's first use calls it, so a program need not. */
+PetscErrorCode AmrProblemRegisterAll(void);
+
 /** The registered problem called name, or NULL. */
 const AmrProblemOps *AmrProblemFind(const char *name);
 

@@ -1,5 +1,9 @@
-/* The problem registry.  Adding a problem: write NAME.c defining
- * `const AmrProblemOps amr_problem_NAME`, then add X(NAME) to this list. */
+/* The problem registry: the built-in problems and any a program adds, as
+ * PETSc's PCRegister keeps PC types.  A built-in problem is NAME.c
+ * defining `const AmrProblemOps amr_problem_NAME`, plus X(NAME) in the
+ * list below, registered through AmrProblemRegister by
+ * AmrProblemRegisterAll (on the registry's first use), so that a
+ * program's own problem and a built-in one take the same way in. */
 #include "problems/impl/problem.h"
 
 #include <math.h>
@@ -20,17 +24,49 @@
   X(darcy_transport)        \
   X(reactive_transport)
 
-#define AMR_DECLARE(name) extern const AmrProblemOps amr_problem_##name;
+#define AMR_DECLARE(id) extern const AmrProblemOps amr_problem_##id;
 AMR_PROBLEM_LIST(AMR_DECLARE)
 #undef AMR_DECLARE
 
-#define AMR_ENTRY(name) &amr_problem_##name,
-static const AmrProblemOps *const problems[] = {AMR_PROBLEM_LIST(AMR_ENTRY)};
-#undef AMR_ENTRY
+/* A fixed table, so that the pointers AmrProblemFind hands out stay valid
+ * while problems are added; 64 is about five times the built-in ones. */
+#define AMR_PROBLEMS_MAX 64
+
+static const AmrProblemOps *problems[AMR_PROBLEMS_MAX];
+static int nproblems = -1; /* -1: the built-in ones not registered yet */
+
+PetscErrorCode AmrProblemRegisterAll(void)
+{
+  PetscFunctionBeginUser;
+  if (nproblems >= 0) PetscFunctionReturn(0);
+  nproblems = 0;
+#define AMR_REGISTER(id) PetscCall(AmrProblemRegister(amr_problem_##id.name, &amr_problem_##id));
+  AMR_PROBLEM_LIST(AMR_REGISTER)
+#undef AMR_REGISTER
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrProblemRegister(const char name[], const AmrProblemOps *ops)
+{
+  PetscFunctionBeginUser;
+  PetscCall(AmrProblemRegisterAll());
+  PetscCheck(name && name[0], PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "AmrProblemRegister: a problem needs a name");
+  PetscCheck(ops && ops->create && ops->destroy, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "AmrProblemRegister: problem %s has no create or destroy op", name);
+  /* the name is the one on the command line and in reports: one name a table */
+  PetscCheck(ops->name && !strcmp(ops->name, name), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "AmrProblemRegister: problem %s has the name %s in its ops",
+             name, ops->name ? ops->name : "(null)");
+  PetscCheck(!AmrProblemFind(name), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "AmrProblemRegister: a problem %s is registered already", name);
+  PetscCheck(nproblems < AMR_PROBLEMS_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "AmrProblemRegister: problem %s: %d problems registered already", name,
+             AMR_PROBLEMS_MAX);
+  problems[nproblems++] = ops;
+  PetscFunctionReturn(0);
+}
 
 const AmrProblemOps *AmrProblemGet(int i)
 {
-  return i >= 0 && i < (int)(sizeof problems / sizeof problems[0]) ? problems[i] : NULL;
+  /* an error registering the built-in ones has printed its trace: no problem then */
+  if (AmrProblemRegisterAll()) return NULL;
+  return i >= 0 && i < nproblems ? problems[i] : NULL;
 }
 
 const AmrProblemOps *AmrProblemFind(const char *name)
