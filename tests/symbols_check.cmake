@@ -1,6 +1,7 @@
 # The libraries' exported symbols carry the project's prefixes (src/README.md,
-# "Names"): a helper shared between files without one can clash with a
-# user's own symbol once the library is linked into another code.  NM: nm;
+# "Names"; the 3D libraries' amr_ names are amr3_, src/mesh/dim_names.cmake):
+# a helper shared between files without one can clash with a user's own
+# symbol once the library is linked into another code.  NM: nm;
 # LIBS: the static libraries, "|" between them.
 string(REPLACE "|" ";" LIBS "${LIBS}")
 set(bad "")
@@ -14,7 +15,7 @@ foreach(lib ${LIBS})
   foreach(s ${syms})
     string(REGEX REPLACE "^.* " "" s "${s}")
     math(EXPR n "${n} + 1")
-    if(NOT s MATCHES "^(Amr|amr_|lb_|Fem|json_)")
+    if(NOT s MATCHES "^(Amr|amr_|amr3_|lb_|Fem|json_)")
       list(APPEND bad "${s} (${lib})")
     endif()
   endforeach()
