@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "balance/lbchain.h"
+#include "bench/repeat.h"
 #include "bench/scenario.h"
 
 /* The counts and the run time of a method's run. */

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "balance/lboffload.h"
+#include "bench/repeat.h"
 #include "util/json.h"
 
 /* The process's peak resident memory so far, bytes. */

@@ -54,3 +54,13 @@ void lb_print_spectrum(const lb_result *r)
   printf("  Laplacian interval [%.6g, %.6g]%s\n", r->spectrum[0], r->spectrum[1],
          r->spectrum_exact ? "" : " (lambda_2 estimated: the smallest Ritz value, Lanczos did not converge it)");
 }
+
+void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario)
+{
+  json_begin(j, f);
+  json_str(j, "method", method);
+  json_str(j, "graph", graph);
+  json_int(j, "ranks", ranks);
+  json_str(j, "backend", backend);
+  json_str(j, "scenario", scenario);
+}

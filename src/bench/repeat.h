@@ -1,8 +1,8 @@
 /** @file repeat.h
  *  Lieber et al. 2016's timing protocol for lbbench: an initial run finds the
  *  iteration count; repetitions run that count without the stop check and
- *  report the median run time and the spread.  Also the report of a run's
- *  spectral interval, which chain and task mode share. */
+ *  report the median run time and the spread.  Also the report fields the
+ *  modes share: a run's line header and its spectral interval. */
 #ifndef AMRDLB_REPEAT_H
 #define AMRDLB_REPEAT_H
 
@@ -10,6 +10,10 @@
 
 #include "balance/balance.h"
 #include "util/json.h"
+
+/** Start a report line of lbbench on f (json_begin) with the fields every
+ *  run has: method, graph, ranks, backend, scenario. */
+void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario);
 
 /** Median, quartiles and extremes of a set of run times. */
 typedef struct { double median, p25, p75, min, max; } lb_spread;

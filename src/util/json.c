@@ -105,13 +105,3 @@ void json_raw(json_line *j, const char *k, const char *json)
 {
   if (key(j, k)) fputs(json, j->f);
 }
-
-void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario)
-{
-  json_begin(j, f);
-  json_str(j, "method", method);
-  json_str(j, "graph", graph);
-  json_int(j, "ranks", ranks);
-  json_str(j, "backend", backend);
-  json_str(j, "scenario", scenario);
-}

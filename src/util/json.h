@@ -39,8 +39,4 @@ void json_object_end(json_line *inner);
  *  the data arrived). */
 void json_raw(json_line *j, const char *key, const char *json);
 
-/** Start a report line of lbbench on f (json_begin) with the fields every
- *  run has: method, graph, ranks, backend, scenario. */
-void json_run_header(json_line *j, FILE *f, const char *method, const char *graph, int ranks, const char *backend, const char *scenario);
-
 #endif
