@@ -8,8 +8,6 @@
 
 #include <string.h>
 
-const char *AmrLbMethodName(const AmrLb lb) { return lb->o.method ? lb->o.method->name : "none"; }
-
 /* A trial on even loads: a method that cannot run on this graph, or an
  * out-of-range method option, fails here, before any cycle. */
 static PetscErrorCode trial(AmrLb lb)
