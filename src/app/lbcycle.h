@@ -123,7 +123,7 @@ typedef struct {
   double model_total_s, lost_s, gain_s; /**< run totals: measured model time, its loss, modelled gain over the initial partition */
 } AmrLbRecord;
 
-typedef struct AmrLb *AmrLb;
+typedef struct _p_AmrLb *AmrLb;
 
 /** Create the balancer of a run; tries the method once on the processor
  *  graph so that a method that cannot run there (or a bad method option)

@@ -9,7 +9,7 @@ PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
   /* -lb_weights phases: the loss of the phase model (all phases measured
    * so far), else the loss of the weighed work */
   const double lost = lb->o.weights == AMR_LB_PHASES ? lb->measured_model.lost : r->t_rank_max - r->t_rank_avg;
-  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, lost * lb->size));
+  AMR_LB_CHECK(lb->comm, lb_decide_account(&lb->decide, lost * lb->size));
   r->excess_loss_rank_s = lb->decide.excess;
   r->residual_loss_rank_s = lb->decide.residual;
   r->balance_cost_rank_s = NAN;
@@ -70,7 +70,7 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
     r->rebalanced = 1;
     r->decision = "always";
   } else {
-    LB_CHECK(lb->comm, lb_decide(&lb->decide, &s->in, &s->decision));
+    AMR_LB_CHECK(lb->comm, lb_decide(&lb->decide, &s->in, &s->decision));
     r->rebalanced = s->decision == LB_DECIDE_REBALANCE || s->decision == LB_DECIDE_GAIN;
     r->decision = lb_decision_name(s->decision);
   }

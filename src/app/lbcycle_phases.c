@@ -182,11 +182,11 @@ static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(n + 1, &s->w));
-  LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
+  AMR_LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
   if (ch.split)
-    LB_CHECK(lb->comm, lb_phase_counts_weights(lb->comm, n, lb->size, ch.counts, s->w));
+    AMR_LB_CHECK(lb->comm, lb_phase_counts_weights(lb->comm, n, lb->size, ch.counts, s->w));
   else {
-    LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
+    AMR_LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
     lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
     for (int k = 0, m = 0; k < lb->nphases; k++)
       if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
@@ -297,7 +297,7 @@ static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *count
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1((size_t)s->npw * P + 1, &load));
-  LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
+  AMR_LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
   /* s->pw holds the modelled phases in phase order */
   for (int k = 0, j = 0; next && k < lb->nphases; k++)
     if (lb->phase[k].modelled) PetscCall(PetscArraycpy(next + (size_t)k * P, load + (size_t)j++ * P, P));

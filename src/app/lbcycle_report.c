@@ -17,7 +17,7 @@ static PetscErrorCode record_bound(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   r->part_load_max = amr_lb_vmax(lb->size, s->after);
   if (!isfinite(r->part_load_optimum)) {
     lb_curve_result exact;
-    LB_CHECK(lb->comm, lb_curve_exact(lb->comm, s->cur[lb->rank], s->w, lb->size, &exact));
+    AMR_LB_CHECK(lb->comm, lb_curve_exact(lb->comm, s->cur[lb->rank], s->w, lb->size, &exact));
     r->part_load_optimum = lb_curve_max_load(&exact);
     lb_curve_result_free(&exact);
   }

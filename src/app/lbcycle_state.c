@@ -83,7 +83,7 @@ static PetscErrorCode save_history(AmrLb lb, AmrCkpState st, const char *key, co
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
   PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
   free(buf);
   PetscFunctionReturn(0);
@@ -106,7 +106,7 @@ static PetscErrorCode load_window(AmrLb lb, AmrCkpState st, const char *cost_key
   PetscCall(AmrCkpStateHas(st, hist_key, &has));
   if (!has) PetscFunctionReturn(0);
   PetscCall(AmrCkpStateGetBytes(st, hist_key, &buf, &len));
-  LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, buf, len, lb->size, &kept));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, buf, len, lb->size, &kept));
   PetscFunctionReturn(0);
 }
 
@@ -118,7 +118,7 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
   PetscFunctionBeginUser;
   if (lb->o.weights == AMR_LB_TIMING) PetscCall(save_history(lb, st, "lb.weights_history", &lb->timing));
   if (lb->shifting) {
-    LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
+    AMR_LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
     free(buf);
   }
@@ -266,7 +266,7 @@ static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
   if (lb->shifting && has) {
     PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
-    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
+    AMR_LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
   }
   PetscFunctionReturn(0);
 }

@@ -14,7 +14,7 @@ PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w)
   memcpy(w->cost, lb->o.cost, sizeof w->cost);
   PetscCall(PetscMalloc1(lb->o.window, &w->win));
   PetscCall(PetscMalloc1((size_t)lb->o.window * lb->o.ntypes, &w->wcounts));
-  LB_CHECK(lb->comm, lb_weights_history_create(lb->o.ntypes, lb->o.history, lb->o.forget, &w->hist));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_create(lb->o.ntypes, lb->o.history, lb->o.forget, &w->hist));
   AmrLbWindowReset(w);
   PetscFunctionReturn(0);
 }
@@ -90,7 +90,7 @@ PetscErrorCode AmrLbWindowFit(AmrLb lb, AmrLbWindow *w, const double *mean, lb_w
   /* the library counts whole cells: a mean count of hundreds is off by
    * at most half a cell */
   for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
-  LB_CHECK(lb->comm, lb_weights_fit(lb->comm, w->wn, times, T, rounded, &wo, w->hist, res));
+  AMR_LB_CHECK(lb->comm, lb_weights_fit(lb->comm, w->wn, times, T, rounded, &wo, w->hist, res));
   PetscCall(PetscFree(times));
   memcpy(w->cost, res->cost, sizeof(double) * T);
   PetscFunctionReturn(0);

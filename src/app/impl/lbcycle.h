@@ -52,7 +52,7 @@ typedef struct {
   double miss, missed_of; /* run totals over the ranks and cycles predicted: |own CPU - predicted|, and the own CPU */
 } AmrLbPhase;
 
-struct AmrLb {
+struct _p_AmrLb {
   AmrLbOptions o;
   MPI_Comm comm;
   int size, rank;
@@ -110,7 +110,7 @@ extern const char *const amr_lb_weight_names[];
 
 /* A failure inside the balancer library after the options were accepted
  * is a bug, not bad input. */
-#define LB_CHECK(comm, call) \
+#define AMR_LB_CHECK(comm, call) \
   do { \
     lb_err e_ = (call); \
     PetscCheck(e_ == LB_OK, comm, PETSC_ERR_LIB, "balancer: %s", lb_errmsg()); \
