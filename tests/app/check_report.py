@@ -196,7 +196,7 @@ def check_timing(timing, count, k):
 
 
 COMMON = ("program dim problem mesh degree ranks cycle run_id restarted sim_time step cells dofs "
-          "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
+          "t_solve t_estimate t_output t_adapt t_partition lb_method").split()
 TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront", "plate-hole"}
 
 
