@@ -47,7 +47,6 @@ PetscErrorCode AmrCycleWriteVtk(AmrCycle cyc, int cycle)
   double *eta, *type = NULL;
 
   PetscFunctionBeginUser;
-  AmrVtkDataInit(&d, p->mesh->geom, 1);
   PetscCall(AmrProblemVtk(p, &d));
   if (cycle >= 0) {
     PetscCall(PetscMalloc1((size_t)n + 1, &eta));

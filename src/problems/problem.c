@@ -2,7 +2,7 @@
  * through its ops table, and what it tells the cycle.  As PETSc's
  * KSPSolve calls ksp->ops->solve, this file is the one place that calls a
  * problem's ops: here the arguments are checked and the ops logged as PETSc
- * events (-log_view lists AmrProbSolve, AmrProbEstimate, ...), and an
+ * events (-log_view lists AmrProbSolve, AmrProbEstimate, AmrProbAdapt), and an
  * optional op that is absent does its default.  The registry (finding ops
  * by name) is registry.c.  Compiled for 2D and 3D (P4_TO_P8). */
 #include "problems/impl/problem.h"
@@ -15,7 +15,7 @@
 #define AMR_VALID(ptr, arg) PetscCheck((ptr) != NULL, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null pointer: argument %d (%s)", arg, #ptr)
 
 static PetscClassId amr_problem_classid;
-static PetscLogEvent ev_setup, ev_solve, ev_estimate, ev_adapt;
+static PetscLogEvent ev_solve, ev_estimate, ev_adapt;
 
 /* The class and its events, registered once per process (a test makes
  * several problems), as PETSc's KSPInitializePackage does. */
@@ -26,7 +26,6 @@ static PetscErrorCode initialize_package(void)
   PetscFunctionBeginUser;
   if (done) PetscFunctionReturn(0);
   PetscCall(PetscClassIdRegister("AmrProblem", &amr_problem_classid));
-  PetscCall(PetscLogEventRegister("AmrProbSetUp", amr_problem_classid, &ev_setup));
   PetscCall(PetscLogEventRegister("AmrProbSolve", amr_problem_classid, &ev_solve));
   PetscCall(PetscLogEventRegister("AmrProbEstimate", amr_problem_classid, &ev_estimate));
   PetscCall(PetscLogEventRegister("AmrProbAdapt", amr_problem_classid, &ev_adapt));
@@ -99,9 +98,10 @@ PetscErrorCode AmrProblemSetUp(AmrProblem p, p4est_t *p4est)
   PetscFunctionBeginUser;
   AMR_VALID(p, 1);
   AMR_VALID(p4est, 2);
-  PetscCall(PetscLogEventBegin(ev_setup, 0, 0, 0, 0));
+  /* a second setup would register the fields again */
+  PetscCheck(!p->set_up, PETSC_COMM_SELF, PETSC_ERR_ORDER, "problem %s is set up already", p->ops->name);
   PetscCall(p->ops->setup(p, p4est));
-  PetscCall(PetscLogEventEnd(ev_setup, 0, 0, 0, 0));
+  p->set_up = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -169,7 +169,19 @@ PetscErrorCode AmrProblemMonitor(AmrProblem p, int cycle)
 {
   PetscFunctionBeginUser;
   AMR_VALID(p, 1);
+  PetscCheck(cycle >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "problem %s: cycle %d", p->ops->name, cycle);
   PetscCall(p->ops->monitor(p, cycle));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrProblemVtk(AmrProblem p, AmrVtkData *d)
+{
+  PetscFunctionBeginUser;
+  AMR_VALID(p, 1);
+  AMR_VALID(d, 2);
+  /* point degree 1 unless the op raises it */
+  AmrVtkDataInit(d, p->mesh->geom, 1);
+  if (p->ops->vtk) PetscCall(p->ops->vtk(p, d));
   PetscFunctionReturn(0);
 }
 
@@ -182,32 +194,19 @@ PetscErrorCode AmrProblemReport(AmrProblem p, json_line *j)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrProblemVtk(AmrProblem p, AmrVtkData *d)
-{
-  PetscFunctionBeginUser;
-  AMR_VALID(p, 1);
-  AMR_VALID(d, 2);
-  if (p->ops->vtk) PetscCall(p->ops->vtk(p, d));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrProblemSave(AmrProblem p, AmrCkpState st)
+/* A checkpoint op (save or load), optional: nothing without it. */
+static PetscErrorCode state_op(AmrProblem p, AmrCkpState st, PetscErrorCode (*op)(AmrProblem, AmrCkpState))
 {
   PetscFunctionBeginUser;
   AMR_VALID(p, 1);
   AMR_VALID(st, 2);
-  if (p->ops->save) PetscCall(p->ops->save(p, st));
+  if (op) PetscCall(op(p, st));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrProblemLoad(AmrProblem p, AmrCkpState st)
-{
-  PetscFunctionBeginUser;
-  AMR_VALID(p, 1);
-  AMR_VALID(st, 2);
-  if (p->ops->load) PetscCall(p->ops->load(p, st));
-  PetscFunctionReturn(0);
-}
+PetscErrorCode AmrProblemSave(AmrProblem p, AmrCkpState st) { return state_op(p, st, p ? p->ops->save : NULL); }
+
+PetscErrorCode AmrProblemLoad(AmrProblem p, AmrCkpState st) { return state_op(p, st, p ? p->ops->load : NULL); }
 
 PetscBool AmrProblemHasCellCosts(AmrProblem p) { return p->ops->cell_costs ? PETSC_TRUE : PETSC_FALSE; }
 

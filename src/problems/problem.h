@@ -75,7 +75,8 @@ const char *AmrProblemGetName(AmrProblem p);
 const void *AmrProblemGetOpsData(AmrProblem p);
 
 /** Check the mesh and attach p to the initial uniform forest p4est: its
- *  fields and initial data (setup op; event AmrProbSetUp). */
+ *  fields and initial data (setup op).  Once per problem: it registers the
+ *  fields. */
 PetscErrorCode AmrProblemSetUp(AmrProblem p, p4est_t *p4est);
 
 /** Whether p has initial data to refine the forest towards (initial op). */
@@ -106,14 +107,15 @@ PetscBool AmrProblemHasLoadTypes(AmrProblem p);
  *  op, or 0 for every cell without one. */
 PetscErrorCode AmrProblemLoadTypes(AmrProblem p, p4est_locidx_t n, int *types);
 
-/** Print p's human line of cycle (monitor op; collective). */
+/** Print p's human line of cycle (monitor op; collective); cycle >= 0. */
 PetscErrorCode AmrProblemMonitor(AmrProblem p, int cycle);
 
 /** Write p's own report fields into j (report op; collective, j writes on
  *  one rank only). */
 PetscErrorCode AmrProblemReport(AmrProblem p, json_line *j);
 
-/** Add p's VTK fields to d (vtk op; nothing without one).  The arrays are
+/** p's VTK fields into d, made empty with point degree 1 on p's mesh (vtk
+ *  op, which may raise the degree; no fields without one).  The arrays are
  *  PetscMalloc'd, the caller's to free after writing. */
 PetscErrorCode AmrProblemVtk(AmrProblem p, AmrVtkData *d);
 

@@ -40,6 +40,7 @@ static PetscErrorCode check_problem(const AmrMesh *mesh)
   CHECK(!strcmp(AmrProblemGetName(p), "sine"));
   p4est = p4est_new_ext(PETSC_COMM_WORLD, mesh->conn, 0, 2, 1, 0, NULL, NULL);
   PetscCall(AmrProblemSetUp(p, p4est));
+  CHECK_EQ(AmrProblemSetUp(p, p4est), PETSC_ERR_ORDER);
   n = p4est->local_num_quadrants;
   PetscCall(PetscMalloc3(n, &eta2, n, &marks, n, &types));
   for (p4est_locidx_t e = 0; e < n; e++) {

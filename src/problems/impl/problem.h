@@ -123,6 +123,7 @@ struct _p_AmrProblem {
   double ksp_cpu, ksp_wall; /**< this rank's KSPSolve time in the last solve, thread CPU and wall s (NaN: the problem has no linear solve) */
   int nfields;
   AmrProblemField field[AMR_PROBLEM_MAX_FIELDS];
+  PetscBool set_up;       /**< AmrProblemSetUp ran (once: it registers the fields) */
   /* set by the cycle */
   AmrWorkLogger log;
   void *log_ctx;
