@@ -61,7 +61,10 @@ const AmrProblemOps *AmrProblemGet(int i);
 /** The registered names separated by sep into buf. */
 PetscErrorCode AmrProblemNames(const char *sep, char *buf, size_t len);
 
-/** Make a problem of ops on comm: runs its create op (its options). */
+/** Make a problem of ops on comm: runs its create op (its options).  An
+ *  ops table without a name or one of the ops every problem has (create,
+ *  setup, solve, estimate, adapt, monitor, report, destroy) is refused
+ *  with PETSC_ERR_ARG_WRONG. */
 PetscErrorCode AmrProblemCreate(MPI_Comm comm, const AmrProblemOps *ops, const AmrMesh *mesh, PetscInt min_level, AmrProblem *p);
 
 /** Destroy it (its destroy op); *p NULL: nothing. */
