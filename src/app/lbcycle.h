@@ -114,6 +114,7 @@ typedef struct {
   double cycle_imbalance_pct; /**< I% of those two */
   double cycle_wall_s;       /**< the cycle's wall clock (largest over ranks) */
   double predicted_s;        /**< the time the last cycle's model predicted for this one (NaN: none) */
+  double predicted_cycle_imbalance_pct; /**< and its I%, for the partition this cycle ran on (NaN: none) */
   double next_predicted_s;   /**< the model's time for the next cycle on its partition */
   double next_kept_s;        /**< ... had the partition been kept */
   double next_initial_s;     /**< ... on the initial partition, never balanced */

@@ -24,7 +24,7 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
-  lb->predicted_next = NAN;
+  lb->predicted_next = lb->predicted_next_ipct = NAN;
   PetscFunctionReturn(0);
 }
 
@@ -388,6 +388,8 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
   r->next_initial_s += unmodelled - lb->unmodelled_s;
   lb->unmodelled_s = unmodelled;
   lb->predicted_next = r->next_predicted_s;
+  r->predicted_cycle_imbalance_pct = lb->predicted_next_ipct;
+  lb->predicted_next_ipct = r->next_imbalance_pct;
   lb->model_total += m.time;
   lb->lost_s += m.lost;
   /* the gain predicted for this cycle, when the last one predicted it */
