@@ -82,10 +82,11 @@ static void json_weights(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_bool(j, "rebalanced", r->rebalanced);
   json_real(j, "t_rank_max", r->t_rank_max);
   json_real(j, "t_rank_avg", r->t_rank_avg);
-  json_real(j, "imbalance_pct", r->imbalance_pct);
+  /* the weighed work's: the phase model's are cycle_imbalance_pct and kin */
+  json_real(j, "weighed_imbalance_pct", r->imbalance_pct);
   json_real(j, "max_over_avg", r->max_over_avg);
-  json_real(j, "predicted_imbalance_pct", r->predicted_imbalance_pct);
-  json_real(j, "kept_imbalance_pct", r->kept_imbalance_pct);
+  json_real(j, "weighed_predicted_imbalance_pct", r->predicted_imbalance_pct);
+  json_real(j, "weighed_kept_imbalance_pct", r->kept_imbalance_pct);
   json_reals(j, "weights", lb->o.ntypes, r->cost);
   json_reals(j, "weights_stderr", lb->o.ntypes, r->cost_stderr);
   json_reals(j, "weights_measured", lb->o.ntypes, r->cost_measured);
@@ -124,6 +125,7 @@ static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "predicted_loss_rank_s", r->predicted_loss_rank_s);
   json_real(j, "predicted_cycle_gain_rank_s", r->predicted_cycle_gain_rank_s);
   json_str(j, "lb_decision", r->decision);
+  json_real(j, "decision_imbalance_pct", r->decision_imbalance_pct);
   json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
   json_int(j, "migrated_cells_max", r->migrated_cells_max);
   json_real(j, "migrate_time_s", r->migrate_time_s);
@@ -232,7 +234,7 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_floor"))
-    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f of the weighed work at or below the -lb_threshold floor)", fmax(r->imbalance_pct, r->kept_imbalance_pct)));
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", r->decision_imbalance_pct));
   else if (!r->rebalanced)
     PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
   if (isfinite(r->predicted_s)) PetscCall(PetscSNPrintf(pred, sizeof pred, ", predicted %.3f", r->predicted_s));
