@@ -11,7 +11,7 @@ file shows.  The test runs each command from the top of the repository, the
 README's folder, whichever guide shows it (build/bin/ replaced by BINDIR,
 mpiexec by MPIEXEC and its flags) and every shown line must be one the command printed
 (stdout or stderr), compared up to " | ": what follows it on a line is
-wall time, and so are the "phases (max over ranks)" and "summary (" lines,
+wall time, and so are the "phases (max over ranks)" and "summary" lines,
 which are not compared.  A line "..." stands for lines left out.
 
 Before running anything it checks the links of every file given: each
@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 MARKER = "<!-- example: checked -->"
-TIMES = re.compile(r"phases \(max over ranks\)|summary \(")
+TIMES = re.compile(r"phases \(max over ranks\)|: summary[ :]")
 
 
 def transcripts(readme):

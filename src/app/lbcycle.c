@@ -41,7 +41,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   lb->cost = lb->timing.cost;
   /* no phases until AmrLbPhasesSet: a program may drive the steps alone */
   lb->current = -1;
-  lb->predicted_next = NAN;
+  lb->predicted_next = lb->predicted_next_ipct = NAN;
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);

@@ -24,7 +24,7 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
-  lb->predicted_next = NAN;
+  lb->predicted_next = lb->predicted_next_ipct = NAN;
   PetscFunctionReturn(0);
 }
 
@@ -419,6 +419,8 @@ static void correct_predictions(AmrLb lb, AmrLbRecord *r, double unmodelled)
   r->next_initial_s += unmodelled - lb->unmodelled_s;
   lb->unmodelled_s = unmodelled;
   lb->predicted_next = r->next_predicted_s;
+  r->predicted_cycle_imbalance_pct = lb->predicted_next_ipct;
+  lb->predicted_next_ipct = r->next_imbalance_pct;
 }
 
 /* The gain over the initial partition the last cycle predicted for this

@@ -156,6 +156,7 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
     PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
     PetscCall(AmrCkpStateSetBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases * lb->size));
   }
+  PetscCall(AmrCkpStateSetBytes(st, "lb.predicted_next_ipct", &lb->predicted_next_ipct, sizeof(double)));
   if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char key[64];
@@ -203,6 +204,9 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
       lb->phase[k].missed_of = v[2 * k + 1];
     }
   }
+  PetscCall(AmrCkpStateHas(st, "lb.predicted_next_ipct", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.predicted_next_ipct", &buf, &len));
+  if (has && len == sizeof(double)) memcpy(&lb->predicted_next_ipct, buf, len);
   /* per rank: on another rank count the first cycle goes unpredicted */
   PetscCall(AmrCkpStateHas(st, "lb.phase_expect", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_expect", &buf, &len));

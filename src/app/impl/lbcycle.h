@@ -71,6 +71,7 @@ struct _p_AmrLb {
   lb_clock visit, mark, cycle_start;
   lb_phase_model measured_model; /* this cycle's, all phases (AmrLbPhasesRecord) */
   double predicted_next;    /* the model's time for the next cycle, NaN: none yet */
+  double predicted_next_ipct; /* and its I%, for the partition the step took (kept or new), NaN: none yet */
   double model_total, lost_s, gain_s; /* run totals: measured model time, its loss, modelled gain over the initial partition */
   double pending_gain;      /* the gain the model predicts for the next cycle */
   double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
