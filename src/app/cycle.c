@@ -235,9 +235,6 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
       break;
     }
   }
-  PetscCall(PetscPrintf(cyc->comm, "%s: phases (max over ranks):", AMR_PROGRAM));
-  for (int ph = 0; ph < AMR_CYCLE_NPHASES; ph++) PetscCall(PetscPrintf(cyc->comm, " %s %.3f", AmrCyclePhaseName(ph), cyc->total[ph]));
-  PetscCall(PetscPrintf(cyc->comm, " s\n"));
   PetscCall(AmrLbSummary(cyc->lb, cyc->comm, AMR_PROGRAM));
   PetscFunctionReturn(0);
 }

@@ -125,10 +125,7 @@ PetscErrorCode AmrCycleAddTimes(AmrCycle cyc, double t[AMR_CYCLE_NPHASES])
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Allreduce(cyc->t, max, AMR_CYCLE_NPHASES, MPI_DOUBLE, MPI_MAX, cyc->comm));
-  for (int ph = 0; ph < AMR_CYCLE_NPHASES; ph++) {
-    cyc->total[ph] += max[ph];
-    cyc->t[ph] = 0;
-  }
+  for (int ph = 0; ph < AMR_CYCLE_NPHASES; ph++) cyc->t[ph] = 0;
   if (t) memcpy(t, max, sizeof max);
   PetscFunctionReturn(0);
 }

@@ -136,7 +136,6 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrCkpStateSetInt(st, "cycle.next", cycle + 1));
   PetscCall(AmrCkpStateSetInt(st, "cycle.restarts", cyc->restarts));
   PetscCall(AmrCkpStateSetInt(st, "run.id", cyc->run_id));
-  PetscCall(AmrCkpStateSetBytes(st, "cycle.phase_totals", cyc->total, sizeof cyc->total));
   PetscCall(AmrCkpStateSetReal(st, "state.sim_time", p->state.sim_time));
   PetscCall(AmrCkpStateSetInt(st, "state.step", p->state.step));
   PetscCall(AmrCkpStateSetInt(st, "state.done", p->state.done));
@@ -318,8 +317,6 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     p->state.step = (long long)v;
     PetscCall(AmrCkpStateGetInt(st, "state.done", &v));
     p->state.done = v ? PETSC_TRUE : PETSC_FALSE;
-    PetscCall(AmrCkpStateGetBytes(st, "cycle.phase_totals", &buf, &len));
-    if (len == sizeof cyc->total) memcpy(cyc->total, buf, len);
   }
   PetscCall(AmrProblemLoad(p, st));
   PetscCall(AmrLbLoad(cyc->lb, st));

@@ -59,7 +59,6 @@ struct _p_AmrCycle {
   double phase_start;    /* its wall clock at entry */
   PetscBool measuring;   /* between AmrCycleMeasureStart and End: the phases feed the balancer's model */
   double t[AMR_CYCLE_NPHASES];     /* this rank's wall s of each phase since the last AmrCycleAddTimes */
-  double total[AMR_CYCLE_NPHASES]; /* the run's wall s of each phase, each cycle's max over ranks */
   double *eta2;          /* squared indicator per local cell */
   int *types;            /* load type per local cell */
   char checkpoint[PETSC_MAX_PATH_LEN]; /* -checkpoint PREFIX, empty: none */
