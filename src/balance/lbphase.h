@@ -61,8 +61,11 @@ typedef struct {
  * mean cell's weight keep factor 1; a cell whose combined
  * weight is 0 weighs a millionth of the mean, so cuts among such cells
  * fall by count), then lb_phase_split from that cut's phase maxima, taken
- * when its exact time is less (res->split).  Collective; res is identical
- * on every rank (lb_phase_choice_free).
+ * when its exact time is less (res->split).  Each combination is timed by
+ * prefix sums: every process places the cuts that fall in its piece and
+ * the model comes from reductions of nphases numbers, no P-long array;
+ * only the chosen cut is assembled on every process (res).  Collective;
+ * res is identical on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
 
@@ -71,13 +74,25 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
  *  weights in mean[k] set the floor of an all-zero cell). */
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out);
 
+/** The most phases lb_phase_split takes (its caps are arrays on the stack). */
+#define LB_PHASE_SPLIT_MAX_PHASES 64
+
+/** The most parts lb_phase_split cuts.  Every process walks the whole
+ *  coarsened curve (64 buckets per part) some hundreds of times, O(P) work
+ *  repeated: at 1024 parts about 0.1 s a call on this project's machine,
+ *  growing with P, so above it lb_phase_choose keeps the combination's
+ *  cut (which costs O(n) per process and a few scalar reductions). */
+#define LB_PHASE_SPLIT_MAX_PARTS 1024
+
 /**
  * The multi-constraint split of the curve: cells per part (counts, nparts
  * values) whose largest part load per phase sums to the least the search
  * finds, from caps start[k] that a partition meets (its phase maxima).
  * Searched on the curve coarsened to about 64 buckets per part (exact
- * where the cells are fewer).  LB_ERR_UNSUPPORTED without a message when
- * the curve has fewer buckets than parts.  Collective.
+ * where the cells are fewer), gathered on every process.
+ * LB_ERR_UNSUPPORTED without a message when the curve has fewer buckets
+ * than parts or there are more than LB_PHASE_SPLIT_MAX_PARTS parts.
+ * Collective.
  */
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
 

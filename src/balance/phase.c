@@ -3,25 +3,35 @@
 #include "balance/lbphase.h"
 #include "balance/lbcurve.h"
 #include "balance/impl/lbcall.h"
+#include "balance/impl/phase.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The model's figures from the sum over phases of the largest part load
+ * and of the mean part load. */
+static void model_of(int nparts, double time, double mean, lb_phase_model *m)
+{
+  m->time = time;
+  m->mean = mean;
+  m->lost = m->time - m->mean;
+  m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
+}
+
 void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_model *m)
 {
-  m->time = m->mean = 0;
+  double time = 0, mean = 0;
   for (int k = 0; k < nphases; k++) {
     double max = 0, sum = 0;
     for (int q = 0; q < nparts; q++) {
       max = fmax(max, load[(size_t)k * nparts + q]);
       sum += load[(size_t)k * nparts + q];
     }
-    m->time += max;
-    m->mean += sum / nparts;
+    time += max;
+    mean += sum / nparts;
   }
-  m->lost = m->time - m->mean;
-  m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
+  model_of(nparts, time, mean, m);
 }
 
 /* The global index of this rank's first cell on the curve. */
@@ -85,11 +95,17 @@ lb_err lb_phase_means(MPI_Comm comm, int64_t n, int nphases, const double *const
   return LB_OK;
 }
 
+/* A cell whose combined weight is 0 weighs this fraction of the mean
+ * cell's: small enough to change no part's load measurably, but positive,
+ * so that the cut's midpoints grow along the curve and a run of such
+ * cells is cut by count, not all left to one part. */
+#define PHASE_ZERO_WEIGHT 1e-6
+
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out)
 {
   double floor = 0;
   for (int k = 0; k < nphases; k++) floor += alpha[k] * mean[k];
-  floor *= 1e-6;
+  floor *= PHASE_ZERO_WEIGHT;
   for (int64_t i = 0; i < n; i++) {
     double c = 0;
     for (int k = 0; k < nphases; k++) c += alpha[k] * w[k][i];
@@ -101,57 +117,149 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
 typedef struct {
   MPI_Comm comm;
   int64_t n;
-  int nphases, nparts;
+  int nphases, nparts, rank, size;
   const double *const *w;
   const double *mean;
+  const double *total;  /* each phase's weight on the whole curve */
+  const double *before; /* each phase's weight before this rank's piece */
   double *combined, *load;
+  double *scratch;      /* 4 nphases: a trial's phase prefixes and maxima */
   int64_t *counts;
 } search;
 
-/* The model's time of the sfc cut of alpha's combined weight; the cut and
- * its loads stay in s. */
-static lb_err evaluate(search *s, const double *alpha, lb_phase_model *m)
+/* The sfc cut of alpha's combined weight into counts and its loads per
+ * phase and part into load (P-long arrays, the same on every rank); the
+ * model into m. */
+static lb_err evaluate(search *s, const double *alpha, int64_t *counts, double *load, lb_phase_model *m)
 {
   lb_curve_result cut;
-  lb_err err;
 
   lb_phase_combine(s->n, s->nphases, s->w, alpha, s->mean, s->combined);
   LB_CALL(lb_curve_sfc(s->comm, s->n, s->combined, s->nparts, &cut));
-  memcpy(s->counts, cut.counts, sizeof(int64_t) * s->nparts);
+  memcpy(counts, cut.counts, sizeof(int64_t) * s->nparts);
   lb_curve_result_free(&cut);
-  err = lb_phase_loads(s->comm, s->n, s->nphases, s->w, s->nparts, s->counts, s->load, m);
-  return err;
+  return lb_phase_loads(s->comm, s->n, s->nphases, s->w, s->nparts, counts, load, m);
 }
 
-/* Try alpha; keep it in res when its time is less than the best so far
- * (by more than round-off, so that ties keep the earlier, simpler one). */
+/* sfc's cut position j on the combined weight's axis (lbcurve.h: the
+ * same expression, so that the same cells fall below it). */
+static double bound_of(double total, int j, int nparts) { return total * j / nparts; }
+
+/* The first cut whose bound lies above x (nparts: none): O(1) from the
+ * estimate x / total, not a walk over the cuts. */
+static int first_cut_above(double total, int nparts, double x)
+{
+  int j = x > 0 ? (int)fmin(nparts, floor(x / total * nparts)) : 1;
+  if (j < 1) j = 1;
+  while (j > 1 && bound_of(total, j - 1, nparts) > x) j--;
+  while (j < nparts && bound_of(total, j, nparts) <= x) j++;
+  return j;
+}
+
+/* The model of alpha's sfc cut by prefix sums, with no P-long array: each
+ * rank places the cuts whose bounds fall between the previous piece's last
+ * cell midpoint and its own (lb_curve_sfc's rule: cut j before the first
+ * cell whose midpoint reaches j total / P), reads each phase's prefix sum
+ * there, and the parts that end at its cuts give their loads as
+ * differences of those prefixes; the part that begins before the piece
+ * takes the last prefix before it by one MPI_Exscan (MPI_MAX: prefixes
+ * grow along the curve).  Per rank O(n nphases) work and five reductions
+ * of at most nphases numbers, whatever the number of parts. */
+static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
+{
+  const int K = s->nphases, P = s->nparts;
+  const double *c = s->combined;
+  double *run = s->scratch, *first = run + K, *last = first + K, *max = last + K;
+  double t = 0, mid_last = 0, local, before = 0, total, mine = -HUGE_VAL, prev = -HUGE_VAL, mean = 0, time = 0;
+  int j, owned = 0;
+
+  lb_phase_combine(s->n, K, s->w, alpha, s->mean, s->combined);
+  for (int64_t i = 0; i < s->n; i++) {
+    mid_last = t + 0.5 * c[i];
+    t += c[i];
+  }
+  local = t;
+  LB_MPI(MPI_Exscan(&local, &before, 1, MPI_DOUBLE, MPI_SUM, s->comm));
+  if (s->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  LB_MPI(MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, s->comm));
+  if (s->n > 0) mine = before + mid_last;
+  LB_MPI(MPI_Exscan(&mine, &prev, 1, MPI_DOUBLE, MPI_MAX, s->comm));
+  if (s->rank == 0) prev = -HUGE_VAL;
+  for (int k = 0; k < K; k++) {
+    run[k] = s->before[k];
+    last[k] = 0;
+    max[k] = 0;
+    mean += s->total[k] / P;
+  }
+  /* every combined weight 0 (every phase's too): no part has a load */
+  if (total == 0) {
+    model_of(P, 0, mean, m);
+    return LB_OK;
+  }
+  j = first_cut_above(total, P, prev);
+  t = 0;
+  for (int64_t i = 0; i <= s->n; i++) {
+    const double mid = i < s->n ? before + (t + 0.5 * c[i]) : HUGE_VAL;
+    /* past the last cell only the last rank places cuts (at the curve's end) */
+    while (j < P && bound_of(total, j, P) <= mid && (i < s->n || s->rank == s->size - 1)) {
+      for (int k = 0; k < K; k++) {
+        if (owned) max[k] = fmax(max[k], run[k] - last[k]);
+        else first[k] = run[k];
+        last[k] = run[k];
+      }
+      owned = 1;
+      if (++j == P)
+        for (int k = 0; k < K; k++) max[k] = fmax(max[k], s->total[k] - run[k]);
+    }
+    if (i == s->n) break;
+    for (int k = 0; k < K; k++) run[k] += s->w[k][i];
+    t += c[i];
+  }
+  /* the part that ends at this rank's first cut began at the last cut
+   * before the piece (cut 0: prefix 0) */
+  LB_MPI(MPI_Exscan(MPI_IN_PLACE, last, K, MPI_DOUBLE, MPI_MAX, s->comm));
+  if (owned)
+    for (int k = 0; k < K; k++) max[k] = fmax(max[k], first[k] - (s->rank > 0 ? last[k] : 0));
+  if (P == 1)
+    for (int k = 0; k < K; k++) max[k] = s->total[k];
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, max, K, MPI_DOUBLE, MPI_MAX, s->comm));
+  for (int k = 0; k < K; k++) time += max[k];
+  model_of(P, time, mean, m);
+  return LB_OK;
+}
+
+
+/* Try alpha; keep it in res when its time is less than the best so far. */
 static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *better)
 {
   lb_phase_model m;
-  LB_CALL(evaluate(s, alpha, &m));
+  LB_CALL(trial(s, alpha, &m));
   res->evaluated++;
-  *better = res->evaluated == 1 || m.time < res->model.time * (1 - 1e-12);
+  *better = res->evaluated == 1 || m.time < res->model.time * (1 - LB_PHASE_BETTER);
   if (*better) {
     memcpy(res->alpha, alpha, sizeof(double) * s->nphases);
-    memcpy(res->counts, s->counts, sizeof(int64_t) * s->nparts);
-    memcpy(res->load, s->load, sizeof(double) * s->nphases * s->nparts);
     res->model = m;
   }
   return LB_OK;
 }
 
-/* Phases of at least 5% of the mean cell's weight are searched; a
- * smaller one keeps its factor 1 (each searched phase costs a dozen cuts a
- * cycle, for a phase the size of the estimate's, nothing). */
+/* The share of the mean cell's weight below which a phase keeps factor 1
+ * and is not searched: each searched phase costs a dozen cuts a cycle,
+ * and one the size of the estimate's moves no cut it would find. */
+#define PHASE_SEARCHED_SHARE 0.05
+
 static int searched(const search *s, int k)
 {
   double all = 0;
   for (int j = 0; j < s->nphases; j++) all += s->mean[j];
-  return s->mean[k] >= 0.05 * all;
+  return s->mean[k] >= PHASE_SEARCHED_SHARE * all;
 }
 
 static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
 {
+  /* the factors a sweep tries on one phase: a step of 2 and one of 4 each
+   * way, coarse enough that a dozen cuts cover a decade of ratios, with
+   * the halving steps the finer ones the next sweep refines from */
   static const double factor[] = {0.25, 0.5, 2, 4};
   const int K = s->nphases;
   double *a = s->combined + s->n, amax;
@@ -180,7 +288,8 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
       }
     }
   }
-  return LB_OK;
+  /* the chosen combination's cut and loads, P-long, once */
+  return evaluate(s, res->alpha, res->counts, res->load, &res->model);
 }
 
 /* The split from the best combination's phase maxima, taken if its exact
@@ -188,15 +297,14 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
 static lb_err split(search *s, lb_phase_choice *res)
 {
   const int K = s->nphases, P = s->nparts;
-  double start[64];
+  double start[LB_PHASE_SPLIT_MAX_PHASES];
+  const double *w[LB_PHASE_SPLIT_MAX_PHASES];
   lb_phase_model m;
   lb_err err;
-
-  const double *w[64];
   int J = 0;
 
   /* the phases the search weighs (searched()); a small one follows */
-  for (int k = 0; k < K && k < 64; k++) {
+  for (int k = 0; k < K && k < LB_PHASE_SPLIT_MAX_PHASES; k++) {
     if (!searched(s, k)) continue;
     start[J] = 0;
     for (int q = 0; q < P; q++) start[J] = fmax(start[J], res->load[(size_t)k * P + q]);
@@ -207,7 +315,7 @@ static lb_err split(search *s, lb_phase_choice *res)
   LB_CALL(err);
   LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));
   res->evaluated++;
-  if (m.time < res->model.time * (1 - 1e-12)) {
+  if (m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
     memcpy(res->counts, s->counts, sizeof(int64_t) * P);
     memcpy(res->load, s->load, sizeof(double) * K * P);
     res->model = m;
@@ -230,30 +338,60 @@ lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64
   return LB_OK;
 }
 
+/* Each phase's weight on the whole curve and before this rank's piece,
+ * the prefix sums a trial's cuts read. */
+static lb_err phase_prefix(MPI_Comm comm, int rank, int64_t n, int nphases, const double *const *w, double *total, double *before)
+{
+  for (int k = 0; k < nphases; k++) {
+    total[k] = 0;
+    for (int64_t i = 0; i < n; i++) total[k] += w[k][i];
+    before[k] = 0;
+  }
+  LB_MPI(MPI_Exscan(total, before, nphases, MPI_DOUBLE, MPI_SUM, comm));
+  if (rank == 0)
+    for (int k = 0; k < nphases; k++) before[k] = 0; /* MPI_Exscan leaves rank 0's undefined */
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, total, nphases, MPI_DOUBLE, MPI_SUM, comm));
+  return LB_OK;
+}
+
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
 {
-  search s = {comm, n, nphases, nparts, w, NULL, NULL, NULL, NULL};
-  double *mean;
+  search s;
+  double *mean, *prefix;
   lb_err err;
 
   if (nphases < 1 || nparts < 1) return lb_error(LB_ERR_ARG, "phase model: %d phases and %d parts: need at least one of each", nphases, nparts);
   memset(res, 0, sizeof *res);
+  memset(&s, 0, sizeof s);
+  s.comm = comm;
+  s.n = n;
+  s.nphases = nphases;
+  s.nparts = nparts;
+  s.w = w;
+  MPI_Comm_rank(comm, &s.rank);
+  MPI_Comm_size(comm, &s.size);
   res->nphases = nphases;
   res->nparts = nparts;
   res->alpha = malloc(sizeof(double) * nphases);
   res->counts = malloc(sizeof(int64_t) * nparts);
   res->load = malloc(sizeof(double) * nphases * nparts);
-  mean = malloc(sizeof(double) * nphases);
+  /* the means, the phases' totals and prefixes, a trial's scratch */
+  mean = malloc(sizeof(double) * 7 * (size_t)nphases);
   /* the combined weights, then the factors being tried */
   s.combined = malloc(sizeof(double) * ((size_t)n + nphases));
   s.load = malloc(sizeof(double) * nphases * nparts);
   s.counts = malloc(sizeof(int64_t) * nparts);
   s.mean = mean;
+  prefix = mean + nphases;
+  s.total = prefix;
+  s.before = prefix + nphases;
+  s.scratch = prefix + 2 * nphases;
   if (!res->alpha || !res->counts || !res->load || !mean || !s.combined || !s.load || !s.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
   else err = lb_phase_means(comm, n, nphases, w, mean);
+  if (!err) err = phase_prefix(comm, s.rank, n, nphases, w, prefix, prefix + nphases);
   if (!err) err = choose(&s, max_rounds, res);
   res->alpha_time = res->model.time;
-  if (!err && nphases <= 64) err = split(&s, res);
+  if (!err && nphases <= LB_PHASE_SPLIT_MAX_PHASES) err = split(&s, res);
   free(mean);
   free(s.combined);
   free(s.load);
