@@ -39,6 +39,11 @@ void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_m
 lb_err lb_phase_loads(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, double *load,
                       lb_phase_model *m);
 
+/** The coordinate search's sweeps that amr2d runs each balancing step
+ *  (lbbench -step replays the same): each costs four trials per searched
+ *  phase, so a step tries at most 1 + K + 12 K combinations. */
+#define LB_PHASE_ROUNDS 3
+
 /** The partition of least modelled time found by lb_phase_choose. */
 typedef struct {
   int nphases, nparts;
@@ -50,6 +55,9 @@ typedef struct {
   double alpha_time; /**< the least time of a combination's cut (alpha) */
   int evaluated;     /**< combinations tried */
   int split;         /**< 1: counts come from lb_phase_split, whose time was less than alpha's */
+  int collectives;   /**< collective calls every process made */
+  int long_collectives; /**< of them, those whose buffers hold arrays as long as the parts or longer */
+  double split_s;    /**< wall time of lb_phase_split, whose walks every process repeats whole (0: not run) */
 } lb_phase_choice;
 
 /**
@@ -95,6 +103,16 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
  * Collective.
  */
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
+
+/**
+ * The cell weights that realise a choice (this rank's n cells into out):
+ * the split's counts by lb_phase_counts_weights, else the chosen
+ * combination by lb_phase_combine; then scaled to mean cell weight 1 and
+ * raised to at least floor (the app and lbbench pass a chain work unit,
+ * 1 / LB_CHAIN_UNITS, so that every cell moves with a method of whole
+ * units).  Collective.
+ */
+lb_err lb_phase_choice_weights(MPI_Comm comm, int64_t n, const double *const *w, const lb_phase_choice *ch, double floor, double *out);
 
 /** Weights of this rank's n cells whose equal-weight cut (lbcurve.h's sfc)
  *  is the partition counts (nparts values): every part weighs the same, so

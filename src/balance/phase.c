@@ -141,6 +141,17 @@ static lb_err evaluate(search *s, const double *alpha, int64_t *counts, double *
   return lb_phase_loads(s->comm, s->n, s->nphases, s->w, s->nparts, counts, load, m);
 }
 
+/* Collective calls of lb_curve_sfc (its locate's two, its cut's one) and
+ * of lb_phase_loads (the offset, the sums), and of them those of P-long
+ * buffers (the cut positions, the loads); of one trial (all of a few
+ * numbers); of lb_phase_split's gather (both P-long) and of the setup
+ * (the means, the phases' totals and prefixes). */
+#define SFC_COLLECTIVES 3
+#define LOADS_COLLECTIVES 2
+#define TRIAL_COLLECTIVES 5
+#define SPLIT_GATHER_COLLECTIVES 2
+#define SETUP_COLLECTIVES 3
+
 /* sfc's cut position j on the combined weight's axis (lbcurve.h: the
  * same expression, so that the same cells fall below it). */
 static double bound_of(double total, int j, int nparts) { return total * j / nparts; }
@@ -235,6 +246,7 @@ static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *bet
   lb_phase_model m;
   LB_CALL(trial(s, alpha, &m));
   res->evaluated++;
+  res->collectives += TRIAL_COLLECTIVES;
   *better = res->evaluated == 1 || m.time < res->model.time * (1 - LB_PHASE_BETTER);
   if (*better) {
     memcpy(res->alpha, alpha, sizeof(double) * s->nphases);
@@ -289,6 +301,8 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
     }
   }
   /* the chosen combination's cut and loads, P-long, once */
+  res->collectives += SFC_COLLECTIVES + LOADS_COLLECTIVES;
+  res->long_collectives += 2;
   return evaluate(s, res->alpha, res->counts, res->load, &res->model);
 }
 
@@ -310,10 +324,17 @@ static lb_err split(search *s, lb_phase_choice *res)
     for (int q = 0; q < P; q++) start[J] = fmax(start[J], res->load[(size_t)k * P + q]);
     w[J++] = s->w[k];
   }
+  if (P > LB_PHASE_SPLIT_MAX_PARTS) return LB_OK;
+  res->split_s = MPI_Wtime();
   err = lb_phase_split(s->comm, s->n, J, w, P, start, s->counts);
+  res->split_s = MPI_Wtime() - res->split_s;
+  res->collectives += SPLIT_GATHER_COLLECTIVES;
+  res->long_collectives += SPLIT_GATHER_COLLECTIVES;
   if (err == LB_ERR_UNSUPPORTED) return LB_OK;
   LB_CALL(err);
   LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));
+  res->collectives += LOADS_COLLECTIVES;
+  res->long_collectives++;
   res->evaluated++;
   if (m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
     memcpy(res->counts, s->counts, sizeof(int64_t) * P);
@@ -389,6 +410,7 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
   if (!res->alpha || !res->counts || !res->load || !mean || !s.combined || !s.load || !s.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
   else err = lb_phase_means(comm, n, nphases, w, mean);
   if (!err) err = phase_prefix(comm, s.rank, n, nphases, w, prefix, prefix + nphases);
+  res->collectives = SETUP_COLLECTIVES;
   if (!err) err = choose(&s, max_rounds, res);
   res->alpha_time = res->model.time;
   if (!err && nphases <= LB_PHASE_SPLIT_MAX_PHASES) err = split(&s, res);
@@ -398,6 +420,22 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
   free(s.counts);
   if (err) lb_phase_choice_free(res);
   return err;
+}
+
+lb_err lb_phase_choice_weights(MPI_Comm comm, int64_t n, const double *const *w, const lb_phase_choice *ch, double floor, double *out)
+{
+  double g[2] = {0, (double)n}, mean[LB_PHASE_SPLIT_MAX_PHASES];
+
+  if (ch->nphases > LB_PHASE_SPLIT_MAX_PHASES) return lb_error(LB_ERR_ARG, "phase model: %d phases, at most %d", ch->nphases, LB_PHASE_SPLIT_MAX_PHASES);
+  if (ch->split) LB_CALL(lb_phase_counts_weights(comm, n, ch->nparts, ch->counts, out));
+  else {
+    LB_CALL(lb_phase_means(comm, n, ch->nphases, w, mean));
+    lb_phase_combine(n, ch->nphases, w, ch->alpha, mean, out);
+  }
+  for (int64_t i = 0; i < n; i++) g[0] += out[i];
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, comm));
+  for (int64_t i = 0; i < n; i++) out[i] = fmax(floor, g[0] > 0 ? out[i] * g[1] / g[0] : 1.0);
+  return LB_OK;
 }
 
 void lb_phase_choice_free(lb_phase_choice *res)
