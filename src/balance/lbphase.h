@@ -49,7 +49,6 @@ typedef struct {
   int nphases, nparts;
   double *alpha;     /**< the phases' factors in the chosen combined weight (nphases) */
   int64_t *counts;   /**< its curve cut: cells per part (nparts) */
-  double *load;      /**< loads per phase and part of that cut (nphases x nparts) */
   lb_phase_model model;
   double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
   double alpha_time; /**< the least time of a combination's cut (alpha) */
@@ -72,10 +71,19 @@ typedef struct {
  * when its exact time is less (res->split).  Each combination is timed by
  * prefix sums: every process places the cuts that fall in its piece and
  * the model comes from reductions of nphases numbers, no P-long array;
- * only the chosen cut is assembled on every process (res).  Collective;
+ * only the chosen cut is assembled on every process (res->counts, one
+ * reduction of nparts + 1 positions).  Collective;
  * res is identical on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
+
+/** The model of the partition counts (nparts values, the same on every
+ *  rank) for the per-cell weights w[k] of each phase as lb_phase_loads
+ *  gives it, but by prefix sums: no array as long as the parts beyond
+ *  counts, each rank reading the cuts that fall in its piece; O(n nphases
+ *  + nparts) work and six reductions of at most nphases numbers.
+ *  Collective. */
+lb_err lb_phase_model_of(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, lb_phase_model *m);
 
 /** The combined weight of this rank's n cells for factors alpha into out,
  *  as lb_phase_choose weighed them (the global means of the phases'

@@ -1,23 +1,12 @@
 /* The cycle's phase model and the partition of least modelled time
  * (lbphase.h). */
 #include "balance/lbphase.h"
-#include "balance/lbcurve.h"
 #include "balance/impl/lbcall.h"
 #include "balance/impl/phase.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The model's figures from the sum over phases of the largest part load
- * and of the mean part load. */
-static void model_of(int nparts, double time, double mean, lb_phase_model *m)
-{
-  m->time = time;
-  m->mean = mean;
-  m->lost = m->time - m->mean;
-  m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
-}
 
 void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_model *m)
 {
@@ -31,7 +20,7 @@ void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_m
     time += max;
     mean += sum / nparts;
   }
-  model_of(nparts, time, mean, m);
+  lb_phase_model_set(nparts, time, mean, m);
 }
 
 /* The global index of this rank's first cell on the curve. */
@@ -117,40 +106,24 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
 typedef struct {
   MPI_Comm comm;
   int64_t n;
-  int nphases, nparts, rank, size;
+  int nphases, nparts;
   const double *const *w;
   const double *mean;
-  const double *total;  /* each phase's weight on the whole curve */
-  const double *before; /* each phase's weight before this rank's piece */
-  double *combined, *load;
-  double *scratch;      /* 4 nphases: a trial's phase prefixes and maxima */
-  int64_t *counts;
+  lb_phase_piece piece;
+  double *combined;  /* this rank's combined weights, then the factors being tried */
+  double *scratch;   /* 4 nphases: a trial's prefixes and maxima */
+  double *best_max;  /* the best combination's largest part load per phase */
+  int64_t *cuts;     /* NULL, or the nparts + 1 cut positions a trial records */
 } search;
 
-/* The sfc cut of alpha's combined weight into counts and its loads per
- * phase and part into load (P-long arrays, the same on every rank); the
- * model into m. */
-static lb_err evaluate(search *s, const double *alpha, int64_t *counts, double *load, lb_phase_model *m)
-{
-  lb_curve_result cut;
-
-  lb_phase_combine(s->n, s->nphases, s->w, alpha, s->mean, s->combined);
-  LB_CALL(lb_curve_sfc(s->comm, s->n, s->combined, s->nparts, &cut));
-  memcpy(counts, cut.counts, sizeof(int64_t) * s->nparts);
-  lb_curve_result_free(&cut);
-  return lb_phase_loads(s->comm, s->n, s->nphases, s->w, s->nparts, counts, load, m);
-}
-
-/* Collective calls of lb_curve_sfc (its locate's two, its cut's one) and
- * of lb_phase_loads (the offset, the sums), and of them those of P-long
- * buffers (the cut positions, the loads); of one trial (all of a few
- * numbers); of lb_phase_split's gather (both P-long) and of the setup
- * (the means, the phases' totals and prefixes). */
-#define SFC_COLLECTIVES 3
-#define LOADS_COLLECTIVES 2
+/* Collective calls of a trial (the combined weight's offset, total and
+ * previous midpoint, then the parts' account), of the setup (the means,
+ * the piece), of lb_phase_model_of, and of lb_phase_split's gather (both
+ * of P-long buffers). */
 #define TRIAL_COLLECTIVES 5
+#define SETUP_COLLECTIVES 5
+#define MODEL_COLLECTIVES 6
 #define SPLIT_GATHER_COLLECTIVES 2
-#define SETUP_COLLECTIVES 3
 
 /* sfc's cut position j on the combined weight's axis (lbcurve.h: the
  * same expression, so that the same cells fall below it). */
@@ -170,19 +143,18 @@ static int first_cut_above(double total, int nparts, double x)
 /* The model of alpha's sfc cut by prefix sums, with no P-long array: each
  * rank places the cuts whose bounds fall between the previous piece's last
  * cell midpoint and its own (lb_curve_sfc's rule: cut j before the first
- * cell whose midpoint reaches j total / P), reads each phase's prefix sum
- * there, and the parts that end at its cuts give their loads as
- * differences of those prefixes; the part that begins before the piece
- * takes the last prefix before it by one MPI_Exscan (MPI_MAX: prefixes
- * grow along the curve).  Per rank O(n nphases) work and five reductions
- * of at most nphases numbers, whatever the number of parts. */
+ * cell whose midpoint reaches j total / P) and accounts the parts that end
+ * there (lb_phase_ends).  Per rank O(n nphases) work and five reductions
+ * of at most nphases numbers, whatever the number of parts.  With s->cuts
+ * the rank also records the cuts it placed. */
 static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
 {
   const int K = s->nphases, P = s->nparts;
+  const lb_phase_piece *p = &s->piece;
   const double *c = s->combined;
-  double *run = s->scratch, *first = run + K, *last = first + K, *max = last + K;
-  double t = 0, mid_last = 0, local, before = 0, total, mine = -HUGE_VAL, prev = -HUGE_VAL, mean = 0, time = 0;
-  int j, owned = 0;
+  double *run = s->scratch, t = 0, mid_last = 0, local, before = 0, total, mine = -HUGE_VAL, prev = -HUGE_VAL, mean = 0;
+  lb_phase_ends e;
+  int j;
 
   lb_phase_combine(s->n, K, s->w, alpha, s->mean, s->combined);
   for (int64_t i = 0; i < s->n; i++) {
@@ -191,20 +163,19 @@ static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
   }
   local = t;
   LB_MPI(MPI_Exscan(&local, &before, 1, MPI_DOUBLE, MPI_SUM, s->comm));
-  if (s->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  if (p->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
   LB_MPI(MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, s->comm));
   if (s->n > 0) mine = before + mid_last;
   LB_MPI(MPI_Exscan(&mine, &prev, 1, MPI_DOUBLE, MPI_MAX, s->comm));
-  if (s->rank == 0) prev = -HUGE_VAL;
+  if (p->rank == 0) prev = -HUGE_VAL;
+  lb_phase_ends_init(&e, K, P, p->total, s->scratch + K);
   for (int k = 0; k < K; k++) {
-    run[k] = s->before[k];
-    last[k] = 0;
-    max[k] = 0;
-    mean += s->total[k] / P;
+    run[k] = p->before[k];
+    mean += p->total[k] / P;
   }
   /* every combined weight 0 (every phase's too): no part has a load */
   if (total == 0) {
-    model_of(P, 0, mean, m);
+    lb_phase_model_set(P, 0, mean, m);
     return LB_OK;
   }
   j = first_cut_above(total, P, prev);
@@ -212,33 +183,17 @@ static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
   for (int64_t i = 0; i <= s->n; i++) {
     const double mid = i < s->n ? before + (t + 0.5 * c[i]) : HUGE_VAL;
     /* past the last cell only the last rank places cuts (at the curve's end) */
-    while (j < P && bound_of(total, j, P) <= mid && (i < s->n || s->rank == s->size - 1)) {
-      for (int k = 0; k < K; k++) {
-        if (owned) max[k] = fmax(max[k], run[k] - last[k]);
-        else first[k] = run[k];
-        last[k] = run[k];
-      }
-      owned = 1;
-      if (++j == P)
-        for (int k = 0; k < K; k++) max[k] = fmax(max[k], s->total[k] - run[k]);
+    while (j < P && bound_of(total, j, P) <= mid && (i < s->n || p->rank == p->size - 1)) {
+      lb_phase_ends_cut(&e, j, run);
+      if (s->cuts) s->cuts[j] = p->first + i;
+      j++;
     }
     if (i == s->n) break;
     for (int k = 0; k < K; k++) run[k] += s->w[k][i];
     t += c[i];
   }
-  /* the part that ends at this rank's first cut began at the last cut
-   * before the piece (cut 0: prefix 0) */
-  LB_MPI(MPI_Exscan(MPI_IN_PLACE, last, K, MPI_DOUBLE, MPI_MAX, s->comm));
-  if (owned)
-    for (int k = 0; k < K; k++) max[k] = fmax(max[k], first[k] - (s->rank > 0 ? last[k] : 0));
-  if (P == 1)
-    for (int k = 0; k < K; k++) max[k] = s->total[k];
-  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, max, K, MPI_DOUBLE, MPI_MAX, s->comm));
-  for (int k = 0; k < K; k++) time += max[k];
-  model_of(P, time, mean, m);
-  return LB_OK;
+  return lb_phase_ends_model(&e, s->comm, p->rank, m);
 }
-
 
 /* Try alpha; keep it in res when its time is less than the best so far. */
 static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *better)
@@ -250,6 +205,7 @@ static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *bet
   *better = res->evaluated == 1 || m.time < res->model.time * (1 - LB_PHASE_BETTER);
   if (*better) {
     memcpy(res->alpha, alpha, sizeof(double) * s->nphases);
+    memcpy(s->best_max, s->scratch + 3 * s->nphases, sizeof(double) * s->nphases);
     res->model = m;
   }
   return LB_OK;
@@ -265,6 +221,28 @@ static int searched(const search *s, int k)
   double all = 0;
   for (int j = 0; j < s->nphases; j++) all += s->mean[j];
   return s->mean[k] >= PHASE_SEARCHED_SHARE * all;
+}
+
+/* The chosen combination's cut as cells per part, the same on every rank:
+ * its trial once more, each rank recording the cuts it places, and one
+ * reduction of the nparts + 1 positions (the one P-long collective). */
+static lb_err chosen_counts(search *s, lb_phase_choice *res)
+{
+  const int P = s->nparts;
+  lb_phase_model m;
+  lb_err err;
+
+  if (!(s->cuts = calloc((size_t)P + 1, sizeof *s->cuts))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
+  err = trial(s, res->alpha, &m);
+  if (!err && MPI_Allreduce(MPI_IN_PLACE, s->cuts, P + 1, MPI_INT64_T, MPI_SUM, s->comm) != MPI_SUCCESS)
+    err = lb_error(LB_ERR_MPI, "phase model: MPI_Allreduce of the cut positions failed");
+  s->cuts[P] = s->piece.ncells;
+  for (int q = 0; q < P; q++) res->counts[q] = s->cuts[q + 1] - s->cuts[q];
+  res->collectives += TRIAL_COLLECTIVES + 1;
+  res->long_collectives++;
+  free(s->cuts);
+  s->cuts = NULL;
+  return err;
 }
 
 static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
@@ -300,10 +278,7 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
       }
     }
   }
-  /* the chosen combination's cut and loads, P-long, once */
-  res->collectives += SFC_COLLECTIVES + LOADS_COLLECTIVES;
-  res->long_collectives += 2;
-  return evaluate(s, res->alpha, res->counts, res->load, &res->model);
+  return chosen_counts(s, res);
 }
 
 /* The split from the best combination's phase maxima, taken if its exact
@@ -313,36 +288,37 @@ static lb_err split(search *s, lb_phase_choice *res)
   const int K = s->nphases, P = s->nparts;
   double start[LB_PHASE_SPLIT_MAX_PHASES];
   const double *w[LB_PHASE_SPLIT_MAX_PHASES];
+  int64_t *counts;
   lb_phase_model m;
   lb_err err;
   int J = 0;
 
+  if (P > LB_PHASE_SPLIT_MAX_PARTS) return LB_OK;
   /* the phases the search weighs (searched()); a small one follows */
   for (int k = 0; k < K && k < LB_PHASE_SPLIT_MAX_PHASES; k++) {
     if (!searched(s, k)) continue;
-    start[J] = 0;
-    for (int q = 0; q < P; q++) start[J] = fmax(start[J], res->load[(size_t)k * P + q]);
+    start[J] = s->best_max[k];
     w[J++] = s->w[k];
   }
-  if (P > LB_PHASE_SPLIT_MAX_PARTS) return LB_OK;
+  if (!(counts = malloc(sizeof(int64_t) * P))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
   res->split_s = MPI_Wtime();
-  err = lb_phase_split(s->comm, s->n, J, w, P, start, s->counts);
+  err = lb_phase_split(s->comm, s->n, J, w, P, start, counts);
   res->split_s = MPI_Wtime() - res->split_s;
   res->collectives += SPLIT_GATHER_COLLECTIVES;
   res->long_collectives += SPLIT_GATHER_COLLECTIVES;
-  if (err == LB_ERR_UNSUPPORTED) return LB_OK;
-  LB_CALL(err);
-  LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));
-  res->collectives += LOADS_COLLECTIVES;
-  res->long_collectives++;
-  res->evaluated++;
-  if (m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
-    memcpy(res->counts, s->counts, sizeof(int64_t) * P);
-    memcpy(res->load, s->load, sizeof(double) * K * P);
-    res->model = m;
-    res->split = 1;
+  if (err == LB_ERR_UNSUPPORTED) err = LB_OK;
+  else if (!err) {
+    err = lb_phase_model_of(s->comm, s->n, K, s->w, P, counts, &m);
+    res->evaluated++;
+    res->collectives += MODEL_COLLECTIVES;
+    if (!err && m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
+      memcpy(res->counts, counts, sizeof(int64_t) * P);
+      res->model = m;
+      res->split = 1;
+    }
   }
-  return LB_OK;
+  free(counts);
+  return err;
 }
 
 lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64_t *counts, double *w)
@@ -359,26 +335,10 @@ lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64
   return LB_OK;
 }
 
-/* Each phase's weight on the whole curve and before this rank's piece,
- * the prefix sums a trial's cuts read. */
-static lb_err phase_prefix(MPI_Comm comm, int rank, int64_t n, int nphases, const double *const *w, double *total, double *before)
-{
-  for (int k = 0; k < nphases; k++) {
-    total[k] = 0;
-    for (int64_t i = 0; i < n; i++) total[k] += w[k][i];
-    before[k] = 0;
-  }
-  LB_MPI(MPI_Exscan(total, before, nphases, MPI_DOUBLE, MPI_SUM, comm));
-  if (rank == 0)
-    for (int k = 0; k < nphases; k++) before[k] = 0; /* MPI_Exscan leaves rank 0's undefined */
-  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, total, nphases, MPI_DOUBLE, MPI_SUM, comm));
-  return LB_OK;
-}
-
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
 {
   search s;
-  double *mean, *prefix;
+  double *mean;
   lb_err err;
 
   if (nphases < 1 || nparts < 1) return lb_error(LB_ERR_ARG, "phase model: %d phases and %d parts: need at least one of each", nphases, nparts);
@@ -389,35 +349,31 @@ lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *cons
   s.nphases = nphases;
   s.nparts = nparts;
   s.w = w;
-  MPI_Comm_rank(comm, &s.rank);
-  MPI_Comm_size(comm, &s.size);
   res->nphases = nphases;
   res->nparts = nparts;
   res->alpha = malloc(sizeof(double) * nphases);
   res->counts = malloc(sizeof(int64_t) * nparts);
-  res->load = malloc(sizeof(double) * nphases * nparts);
-  /* the means, the phases' totals and prefixes, a trial's scratch */
-  mean = malloc(sizeof(double) * 7 * (size_t)nphases);
+  /* the means, the piece's totals and prefixes, the best maxima, a
+   * trial's scratch */
+  mean = malloc(sizeof(double) * 8 * (size_t)nphases);
   /* the combined weights, then the factors being tried */
   s.combined = malloc(sizeof(double) * ((size_t)n + nphases));
-  s.load = malloc(sizeof(double) * nphases * nparts);
-  s.counts = malloc(sizeof(int64_t) * nparts);
   s.mean = mean;
-  prefix = mean + nphases;
-  s.total = prefix;
-  s.before = prefix + nphases;
-  s.scratch = prefix + 2 * nphases;
-  if (!res->alpha || !res->counts || !res->load || !mean || !s.combined || !s.load || !s.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
+  if (mean) {
+    s.piece.total = mean + nphases;
+    s.piece.before = mean + 2 * nphases;
+    s.best_max = mean + 3 * nphases;
+    s.scratch = mean + 4 * nphases;
+  }
+  if (!res->alpha || !res->counts || !mean || !s.combined) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
   else err = lb_phase_means(comm, n, nphases, w, mean);
-  if (!err) err = phase_prefix(comm, s.rank, n, nphases, w, prefix, prefix + nphases);
+  if (!err) err = lb_phase_piece_locate(comm, n, nphases, w, &s.piece);
   res->collectives = SETUP_COLLECTIVES;
   if (!err) err = choose(&s, max_rounds, res);
   res->alpha_time = res->model.time;
   if (!err && nphases <= LB_PHASE_SPLIT_MAX_PHASES) err = split(&s, res);
   free(mean);
   free(s.combined);
-  free(s.load);
-  free(s.counts);
   if (err) lb_phase_choice_free(res);
   return err;
 }
@@ -442,8 +398,6 @@ void lb_phase_choice_free(lb_phase_choice *res)
 {
   free(res->alpha);
   free(res->counts);
-  free(res->load);
   res->alpha = NULL;
   res->counts = NULL;
-  res->load = NULL;
 }

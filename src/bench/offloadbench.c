@@ -13,7 +13,8 @@
 #include "balance/lboffload.h"
 #include "util/json.h"
 
-double lb_bench_peak_rss(void)
+/* The process's peak resident memory so far, bytes. */
+static double peak_rss(void)
 {
   struct rusage ru;
   return getrusage(RUSAGE_SELF, &ru) ? NAN : 1024.0 * (double)ru.ru_maxrss;
@@ -43,11 +44,11 @@ static lb_err replay(MPI_Comm comm, int nlocal, const int64_t *n, const double *
   double t0;
   lb_err err;
 
-  r->rss0 = lb_bench_peak_rss();
+  r->rss0 = peak_rss();
   t0 = MPI_Wtime();
   if ((err = lb_offload_plan(comm, nlocal, n, w, quantum, &o))) return err;
   r->plan_s = MPI_Wtime() - t0;
-  r->rss1 = lb_bench_peak_rss();
+  r->rss1 = peak_rss();
   r->max_items = 0;
   r->dearest = 0;
   for (int64_t j = 0, off = 0; j < nlocal; off += n[j], j++)

@@ -20,10 +20,6 @@ typedef struct {
   MPI_Comm comm;
 } lb_offloadbench_opts;
 
-/** The process's peak resident memory so far, bytes (getrusage; NaN when
- *  it fails): what the replays (-offload, -step) measure their memory by. */
-double lb_bench_peak_rss(void);
-
 /** Plan the offload of the trace cycle's cells split into P parts, send
  *  every item there and back (as many bytes as the app's degree-1 cells of
  *  the trace's dimension), and report the parts' max/mean before and after,

@@ -32,7 +32,7 @@ static void check_trials(int rank, int size)
   double *w[2], *sum = malloc(sizeof(double) * (size_t)(hi - lo + 1)), load[2 * P2];
   lb_curve_result cut;
   lb_phase_choice ch;
-  lb_phase_model m;
+  lb_phase_model m, pm;
 
   for (int k = 0; k < 2; k++) w[k] = malloc(sizeof(double) * (size_t)(hi - lo + 1));
   for (int64_t i = lo; i < hi; i++) {
@@ -43,6 +43,9 @@ static void check_trials(int rank, int size)
   CHECK(!lb_curve_sfc(MPI_COMM_WORLD, hi - lo, sum, P2, &cut));
   CHECK(!lb_phase_loads(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, cut.counts, load, &m));
   CHECK_NEAR(m.time, 495, 1e-9);
+  CHECK(!lb_phase_model_of(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, cut.counts, &pm));
+  CHECK_NEAR(pm.time, m.time, 1e-12 * m.time);
+  CHECK_NEAR(pm.imbalance_pct, m.imbalance_pct, 1e-9);
   CHECK(!lb_phase_choose(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, 3, &ch));
   CHECK_NEAR(ch.sum_time, m.time, 1e-12 * m.time);
   CHECK(ch.model.time <= m.time);
@@ -107,8 +110,14 @@ int main(int argc, char **argv)
   CHECK_NEAR(ch.model.time, 145, 1e-9);
   CHECK_EQ(ch.counts[0], 5);
   CHECK_EQ(ch.counts[1], 95);
-  CHECK_NEAR(ch.load[0], 5, 1e-9);
-  CHECK_NEAR(ch.load[2], 50, 1e-9);
+  CHECK(!lb_phase_loads(MPI_COMM_WORLD, n, K, (const double *const *)w, P, ch.counts, load, &m));
+  CHECK_NEAR(load[0], 5, 1e-9);
+  CHECK_NEAR(load[2], 50, 1e-9);
+  CHECK_NEAR(m.time, ch.model.time, 1e-12 * m.time);
+  /* the same model by prefix sums */
+  CHECK(!lb_phase_model_of(MPI_COMM_WORLD, n, K, (const double *const *)w, P, ch.counts, &m));
+  CHECK_NEAR(m.time, 145, 1e-12);
+  CHECK_NEAR(m.mean, 100, 1e-12);
   CHECK(ch.evaluated >= 3);
   if (rank == 0)
     printf("test_phase on %d rank%s: sum-weight cut %.0f, chosen cut %lld | %lld with time %.0f (alpha %g, %g) after %d combinations\n", size, size > 1 ? "s" : "",
