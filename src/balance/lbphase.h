@@ -95,9 +95,10 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
 
 /** The most parts lb_phase_split cuts.  Every process walks the whole
  *  coarsened curve (64 buckets per part) some hundreds of times, O(P) work
- *  repeated: at 1024 parts about 0.1 s a call on this project's machine,
- *  growing with P, so above it lb_phase_choose keeps the combination's
- *  cut (which costs O(n) per process and a few scalar reductions). */
+ *  repeated: at 1024 parts 0.21 s a call on this project's 2-core machine
+ *  (lbbench -step), growing with P, so above it lb_phase_choose keeps the
+ *  combination's cut (which costs O(n) per process and a few reductions
+ *  of K numbers per trial). */
 #define LB_PHASE_SPLIT_MAX_PARTS 1024
 
 /**
