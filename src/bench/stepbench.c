@@ -225,6 +225,9 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
   printf("lbbench: the app's balancing step on %s (virtual backend), %lld cells, scenario %s, method %s\n", o->graph, (long long)c->n, o->scenario, o->m->name);
   printf("  trace: %dD cycle %d of %d ranks, %lld cells (refined %d times), %d phases, start split %s, %d cop%s\n", tr->dim, tr->cycle, tr->nranks,
          (long long)tr->ncells, o->rp.refine, c->K, o->split_name, o->rp.R, o->rp.R > 1 ? "ies" : "y");
+  char flags[160];
+  lb_weights_flags_string(r->fit_flags, flags, sizeof flags);
+  printf("  fits: %d phases, flags %s\n", c->K, flags[0] ? flags : "none");
   printf("  model: start %.6g (I%% %.2f), summed weight's cut %.6g, chosen %s %.6g, realised by the method %.6g (I%% %.2f); decision %s\n", r->kept.time,
          r->kept.imbalance_pct, r->ch.sum_time, r->ch.split ? "split" : "combination", r->ch.model.time, r->next.time, r->next.imbalance_pct, lb_decision_name(r->decision));
   printf("  step: %.4f s in this process (the fits %.4f s): the split %.4f s, which every rank runs whole, the rest %.4f s over %d ranks; besides, the report's exact bound %.4f s at rank 0%s\n",
@@ -244,6 +247,7 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
     json_int(&j, "replicate", o->rp.R);
     json_str(&j, "trace_split", o->split_name);
     json_int(&j, "phases", c->K);
+    json_str(&j, "fit_flags", flags);
     json_real(&j, "model_start_s", r->kept.time);
     json_real(&j, "model_sum_s", r->ch.sum_time);
     json_real(&j, "model_chosen_s", r->ch.model.time);
