@@ -178,26 +178,16 @@ static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
   const p4est_locidx_t n = s->p4est->local_num_quadrants;
   const double *const *pw = (const double *const *)s->pw;
   lb_phase_choice ch;
-  double mean[AMR_LB_MAX_PHASES], g[2];
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(n + 1, &s->w));
-  AMR_LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
-  if (ch.split)
-    AMR_LB_CHECK(lb->comm, lb_phase_counts_weights(lb->comm, n, lb->size, ch.counts, s->w));
-  else {
-    AMR_LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
-    lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
+  AMR_LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, LB_PHASE_ROUNDS, &ch));
+  AMR_LB_CHECK(lb->comm, lb_phase_choice_weights(lb->comm, n, pw, &ch, 1.0 / LB_CHAIN_UNITS, s->w));
+  if (!ch.split)
     for (int k = 0, m = 0; k < lb->nphases; k++)
       if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
-  }
   r->phase_split = ch.split;
   lb_phase_choice_free(&ch);
-  g[0] = 0;
-  g[1] = (double)n;
-  for (p4est_locidx_t i = 0; i < n; i++) g[0] += s->w[i];
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
-  for (p4est_locidx_t i = 0; i < n; i++) s->w[i] = fmax(1.0 / LB_CHAIN_UNITS, g[0] > 0 ? s->w[i] * g[1] / g[0] : 1.0);
   PetscFunctionReturn(0);
 }
 

@@ -83,7 +83,7 @@ static PetscErrorCode save_history(AmrLb lb, AmrCkpState st, const char *key, co
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, lb->comm, &buf, &len));
   PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
   free(buf);
   PetscFunctionReturn(0);
@@ -106,7 +106,7 @@ static PetscErrorCode load_window(AmrLb lb, AmrCkpState st, const char *cost_key
   PetscCall(AmrCkpStateHas(st, hist_key, &has));
   if (!has) PetscFunctionReturn(0);
   PetscCall(AmrCkpStateGetBytes(st, hist_key, &buf, &len));
-  AMR_LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, buf, len, lb->size, &kept));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, lb->comm, buf, len, lb->size, &kept));
   PetscFunctionReturn(0);
 }
 
