@@ -10,23 +10,43 @@
 
 #include <stdlib.h>
 
+/* A rank's part of one phase: its set's halves and its transfer. */
 typedef struct {
-  lb_bisection b;
-  int *mate;     /* mate[k*n + r]: directed edge of r's transfer in phase k, or -1 */
-  int *pair;     /* pair[k*n + r]: index of that transfer among its set's pairs */
-  int *npairs;   /* npairs[k*W + s]: transfers of set s of level k */
-  int slot;
+  int set;        /* its set at the phase's level k */
+  int half;       /* 0: in P1 (set 2 set at level k+1), 1: in P2 */
+  int n1, n2;     /* ranks in P1 and P2 */
+  int mate;       /* directed edge of its transfer, or -1 */
+  int pair;       /* index of that transfer among its set's pairs */
+  int npairs;     /* transfers of its set */
+} ml_level;
+
+typedef struct {
+  int nlevels;
+  lb_bisection b;  /* other graphs than lines: the whole hierarchy, from setup until superstep 0 */
+  ml_level *path;  /* path[(r - lo) * nlevels + k]: local rank r's phase k (made in superstep 0) */
+  int lo, slot;
+  lb_run *run;     /* for the accounting of the transient hierarchy */
 } ml_state;
+
+/* Bytes of the whole hierarchy of n ranks and L levels (group and count). */
+static long long hierarchy_bytes(long long n, int L) { return (long long)sizeof(int) * (L + 1) * (n + (1LL << L)); }
 
 static void ml_destroy(void *p)
 {
   ml_state *s = p;
   if (!s) return;
   lb_bisection_free(&s->b);
-  free(s->mate);
-  free(s->pair);
-  free(s->npairs);
+  free(s->path);
   free(s);
+}
+
+/* Levels of the bisection of a line of n ranks: halves of ceil(c/2) and
+ * floor(c/2) ranks until every set has one. */
+static int line_levels(int n)
+{
+  int L = 0;
+  while ((1LL << L) < n) L++;
+  return L;
 }
 
 static lb_err ml_setup(lb_run *run, void **state)
@@ -35,30 +55,101 @@ static lb_err ml_setup(lb_run *run, void **state)
   ml_state *s = calloc(1, sizeof *s);
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
-  lb_err err = lb_bisection_build(g, &s->b);
+  s->run = run;
+  lb_run_account(run, -1, (long long)sizeof *s);
+  if (g->kind == LB_GRAPH_LINE) {
+    s->nlevels = line_levels(g->n);
+  } else {
+    lb_err err = lb_bisection_build(g, &s->b);
+    if (err) return err;
+    s->nlevels = s->b.nlevels;
+    lb_run_account(run, -1, hierarchy_bytes(g->n, s->nlevels));
+  }
+  /* The engine's two accumulators of the halves' sums, one group per set
+   * of the last level: 2^L >= P doubles, which every process holds. */
+  lb_run_account(run, -1, 2 * (long long)sizeof(double) << s->nlevels);
+  lb_err err = lb_run_reduction(run, LB_SUM, 1 << s->nlevels, &s->slot);
   if (err) return err;
-  int n = g->n, L = s->b.nlevels;
-  size_t W = (size_t)1 << L;
-  s->mate = malloc(((size_t)L * n + 1) * sizeof(int));
-  s->pair = malloc(((size_t)L * n + 1) * sizeof(int));
-  s->npairs = calloc((size_t)L * W + 1, sizeof(int));
-  if (!s->mate || !s->pair || !s->npairs) return lb_error(LB_ERR_MEM, "out of memory");
-  for (size_t i = 0; i < (size_t)L * n; i++) s->mate[i] = s->pair[i] = -1;
-  /* Greedy maximal matching of the cut edges in edge order, per level. */
+  return lb_run_channels(run, 0, 0);
+}
+
+/* Rank r's path on a line: the sets are intervals [a, b), split after
+ * their first ceil(c/2) ranks; the one edge across the cut is the pair. */
+static void line_path(const lb_graph *g, int L, int r, ml_level *path)
+{
+  int a = 0, b = g->n, set = 0;
   for (int k = 0; k < L; k++) {
+    int c = b - a, h = (c + 1) / 2, half = c > 1 && r >= a + h;
+    ml_level *l = &path[k];
+    l->set = set;
+    l->half = half;
+    l->n1 = c > 1 ? h : 1;
+    l->n2 = c - l->n1;
+    l->npairs = c > 1;
+    l->pair = 0;
+    l->mate = c < 2 ? -1 : r == a + h - 1 ? lb_graph_edge(g, r, r + 1) : r == a + h ? lb_graph_edge(g, r, r - 1) : -1;
+    if (half) a += h;
+    else if (c > 1) b = a + h;
+    set = 2 * set + half;
+  }
+}
+
+/* Every other graph: the local ranks' paths from the whole hierarchy,
+ * matching the cut edges of each level greedily in edge order, then the
+ * hierarchy goes.  mate and pair: n entries, npairs 2^L, for one level
+ * at a time. */
+static lb_err graph_paths(lb_run *run, ml_state *s, int lo, int hi)
+{
+  const lb_graph *g = lb_run_graph(run);
+  int n = g->n, L = s->nlevels;
+  long long scratch = (long long)(2 * (size_t)n * sizeof(int)) + ((long long)sizeof(int) << L);
+  int *mate = malloc((size_t)n * sizeof(int)), *pair = malloc((size_t)n * sizeof(int)), *npairs = calloc((size_t)1 << L, sizeof(int));
+  lb_run_account(run, -1, scratch);
+  lb_err err = mate && pair && npairs ? LB_OK : lb_error(LB_ERR_MEM, "out of memory for the bisection's matchings");
+  for (int k = 0; k < L && !err; k++) {
     const int *gk = s->b.group + (size_t)k * n, *gk1 = s->b.group + (size_t)(k + 1) * n;
-    int *mate = s->mate + (size_t)k * n, *pair = s->pair + (size_t)k * n;
+    const int *cnt = s->b.count + ((size_t)k + 1) * ((size_t)1 << L);
+    for (int r = 0; r < n; r++) mate[r] = -1;
     for (int e = 0; e < 2 * g->m; e++) {
       int a = g->owner[e], b = g->adj[e];
       if (a > b || gk[a] != gk[b] || gk1[a] == gk1[b] || mate[a] >= 0 || mate[b] >= 0) continue;
-      int idx = s->npairs[(size_t)k * W + gk[a]]++;
+      int idx = npairs[gk[a]]++;
       mate[a] = e;
       mate[b] = g->rev[e];
       pair[a] = pair[b] = idx;
     }
+    for (int r = lo; r < hi; r++) {
+      ml_level *l = &s->path[(size_t)(r - lo) * L + k];
+      l->set = gk[r];
+      l->half = gk1[r] != 2 * gk[r];
+      l->n1 = cnt[2 * gk[r]];
+      l->n2 = cnt[2 * gk[r] + 1];
+      l->mate = mate[r];
+      l->pair = mate[r] >= 0 ? pair[r] : -1;
+      l->npairs = npairs[gk[r]];
+    }
+    for (int q = 0; q < (1 << k); q++) npairs[q] = 0;
   }
-  if ((err = lb_run_reduction(run, LB_SUM, (int)W, &s->slot))) return err;
-  return lb_run_channels(run, 0, 0);
+  free(mate);
+  free(pair);
+  free(npairs);
+  lb_run_account(run, -1, -scratch - hierarchy_bytes(n, L));
+  lb_bisection_free(&s->b);
+  return err;
+}
+
+/* Superstep 0: the local ranks' paths, O(log P) each. */
+static lb_err make_paths(lb_run *run, ml_state *s, int lo, int hi)
+{
+  const lb_graph *g = lb_run_graph(run);
+  int L = s->nlevels;
+  s->lo = lo;
+  s->path = malloc(((size_t)(hi - lo) * L + 1) * sizeof *s->path);
+  if (!s->path) return lb_error(LB_ERR_MEM, "out of memory for the bisection paths");
+  for (int r = lo; r < hi; r++) lb_run_account(run, r, (long long)L * (long long)sizeof *s->path);
+  if (g->kind != LB_GRAPH_LINE) return graph_paths(run, s, lo, hi);
+  for (int r = lo; r < hi; r++) line_path(g, L, r, &s->path[(size_t)(r - lo) * L]);
+  return LB_OK;
 }
 
 /* floor(a / b) for b > 0. */
@@ -71,29 +162,28 @@ static long long floor_div(long long a, long long b)
 static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
 {
   ml_state *s = state;
-  const lb_graph *g = lb_run_graph(run);
   double *load = lb_run_load(run), *flow = lb_run_flow(run);
-  int n = g->n, L = s->b.nlevels, step = lb_run_step(run);
-  size_t W = (size_t)1 << L;
+  int L = s->nlevels, step = lb_run_step(run);
+  if (step == 0 && L > 0) {
+    lb_err err = make_paths(run, s, lo, hi);
+    if (err) return err;
+  }
   if (step >= 1) {
     int k = step - 1, moved = 0;
-    const int *gk = s->b.group + (size_t)k * n;
-    const int *cnt = s->b.count + (size_t)(k + 1) * W;
     for (int r = lo; r < hi; r++) {
-      int e = s->mate[(size_t)k * n + r];
-      if (e < 0) continue;
-      int set = gk[r];
-      long long n1 = cnt[2 * set], n2 = cnt[2 * set + 1];
-      long long L1 = (long long)lb_reduced(run, s->slot, 2 * set);
-      long long L2 = (long long)lb_reduced(run, s->slot, 2 * set + 1);
+      const ml_level *l = &s->path[(size_t)(r - lo) * L + k];
+      if (l->mate < 0) continue;
+      long long n1 = l->n1, n2 = l->n2;
+      long long L1 = (long long)lb_reduced(run, s->slot, 2 * l->set);
+      long long L2 = (long long)lb_reduced(run, s->slot, 2 * l->set + 1);
       long long T = floor_div(L2 * n1 - L1 * n2, n1 + n2);
-      long long np = s->npairs[(size_t)k * W + set], idx = s->pair[(size_t)k * n + r];
+      long long np = l->npairs, idx = l->pair;
       long long share = T / np, rem = T - share * np;
       if (idx < (rem < 0 ? -rem : rem)) share += rem < 0 ? -1 : 1;
       /* share > 0: from the P2 end to the P1 end of the pair. */
-      double sent = (s->b.group[(size_t)(k + 1) * n + r] == 2 * set) ? -(double)share : (double)share;
+      double sent = l->half == 0 ? -(double)share : (double)share;
       load[r] -= sent;
-      flow[e] += sent;
+      flow[l->mate] += sent;
       if (sent != 0) moved = 1;
     }
     lb_run_end_iteration(run, moved);
@@ -106,15 +196,17 @@ static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
     lb_run_stop(run, LB_STOP_CONVERGED);
     return LB_OK;
   }
-  const int *next = s->b.group + (size_t)(step + 1) * n;
-  for (int r = lo; r < hi; r++) lb_reduce(run, s->slot, next[r], load[r]);
+  for (int r = lo; r < hi; r++) {
+    const ml_level *l = &s->path[(size_t)(r - lo) * L + step];
+    lb_reduce(run, s->slot, 2 * l->set + l->half, load[r]);
+  }
   return LB_OK;
 }
 
 const lb_method lb_method_multilevel = {
   .name = "multilevel",
   .summary = "Horton 1993 Algorithm 2: recursive bisection, ceil(log2 P) phases between neighbours",
-  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES,
+  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_ACCOUNTED,
   .setup = ml_setup,
   .step = ml_step,
   .destroy = ml_destroy,
