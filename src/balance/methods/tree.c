@@ -99,10 +99,12 @@ typedef struct {
 
 static void ul_free(unit_list *l) { free(l->rank); free(l->amount); }
 
-static lb_err ul_add(unit_list *l, int rank, long long amount)
+/* Local rank v's list l gets a piece; its growth is v's memory. */
+static lb_err ul_add(lb_run *run, int v, unit_list *l, int rank, long long amount)
 {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 4;
+    lb_run_account(run, v, (long long)(cap - l->cap) * (long long)(sizeof *l->rank + sizeof *l->amount));
     int *r = realloc(l->rank, (size_t)cap * sizeof *r);
     if (!r) return lb_error(LB_ERR_MEM, "out of memory for the tree's matchmaking lists");
     l->rank = r;
@@ -191,6 +193,10 @@ static lb_err tree_setup(lb_run *run, void **state)
     s->down[r] = s->t.up[r] >= 0 ? g->rev[s->t.up[r]] : -1;
   }
   for (size_t e = 0; e < nd; e++) s->posted[e] = -1;
+  /* Every process holds the BFS tree and these arrays for all ranks. */
+  size_t per_rank = 7 * sizeof(int) + sizeof(int) + 3 * sizeof(int) + 3 * sizeof(double) + 6 * sizeof(long long) + 1;
+  size_t per_edge = (1 + TIERS) * sizeof(double) + sizeof(long long) + sizeof(unit_list) + 2 * sizeof(int);
+  lb_run_account(run, -1, (long long)(sizeof *s + n * per_rank + nd * per_edge));
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot))) return err;
   return lb_run_channels(run, MSG_CAP, 0);
 }
@@ -225,7 +231,7 @@ static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long 
     end -= s->cnet[e];
     if (p < end) {
       long long k = a < end - p ? a : end - p;
-      err = ul_add(&s->queue[e], x, k);
+      err = ul_add(run, v, &s->queue[e], x, k);
       p += k;
       a -= k;
     }
@@ -241,7 +247,7 @@ static lb_err supply(lb_run *run, tree_state *s, int v, int x, long long a)
   lb_err err = LB_OK;
   if (N > 0 && s->spos[v] < N) {
     long long k = a < N - s->spos[v] ? a : N - s->spos[v];
-    err = ul_add(&s->queue[s->t.up[v]], x, k);
+    err = ul_add(run, v, &s->queue[s->t.up[v]], x, k);
     s->spos[v] += k;
     a -= k;
   }
@@ -424,7 +430,7 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
 const lb_method lb_method_tree = {
   .name = "tree",
   .summary = "Langer 2014: spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
-  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT,
+  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT | LB_ACCOUNTED,
   .setup = tree_setup,
   .step = tree_step,
   .destroy = tree_destroy,
