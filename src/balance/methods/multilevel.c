@@ -9,11 +9,12 @@
 #include "balance/balance.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* A rank's part of one phase: its set's halves and its transfer. */
 typedef struct {
-  int set;        /* its set at the phase's level k */
-  int half;       /* 0: in P1 (set 2 set at level k+1), 1: in P2 */
+  int p1, p2;     /* the reduction groups of the halves P1 and P2 of its set at the phase's level k (-1: P2 empty) */
+  int half;       /* 0: in P1, 1: in P2 */
   int n1, n2;     /* ranks in P1 and P2 */
   int mate;       /* directed edge of its transfer, or -1 */
   int pair;       /* index of that transfer among its set's pairs */
@@ -21,7 +22,7 @@ typedef struct {
 } ml_level;
 
 typedef struct {
-  int nlevels;
+  int nlevels, ngroups;
   lb_bisection b;  /* other graphs than lines: the whole hierarchy, from setup until superstep 0 */
   ml_level *path;  /* path[(r - lo) * nlevels + k]: local rank r's phase k (made in superstep 0) */
   int lo, slot;
@@ -38,6 +39,31 @@ static void ml_destroy(void *p)
   lb_bisection_free(&s->b);
   free(s->path);
   free(s);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* The distinct set ids of one level (grp: n ranks' ids) into ids, sorted;
+ * returns their number. */
+static int level_sets(const int *grp, int n, int *ids)
+{
+  int u = 0;
+  memcpy(ids, grp, (size_t)n * sizeof(int));
+  qsort(ids, (size_t)n, sizeof(int), cmp_int);
+  for (int i = 0; i < n; i++)
+    if (u == 0 || ids[i] != ids[u - 1]) ids[u++] = ids[i];
+  return u;
+}
+
+/* Set id s's place among the u sorted ids, -1 if absent. */
+static int dense(const int *ids, int u, int s)
+{
+  const int *f = bsearch(&s, ids, (size_t)u, sizeof(int), cmp_int);
+  return f ? (int)(f - ids) : -1;
 }
 
 /* Levels of the bisection of a line of n ranks: halves of ceil(c/2) and
@@ -59,16 +85,23 @@ static lb_err ml_setup(lb_run *run, void **state)
   lb_run_account(run, -1, (long long)sizeof *s);
   if (g->kind == LB_GRAPH_LINE) {
     s->nlevels = line_levels(g->n);
+    s->ngroups = 1 << s->nlevels;
   } else {
     lb_err err = lb_bisection_build(g, &s->b);
     if (err) return err;
     s->nlevels = s->b.nlevels;
     lb_run_account(run, -1, hierarchy_bytes(g->n, s->nlevels));
+    int *ids = malloc((size_t)g->n * sizeof(int) + 1);
+    if (!ids) return lb_error(LB_ERR_MEM, "out of memory for the bisection's sets");
+    s->ngroups = level_sets(s->b.group + (size_t)s->nlevels * g->n, g->n, ids);
+    free(ids);
   }
   /* The engine's two accumulators of the halves' sums, one group per set
-   * of the last level: 2^L >= P doubles, which every process holds. */
-  lb_run_account(run, -1, 2 * (long long)sizeof(double) << s->nlevels);
-  lb_err err = lb_run_reduction(run, LB_SUM, 1 << s->nlevels, &s->slot);
+   * of the last level (on a line its ids, 2^L < 2P; elsewhere the sets
+   * numbered densely, as the ids 2s, 2s+1 of an uneven hierarchy run to
+   * 2^L, far beyond P): doubles that every process holds. */
+  lb_run_account(run, -1, 2 * (long long)sizeof(double) * s->ngroups);
+  lb_err err = lb_run_reduction(run, LB_SUM, s->ngroups, &s->slot);
   if (err) return err;
   return lb_run_channels(run, 0, 0);
 }
@@ -81,7 +114,8 @@ static void line_path(const lb_graph *g, int L, int r, ml_level *path)
   for (int k = 0; k < L; k++) {
     int c = b - a, h = (c + 1) / 2, half = c > 1 && r >= a + h;
     ml_level *l = &path[k];
-    l->set = set;
+    l->p1 = 2 * set;
+    l->p2 = 2 * set + 1;
     l->half = half;
     l->n1 = c > 1 ? h : 1;
     l->n2 = c - l->n1;
@@ -102,10 +136,11 @@ static lb_err graph_paths(lb_run *run, ml_state *s, int lo, int hi)
 {
   const lb_graph *g = lb_run_graph(run);
   int n = g->n, L = s->nlevels;
-  long long scratch = (long long)(2 * (size_t)n * sizeof(int)) + ((long long)sizeof(int) << L);
+  long long scratch = (long long)(3 * (size_t)n * sizeof(int)) + ((long long)sizeof(int) << L);
   int *mate = malloc((size_t)n * sizeof(int)), *pair = malloc((size_t)n * sizeof(int)), *npairs = calloc((size_t)1 << L, sizeof(int));
+  int *ids = malloc((size_t)n * sizeof(int));
   lb_run_account(run, -1, scratch);
-  lb_err err = mate && pair && npairs ? LB_OK : lb_error(LB_ERR_MEM, "out of memory for the bisection's matchings");
+  lb_err err = mate && pair && npairs && ids ? LB_OK : lb_error(LB_ERR_MEM, "out of memory for the bisection's matchings");
   for (int k = 0; k < L && !err; k++) {
     const int *gk = s->b.group + (size_t)k * n, *gk1 = s->b.group + (size_t)(k + 1) * n;
     const int *cnt = s->b.count + ((size_t)k + 1) * ((size_t)1 << L);
@@ -118,9 +153,11 @@ static lb_err graph_paths(lb_run *run, ml_state *s, int lo, int hi)
       mate[b] = g->rev[e];
       pair[a] = pair[b] = idx;
     }
+    int u = level_sets(gk1, n, ids);
     for (int r = lo; r < hi; r++) {
       ml_level *l = &s->path[(size_t)(r - lo) * L + k];
-      l->set = gk[r];
+      l->p1 = dense(ids, u, 2 * gk[r]);
+      l->p2 = dense(ids, u, 2 * gk[r] + 1);
       l->half = gk1[r] != 2 * gk[r];
       l->n1 = cnt[2 * gk[r]];
       l->n2 = cnt[2 * gk[r] + 1];
@@ -133,6 +170,7 @@ static lb_err graph_paths(lb_run *run, ml_state *s, int lo, int hi)
   free(mate);
   free(pair);
   free(npairs);
+  free(ids);
   lb_run_account(run, -1, -scratch - hierarchy_bytes(n, L));
   lb_bisection_free(&s->b);
   return err;
@@ -174,8 +212,8 @@ static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
       const ml_level *l = &s->path[(size_t)(r - lo) * L + k];
       if (l->mate < 0) continue;
       long long n1 = l->n1, n2 = l->n2;
-      long long L1 = (long long)lb_reduced(run, s->slot, 2 * l->set);
-      long long L2 = (long long)lb_reduced(run, s->slot, 2 * l->set + 1);
+      long long L1 = (long long)lb_reduced(run, s->slot, l->p1);
+      long long L2 = l->p2 < 0 ? 0 : (long long)lb_reduced(run, s->slot, l->p2);
       long long T = floor_div(L2 * n1 - L1 * n2, n1 + n2);
       long long np = l->npairs, idx = l->pair;
       long long share = T / np, rem = T - share * np;
@@ -198,7 +236,7 @@ static lb_err ml_step(lb_run *run, void *state, int lo, int hi)
   }
   for (int r = lo; r < hi; r++) {
     const ml_level *l = &s->path[(size_t)(r - lo) * L + step];
-    lb_reduce(run, s->slot, 2 * l->set + l->half, load[r]);
+    lb_reduce(run, s->slot, l->half ? l->p2 : l->p1, load[r]);
   }
   return LB_OK;
 }
