@@ -111,11 +111,11 @@ int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *s
 
 /** Recursive bisection hierarchy into connected halves (low/high index
  *  halves on a line).  At level k the set with id s splits into sets 2s and
- *  2s+1 of level k+1 (P1 and P2 of Horton 1993); a set of one rank keeps id 2s. */
+ *  2s+1 of level k+1 (P1 and P2 of Horton 1993); a set of one rank keeps id
+ *  2s.  Ids run to 2^nlevels, beyond n where the halves are uneven. */
 typedef struct {
   int n, nlevels;    /**< nlevels: number of bisection phases */
   int *group;        /**< group[k*n + r]: set of rank r at level k, 0 <= k <= nlevels */
-  int *count;        /**< count[k*(1<<nlevels) + s]: ranks in set s at level k */
 } lb_bisection;
 
 /** Build the bisection hierarchy of a connected graph. */

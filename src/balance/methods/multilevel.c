@@ -29,8 +29,8 @@ typedef struct {
   lb_run *run;     /* for the accounting of the transient hierarchy */
 } ml_state;
 
-/* Bytes of the whole hierarchy of n ranks and L levels (group and count). */
-static long long hierarchy_bytes(long long n, int L) { return (long long)sizeof(int) * (L + 1) * (n + (1LL << L)); }
+/* Bytes of the whole hierarchy of n ranks and L levels (its groups). */
+static long long hierarchy_bytes(long long n, int L) { return (long long)sizeof(int) * (L + 1) * n; }
 
 static void ml_destroy(void *p)
 {
@@ -47,15 +47,21 @@ static int cmp_int(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The distinct set ids of one level (grp: n ranks' ids) into ids, sorted;
- * returns their number. */
-static int level_sets(const int *grp, int n, int *ids)
+/* The distinct set ids of one level (grp: n ranks' ids) into ids, sorted,
+ * and with count non-NULL the ranks in each; returns their number. */
+static int level_sets(const int *grp, int n, int *ids, int *count)
 {
   int u = 0;
   memcpy(ids, grp, (size_t)n * sizeof(int));
   qsort(ids, (size_t)n, sizeof(int), cmp_int);
-  for (int i = 0; i < n; i++)
-    if (u == 0 || ids[i] != ids[u - 1]) ids[u++] = ids[i];
+  for (int i = 0; i < n; i++) {
+    if (u == 0 || ids[i] != ids[u - 1]) {
+      ids[u] = ids[i];
+      if (count) count[u] = 0;
+      u++;
+    }
+    if (count) count[u - 1]++;
+  }
   return u;
 }
 
@@ -93,7 +99,7 @@ static lb_err ml_setup(lb_run *run, void **state)
     lb_run_account(run, -1, hierarchy_bytes(g->n, s->nlevels));
     int *ids = malloc((size_t)g->n * sizeof(int) + 1);
     if (!ids) return lb_error(LB_ERR_MEM, "out of memory for the bisection's sets");
-    s->ngroups = level_sets(s->b.group + (size_t)s->nlevels * g->n, g->n, ids);
+    s->ngroups = level_sets(s->b.group + (size_t)s->nlevels * g->n, g->n, ids, NULL);
     free(ids);
   }
   /* The engine's two accumulators of the halves' sums, one group per set
@@ -130,47 +136,49 @@ static void line_path(const lb_graph *g, int L, int r, ml_level *path)
 
 /* Every other graph: the local ranks' paths from the whole hierarchy,
  * matching the cut edges of each level greedily in edge order, then the
- * hierarchy goes.  mate and pair: n entries, npairs 2^L, for one level
- * at a time. */
+ * hierarchy goes.  Sets are found by their place among the level's
+ * sorted ids (an uneven hierarchy's ids run to 2^L, far beyond P), in
+ * scratch of 6 n ints for one level at a time. */
 static lb_err graph_paths(lb_run *run, ml_state *s, int lo, int hi)
 {
   const lb_graph *g = lb_run_graph(run);
   int n = g->n, L = s->nlevels;
-  long long scratch = (long long)(3 * (size_t)n * sizeof(int)) + ((long long)sizeof(int) << L);
-  int *mate = malloc((size_t)n * sizeof(int)), *pair = malloc((size_t)n * sizeof(int)), *npairs = calloc((size_t)1 << L, sizeof(int));
-  int *ids = malloc((size_t)n * sizeof(int));
+  long long scratch = 6 * (long long)n * (long long)sizeof(int);
+  int *mate = malloc((size_t)n * sizeof(int)), *pair = malloc((size_t)n * sizeof(int)), *npairs = malloc((size_t)n * sizeof(int));
+  int *idk = malloc((size_t)n * sizeof(int)), *id1 = malloc((size_t)n * sizeof(int)), *cnt1 = malloc((size_t)n * sizeof(int));
   lb_run_account(run, -1, scratch);
-  lb_err err = mate && pair && npairs && ids ? LB_OK : lb_error(LB_ERR_MEM, "out of memory for the bisection's matchings");
+  lb_err err = mate && pair && npairs && idk && id1 && cnt1 ? LB_OK : lb_error(LB_ERR_MEM, "out of memory for the bisection's matchings");
   for (int k = 0; k < L && !err; k++) {
     const int *gk = s->b.group + (size_t)k * n, *gk1 = s->b.group + (size_t)(k + 1) * n;
-    const int *cnt = s->b.count + ((size_t)k + 1) * ((size_t)1 << L);
+    int uk = level_sets(gk, n, idk, NULL), u1 = level_sets(gk1, n, id1, cnt1);
     for (int r = 0; r < n; r++) mate[r] = -1;
+    for (int q = 0; q < uk; q++) npairs[q] = 0;
     for (int e = 0; e < 2 * g->m; e++) {
       int a = g->owner[e], b = g->adj[e];
       if (a > b || gk[a] != gk[b] || gk1[a] == gk1[b] || mate[a] >= 0 || mate[b] >= 0) continue;
-      int idx = npairs[gk[a]]++;
+      int idx = npairs[dense(idk, uk, gk[a])]++;
       mate[a] = e;
       mate[b] = g->rev[e];
       pair[a] = pair[b] = idx;
     }
-    int u = level_sets(gk1, n, ids);
     for (int r = lo; r < hi; r++) {
       ml_level *l = &s->path[(size_t)(r - lo) * L + k];
-      l->p1 = dense(ids, u, 2 * gk[r]);
-      l->p2 = dense(ids, u, 2 * gk[r] + 1);
+      l->p1 = dense(id1, u1, 2 * gk[r]);
+      l->p2 = dense(id1, u1, 2 * gk[r] + 1);
       l->half = gk1[r] != 2 * gk[r];
-      l->n1 = cnt[2 * gk[r]];
-      l->n2 = cnt[2 * gk[r] + 1];
+      l->n1 = cnt1[l->p1];
+      l->n2 = l->p2 < 0 ? 0 : cnt1[l->p2];
       l->mate = mate[r];
       l->pair = mate[r] >= 0 ? pair[r] : -1;
-      l->npairs = npairs[gk[r]];
+      l->npairs = npairs[dense(idk, uk, gk[r])];
     }
-    for (int q = 0; q < (1 << k); q++) npairs[q] = 0;
   }
   free(mate);
   free(pair);
   free(npairs);
-  free(ids);
+  free(idk);
+  free(id1);
+  free(cnt1);
   lb_run_account(run, -1, -scratch - hierarchy_bytes(n, L));
   lb_bisection_free(&s->b);
   return err;
