@@ -5,7 +5,16 @@
  * graph edges between the halves, so every transfer is between neighbours
  * and a rank takes part in at most one transfer per phase.  The halves' sums
  * come from one grouped reduction per phase; ceil(log2 P) phases on graphs
- * with balanced connected bisections. */
+ * with balanced connected bisections.
+ *
+ * A rank keeps only its path through the hierarchy: per level its halves'
+ * reduction groups and sizes and its transfer, O(log P).  On a line the
+ * sets are intervals and the path follows from the rank's index alone; on
+ * other graphs the library's hierarchy of every rank ((L+1) P ints) is
+ * built at setup and freed once superstep 0 has read the local ranks'
+ * paths from it.  What stays O(P) per process is the grouped reduction:
+ * one group per set of the last level (2^L < 2P on a line; elsewhere the
+ * sets numbered densely, at most P). */
 #include "balance/balance.h"
 
 #include <stdlib.h>
