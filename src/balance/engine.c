@@ -385,12 +385,14 @@ static lb_err finish(lb_run *run, lb_result *res)
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
   if ((run->m->flags & LB_DIRECT) && (err = gather_transfers(run, res))) return err;
+  /* the counted bytes' sum rides with the counts, their largest apart */
   double c[3] = {(double)run->messages, (double)run->bytes, 0}, most = 0;
-  for (int r = run->mem ? run->lo : run->hi; r < run->hi; r++) {
-    double b = (double)(run->mem_proc_peak + run->mem_peak[r]);
-    c[2] += b;
-    if (b > most) most = b;
-  }
+  if (run->mem)
+    for (int r = run->lo; r < run->hi; r++) {
+      double b = (double)(run->mem_proc_peak + run->mem_peak[r]);
+      c[2] += b;
+      if (b > most) most = b;
+    }
   if ((err = run->be->allreduce(run, c, 3, LB_SUM))) return err;
   res->messages = (long long)c[0];
   res->bytes = (long long)c[1];
