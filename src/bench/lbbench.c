@@ -189,6 +189,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
     printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
            res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
+    lb_bench_memory_print(m, &res);
     printf("  max/avg %.6f  I%% %.4f  L2 %.6g (load units)  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  "
            "migrated %.6g (load units)  unit_hops %.6g (load units x edges)\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
@@ -206,6 +207,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       json_line j;
       json_run_header(&j, f, m->name, g->spec, g->n, backend, o->scenario);
       lb_bench_run_json(&j, &res);
+      lb_bench_memory_json(&j, m, &res);
       json_real(&j, "setup_s", res.setup_s);
       json_spectrum(&j, &res);
       if (nrep > 0) {
