@@ -132,8 +132,9 @@ while k > 0 and n * 2 ** (d * k) * bytes > gb * 2 ** 30:
     k -= 1
 print(k)" "$1" "$2" "$3" "$4" "$5" "$mem"
 }
-# The largest P of a run on this machine (2 cores, 24 GB), measured: Ripple's
-# tables grow as P^2 (line:8192 needs more than 2^27 entries);
+# The largest P of a run on this machine (2 cores, 24 GB), measured: Ripple
+# takes 2P - 3 steps of P ranks on a line, and Hare's schedules per rank
+# grow with the steps (309 s for Hare's whole run at 4096 ranks);
 # chain-mode tree's time grows as P^2 (10 s of CPU at 16384 ranks); the
 # non-local line case's iterations grow as P^2 and their cost as P^3
 # (diffusion: 3.9 million iterations at 2048); zoltan-rcb and zoltan-hsfc

@@ -104,7 +104,7 @@ def load(path):
         recs = [json.loads(line) for line in f if line.strip()]
     if not recs:
         raise SystemExit("cycle_plots.py: error: %s has no records" % path)
-    for key in ("lb_method", "imbalance_pct", "rank_time", "lost_rank_s", "excess_loss_rank_s"):
+    for key in ("lb_method", "weighed_imbalance_pct", "rank_time", "lost_rank_s", "excess_loss_rank_s"):
         if key not in recs[0]:
             raise SystemExit("cycle_plots.py: error: %s has no field '%s' (not a report of the balancing cycle)" % (path, key))
     return recs
@@ -449,13 +449,11 @@ def decided(recs):
 
 
 def floor_input(recs):
-    """Per cycle the I% the floor is compared with, and its label: with
-    phases weights the phase model's measured I% (the rule takes the
-    greater of it and the kept partition's predicted I%, which the report
-    does not hold), else the weighed work's, measured or kept, the greater."""
-    if recs[0]["lb_weights"] == "phases" and all("cycle_imbalance_pct" in r for r in recs):
-        return [r["cycle_imbalance_pct"] for r in recs], "measured I% of the phase model"
-    return [max(r["imbalance_pct"], r.get("kept_imbalance_pct", 0)) for r in recs], "I% of the weighed work (measured or kept, the greater)"
+    """Per cycle the I% the floor is compared with, and its label: the
+    phase model's (the greater of the measured and the kept partition's
+    predicted), which the report holds as decision_imbalance_pct."""
+    return [r["decision_imbalance_pct"] if r.get("decision_imbalance_pct") is not None else r["cycle_imbalance_pct"] for r in recs], \
+        "I% of the phase model (measured or kept, the greater)"
 
 
 def floor_pct(recs, ipct, given):
@@ -690,7 +688,7 @@ def main(argv):
     if all("cycle_imbalance_pct" in r for recs in runs for r in recs):
         ikey, iname = "cycle_imbalance_pct", "measured imbalance I% of the phase model"
     else:
-        ikey, iname = "imbalance_pct", "measured imbalance I% of the weighed work"
+        ikey, iname = "weighed_imbalance_pct", "measured imbalance I% of the weighed work"
     per_cycle_plot(grps, ikey, iname, out("imbalance.png"), "imbalance: " + title)
     per_cycle_plot(grps, "migrated_cells_tot", "cells migrated", out("migrated.png"), "migration: " + title)
     loads_plot(grps, out("loads.png"), "predicted against measured load: " + title)

@@ -106,7 +106,7 @@ def run_metrics(recs):
         "total": last["total_s"], "lost": last["lost_rank_s"], "work": work,
         "lost_work": 100 * last["lost_rank_s"] / (P * work) if work > 0 else 0.0,
         "lost_run": 100 * last["lost_rank_s"] / (P * last["total_s"]) if last["total_s"] > 0 else 0.0,
-        "mean_i": statistics.mean(r["imbalance_pct"] for r in recs),
+        "mean_i": statistics.mean(r["weighed_imbalance_pct"] for r in recs),
         "fit_ok": ok, "fit_n": n,
         "ratios": ratio_medians(recs) if last["lb_weights"] == "timing" else "",
         "speed": speed_spread(recs),

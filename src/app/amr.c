@@ -48,7 +48,7 @@ static PetscErrorCode amr_options(MPI_Comm comm, AmrDriverOptions *o)
                                                                   : "True shape of boundary parts of the -mesh file: NAME:cylinder:CX,CY,R (axis along z) or NAME:sphere:CX,CY,CZ,R, several separated by ';'",
                                                    NULL, o->shape, o->shape, sizeof o->shape, &o->shape_set));
   AMR_OPTION("-amr_min_level", PetscOptionsInt("-amr_min_level", "Uniform refinement level of the initial forest (adaptation never coarsens below it)", NULL, o->min_level, &o->min_level, NULL));
-  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and PREFIX_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, NULL));
+  AMR_OPTION("-vtk", PetscOptionsString("-vtk", "Write PREFIX.pvtu and its pieces PREFIX/NAME_RANK.vtu (tree, level, rank); with -problem PREFIX_CYCLE.pvtu per output and the series PREFIX.pvd", NULL, o->vtk, o->vtk, sizeof o->vtk, NULL));
   PetscCall(AmrOptionsSwitch(PetscOptionsObject, "-vtk_binary", "With -vtk: raw binary data in the .vtu files (false: ASCII)", &o->vtk_binary));
   PetscOptionsEnd();
   /* here, before the cycle reads -amr_max_level against it: a level the

@@ -1,20 +1,12 @@
 /* Checkpoint and restart of the cycle (cycle.h, impl/cycle.h): the
  * checkpoint written after a cycle's balancing step and the run continued
  * from it.  Compiled for 2D and 3D (P4_TO_P8). */
-#define _GNU_SOURCE /* memrchr */
 #include "app/impl/cycle.h"
 
-#include "mesh/p4est_dim.h"
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util/options.h"
 #include "util/fileio.h"
-#include "mesh/dirs.h"
 
 /* -checkpoint, -checkpoint_interval, -restart. */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
@@ -32,82 +24,6 @@ PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
   PetscCheck(interval >= 0, comm, PETSC_ERR_USER_INPUT, "option -checkpoint_interval %" PetscInt_FMT ": must not be negative", interval);
   cyc->checkpoint_interval = interval;
   PetscFunctionReturn(0);
-}
-
-/* The cycle number of a report line (NUL-terminated), -1 if it has none. */
-static long line_cycle(const char *line)
-{
-  const char *c = strstr(line, "\"cycle\":");
-  return c ? strtol(c + 8, NULL, 10) : -1;
-}
-
-/* Whether a report line was written by another run than cyc's. */
-static int line_foreign(const AmrCycle cyc, const char *line)
-{
-  const char *c = strstr(line, "\"run_id\":\"");
-  char id[16];
-  if (!cyc->run_known) return 0;
-  snprintf(id, sizeof id, "%08x\"", (unsigned)cyc->run_id);
-  return !c || strncmp(c + 10, id, 9);
-}
-
-/* The report is read whole, not by lines: a record of many ranks is longer
- * than any line buffer, and its end is what decides it was cut. */
-int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial, int *foreign)
-{
-  struct stat sb;
-  FILE *old;
-  char *text = NULL, *last;
-  size_t len = 0, cap = 0, n = 1;
-  int err = 0, fd;
-
-  *whole = -1;
-  *keep = *partial = 0;
-  *foreign = 0;
-  if (cyc->first <= 0) return 0;
-  err = AmrFileOpen(cyc->adapt.report, O_RDONLY, 1, &fd);
-  if (err == ENOENT) return 0;
-  if (err) return err;
-  if (!(old = fdopen(fd, "r"))) {
-    err = errno;
-    close(fd);
-    return err;
-  }
-  /* a device (/dev/null) holds no records to continue */
-  if (fstat(fileno(old), &sb) || !S_ISREG(sb.st_mode)) {
-    fclose(old);
-    return 0;
-  }
-  while (!err && n > 0) {
-    if (len + 1 >= cap) {
-      char *more = realloc(text, 2 * cap + 65536);
-      if (!more) err = ENOMEM;
-      if (more) text = more, cap = 2 * cap + 65536;
-    }
-    if (!err) n = fread(text + len, 1, cap - len - 1, old);
-    if (!err) len += n;
-  }
-  if (!err && ferror(old)) err = errno ? errno : EIO;
-  fclose(old);
-  if (!err) {
-    text[len] = '\0';
-    *whole = 0;
-    /* what follows the last newline is a record that a kill or a full
-     * disk cut: a restart must not append to it */
-    last = len ? memrchr(text, '\n', len) : NULL;
-    *partial = (long)(len - (last ? (size_t)(last + 1 - text) : 0));
-    for (char *l = text, *nl; (nl = strchr(l, '\n')); l = nl + 1) {
-      *nl = '\0';
-      if (*whole >= cyc->first) break;
-      /* another run's records are never cut: the restart is refused */
-      if ((*foreign = line_foreign(cyc, l))) break;
-      if (line_cycle(l) != *whole) break;
-      ++*whole;
-      *keep = (long)(nl + 1 - text);
-    }
-  }
-  free(text);
-  return err;
 }
 
 /* The VTK series' outputs up to the checkpoint, so that a restart's .pvd
@@ -202,7 +118,7 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   AmrCycleFields(cyc, &nf, fields);
   PetscCall(AmrCkpStateCreate(cyc->comm, &st));
   PetscCall(AmrCkpStateSetString(st, "program", AMR_PROGRAM));
-  PetscCall(AmrCkpStateSetString(st, "problem", p->ops->name));
+  PetscCall(AmrCkpStateSetString(st, "problem", AmrProblemGetName(p)));
   PetscCall(AmrCkpStateSetInt(st, "degree", p->degree));
   PetscCall(AmrCkpStateSetString(st, "mesh", p->mesh->name));
   PetscCall(PetscOptionsGetAll(NULL, &options));
@@ -220,13 +136,12 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrCkpStateSetInt(st, "cycle.next", cycle + 1));
   PetscCall(AmrCkpStateSetInt(st, "cycle.restarts", cyc->restarts));
   PetscCall(AmrCkpStateSetInt(st, "run.id", cyc->run_id));
-  PetscCall(AmrCkpStateSetBytes(st, "cycle.phase_totals", cyc->total, sizeof cyc->total));
   PetscCall(AmrCkpStateSetReal(st, "state.sim_time", p->state.sim_time));
   PetscCall(AmrCkpStateSetInt(st, "state.step", p->state.step));
   PetscCall(AmrCkpStateSetInt(st, "state.done", p->state.done));
   PetscCall(AmrLbSave(cyc->lb, st));
   PetscCall(save_vtk_series(cyc, st));
-  if (p->ops->save) PetscCall(p->ops->save(p, st));
+  PetscCall(AmrProblemSave(p, st));
   /* the new checkpoint replaces the one the interrupt line names: an
    * interrupt waits until the line names the new one */
   AmrCycleDeferInterrupts(PETSC_TRUE);
@@ -306,7 +221,7 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCallMPI(MPI_Comm_size(cyc->comm, &size));
   /* what a restart may not change, checked before the forest is read */
   PetscCall(AmrCheckpointReadState(cyc->comm, prefix, &st));
-  PetscCall(AmrCkpStateCheckString(st, "problem", p->ops->name));
+  PetscCall(AmrCkpStateCheckString(st, "problem", AmrProblemGetName(p)));
   PetscCall(AmrCkpStateCheckInt(st, "degree", p->degree));
   PetscCall(AmrCkpStateCheckString(st, "mesh", p->mesh->name));
   PetscCall(AmrCkpStateGetInt(st, "layout.quadrant_data", &v));
@@ -379,12 +294,12 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
   PetscCall(AmrCycleOpenReport(cyc));
   cyc->p4est = p4est;
   *out = p4est;
-  PetscCall(p->ops->setup(p, p4est));
+  PetscCall(AmrProblemSetUp(p, p4est));
   AmrCycleFields(cyc, &nf, fields);
   {
     PetscBool same = p4est->data_size == qsize && nf == nstored;
     for (int k = 0; same && k < nf; k++) same = fields[k].size == stored[k].size;
-    PetscCheck(same, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest' holds other cell data than problem %s has", prefix, p->ops->name);
+    PetscCheck(same, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest' holds other cell data than problem %s has", prefix, AmrProblemGetName(p));
   }
   copy_quadrant_data(p4est, qsize, qdata, PETSC_TRUE);
   PetscCall(PetscFree(qdata));
@@ -402,10 +317,8 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     p->state.step = (long long)v;
     PetscCall(AmrCkpStateGetInt(st, "state.done", &v));
     p->state.done = v ? PETSC_TRUE : PETSC_FALSE;
-    PetscCall(AmrCkpStateGetBytes(st, "cycle.phase_totals", &buf, &len));
-    if (len == sizeof cyc->total) memcpy(cyc->total, buf, len);
   }
-  if (p->ops->load) PetscCall(p->ops->load(p, st));
+  PetscCall(AmrProblemLoad(p, st));
   PetscCall(AmrLbLoad(cyc->lb, st));
   PetscCall(load_vtk_series(cyc, st));
   PetscCall(AmrCkpStateDestroy(&st));

@@ -198,7 +198,6 @@ PetscErrorCode AmrCycleCheckState(AmrCycle cyc, AmrCkpState st, p4est_t *p4est)
   PetscCall(AmrCkpStateHas(st, "run.id", &has));
   if (has) PetscCall(int_in(cyc, st, "run.id", 1, UINT32_MAX, &v));
   PetscCall(check_rank_cells(cyc, st, p4est));
-  PetscCall(reals_in(cyc, st, "cycle.phase_totals", NPHASES, 0));
   PetscCall(check_problem_state(cyc, st));
   PetscCall(check_vtk(cyc, st, next));
   PetscCall(check_balancer(cyc, st, p4est));

@@ -8,8 +8,6 @@
 
 #include <string.h>
 
-const char *AmrLbMethodName(const AmrLb lb) { return lb->o.method ? lb->o.method->name : "none"; }
-
 /* A trial on even loads: a method that cannot run on this graph, or an
  * out-of-range method option, fails here, before any cycle. */
 static PetscErrorCode trial(AmrLb lb)
@@ -43,7 +41,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   lb->cost = lb->timing.cost;
   /* no phases until AmrLbPhasesSet: a program may drive the steps alone */
   lb->current = -1;
-  lb->predicted_next = NAN;
+  lb->predicted_next = lb->predicted_next_ipct = NAN;
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
@@ -51,9 +49,9 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   *out = lb;
   if (!o->method) PetscFunctionReturn(0);
   lb->shifting = o->method->shift != NULL;
-  if (lb->shifting) LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
+  if (lb->shifting) AMR_LB_CHECK(comm, lb_curve_shifter_init(&lb->shifter, lb->size, o->params.opt[0]));
   PetscCall(PetscSNPrintf(spec, sizeof spec, "%s:%d", o->ring ? "ring" : "line", lb->size));
-  LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
+  AMR_LB_CHECK(comm, lb_graph_create(spec, &lb->graph));
   PetscCall(trial(lb));
   PetscFunctionReturn(0);
 }
@@ -106,7 +104,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   if (lb->trace) PetscCall(AmrLbTraceCycle(lb, &s, r));
   if (s.eligible) PetscCall(AmrLbPropose(lb, &s, r));
   s.lb_time = MPI_Wtime() - s.t0;
-  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, p4est->local_num_quadrants, s.w, P, s.next, s.after));
+  AMR_LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, p4est->local_num_quadrants, s.w, P, s.next, s.after));
   /* on the forest the weights belong to, before it moves */
   PetscCall(AmrLbPhasesPredict(lb, &s, r));
   if (s.eligible) PetscCall(AmrLbDecide(lb, &s, r));

@@ -84,6 +84,7 @@ typedef struct {
   double balance_cost_rank_s; /**< predicted_migration_s P; NaN when the cycle had no chance to balance */
   double predicted_loss_rank_s; /**< the coming cycle's loss on the kept partition by the weights, (max - mean) P; NaN: no chance */
   double predicted_cycle_gain_rank_s; /**< what the proposed partition saves of it in the coming cycle; NaN: no chance */
+  double decision_imbalance_pct; /**< the I% the -lb_threshold floor was compared with (NaN: not a balancing cycle) */
   const char *decision;      /**< "rebalance", "below_floor", "below_cost", "gain" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
   double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */
@@ -114,6 +115,7 @@ typedef struct {
   double cycle_imbalance_pct; /**< I% of those two */
   double cycle_wall_s;       /**< the cycle's wall clock (largest over ranks) */
   double predicted_s;        /**< the time the last cycle's model predicted for this one (NaN: none) */
+  double predicted_cycle_imbalance_pct; /**< and its I%, for the partition this cycle ran on (NaN: none) */
   double next_predicted_s;   /**< the model's time for the next cycle on its partition */
   double next_kept_s;        /**< ... had the partition been kept */
   double next_initial_s;     /**< ... on the initial partition, never balanced */
@@ -123,7 +125,7 @@ typedef struct {
   double model_total_s, lost_s, gain_s; /**< run totals: measured model time, its loss, modelled gain over the initial partition */
 } AmrLbRecord;
 
-typedef struct AmrLb *AmrLb;
+typedef struct _p_AmrLb *AmrLb;
 
 /** Create the balancer of a run; tries the method once on the processor
  *  graph so that a method that cannot run there (or a bad method option)

@@ -26,7 +26,7 @@ static PetscErrorCode split(p4est_t *p4est, const double *w, int nfields, const 
   p4est_locidx_t *counts;
 
   PetscFunctionBeginUser;
-  LB_CHECK(p4est->mpicomm, lb_curve_sfc(p4est->mpicomm, p4est->local_num_quadrants, w, P, &cut));
+  AMR_LB_CHECK(p4est->mpicomm, lb_curve_sfc(p4est->mpicomm, p4est->local_num_quadrants, w, P, &cut));
   PetscCall(PetscMalloc1(P, &counts));
   for (int r = 0; r < P; r++) counts[r] = (p4est_locidx_t)cut.counts[r];
   lb_curve_result_free(&cut);
@@ -71,7 +71,7 @@ static PetscErrorCode migrate(AmrLb lb, AmrLbStep *s, int nfields, const AmrFiel
   r->migrated_cells_tot = st.shipped;
   r->migrated_cells_max = st.max_moved;
   r->migrate_time_s = st.wall_s;
-  if (st.max_moved > 0) LB_CHECK(lb->comm, lb_migration_model_add(&lb->migration, st.max_moved, st.wall_s));
+  if (st.max_moved > 0) AMR_LB_CHECK(lb->comm, lb_migration_model_add(&lb->migration, st.max_moved, st.wall_s));
   lb_decide_rebalanced(&lb->decide, s->decision, &s->in);
   PetscFunctionReturn(0);
 }

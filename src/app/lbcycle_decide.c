@@ -1,20 +1,24 @@
 /* decide: whether the proposed partition is worth its migration, by
  * -lb_threshold's ski-rental rule (balance/lbdecide.h), or always without
- * it; and what the proposed partition is predicted to gain. */
+ * it; and what the proposed partition is predicted to gain.  The rule
+ * weighs the phase model's times whatever the weights: the line a cycle
+ * prints and the summary are in those, and a rule on the weighed work
+ * alone moved to partitions the model predicted worse. */
 #include "app/impl/lbcycle.h"
 
 PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
 {
   PetscFunctionBeginUser;
-  /* -lb_weights phases: the loss of the phase model (all phases measured
-   * so far), else the loss of the weighed work */
-  const double lost = lb->o.weights == AMR_LB_PHASES ? lb->measured_model.lost : r->t_rank_max - r->t_rank_avg;
-  LB_CHECK(lb->comm, lb_decide_account(&lb->decide, lost * lb->size));
+  /* the loss of the phase model (all phases measured so far), else (a
+   * program that set no phases) the loss of the weighed work */
+  const double lost = lb->nphases ? lb->measured_model.lost : r->t_rank_max - r->t_rank_avg;
+  AMR_LB_CHECK(lb->comm, lb_decide_account(&lb->decide, lost * lb->size));
   r->excess_loss_rank_s = lb->decide.excess;
   r->residual_loss_rank_s = lb->decide.residual;
   r->balance_cost_rank_s = NAN;
   r->predicted_loss_rank_s = r->predicted_cycle_gain_rank_s = NAN;
   r->decision = "no_chance";
+  r->decision_imbalance_pct = NAN;
   PetscFunctionReturn(0);
 }
 
@@ -52,7 +56,7 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
    * loss and what the new one saves of it */
   s->in.lost_rank_s = r->excess_loss_rank_s;
   s->in.cost_rank_s = r->balance_cost_rank_s;
-  if (lb->o.weights == AMR_LB_PHASES && isfinite(r->next_predicted_s)) {
+  if (isfinite(r->next_predicted_s)) {
     /* the phase model's times, for the cycle this partition serves */
     r->predicted_gain_s = (r->next_kept_s - r->next_predicted_s) * lb->o.interval;
     s->in.kept_rank_s = (r->next_kept_s - r->next_mean_s) * P;
@@ -64,13 +68,14 @@ PetscErrorCode AmrLbDecide(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
     s->in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
   }
   s->in.floor_pct = lb->o.threshold;
+  r->decision_imbalance_pct = s->in.imbalance_pct;
   r->predicted_loss_rank_s = s->in.kept_rank_s;
   r->predicted_cycle_gain_rank_s = s->in.gain_rank_s;
   if (lb->o.threshold < 0) {
     r->rebalanced = 1;
     r->decision = "always";
   } else {
-    LB_CHECK(lb->comm, lb_decide(&lb->decide, &s->in, &s->decision));
+    AMR_LB_CHECK(lb->comm, lb_decide(&lb->decide, &s->in, &s->decision));
     r->rebalanced = s->decision == LB_DECIDE_REBALANCE || s->decision == LB_DECIDE_GAIN;
     r->decision = lb_decision_name(s->decision);
   }

@@ -1,6 +1,7 @@
-/* measure: the window of timed steps of this rank's own work, the cycle's
- * rank times and imbalance, the cell costs (the timing fit, or the
- * measured means) and what they predicted for the partition measured. */
+/* measure: the window of timed steps of this rank's own work (each step
+ * also a sample of the phase running, lbcycle_phases.c), the cycle's rank
+ * times and imbalance, the cell costs (the timing fit, or the measured
+ * means) and what they predicted for the partition measured. */
 #include "app/impl/lbcycle.h"
 
 #include <string.h>
@@ -18,43 +19,6 @@ PetscErrorCode AmrLbWindowStart(AmrLb lb, p4est_t *p4est, const int *types)
   lb->cycle_cpu = lb->cycle_wall = 0;
   lb->have_measured = 0;
   PetscCall(AmrLbPhasesStart(lb));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w)
-{
-  PetscFunctionBeginUser;
-  memcpy(w->cost, lb->o.cost, sizeof w->cost);
-  PetscCall(PetscMalloc1(lb->o.window, &w->win));
-  PetscCall(PetscMalloc1((size_t)lb->o.window * lb->o.ntypes, &w->wcounts));
-  LB_CHECK(lb->comm, lb_weights_history_create(lb->o.ntypes, lb->o.history, lb->o.forget, &w->hist));
-  AmrLbWindowReset(w);
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrLbWindowDestroy(AmrLbWindow *w)
-{
-  PetscFunctionBeginUser;
-  lb_weights_history_destroy(&w->hist);
-  PetscCall(PetscFree(w->win));
-  PetscCall(PetscFree(w->wcounts));
-  PetscFunctionReturn(0);
-}
-
-void AmrLbWindowReset(AmrLbWindow *w)
-{
-  w->wn = w->whead = 0;
-  w->step_counts = 1;
-}
-
-PetscErrorCode AmrLbWindowAdd(AmrLb lb, AmrLbWindow *w, double t, const int64_t *counts)
-{
-  PetscFunctionBeginUser;
-  w->win[w->whead] = t;
-  if (counts) PetscCall(PetscArraycpy(w->wcounts + (size_t)w->whead * lb->o.ntypes, counts, lb->o.ntypes));
-  else w->step_counts = 0;
-  w->whead = (w->whead + 1) % lb->o.window;
-  if (w->wn < lb->o.window) w->wn++;
   PetscFunctionReturn(0);
 }
 
@@ -119,26 +83,6 @@ static PetscErrorCode measured_means(AmrLb lb, double *mean)
   PetscFunctionReturn(0);
 }
 
-/* The cells per load type of this rank that the window's times belong to:
- * the mean over the window's steps of the counts during each step when the
- * problem reported them for every step, else the counts at the window's
- * start.  The mean over all the window's steps, not only those the
- * truncated mean keeps: the trim drops the fastest and the slowest steps,
- * symmetrically about the middle of a front's steady advance, and a step
- * slowed by another process has the counts of its neighbours. */
-void AmrLbWindowCounts(const AmrLb lb, const AmrLbWindow *w, double *mean)
-{
-  const int T = lb->o.ntypes;
-
-  for (int t = 0; t < T; t++) mean[t] = (double)lb->counts[t];
-  if (!w->step_counts || w->wn == 0) return;
-  for (int t = 0; t < T; t++) {
-    mean[t] = 0;
-    for (int k = 0; k < w->wn; k++) mean[t] += (double)w->wcounts[(size_t)k * T + t];
-    mean[t] /= w->wn;
-  }
-}
-
 /* The local work of the cycle per rank (thread CPU, and wall) and its
  * imbalance; *tsum is the sum over the ranks. */
 static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
@@ -155,29 +99,6 @@ static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
   r->t_rank_avg = *tsum / P;
   r->max_over_avg = *tsum > 0 ? mt.max_over_avg : 1;
   r->imbalance_pct = *tsum > 0 ? mt.imbalance_pct : 0;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrLbWindowFit(AmrLb lb, AmrLbWindow *w, const double *mean, lb_weights_result *res)
-{
-  const int T = lb->o.ntypes;
-  lb_weights_options wo;
-  int64_t rounded[AMR_LB_MAX_TYPES];
-  double *times;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1(w->wn + 1, &times));
-  /* oldest first: the ring buffer starts at whead once it is full */
-  for (int k = 0; k < w->wn; k++) times[k] = w->win[w->wn < lb->o.window ? k : (w->whead + k) % lb->o.window];
-  lb_weights_options_default(&wo);
-  wo.trim = lb->o.trim;
-  wo.previous = w->cost;
-  /* the library counts whole cells: a mean count of hundreds is off by
-   * at most half a cell */
-  for (int t = 0; t < T; t++) rounded[t] = (int64_t)llround(mean[t]);
-  LB_CHECK(lb->comm, lb_weights_fit(lb->comm, w->wn, times, T, rounded, &wo, w->hist, res));
-  PetscCall(PetscFree(times));
-  memcpy(w->cost, res->cost, sizeof(double) * T);
   PetscFunctionReturn(0);
 }
 

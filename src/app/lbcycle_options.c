@@ -1,6 +1,7 @@
 /* The -lb_* options of the balancing step: the balancer's own through the
  * reader lbbench shares (lboptions/), then the cycle's: weights, schedule,
- * processor graph, initial partition, load trace. */
+ * processor graph, initial partition, load trace; and the name of the
+ * method they chose. */
 #include "app/impl/lbcycle.h"
 #include "lboptions/lboptions.h"
 #include "util/options.h"
@@ -124,3 +125,5 @@ PetscErrorCode AmrLbOptionsRead(MPI_Comm comm, int ntypes, AmrLbOptions *o)
   }
   PetscFunctionReturn(0);
 }
+
+const char *AmrLbMethodName(const AmrLb lb) { return lb->o.method ? lb->o.method->name : "none"; }

@@ -24,7 +24,7 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
-  lb->predicted_next = NAN;
+  lb->predicted_next = lb->predicted_next_ipct = NAN;
   PetscFunctionReturn(0);
 }
 
@@ -89,7 +89,7 @@ PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k)
     ph->wall += elapsed;
     /* what follows the last step of a visit (a mass sum, a classification)
      * belongs to that step */
-    if (ph->visit_marked && w->wn > 0) w->win[(w->whead + lb->o.window - 1) % lb->o.window] += rest;
+    if (ph->visit_marked && w->wn > 0) PetscCall(AmrLbWindowExtendLast(lb, w, rest));
     else {
       PetscCall(AmrLbWindowAdd(lb, w, rest, NULL));
       ph->samples++;
@@ -178,26 +178,16 @@ static PetscErrorCode choose(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
   const p4est_locidx_t n = s->p4est->local_num_quadrants;
   const double *const *pw = (const double *const *)s->pw;
   lb_phase_choice ch;
-  double mean[AMR_LB_MAX_PHASES], g[2];
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(n + 1, &s->w));
-  LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, 3, &ch));
-  if (ch.split)
-    LB_CHECK(lb->comm, lb_phase_counts_weights(lb->comm, n, lb->size, ch.counts, s->w));
-  else {
-    LB_CHECK(lb->comm, lb_phase_means(lb->comm, n, s->npw, pw, mean));
-    lb_phase_combine(n, s->npw, pw, ch.alpha, mean, s->w);
+  AMR_LB_CHECK(lb->comm, lb_phase_choose(lb->comm, n, s->npw, pw, lb->size, LB_PHASE_ROUNDS, &ch));
+  AMR_LB_CHECK(lb->comm, lb_phase_choice_weights(lb->comm, n, pw, &ch, 1.0 / LB_CHAIN_UNITS, s->w));
+  if (!ch.split)
     for (int k = 0, m = 0; k < lb->nphases; k++)
       if (lb->phase[k].modelled) r->phase_alpha[k] = ch.alpha[m++];
-  }
   r->phase_split = ch.split;
   lb_phase_choice_free(&ch);
-  g[0] = 0;
-  g[1] = (double)n;
-  for (p4est_locidx_t i = 0; i < n; i++) g[0] += s->w[i];
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, lb->comm));
-  for (p4est_locidx_t i = 0; i < n; i++) s->w[i] = fmax(1.0 / LB_CHAIN_UNITS, g[0] > 0 ? s->w[i] * g[1] / g[0] : 1.0);
   PetscFunctionReturn(0);
 }
 
@@ -297,7 +287,7 @@ static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *count
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1((size_t)s->npw * P + 1, &load));
-  LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
+  AMR_LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
   /* s->pw holds the modelled phases in phase order */
   for (int k = 0, j = 0; next && k < lb->nphases; k++)
     if (lb->phase[k].modelled) PetscCall(PetscArraycpy(next + (size_t)k * P, load + (size_t)j++ * P, P));
@@ -327,12 +317,14 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
+/* This cycle's own work of every phase on every rank into r (nphases x
+ * P: own CPU, own wall, wall) and the cycle's wall time, its slowest
+ * rank's. */
+static PetscErrorCode gather_phases(AmrLb lb, AmrLbRecord *r)
 {
   const int K = lb->nphases, P = lb->size;
-  double mine[3 * AMR_LB_MAX_PHASES + 1], *all, unmodelled = 0;
+  double mine[3 * AMR_LB_MAX_PHASES + 1], *all;
   lb_clock now;
-  lb_phase_model m;
 
   PetscFunctionBeginUser;
   lb_clock_now(&now);
@@ -356,45 +348,90 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
     r->cycle_wall_s = fmax(r->cycle_wall_s, a[3 * K]);
   }
   PetscCall(PetscFree(all));
-  /* how far the last cycle's per-rank prediction missed, then this
-   * cycle's for the next */
-  for (size_t i = 0; i < (size_t)K * P; i++)
+  PetscFunctionReturn(0);
+}
+
+/* How far the last cycle's per-rank prediction missed this cycle's own
+ * work (run totals per phase), then this cycle's prediction for the
+ * next. */
+static void account_misses(AmrLb lb, const AmrLbRecord *r)
+{
+  const size_t n = (size_t)lb->nphases * lb->size;
+
+  for (size_t i = 0; i < n; i++)
     if (isfinite(lb->expect[i])) {
-      lb->phase[i / P].miss += fabs(r->phase_own_cpu[i] - lb->expect[i]);
-      lb->phase[i / P].missed_of += r->phase_own_cpu[i];
+      lb->phase[i / lb->size].miss += fabs(r->phase_own_cpu[i] - lb->expect[i]);
+      lb->phase[i / lb->size].missed_of += r->phase_own_cpu[i];
     }
-  for (size_t i = 0; i < (size_t)K * P; i++) lb->expect[i] = r->phase_next ? r->phase_next[i] : NAN;
-  lb_phase_model_eval(K, P, r->phase_own_cpu, &m);
+  for (size_t i = 0; i < n; i++) lb->expect[i] = r->phase_next ? r->phase_next[i] : NAN;
+}
+
+/* The model of the cycle measured (its time, mean and I%, beside the
+ * time the last cycle predicted for it) into r and the run's totals. */
+static void account_cycle(AmrLb lb, AmrLbRecord *r)
+{
+  lb_phase_model m;
+
+  lb_phase_model_eval(lb->nphases, lb->size, r->phase_own_cpu, &m);
   r->cycle_time_s = m.time;
   r->cycle_mean_s = m.mean;
   r->cycle_imbalance_pct = m.imbalance_pct;
   r->predicted_s = lb->predicted_next;
   lb->last_predicted = r->predicted_s;
   lb->last_measured = m.time;
-  for (int k = 0; k < K; k++) {
-    double max = 0, sum = 0;
-    for (int q = 0; q < P; q++) {
-      max = fmax(max, r->phase_own_cpu[(size_t)k * P + q]);
-      sum += r->phase_own_cpu[(size_t)k * P + q];
-    }
-    lb->phase[k].time_total += max;
-    lb->phase[k].lost_total += max - sum / P;
-    if (!lb->phase[k].modelled) unmodelled += max;
+  lb->model_total += m.time;
+  lb->lost_s += m.lost;
+}
+
+/* Every phase's slowest rank and loss into the run's totals; returns the
+ * time of the phases not modelled (their slowest ranks'). */
+static double account_phases(AmrLb lb, const AmrLbRecord *r)
+{
+  double unmodelled = 0;
+
+  for (int k = 0; k < lb->nphases; k++) {
+    lb_phase_model m;
+    lb_phase_model_eval(1, lb->size, r->phase_own_cpu + (size_t)k * lb->size, &m);
+    lb->phase[k].time_total += m.time;
+    lb->phase[k].lost_total += m.lost;
+    if (!lb->phase[k].modelled) unmodelled += m.time;
   }
-  /* the predictions were made before this cycle's partition phase ended:
-   * the phases not modelled count with this cycle's time */
+  return unmodelled;
+}
+
+/* The predictions were made before this cycle's partition phase ended:
+ * the phases not modelled count with this cycle's time (unmodelled)
+ * instead of the last cycle's. */
+static void correct_predictions(AmrLb lb, AmrLbRecord *r, double unmodelled)
+{
   r->next_predicted_s += unmodelled - lb->unmodelled_s;
   r->next_kept_s += unmodelled - lb->unmodelled_s;
   r->next_initial_s += unmodelled - lb->unmodelled_s;
   lb->unmodelled_s = unmodelled;
   lb->predicted_next = r->next_predicted_s;
-  lb->model_total += m.time;
-  lb->lost_s += m.lost;
-  /* the gain predicted for this cycle, when the last one predicted it */
+  r->predicted_cycle_imbalance_pct = lb->predicted_next_ipct;
+  lb->predicted_next_ipct = r->next_imbalance_pct;
+}
+
+/* The gain over the initial partition the last cycle predicted for this
+ * one into the run's total, this cycle's for the next kept; the run's
+ * totals into r. */
+static void account_gain(AmrLb lb, AmrLbRecord *r)
+{
   lb->gain_s += lb->pending_gain;
   lb->pending_gain = isfinite(r->next_initial_s) && isfinite(r->next_predicted_s) ? r->next_initial_s - r->next_predicted_s : 0;
   r->model_total_s = lb->model_total;
   r->lost_s = lb->lost_s;
   r->gain_s = lb->gain_s;
+}
+
+PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
+{
+  PetscFunctionBeginUser;
+  PetscCall(gather_phases(lb, r));
+  account_misses(lb, r);
+  account_cycle(lb, r);
+  correct_predictions(lb, r, account_phases(lb, r));
+  account_gain(lb, r);
   PetscFunctionReturn(0);
 }

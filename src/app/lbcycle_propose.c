@@ -63,7 +63,7 @@ PetscErrorCode AmrLbWeigh(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
     PetscCall(cell_weights(s->p4est, s->types, lb->o.ntypes, lb->cost, &s->w));
   current_counts(s->p4est, s->cur);
   memcpy(s->next, s->cur, sizeof(int64_t) * P);
-  LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, s->p4est->local_num_quadrants, s->w, P, s->cur, s->before));
+  AMR_LB_CHECK(lb->comm, lb_curve_part_loads(lb->comm, s->p4est->local_num_quadrants, s->w, P, s->cur, s->before));
   lb_metrics_loads(P, s->before, &mt);
   r->kept_imbalance_pct = mt.imbalance_pct;
   PetscFunctionReturn(0);
@@ -121,13 +121,13 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   if (lb->shifting) {
     lb_curve_result cut;
     lb_curve_shift_action act;
-    LB_CHECK(lb->comm, lb->o.method->shift(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    AMR_LB_CHECK(lb->comm, lb->o.method->shift(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
     r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
     PetscCall(cut_record(lb->size, cur, cut.counts, next, r));
     lb_curve_result_free(&cut);
     PetscFunctionReturn(0);
   }
-  LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
+  AMR_LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
   r->lb_iterations = res.run.iterations;
   r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;

@@ -83,7 +83,7 @@ static PetscErrorCode save_history(AmrLb lb, AmrCkpState st, const char *key, co
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, lb->comm, &buf, &len));
   PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
   free(buf);
   PetscFunctionReturn(0);
@@ -106,7 +106,7 @@ static PetscErrorCode load_window(AmrLb lb, AmrCkpState st, const char *cost_key
   PetscCall(AmrCkpStateHas(st, hist_key, &has));
   if (!has) PetscFunctionReturn(0);
   PetscCall(AmrCkpStateGetBytes(st, hist_key, &buf, &len));
-  LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, buf, len, lb->size, &kept));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, lb->comm, buf, len, lb->size, &kept));
   PetscFunctionReturn(0);
 }
 
@@ -118,7 +118,7 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
   PetscFunctionBeginUser;
   if (lb->o.weights == AMR_LB_TIMING) PetscCall(save_history(lb, st, "lb.weights_history", &lb->timing));
   if (lb->shifting) {
-    LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
+    AMR_LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
     free(buf);
   }
@@ -156,6 +156,7 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
     PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
     PetscCall(AmrCkpStateSetBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases * lb->size));
   }
+  PetscCall(AmrCkpStateSetBytes(st, "lb.predicted_next_ipct", &lb->predicted_next_ipct, sizeof(double)));
   if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char key[64];
@@ -203,6 +204,9 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
       lb->phase[k].missed_of = v[2 * k + 1];
     }
   }
+  PetscCall(AmrCkpStateHas(st, "lb.predicted_next_ipct", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.predicted_next_ipct", &buf, &len));
+  if (has && len == sizeof(double)) memcpy(&lb->predicted_next_ipct, buf, len);
   /* per rank: on another rank count the first cycle goes unpredicted */
   PetscCall(AmrCkpStateHas(st, "lb.phase_expect", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_expect", &buf, &len));
@@ -266,7 +270,7 @@ static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
   if (lb->shifting && has) {
     PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
-    LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
+    AMR_LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
   }
   PetscFunctionReturn(0);
 }

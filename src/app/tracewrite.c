@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct AmrTrace {
+struct _p_AmrTrace {
   MPI_Comm comm;
   int fd, lock;
   char path[PETSC_MAX_PATH_LEN];

@@ -11,7 +11,7 @@
 #include "mesh/p4est_dim.h"
 #include "balance/loadtrace.h"
 
-typedef struct AmrTrace *AmrTrace;
+typedef struct _p_AmrTrace *AmrTrace;
 
 /** Open path for writing (collective; created if missing, its contents
  *  kept until the first append).  A file that cannot be opened is a user

@@ -112,11 +112,11 @@ int lb_source_tree_children(const lb_graph *g, int r, int from, int *kid, int *s
 
 /** Recursive bisection hierarchy into connected halves (low/high index
  *  halves on a line).  At level k the set with id s splits into sets 2s and
- *  2s+1 of level k+1 (P1 and P2 of Horton 1993); a set of one rank keeps id 2s. */
+ *  2s+1 of level k+1 (P1 and P2 of Horton 1993); a set of one rank keeps id
+ *  2s.  Ids run to 2^nlevels, beyond n where the halves are uneven. */
 typedef struct {
   int n, nlevels;    /**< nlevels: number of bisection phases */
   int *group;        /**< group[k*n + r]: set of rank r at level k, 0 <= k <= nlevels */
-  int *count;        /**< count[k*(1<<nlevels) + s]: ranks in set s at level k */
 } lb_bisection;
 
 /** Build the bisection hierarchy of a connected graph. */
@@ -231,6 +231,8 @@ typedef struct {
   double imbalance_cost;  /**< Melhem et al. 1991: sum over iterations of max load - average load, load in transit counted at its receiver */
   double spectrum[2];     /**< the Laplacian interval [lambda_min, lambda_max] the method set up with (Chebyshev); NaN: none */
   int spectrum_exact;     /**< 1: both ends converged; 0: lambda_min is the smallest Ritz value (lambda_2 estimated); -1: none */
+  double method_bytes_max;  /**< LB_ACCOUNTED methods: the most bytes the method held for one rank at a time (lb_run_account), largest over the ranks; -1: not accounted */
+  double method_bytes_mean; /**< the same, mean over the ranks; -1: not accounted */
 } lb_result;
 
 /** Fill p with defaults for method m (backend virtual, no target, no cap). */
@@ -259,7 +261,8 @@ enum {
    *  check_interval iterations. */
   LB_LOCAL      = 16,
   LB_CAPACITY   = 32, /**< accepts per-rank capacities (lb_params.capacity) */
-  LB_DIRECT     = 64  /**< sends units straight between any two ranks (lb_run_transfer) */
+  LB_DIRECT     = 64, /**< sends units straight between any two ranks (lb_run_transfer) */
+  LB_ACCOUNTED  = 128 /**< counts its memory per rank with lb_run_account (lb_result.method_bytes_max) */
 };
 
 /* The curve types of lbcurve.h, which the shift hook below takes. */
@@ -342,6 +345,14 @@ void lb_run_transit(lb_run *run, int e, double amount);
  *  methods flagged LB_DIRECT; the method updates the loads itself and the
  *  result lists every transfer. */
 void lb_run_transfer(lb_run *run, int from, int to, double amount);
+
+/** Count `bytes` (negative: freed) that an LB_ACCOUNTED method holds for
+ *  local rank r, or for the whole process when r < 0: what every local rank
+ *  holds alike, counted at each of them, as a process of one rank would hold
+ *  it.  Rank r's peak, reported in lb_result.method_bytes_max and _mean, is
+ *  the process's peak plus r's own.  Per rank only from the first
+ *  superstep on (in setup the local ranks are not known yet). */
+void lb_run_account(lb_run *run, int r, long long bytes);
 
 /** Declare the channels: messages of up to msg_cap doubles per directed edge
  *  and per step, and a publication of pub_len doubles per rank and step that

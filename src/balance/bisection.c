@@ -99,8 +99,7 @@ static int bfs_in_set(bis_work *w, int start, int s, const int *side, int side_v
 void lb_bisection_free(lb_bisection *b)
 {
   free(b->group);
-  free(b->count);
-  b->group = b->count = NULL;
+  b->group = NULL;
 }
 
 lb_err lb_bisection_build(const lb_graph *g, lb_bisection *b)
@@ -173,11 +172,6 @@ lb_err lb_bisection_build(const lb_graph *g, lb_bisection *b)
     }
     b->nlevels = k + 1;
   }
-  size_t width = (size_t)1 << b->nlevels;
-  b->count = calloc((size_t)(b->nlevels + 1) * width, sizeof(int));
-  if (!b->count) { err = lb_error(LB_ERR_MEM, "out of memory building the bisection hierarchy"); goto done; }
-  for (int k = 0; k <= b->nlevels; k++)
-    for (int r = 0; r < n; r++) b->count[(size_t)k * width + b->group[(size_t)k * n + r]]++;
 done:
   free(w.mark); free(w.queue); free(w.parent); free(w.size); free(side); free(members); free(tmp);
   if (err) lb_bisection_free(b);

@@ -116,13 +116,17 @@ static lb_err method_cut(const lb_graph *g, const lb_method *m, const lb_params 
 }
 
 /* sfc's cuts, the reference, and the exact partition's largest part, the
- * bound; their times in t[1] and t[2]. */
+ * bound (NaN above LB_CHAIN_EXACT_MAX_CELLS cells); their times in t[1]
+ * and t[2]. */
 static lb_err references(MPI_Comm cc, int64_t n, const double *w, int nparts, lb_chain_result *res, double *t)
 {
   lb_curve_result exact;
   double t0 = MPI_Wtime();
   LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
   t[1] = MPI_Wtime() - t0;
+  t[2] = 0.0;
+  res->optimal_max_part_load = NAN;
+  if (res->sfc.ncells > LB_CHAIN_EXACT_MAX_CELLS) return LB_OK;
   t0 = MPI_Wtime();
   LB_CALL(lb_curve_exact(cc, n, w, nparts, &exact));
   t[2] = MPI_Wtime() - t0;

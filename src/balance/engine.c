@@ -35,6 +35,13 @@ double *lb_run_load(lb_run *run) { return run->load; }
 double *lb_run_flow(lb_run *run) { return run->flow; }
 double lb_run_injected(const lb_run *run, int r) { return run->inj[r]; }
 
+void lb_run_account(lb_run *run, int r, long long bytes)
+{
+  long long *now = r < 0 ? &run->mem_proc : &run->mem[r], *peak = r < 0 ? &run->mem_proc_peak : &run->mem_peak[r];
+  *now += bytes;
+  if (*now > *peak) *peak = *now;
+}
+
 lb_err lb_run_channels(lb_run *run, int msg_cap, int pub_len)
 {
   if (msg_cap < 0 || pub_len < 0) return lb_error(LB_ERR_ARG, "negative channel size");
@@ -268,6 +275,8 @@ static void free_run(lb_run *run)
   for (int s = 0; s < run->nred; s++) { free(run->red[s].acc[0]); free(run->red[s].acc[1]); }
   free(run->pend);
   free(run->pend_total);
+  free(run->mem);
+  free(run->mem_peak);
 }
 
 /* Keep the stop check's inputs of the iteration that ends at this
@@ -313,6 +322,11 @@ static lb_err alloc_run(lb_run *run, const double *load0)
   if (!run->load || !run->flow || !run->inj || !run->transit || !run->transit_in || !run->held)
     return lb_error(LB_ERR_MEM, "out of memory for %zu ranks", n);
   memcpy(run->load, load0, n * sizeof(double));
+  if (run->m->flags & LB_ACCOUNTED) {
+    run->mem = calloc(n, sizeof(long long));
+    run->mem_peak = calloc(n, sizeof(long long));
+    if (!run->mem || !run->mem_peak) return lb_error(LB_ERR_MEM, "out of memory for %zu ranks", n);
+  }
   for (int i = 0; i < 2; i++) {
     if (run->msg_cap > 0) {
       run->msg[i] = malloc(nd * run->msg_cap * sizeof(double));
@@ -371,10 +385,23 @@ static lb_err finish(lb_run *run, lb_result *res)
   /* x + 0.0 turns -0.0 into +0.0, so both backends agree bit for bit. */
   for (int k = 0; k < g->m; k++) res->flow[k] += 0.0;
   if ((run->m->flags & LB_DIRECT) && (err = gather_transfers(run, res))) return err;
-  double c[2] = {(double)run->messages, (double)run->bytes};
-  if ((err = run->be->allreduce(run, c, 2, LB_SUM))) return err;
+  /* the counted bytes' sum rides with the counts, their largest apart */
+  double c[3] = {(double)run->messages, (double)run->bytes, 0}, most = 0;
+  if (run->mem)
+    for (int r = run->lo; r < run->hi; r++) {
+      double b = (double)(run->mem_proc_peak + run->mem_peak[r]);
+      c[2] += b;
+      if (b > most) most = b;
+    }
+  if ((err = run->be->allreduce(run, c, 3, LB_SUM))) return err;
   res->messages = (long long)c[0];
   res->bytes = (long long)c[1];
+  res->method_bytes_max = res->method_bytes_mean = -1;
+  if (run->mem) {
+    if ((err = run->be->allreduce(run, &most, 1, LB_MAX))) return err;
+    res->method_bytes_max = most;
+    res->method_bytes_mean = c[2] / g->n;
+  }
   /* iterations after the last check (a stop by the cap or by convergence)
    * are checked in the collective that agrees on the times: the times go
    * into the two slots before their maxima */

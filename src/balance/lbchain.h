@@ -32,9 +32,17 @@ typedef struct {
   double cut_time_s;        /**< wall time of the cut computation for the method's targets (max over processes) */
   double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
   double max_part_load;     /**< the realised partition's largest part weight */
-  double optimal_max_part_load; /**< the least largest part any contiguous cut of the curve's whole cells reaches (lb_curve_exact): the bound */
+  double optimal_max_part_load; /**< the least largest part any contiguous cut of the curve's whole cells reaches (lb_curve_exact): the bound;
+                                     NaN on a curve of more than LB_CHAIN_EXACT_MAX_CELLS cells */
   double exact_time_s;      /**< wall time of that exact partition (max over processes) */
 } lb_chain_result;
+
+/** The most cells of a curve whose exact partition (the bound) chain mode
+ *  computes: lb_curve_exact gathers the whole curve at process 0 (16
+ *  bytes a cell there, and O(N) time that every process waits for), a
+ *  reference, not part of the balancing: 2^22 cells, 64 MiB at process 0,
+ *  some 0.1 s. */
+#define LB_CHAIN_EXACT_MAX_CELLS (INT64_C(1) << 22)
 
 /** Whole work units per mean cell weight for the methods that move units. */
 #define LB_CHAIN_UNITS 1000
@@ -56,9 +64,10 @@ lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_param
                            const int64_t *cur_counts, lb_chain_result *res);
 
 /** The realised partition's largest part over the bound (1: optimal; 1
- *  when the curve weighs nothing). */
+ *  when the curve weighs nothing; NaN when the bound was not computed). */
 static inline double lb_chain_over_optimum(const lb_chain_result *res)
 {
+  if (res->optimal_max_part_load != res->optimal_max_part_load) return res->optimal_max_part_load;
   return res->optimal_max_part_load > 0.0 ? res->max_part_load / res->optimal_max_part_load : 1.0;
 }
 

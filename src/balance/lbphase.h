@@ -39,17 +39,24 @@ void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_m
 lb_err lb_phase_loads(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, double *load,
                       lb_phase_model *m);
 
+/** The coordinate search's sweeps that amr2d runs each balancing step
+ *  (lbbench -step replays the same): each costs four trials per searched
+ *  phase, so a step tries at most 1 + K + 12 K combinations. */
+#define LB_PHASE_ROUNDS 3
+
 /** The partition of least modelled time found by lb_phase_choose. */
 typedef struct {
   int nphases, nparts;
   double *alpha;     /**< the phases' factors in the chosen combined weight (nphases) */
   int64_t *counts;   /**< its curve cut: cells per part (nparts) */
-  double *load;      /**< loads per phase and part of that cut (nphases x nparts) */
   lb_phase_model model;
   double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
   double alpha_time; /**< the least time of a combination's cut (alpha) */
   int evaluated;     /**< combinations tried */
   int split;         /**< 1: counts come from lb_phase_split, whose time was less than alpha's */
+  int collectives;   /**< collective calls every process made */
+  int long_collectives; /**< of them, those whose buffers hold arrays as long as the parts or longer */
+  double split_s;    /**< wall time of lb_phase_split, whose walks every process repeats whole (0: not run) */
 } lb_phase_choice;
 
 /**
@@ -61,25 +68,60 @@ typedef struct {
  * mean cell's weight keep factor 1; a cell whose combined
  * weight is 0 weighs a millionth of the mean, so cuts among such cells
  * fall by count), then lb_phase_split from that cut's phase maxima, taken
- * when its exact time is less (res->split).  Collective; res is identical
- * on every rank (lb_phase_choice_free).
+ * when its exact time is less (res->split).  Each combination is timed by
+ * prefix sums: every process places the cuts that fall in its piece and
+ * the model comes from reductions of nphases numbers, no P-long array;
+ * only the chosen cut is assembled on every process (res->counts, one
+ * reduction of nparts + 1 positions).  Collective;
+ * res is identical on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
+
+/** The model of the partition counts (nparts values, the same on every
+ *  rank) for the per-cell weights w[k] of each phase as lb_phase_loads
+ *  gives it, but by prefix sums: no array as long as the parts beyond
+ *  counts, each rank reading the cuts that fall in its piece; O(n nphases
+ *  + nparts) work and six reductions of at most nphases numbers.
+ *  Collective. */
+lb_err lb_phase_model_of(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const int64_t *counts, lb_phase_model *m);
 
 /** The combined weight of this rank's n cells for factors alpha into out,
  *  as lb_phase_choose weighed them (the global means of the phases'
  *  weights in mean[k] set the floor of an all-zero cell). */
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out);
 
+/** The most phases lb_phase_split takes (its caps are arrays on the stack). */
+#define LB_PHASE_SPLIT_MAX_PHASES 64
+
+/** The most parts lb_phase_split cuts.  Every process walks the whole
+ *  coarsened curve (64 buckets per part) some hundreds of times, O(P) work
+ *  repeated: at 1024 parts 0.21 s a call on this project's 2-core machine
+ *  (lbbench -step), growing with P, so above it lb_phase_choose keeps the
+ *  combination's cut (which costs O(n) per process and a few reductions
+ *  of K numbers per trial). */
+#define LB_PHASE_SPLIT_MAX_PARTS 1024
+
 /**
  * The multi-constraint split of the curve: cells per part (counts, nparts
  * values) whose largest part load per phase sums to the least the search
  * finds, from caps start[k] that a partition meets (its phase maxima).
  * Searched on the curve coarsened to about 64 buckets per part (exact
- * where the cells are fewer).  LB_ERR_UNSUPPORTED without a message when
- * the curve has fewer buckets than parts.  Collective.
+ * where the cells are fewer), gathered on every process.
+ * LB_ERR_UNSUPPORTED without a message when the curve has fewer buckets
+ * than parts or there are more than LB_PHASE_SPLIT_MAX_PARTS parts.
+ * Collective.
  */
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
+
+/**
+ * The cell weights that realise a choice (this rank's n cells into out):
+ * the split's counts by lb_phase_counts_weights, else the chosen
+ * combination by lb_phase_combine; then scaled to mean cell weight 1 and
+ * raised to at least floor (the app and lbbench pass a chain work unit,
+ * 1 / LB_CHAIN_UNITS, so that every cell moves with a method of whole
+ * units).  Collective.
+ */
+lb_err lb_phase_choice_weights(MPI_Comm comm, int64_t n, const double *const *w, const lb_phase_choice *ch, double floor, double *out);
 
 /** Weights of this rank's n cells whose equal-weight cut (lbcurve.h's sfc)
  *  is the partition counts (nparts values): every part weighs the same, so

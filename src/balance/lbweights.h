@@ -30,6 +30,10 @@ typedef enum {
   LB_WEIGHTS_WITHIN_NOISE = 1 << 7     /**< every cost's change is within its standard error: costs kept */
 } lb_weights_flag;
 
+/** The most load types a fit takes (its normal equations are small arrays
+ *  on the stack). */
+#define LB_WEIGHTS_MAX_TYPES 16
+
 /** Options of a fit. */
 typedef struct {
   double trim;           /**< fraction cut from each end of the sorted window, in [0, 0.5); default 0.25 */
@@ -85,19 +89,26 @@ lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *
 
 /**
  * Fit costs collectively: every rank of comm passes its own window of nsteps
- * times and its ntypes counts (and its copy of the common history, or NULL);
- * the small table is gathered and every rank solves the same system, so all
- * ranks return the same result and keep the same history.
+ * times and its ntypes counts (and its history, or NULL).  Each rank keeps
+ * its own rows in its history and adds their forgetting-weighted normal
+ * equations (ntypes^2 + 3 ntypes + 1 numbers) into one MPI_Allreduce, so
+ * every rank solves the same small system and returns the same result;
+ * per rank O(H ntypes^2) work and memory, reductions of a few numbers, and
+ * one gather of one number per rank for each of the result's per-rank
+ * arrays (load, predicted).  The same fit as lb_weights_fit_table's on the
+ * same rows, to round-off (the sums' order differs).
  */
 lb_err lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
                       const lb_weights_options *opt, lb_weights_history *hist, lb_weights_result *res);
 
 /**
  * Non-negative least squares min ||A x - b||_2 subject to x >= 0 (Lawson and
- * Hanson's active-set method, the passive subproblems by LAPACKE_dgelsd):
- * a is m x n row-major, b has m values, x receives n values. If the
- * unconstrained minimum-norm solution is non-negative it is returned as is.
- * *clamped is set to 1 when a bound was active.
+ * Hanson's active-set method on the normal equations A^T A x = A^T b, the
+ * fit's own solver: scaled to a unit diagonal, Cholesky where of full
+ * rank, the minimum-norm pseudo-inverse otherwise): a is m x n row-major
+ * (n at most LB_WEIGHTS_MAX_TYPES), b has m values, x receives n values.
+ * If the unconstrained minimum-norm solution is non-negative it is
+ * returned as is.  *clamped is set to 1 when a bound was active.
  */
 lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *clamped);
 

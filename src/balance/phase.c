@@ -1,8 +1,8 @@
 /* The cycle's phase model and the partition of least modelled time
  * (lbphase.h). */
 #include "balance/lbphase.h"
-#include "balance/lbcurve.h"
 #include "balance/impl/lbcall.h"
+#include "balance/impl/phase.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,18 +10,17 @@
 
 void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_model *m)
 {
-  m->time = m->mean = 0;
+  double time = 0, mean = 0;
   for (int k = 0; k < nphases; k++) {
     double max = 0, sum = 0;
     for (int q = 0; q < nparts; q++) {
       max = fmax(max, load[(size_t)k * nparts + q]);
       sum += load[(size_t)k * nparts + q];
     }
-    m->time += max;
-    m->mean += sum / nparts;
+    time += max;
+    mean += sum / nparts;
   }
-  m->lost = m->time - m->mean;
-  m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
+  lb_phase_model_set(nparts, time, mean, m);
 }
 
 /* The global index of this rank's first cell on the curve. */
@@ -85,11 +84,17 @@ lb_err lb_phase_means(MPI_Comm comm, int64_t n, int nphases, const double *const
   return LB_OK;
 }
 
+/* A cell whose combined weight is 0 weighs this fraction of the mean
+ * cell's: small enough to change no part's load measurably, but positive,
+ * so that the cut's midpoints grow along the curve and a run of such
+ * cells is cut by count, not all left to one part. */
+#define PHASE_ZERO_WEIGHT 1e-6
+
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out)
 {
   double floor = 0;
   for (int k = 0; k < nphases; k++) floor += alpha[k] * mean[k];
-  floor *= 1e-6;
+  floor *= PHASE_ZERO_WEIGHT;
   for (int64_t i = 0; i < n; i++) {
     double c = 0;
     for (int k = 0; k < nphases; k++) c += alpha[k] * w[k][i];
@@ -104,54 +109,147 @@ typedef struct {
   int nphases, nparts;
   const double *const *w;
   const double *mean;
-  double *combined, *load;
-  int64_t *counts;
+  lb_phase_piece piece;
+  double *combined;  /* this rank's combined weights, then the factors being tried */
+  double *scratch;   /* 4 nphases: a trial's prefixes and maxima */
+  double *best_max;  /* the best combination's largest part load per phase */
+  int64_t *cuts;     /* NULL, or the nparts + 1 cut positions a trial records */
 } search;
 
-/* The model's time of the sfc cut of alpha's combined weight; the cut and
- * its loads stay in s. */
-static lb_err evaluate(search *s, const double *alpha, lb_phase_model *m)
-{
-  lb_curve_result cut;
-  lb_err err;
+/* Collective calls of a trial (the combined weight's offset, total and
+ * previous midpoint, then the parts' account), of the setup (the means,
+ * the piece), of lb_phase_model_of, and of lb_phase_split's gather (both
+ * of P-long buffers). */
+#define TRIAL_COLLECTIVES 5
+#define SETUP_COLLECTIVES 5
+#define MODEL_COLLECTIVES 6
+#define SPLIT_GATHER_COLLECTIVES 2
 
-  lb_phase_combine(s->n, s->nphases, s->w, alpha, s->mean, s->combined);
-  LB_CALL(lb_curve_sfc(s->comm, s->n, s->combined, s->nparts, &cut));
-  memcpy(s->counts, cut.counts, sizeof(int64_t) * s->nparts);
-  lb_curve_result_free(&cut);
-  err = lb_phase_loads(s->comm, s->n, s->nphases, s->w, s->nparts, s->counts, s->load, m);
-  return err;
+/* sfc's cut position j on the combined weight's axis (lbcurve.h: the
+ * same expression, so that the same cells fall below it). */
+static double bound_of(double total, int j, int nparts) { return total * j / nparts; }
+
+/* The first cut whose bound lies above x (nparts: none): O(1) from the
+ * estimate x / total, not a walk over the cuts. */
+static int first_cut_above(double total, int nparts, double x)
+{
+  int j = x > 0 ? (int)fmin(nparts, floor(x / total * nparts)) : 1;
+  if (j < 1) j = 1;
+  while (j > 1 && bound_of(total, j - 1, nparts) > x) j--;
+  while (j < nparts && bound_of(total, j, nparts) <= x) j++;
+  return j;
 }
 
-/* Try alpha; keep it in res when its time is less than the best so far
- * (by more than round-off, so that ties keep the earlier, simpler one). */
+/* The model of alpha's sfc cut by prefix sums, with no P-long array: each
+ * rank places the cuts whose bounds fall between the previous piece's last
+ * cell midpoint and its own (lb_curve_sfc's rule: cut j before the first
+ * cell whose midpoint reaches j total / P) and accounts the parts that end
+ * there (lb_phase_ends).  Per rank O(n nphases) work and five reductions
+ * of at most nphases numbers, whatever the number of parts.  With s->cuts
+ * the rank also records the cuts it placed. */
+static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
+{
+  const int K = s->nphases, P = s->nparts;
+  const lb_phase_piece *p = &s->piece;
+  const double *c = s->combined;
+  double *run = s->scratch, t = 0, mid_last = 0, local, before = 0, total, mine = -HUGE_VAL, prev = -HUGE_VAL, mean = 0;
+  lb_phase_ends e;
+  int j;
+
+  lb_phase_combine(s->n, K, s->w, alpha, s->mean, s->combined);
+  for (int64_t i = 0; i < s->n; i++) {
+    mid_last = t + 0.5 * c[i];
+    t += c[i];
+  }
+  local = t;
+  LB_MPI(MPI_Exscan(&local, &before, 1, MPI_DOUBLE, MPI_SUM, s->comm));
+  if (p->rank == 0) before = 0; /* MPI_Exscan leaves rank 0's undefined */
+  LB_MPI(MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, s->comm));
+  if (s->n > 0) mine = before + mid_last;
+  LB_MPI(MPI_Exscan(&mine, &prev, 1, MPI_DOUBLE, MPI_MAX, s->comm));
+  if (p->rank == 0) prev = -HUGE_VAL;
+  lb_phase_ends_init(&e, K, P, p->total, s->scratch + K);
+  for (int k = 0; k < K; k++) {
+    run[k] = p->before[k];
+    mean += p->total[k] / P;
+  }
+  /* every combined weight 0 (every phase's too): no part has a load */
+  if (total == 0) {
+    lb_phase_model_set(P, 0, mean, m);
+    return LB_OK;
+  }
+  j = first_cut_above(total, P, prev);
+  t = 0;
+  for (int64_t i = 0; i <= s->n; i++) {
+    const double mid = i < s->n ? before + (t + 0.5 * c[i]) : HUGE_VAL;
+    /* past the last cell only the last rank places cuts (at the curve's end) */
+    while (j < P && bound_of(total, j, P) <= mid && (i < s->n || p->rank == p->size - 1)) {
+      lb_phase_ends_cut(&e, j, run);
+      if (s->cuts) s->cuts[j] = p->first + i;
+      j++;
+    }
+    if (i == s->n) break;
+    for (int k = 0; k < K; k++) run[k] += s->w[k][i];
+    t += c[i];
+  }
+  return lb_phase_ends_model(&e, s->comm, p->rank, m);
+}
+
+/* Try alpha; keep it in res when its time is less than the best so far. */
 static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *better)
 {
   lb_phase_model m;
-  LB_CALL(evaluate(s, alpha, &m));
+  LB_CALL(trial(s, alpha, &m));
   res->evaluated++;
-  *better = res->evaluated == 1 || m.time < res->model.time * (1 - 1e-12);
+  res->collectives += TRIAL_COLLECTIVES;
+  *better = res->evaluated == 1 || m.time < res->model.time * (1 - LB_PHASE_BETTER);
   if (*better) {
     memcpy(res->alpha, alpha, sizeof(double) * s->nphases);
-    memcpy(res->counts, s->counts, sizeof(int64_t) * s->nparts);
-    memcpy(res->load, s->load, sizeof(double) * s->nphases * s->nparts);
+    memcpy(s->best_max, s->scratch + 3 * s->nphases, sizeof(double) * s->nphases);
     res->model = m;
   }
   return LB_OK;
 }
 
-/* Phases of at least 5% of the mean cell's weight are searched; a
- * smaller one keeps its factor 1 (each searched phase costs a dozen cuts a
- * cycle, for a phase the size of the estimate's, nothing). */
+/* The share of the mean cell's weight below which a phase keeps factor 1
+ * and is not searched: each searched phase costs a dozen cuts a cycle,
+ * and one the size of the estimate's moves no cut it would find. */
+#define PHASE_SEARCHED_SHARE 0.05
+
 static int searched(const search *s, int k)
 {
   double all = 0;
   for (int j = 0; j < s->nphases; j++) all += s->mean[j];
-  return s->mean[k] >= 0.05 * all;
+  return s->mean[k] >= PHASE_SEARCHED_SHARE * all;
+}
+
+/* The chosen combination's cut as cells per part, the same on every rank:
+ * its trial once more, each rank recording the cuts it places, and one
+ * reduction of the nparts + 1 positions (the one P-long collective). */
+static lb_err chosen_counts(search *s, lb_phase_choice *res)
+{
+  const int P = s->nparts;
+  lb_phase_model m;
+  lb_err err;
+
+  if (!(s->cuts = calloc((size_t)P + 1, sizeof *s->cuts))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
+  err = trial(s, res->alpha, &m);
+  if (!err && MPI_Allreduce(MPI_IN_PLACE, s->cuts, P + 1, MPI_INT64_T, MPI_SUM, s->comm) != MPI_SUCCESS)
+    err = lb_error(LB_ERR_MPI, "phase model: MPI_Allreduce of the cut positions failed");
+  s->cuts[P] = s->piece.ncells;
+  for (int q = 0; q < P; q++) res->counts[q] = s->cuts[q + 1] - s->cuts[q];
+  res->collectives += TRIAL_COLLECTIVES + 1;
+  res->long_collectives++;
+  free(s->cuts);
+  s->cuts = NULL;
+  return err;
 }
 
 static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
 {
+  /* the factors a sweep tries on one phase: a step of 2 and one of 4 each
+   * way, coarse enough that a dozen cuts cover a decade of ratios, with
+   * the halving steps the finer ones the next sweep refines from */
   static const double factor[] = {0.25, 0.5, 2, 4};
   const int K = s->nphases;
   double *a = s->combined + s->n, amax;
@@ -180,7 +278,7 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
       }
     }
   }
-  return LB_OK;
+  return chosen_counts(s, res);
 }
 
 /* The split from the best combination's phase maxima, taken if its exact
@@ -188,32 +286,39 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
 static lb_err split(search *s, lb_phase_choice *res)
 {
   const int K = s->nphases, P = s->nparts;
-  double start[64];
+  double start[LB_PHASE_SPLIT_MAX_PHASES];
+  const double *w[LB_PHASE_SPLIT_MAX_PHASES];
+  int64_t *counts;
   lb_phase_model m;
   lb_err err;
-
-  const double *w[64];
   int J = 0;
 
+  if (P > LB_PHASE_SPLIT_MAX_PARTS) return LB_OK;
   /* the phases the search weighs (searched()); a small one follows */
-  for (int k = 0; k < K && k < 64; k++) {
+  for (int k = 0; k < K && k < LB_PHASE_SPLIT_MAX_PHASES; k++) {
     if (!searched(s, k)) continue;
-    start[J] = 0;
-    for (int q = 0; q < P; q++) start[J] = fmax(start[J], res->load[(size_t)k * P + q]);
+    start[J] = s->best_max[k];
     w[J++] = s->w[k];
   }
-  err = lb_phase_split(s->comm, s->n, J, w, P, start, s->counts);
-  if (err == LB_ERR_UNSUPPORTED) return LB_OK;
-  LB_CALL(err);
-  LB_CALL(lb_phase_loads(s->comm, s->n, K, s->w, P, s->counts, s->load, &m));
-  res->evaluated++;
-  if (m.time < res->model.time * (1 - 1e-12)) {
-    memcpy(res->counts, s->counts, sizeof(int64_t) * P);
-    memcpy(res->load, s->load, sizeof(double) * K * P);
-    res->model = m;
-    res->split = 1;
+  if (!(counts = malloc(sizeof(int64_t) * P))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
+  res->split_s = MPI_Wtime();
+  err = lb_phase_split(s->comm, s->n, J, w, P, start, counts);
+  res->split_s = MPI_Wtime() - res->split_s;
+  res->collectives += SPLIT_GATHER_COLLECTIVES;
+  res->long_collectives += SPLIT_GATHER_COLLECTIVES;
+  if (err == LB_ERR_UNSUPPORTED) err = LB_OK;
+  else if (!err) {
+    err = lb_phase_model_of(s->comm, s->n, K, s->w, P, counts, &m);
+    res->evaluated++;
+    res->collectives += MODEL_COLLECTIVES;
+    if (!err && m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
+      memcpy(res->counts, counts, sizeof(int64_t) * P);
+      res->model = m;
+      res->split = 1;
+    }
   }
-  return LB_OK;
+  free(counts);
+  return err;
 }
 
 lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64_t *counts, double *w)
@@ -232,42 +337,67 @@ lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64
 
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
 {
-  search s = {comm, n, nphases, nparts, w, NULL, NULL, NULL, NULL};
+  search s;
   double *mean;
   lb_err err;
 
   if (nphases < 1 || nparts < 1) return lb_error(LB_ERR_ARG, "phase model: %d phases and %d parts: need at least one of each", nphases, nparts);
   memset(res, 0, sizeof *res);
+  memset(&s, 0, sizeof s);
+  s.comm = comm;
+  s.n = n;
+  s.nphases = nphases;
+  s.nparts = nparts;
+  s.w = w;
   res->nphases = nphases;
   res->nparts = nparts;
   res->alpha = malloc(sizeof(double) * nphases);
   res->counts = malloc(sizeof(int64_t) * nparts);
-  res->load = malloc(sizeof(double) * nphases * nparts);
-  mean = malloc(sizeof(double) * nphases);
+  /* the means, the piece's totals and prefixes, the best maxima, a
+   * trial's scratch */
+  mean = malloc(sizeof(double) * 8 * (size_t)nphases);
   /* the combined weights, then the factors being tried */
   s.combined = malloc(sizeof(double) * ((size_t)n + nphases));
-  s.load = malloc(sizeof(double) * nphases * nparts);
-  s.counts = malloc(sizeof(int64_t) * nparts);
   s.mean = mean;
-  if (!res->alpha || !res->counts || !res->load || !mean || !s.combined || !s.load || !s.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
+  if (mean) {
+    s.piece.total = mean + nphases;
+    s.piece.before = mean + 2 * nphases;
+    s.best_max = mean + 3 * nphases;
+    s.scratch = mean + 4 * nphases;
+  }
+  if (!res->alpha || !res->counts || !mean || !s.combined) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
   else err = lb_phase_means(comm, n, nphases, w, mean);
+  if (!err) err = lb_phase_piece_locate(comm, n, nphases, w, &s.piece);
+  res->collectives = SETUP_COLLECTIVES;
   if (!err) err = choose(&s, max_rounds, res);
   res->alpha_time = res->model.time;
-  if (!err && nphases <= 64) err = split(&s, res);
+  if (!err && nphases <= LB_PHASE_SPLIT_MAX_PHASES) err = split(&s, res);
   free(mean);
   free(s.combined);
-  free(s.load);
-  free(s.counts);
   if (err) lb_phase_choice_free(res);
   return err;
+}
+
+lb_err lb_phase_choice_weights(MPI_Comm comm, int64_t n, const double *const *w, const lb_phase_choice *ch, double floor, double *out)
+{
+  double g[2] = {0, (double)n}, mean[LB_PHASE_SPLIT_MAX_PHASES];
+
+  if (ch->nphases > LB_PHASE_SPLIT_MAX_PHASES) return lb_error(LB_ERR_ARG, "phase model: %d phases, at most %d", ch->nphases, LB_PHASE_SPLIT_MAX_PHASES);
+  if (ch->split) LB_CALL(lb_phase_counts_weights(comm, n, ch->nparts, ch->counts, out));
+  else {
+    LB_CALL(lb_phase_means(comm, n, ch->nphases, w, mean));
+    lb_phase_combine(n, ch->nphases, w, ch->alpha, mean, out);
+  }
+  for (int64_t i = 0; i < n; i++) g[0] += out[i];
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, comm));
+  for (int64_t i = 0; i < n; i++) out[i] = fmax(floor, g[0] > 0 ? out[i] * g[1] / g[0] : 1.0);
+  return LB_OK;
 }
 
 void lb_phase_choice_free(lb_phase_choice *res)
 {
   free(res->alpha);
   free(res->counts);
-  free(res->load);
   res->alpha = NULL;
   res->counts = NULL;
-  res->load = NULL;
 }

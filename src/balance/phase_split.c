@@ -9,10 +9,33 @@
  * one cap by a step, lower the other as far as it then goes). */
 #include "balance/lbphase.h"
 #include "balance/impl/lbcall.h"
+#include "balance/impl/phase.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Buckets per part of the coarsened curve: a cap then moves a cut by about
+ * 1/64 of a part, finer than the 2% steps of the search, while the walk
+ * stays 64 P buckets long. */
+#define SPLIT_BUCKETS_PER_PART 64
+
+/* The start caps, a partition's phase maxima on cells, may be missed at
+ * bucket granularity by up to a bucket's load, about 1/64 of a part: 200
+ * raises by 2% (a factor 52) reach any start within the buckets' reach,
+ * each small enough to keep the start's shape. */
+#define SPLIT_RAISE_ROUNDS 200
+#define SPLIT_RAISE 1.02
+
+/* A cap's bisection stops within this fraction of the cap (30 halvings
+ * at most): finer than a bucket's share of a part. */
+#define SPLIT_CAP_TOL 1e-6
+#define SPLIT_CAP_HALVINGS 30
+
+/* Rounds of the search (lower each cap, then trade), and the least
+ * relative fall of the caps' sum that counts as progress. */
+#define SPLIT_ROUNDS 20
+#define SPLIT_PROGRESS 1e-9
 
 /* Buckets of the whole curve, the same on every rank: cells[i] cells with
  * load[i * K + k] in phase k. */
@@ -80,7 +103,7 @@ static lb_err gather(MPI_Comm comm, int64_t n, int K, const double *const *w, in
 static int64_t walk(const buckets *b, const double *caps, int64_t limit, int64_t *ends)
 {
   const int K = b->K;
-  double cur[64] = {0};
+  double cur[LB_PHASE_SPLIT_MAX_PHASES] = {0};
   int64_t parts = 1;
 
   for (int64_t i = 0; i < b->nb; i++) {
@@ -109,7 +132,7 @@ static int64_t walk(const buckets *b, const double *caps, int64_t limit, int64_t
 static void lower(const buckets *b, double *caps, int k, double lo, int64_t nparts)
 {
   double hi = caps[k];
-  for (int it = 0; it < 30 && hi - lo > 1e-6 * hi; it++) {
+  for (int it = 0; it < SPLIT_CAP_HALVINGS && hi - lo > SPLIT_CAP_TOL * hi; it++) {
     caps[k] = 0.5 * (lo + hi);
     if (walk(b, caps, nparts, NULL) <= nparts) hi = caps[k];
     else lo = caps[k];
@@ -129,7 +152,7 @@ static void search(const buckets *b, double *caps, const double *lo, int64_t npa
 {
   static const double step[] = {0.02, 0.05, 0.1, 0.2, 0.4};
   const int K = b->K;
-  double trial[64];
+  double trial[LB_PHASE_SPLIT_MAX_PHASES];
   int big[2] = {0, K > 1 ? 1 : 0};
 
   /* the two phases of the largest caps trade with each other */
@@ -138,7 +161,7 @@ static void search(const buckets *b, double *caps, const double *lo, int64_t npa
   big[1] = big[0] == 0 && K > 1 ? 1 : 0;
   for (int k = 0; k < K; k++)
     if (k != big[0] && caps[k] > caps[big[1]]) big[1] = k;
-  for (int round = 0; round < 20; round++) {
+  for (int round = 0; round < SPLIT_ROUNDS; round++) {
     const double before = sum(K, caps);
     for (int k = 0; k < K; k++) lower(b, caps, k, lo[k], nparts);
     for (int d = 0; d < 2 && K > 1; d++) {
@@ -147,10 +170,10 @@ static void search(const buckets *b, double *caps, const double *lo, int64_t npa
         memcpy(trial, caps, sizeof(double) * K);
         trial[up] *= 1 + step[s];
         lower(b, trial, down, lo[down], nparts);
-        if (sum(K, trial) < sum(K, caps) * (1 - 1e-12)) memcpy(caps, trial, sizeof(double) * K);
+        if (sum(K, trial) < sum(K, caps) * (1 - LB_PHASE_BETTER)) memcpy(caps, trial, sizeof(double) * K);
       }
     }
-    if (sum(K, caps) >= before * (1 - 1e-9)) break;
+    if (sum(K, caps) >= before * (1 - SPLIT_PROGRESS)) break;
   }
 }
 
@@ -187,14 +210,15 @@ static lb_err counts_of(const buckets *b, const double *caps, int64_t nparts, in
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts)
 {
   buckets b = {0, 0, NULL, NULL};
-  double caps[64], lo[64], total;
+  double caps[LB_PHASE_SPLIT_MAX_PHASES], lo[LB_PHASE_SPLIT_MAX_PHASES], total;
   int size, per_rank;
   lb_err err;
 
-  if (nphases > 64) return lb_error(LB_ERR_ARG, "phase model: %d phases, at most 64", nphases);
+  if (nphases > LB_PHASE_SPLIT_MAX_PHASES) return lb_error(LB_ERR_ARG, "phase model: %d phases, at most %d", nphases, LB_PHASE_SPLIT_MAX_PHASES);
+  if (nparts > LB_PHASE_SPLIT_MAX_PARTS) return LB_ERR_UNSUPPORTED;
   MPI_Comm_size(comm, &size);
-  /* about 64 buckets per part in all, each process its share */
-  per_rank = (int)fmax(1, ceil(64.0 * nparts / size));
+  /* the buckets of all parts, each process its share */
+  per_rank = (int)fmax(1, ceil((double)SPLIT_BUCKETS_PER_PART * nparts / size));
   err = gather(comm, n, nphases, w, per_rank, &b);
   if (err || b.nb < nparts) {
     free(b.cells);
@@ -212,8 +236,8 @@ lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const
     caps[k] = fmax(start[k], lo[k]);
   }
   /* the start, a partition's maxima, need not be met at bucket granularity */
-  for (int it = 0; it < 200 && walk(&b, caps, nparts, NULL) > nparts; it++)
-    for (int k = 0; k < nphases; k++) caps[k] *= 1.02;
+  for (int it = 0; it < SPLIT_RAISE_ROUNDS && walk(&b, caps, nparts, NULL) > nparts; it++)
+    for (int k = 0; k < nphases; k++) caps[k] *= SPLIT_RAISE;
   if (walk(&b, caps, nparts, NULL) <= nparts) {
     search(&b, caps, lo, nparts);
     err = counts_of(&b, caps, nparts, counts);

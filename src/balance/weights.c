@@ -10,13 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Singular values below this fraction of the largest count as zero: counts
- * are integers, so genuinely collinear columns give ratios near machine
- * epsilon while independent ones stay far above it. */
-#define LB_WEIGHTS_RCOND 1e-10
+/* Eigenvalues of the normal matrix scaled to a unit diagonal below this
+ * fraction of the largest count as zero: they are the squared singular
+ * values of the column-scaled stacked matrix, so genuinely collinear
+ * counts give ratios near machine epsilon (round-off of the sums), while
+ * independent ones stay above it; this threshold, the square of 1e-6 on
+ * the singular values, leaves seven decades between the two. */
+#define LB_WEIGHTS_RCOND 1e-12
 
-/* What one rank contributes to the fit, as doubles so that the whole table
- * travels in one MPI_Allgather (counts are exact in a double up to 2^53). */
+/* What one rank contributes to the fit, as doubles (counts are exact in a
+ * double up to 2^53). */
 enum { ROW_R, ROW_NSTEPS, ROW_BADSTEP, ROW_BADVALUE, ROW_COUNTS };
 
 void lb_weights_options_default(lb_weights_options *opt)
@@ -65,34 +68,64 @@ static lb_err make_row(int nsteps, const double *times, int ntypes, const int64_
 
 static lb_err check_args(int ntypes, const lb_weights_options *opt)
 {
-  if (ntypes < 1) return lb_error(LB_ERR_ARG, "weights: number of load types %d must be at least 1", ntypes);
+  if (ntypes < 1 || ntypes > LB_WEIGHTS_MAX_TYPES)
+    return lb_error(LB_ERR_ARG, "weights: number of load types %d must be from 1 to %d", ntypes, LB_WEIGHTS_MAX_TYPES);
   if (!(opt->trim >= 0.0 && opt->trim < 0.5))
     return lb_error(LB_ERR_ARG, "-lb_weights_trim %g: the trim fraction must be in [0, 0.5)", opt->trim);
   return LB_OK;
 }
 
-/* Rows are checked in rank order so that every rank names the same culprit. */
-static lb_err check_rows(int nranks, int ntypes, const double *rows)
+/* The rows of ranks first, first + 1, ... are checked in rank order so
+ * that every rank names the same culprit. */
+static lb_err check_rows(int first, int nrows, int ntypes, const double *rows)
 {
   int w = ROW_COUNTS + ntypes, i, t;
-  for (i = 0; i < nranks; i++) {
+  for (i = 0; i < nrows; i++) {
     const double *row = rows + (size_t)i * w;
     if (row[ROW_BADSTEP] >= 0)
       return lb_error(LB_ERR_LOAD, "weights: rank %d, step %d: compute time %g is not a finite non-negative number",
-                          i, (int)row[ROW_BADSTEP], row[ROW_BADVALUE]);
+                          first + i, (int)row[ROW_BADSTEP], row[ROW_BADVALUE]);
     for (t = 0; t < ntypes; t++)
       if (row[ROW_COUNTS + t] < 0)
-        return lb_error(LB_ERR_LOAD, "weights: rank %d: negative count %.0f of load type %d", i,
+        return lb_error(LB_ERR_LOAD, "weights: rank %d: negative count %.0f of load type %d", first + i,
                             row[ROW_COUNTS + t], t);
   }
   return LB_OK;
 }
 
+/* Where a fit's rows are: ranks [first, first + nlocal) of nranks are held
+ * by this process; comm is the ranks' communicator, or MPI_COMM_NULL when
+ * this process holds every rank's rows (lb_weights_fit_table: no MPI). */
+typedef struct {
+  MPI_Comm comm;
+  int nranks, first, nlocal;
+} holder;
+
+/* Sum x[0..n) over the processes. */
+static lb_err sum_all(const holder *w, double *x, int n)
+{
+  if (w->comm == MPI_COMM_NULL) return LB_OK;
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, w->comm));
+  return LB_OK;
+}
+
+/* Every rank's per values, in rank order, from each process's nlocal ranks. */
+static lb_err gather_all(const holder *w, const double *mine, int per, double *all)
+{
+  if (w->comm == MPI_COMM_NULL) {
+    memcpy(all, mine, (size_t)w->nlocal * per * sizeof *all);
+    return LB_OK;
+  }
+  LB_MPI(MPI_Allgather(mine, w->nlocal * per, MPI_DOUBLE, all, w->nlocal * per, MPI_DOUBLE, w->comm));
+  return LB_OK;
+}
+
 struct lb_weights_history {
-  int ntypes, history, nranks; /* nranks: 0 until the first window */
+  int ntypes, history;
+  int nranks, nlocal;          /* ranks of the fit and rows held per window; 0 until the first window */
   double forget;
   int nwin, head;              /* windows held; slot of the next window */
-  double *data;                /* history x nranks x (ntypes counts, r) */
+  double *data;                /* history x nlocal x (ntypes counts, r): the rows this process made */
 };
 
 lb_err lb_weights_history_create(int ntypes, int history, double forget, lb_weights_history **h)
@@ -118,22 +151,24 @@ void lb_weights_history_destroy(lb_weights_history **h)
   *h = NULL;
 }
 
-/* Append this window's rows (counts | r), dropping the oldest when full. */
-static lb_err history_push(lb_weights_history *h, int nranks, int ntypes, const double *rows)
+/* Append this window's rows (counts | r) of the nlocal ranks held here,
+ * dropping the oldest window when full. */
+static lb_err history_push(lb_weights_history *h, int nranks, int nlocal, int ntypes, const double *rows)
 {
   int w = ROW_COUNTS + ntypes, k = ntypes + 1, i, t;
   double *slot;
   if (h->ntypes != ntypes)
     return lb_error(LB_ERR_ARG, "weights: the history holds %d load types, the fit has %d", h->ntypes, ntypes);
   if (!h->data) {
-    h->data = malloc((size_t)h->history * nranks * k * sizeof *h->data);
-    if (!h->data) return lb_error(LB_ERR_MEM, "weights: out of memory for %d windows of %d ranks", h->history, nranks);
+    h->data = malloc((size_t)h->history * nlocal * k * sizeof *h->data);
+    if (!h->data) return lb_error(LB_ERR_MEM, "weights: out of memory for %d windows of %d ranks", h->history, nlocal);
     h->nranks = nranks;
+    h->nlocal = nlocal;
   }
-  if (h->nranks != nranks)
+  if (h->nranks != nranks || h->nlocal != nlocal)
     return lb_error(LB_ERR_ARG, "weights: the history holds windows of %d ranks, the fit has %d", h->nranks, nranks);
-  slot = h->data + (size_t)h->head * nranks * k;
-  for (i = 0; i < nranks; i++) {
+  slot = h->data + (size_t)h->head * nlocal * k;
+  for (i = 0; i < nlocal; i++) {
     for (t = 0; t < ntypes; t++) slot[(size_t)i * k + t] = rows[(size_t)i * w + ROW_COUNTS + t];
     slot[(size_t)i * k + ntypes] = rows[(size_t)i * w + ROW_R];
   }
@@ -164,54 +199,68 @@ static lb_err alloc_result(int nranks, int ntypes, const lb_weights_options *opt
   return LB_OK;
 }
 
-/* Minimum-norm least squares on the columns of a (m x n, row-major) where
- * use[j] is set (all when use is NULL); x gets 0 elsewhere. */
-static lb_err lsq(int m, int n, const double *a, const double *b, const int *use, double *x, int *rank)
+/* The minimum-norm solution of the normal equations N x = c (N = A^T A,
+ * c = A^T b of a least-squares problem; n x n, row-major) over the
+ * columns use[j] (all when use is NULL); x gets 0 elsewhere.  The rank
+ * comes from the eigenvalues of N scaled to a unit diagonal, which the
+ * columns' units (counts of hundreds against thousands) do not spoil; of
+ * full rank the scaled system is solved by Cholesky, else N's own
+ * pseudo-inverse on its rank largest eigenvalues gives the minimum norm
+ * in the costs' units, the solution LAPACKE_dgelsd gives on A. */
+static lb_err solve_normal(int n, const double *N, const double *c, const int *use, double *x, int *rank)
 {
-  int nu = 0, ldb = m, i, j, k;
-  for (j = 0; j < n; j++) nu += !use || use[j];
-  if (nu > ldb) ldb = nu;
-  double *ac = malloc(((size_t)m * (nu ? nu : 1) + (size_t)ldb + (size_t)(nu ? nu : 1)) * sizeof *ac);
-  if (!ac) return lb_error(LB_ERR_MEM, "weights: out of memory for the least-squares system");
-  double *bc = ac + (size_t)m * (nu ? nu : 1), *sv = bc + ldb;
-  lapack_int r = 0, info = 0;
-  for (i = 0; i < m; i++) {
-    for (j = 0, k = 0; j < n; j++)
-      if (!use || use[j]) ac[(size_t)i * nu + k++] = a[(size_t)i * n + j];
-    bc[i] = b[i];
+  int k = 0, idx[LB_WEIGHTS_MAX_TYPES], r = 0, i, j;
+  double s[LB_WEIGHTS_MAX_TYPES * LB_WEIGHTS_MAX_TYPES], d[LB_WEIGHTS_MAX_TYPES], ev[LB_WEIGHTS_MAX_TYPES], y[LB_WEIGHTS_MAX_TYPES];
+
+  if (n > LB_WEIGHTS_MAX_TYPES) return lb_error(LB_ERR_ARG, "weights: %d load types, at most %d", n, LB_WEIGHTS_MAX_TYPES);
+  for (j = 0; j < n; j++) {
+    x[j] = 0.0;
+    if (!use || use[j]) idx[k++] = j;
   }
-  if (nu > 0) info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, m, nu, 1, ac, nu, bc, 1, sv, LB_WEIGHTS_RCOND, &r);
-  if (info != 0) {
-    free(ac);
-    return lb_error(LB_ERR_LOAD, "weights: LAPACKE_dgelsd failed (info %d)", (int)info);
+  if (rank) *rank = 0;
+  if (k == 0) return LB_OK;
+  for (i = 0; i < k; i++) d[i] = N[idx[i] * n + idx[i]] > 0.0 ? 1.0 / sqrt(N[idx[i] * n + idx[i]]) : 0.0;
+  for (i = 0; i < k; i++)
+    for (j = 0; j < k; j++) s[i * k + j] = d[i] * N[idx[i] * n + idx[j]] * d[j];
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', k, s, k, ev) != 0) return lb_error(LB_ERR_LOAD, "weights: LAPACKE_dsyev failed");
+  for (i = 0; i < k; i++) r += ev[i] > LB_WEIGHTS_RCOND * ev[k - 1];
+  if (rank) *rank = r;
+  if (r == k) {
+    for (i = 0; i < k; i++) {
+      y[i] = d[i] * c[idx[i]];
+      for (j = 0; j < k; j++) s[i * k + j] = d[i] * N[idx[i] * n + idx[j]] * d[j];
+    }
+    if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', k, 1, s, k, y, 1) != 0) return lb_error(LB_ERR_LOAD, "weights: LAPACKE_dposv failed");
+    for (i = 0; i < k; i++) x[idx[i]] = d[i] * y[i];
+    return LB_OK;
   }
-  for (j = 0, k = 0; j < n; j++) x[j] = !use || use[j] ? bc[k++] : 0.0;
-  if (rank) *rank = (int)r;
-  free(ac);
+  for (i = 0; i < k; i++)
+    for (j = 0; j < k; j++) s[i * k + j] = N[idx[i] * n + idx[j]];
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', k, s, k, ev) != 0) return lb_error(LB_ERR_LOAD, "weights: LAPACKE_dsyev failed");
+  /* the eigenvalues ascend: the rank largest are the last; column e of s
+   * is the eigenvector of ev[e] */
+  for (int e = k - r; e < k; e++) {
+    double vc = 0.0;
+    for (i = 0; i < k; i++) vc += s[i * k + e] * c[idx[i]];
+    for (i = 0; i < k; i++) x[idx[i]] += s[i * k + e] * vc / ev[e];
+  }
   return LB_OK;
 }
 
-lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *clamped)
+/* Lawson and Hanson's active-set non-negative least squares on the normal
+ * equations (N, c, and bb = b^T b for the tolerance), as lb_nnls. */
+static lb_err nnls_normal(int n, const double *N, const double *c, double bb, double *x, int *clamped, int *rank)
 {
-  int i, j, it, ok = 1;
-  double an = 0.0, bn = 0.0, tol;
+  int passive[LB_WEIGHTS_MAX_TYPES] = {0}, j, it, ok = 1;
+  double z[LB_WEIGHTS_MAX_TYPES], an = 0.0, tol;
   *clamped = 0;
-  LB_CALL(lsq(m, n, a, b, NULL, x, NULL));
+  LB_CALL(solve_normal(n, N, c, NULL, x, rank));
   for (j = 0; j < n; j++) ok = ok && x[j] >= 0.0;
   if (ok) return LB_OK;
   *clamped = 1;
-  int *passive = calloc((size_t)n, sizeof *passive);
-  double *z = malloc((size_t)(m + n) * sizeof *z), *r = z + n;
-  if (!passive || !z) {
-    free(passive), free(z);
-    return lb_error(LB_ERR_MEM, "weights: out of memory for non-negative least squares");
-  }
-  for (i = 0; i < m; i++) {
-    bn += b[i] * b[i];
-    for (j = 0; j < n; j++) an += a[(size_t)i * n + j] * a[(size_t)i * n + j];
-  }
+  for (j = 0; j < n; j++) an += N[j * n + j];
   /* a gradient below this is round-off of A^T (b - A x) */
-  tol = 1e-12 * sqrt(an * bn);
+  tol = 1e-12 * sqrt(an * bb);
   for (j = 0; j < n; j++) x[j] = 0.0;
   /* Lawson-Hanson: each outer pass frees the bound variable with the
    * steepest descent; the inner loop steps back along z - x until the
@@ -220,25 +269,17 @@ lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *c
   for (it = 0; it < 3 * n + 3; it++) {
     int best = -1;
     double gbest = tol;
-    for (i = 0; i < m; i++) {
-      r[i] = b[i];
-      for (j = 0; j < n; j++) r[i] -= a[(size_t)i * n + j] * x[j];
-    }
     for (j = 0; j < n; j++) {
-      double g = 0.0;
+      double g = c[j];
       if (passive[j]) continue;
-      for (i = 0; i < m; i++) g += a[(size_t)i * n + j] * r[i];
+      for (int k = 0; k < n; k++) g -= N[j * n + k] * x[k];
       if (g > gbest) gbest = g, best = j;
     }
     if (best < 0) break;
     passive[best] = 1;
     for (int inner = 0; inner <= n; inner++) {
       double alpha = HUGE_VAL;
-      lb_err err = lsq(m, n, a, b, passive, z, NULL);
-      if (err) {
-        free(passive), free(z);
-        return err;
-      }
+      LB_CALL(solve_normal(n, N, c, passive, z, NULL));
       for (j = 0; j < n; j++)
         if (passive[j] && z[j] <= 0.0) {
           double s = x[j] - z[j] > 0.0 ? x[j] / (x[j] - z[j]) : 0.0;
@@ -254,167 +295,194 @@ lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *c
       }
     }
   }
-  free(passive), free(z);
   return LB_OK;
+}
+
+lb_err lb_nnls(int m, int n, const double *a, const double *b, double *x, int *clamped)
+{
+  double N[LB_WEIGHTS_MAX_TYPES * LB_WEIGHTS_MAX_TYPES] = {0}, c[LB_WEIGHTS_MAX_TYPES] = {0}, bb = 0.0;
+  if (n > LB_WEIGHTS_MAX_TYPES) return lb_error(LB_ERR_ARG, "weights: %d unknowns, at most %d", n, LB_WEIGHTS_MAX_TYPES);
+  for (int i = 0; i < m; i++) {
+    const double *ai = a + (size_t)i * n;
+    for (int j = 0; j < n; j++) {
+      c[j] += ai[j] * b[i];
+      for (int k = 0; k < n; k++) N[j * n + k] += ai[j] * ai[k];
+    }
+    bb += b[i] * b[i];
+  }
+  return nnls_normal(n, N, c, bb, x, clamped, NULL);
 }
 
 /* Standard errors of the free costs: sigma^2 (A^T W A)^{-1} with sigma^2 the
- * weighted residual over the spare rows. NaN when there is no spare row or
- * the normal matrix is singular. */
-static void standard_errors(int m, int n, const double *a, double rss, double *se)
+ * weighted residual over the spare rows (m rows, n free costs, their
+ * normal matrix nm, n x n). NaN when there is no spare row or the normal
+ * matrix is singular. */
+static void standard_errors(int m, int n, const double *nm, double rss, double *se)
 {
-  int i, j, k;
-  double *nm;
+  double inv[LB_WEIGHTS_MAX_TYPES * LB_WEIGHTS_MAX_TYPES];
+  int j;
   for (j = 0; j < n; j++) se[j] = NAN;
-  if (m <= n || !(nm = calloc((size_t)n * n, sizeof *nm))) return;
-  for (i = 0; i < m; i++)
-    for (j = 0; j < n; j++)
-      for (k = 0; k < n; k++) nm[(size_t)j * n + k] += a[(size_t)i * n + j] * a[(size_t)i * n + k];
-  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', n, nm, n) == 0 && LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'U', n, nm, n) == 0)
-    for (j = 0; j < n; j++) se[j] = sqrt(rss / (m - n) * nm[(size_t)j * n + j]);
-  free(nm);
+  if (m <= n) return;
+  memcpy(inv, nm, sizeof(double) * (size_t)n * n);
+  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', n, inv, n) == 0 && LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'U', n, inv, n) == 0)
+    for (j = 0; j < n; j++) se[j] = sqrt(rss / (m - n) * inv[(size_t)j * n + j]);
 }
 
-/* The stacked, forgetting-weighted system over the present types: rows of
- * the history (this window last pushed), or of this window alone. */
-typedef struct {
-  int m, n;      /* rows, present types */
-  double *a, *b; /* sqrt(weight) times counts and times */
-} stacked;
-
-static lb_err stack(int nranks, int ntypes, const double *rows, const lb_weights_history *h, int *present,
-                    int *npresent, stacked *s)
+/* Stacked row wdw, i of the rows held here: held rank i's row of the
+ * window wdw windows old in the history (without one, this window's row)
+ * as (counts | r) into row, and its forgetting weight. */
+static double stacked_row(const lb_weights_history *h, const double *rows, int ntypes, int wdw, int i, double *row)
 {
-  int k = ntypes + 1, nwin = h ? h->nwin : 1, wdw, i, t, j, row;
-  double *all = NULL, *sq = NULL;
-  s->a = s->b = NULL;
-  s->m = nranks * nwin;
-  all = malloc((size_t)s->m * k * sizeof *all);
-  sq = malloc((size_t)s->m * sizeof *sq);
-  if (!all || !sq) {
-    free(all), free(sq);
-    return lb_error(LB_ERR_MEM, "weights: out of memory for %d stacked rows", s->m);
+  const int k = ntypes + 1;
+  if (!h) {
+    for (int t = 0; t < ntypes; t++) row[t] = rows[(size_t)i * (ROW_COUNTS + ntypes) + ROW_COUNTS + t];
+    row[ntypes] = rows[(size_t)i * (ROW_COUNTS + ntypes) + ROW_R];
+    return 1.0;
   }
-  for (wdw = 0, row = 0; wdw < nwin; wdw++) {
-    /* age 0 is the newest window */
-    double f = h ? sqrt(pow(h->forget, wdw)) : 1.0;
-    const double *src = h ? h->data + (size_t)((h->head - 1 - wdw + 2 * h->history) % h->history) * nranks * k : NULL;
-    for (i = 0; i < nranks; i++, row++) {
-      for (t = 0; t < ntypes; t++) all[(size_t)row * k + t] = src ? src[(size_t)i * k + t] : rows[(size_t)i * (ROW_COUNTS + ntypes) + ROW_COUNTS + t];
-      all[(size_t)row * k + ntypes] = src ? src[(size_t)i * k + ntypes] : rows[(size_t)i * (ROW_COUNTS + ntypes) + ROW_R];
-      sq[row] = f;
+  memcpy(row, h->data + ((size_t)((h->head - 1 - wdw + 2 * h->history) % h->history) * h->nlocal + i) * k, sizeof(double) * k);
+  return pow(h->forget, wdw);
+}
+
+/* Offsets into the reduced sums of a fit over T types: the normal matrix
+ * (T x T), A^T b, b^T b, the stacked cells of each type (which types are
+ * present), this window's cells of each type. */
+#define NE_N 0
+#define NE_C(T) ((T) * (T))
+#define NE_BB(T) (NE_C(T) + (T))
+#define NE_CELLS(T) (NE_BB(T) + 1)
+#define NE_WINDOW(T) (NE_CELLS(T) + (T))
+#define NE_LEN(T) (NE_WINDOW(T) + (T))
+
+/* The forgetting-weighted normal equations of the stacked rows held here,
+ * summed over the processes: T^2 + 3 T + 1 numbers, one reduction. */
+static lb_err normal_equations(const holder *w, int T, const double *rows, const lb_weights_history *h, double *ne)
+{
+  const int nwin = h ? h->nwin : 1;
+  double row[LB_WEIGHTS_MAX_TYPES + 1];
+  memset(ne, 0, sizeof(double) * NE_LEN(T));
+  for (int wdw = 0; wdw < nwin; wdw++)
+    for (int i = 0; i < w->nlocal; i++) {
+      const double f = stacked_row(h, rows, T, wdw, i, row);
+      for (int j = 0; j < T; j++) {
+        for (int k = 0; k < T; k++) ne[NE_N + j * T + k] += f * row[j] * row[k];
+        ne[NE_C(T) + j] += f * row[j] * row[T];
+        ne[NE_CELLS(T) + j] += row[j];
+      }
+      ne[NE_BB(T)] += f * row[T] * row[T];
     }
+  for (int i = 0; i < w->nlocal; i++)
+    for (int j = 0; j < T; j++) ne[NE_WINDOW(T) + j] += rows[(size_t)i * (ROW_COUNTS + T) + ROW_COUNTS + j];
+  return sum_all(w, ne, NE_LEN(T));
+}
+
+/* The forgetting-weighted squared residual of the held stacked rows for
+ * the costs x (ntypes values), summed over the processes with the SMAPE
+ * terms of this window's ranks (predicted loads pred, measured loads). */
+static lb_err residuals(const holder *w, int T, const double *rows, const lb_weights_history *h, const double *x, const double *pred,
+                        const double *load, double *rss, double *sm)
+{
+  const int nwin = h ? h->nwin : 1;
+  double row[LB_WEIGHTS_MAX_TYPES + 1], s[2] = {0.0, 0.0};
+  for (int wdw = 0; wdw < nwin; wdw++)
+    for (int i = 0; i < w->nlocal; i++) {
+      const double f = stacked_row(h, rows, T, wdw, i, row);
+      double p = 0.0;
+      for (int j = 0; j < T; j++) p += row[j] * x[j];
+      s[0] += f * (p - row[T]) * (p - row[T]);
+    }
+  for (int i = 0; i < w->nlocal; i++) {
+    const double p = pred[i], m = load[i];
+    if (fabs(p) + fabs(m) > 0.0) s[1] += fabs(p - m) / ((fabs(p) + fabs(m)) / 2.0);
   }
-  *npresent = 0;
-  for (t = 0; t < ntypes; t++) {
-    double n = 0.0;
-    for (i = 0; i < s->m; i++) n += all[(size_t)i * k + t];
-    if (n > 0.0) present[(*npresent)++] = t;
-  }
-  s->n = *npresent;
-  s->a = malloc(((size_t)s->m * (s->n ? s->n : 1) + (size_t)s->m) * sizeof *s->a);
-  if (!s->a) {
-    free(all), free(sq);
-    return lb_error(LB_ERR_MEM, "weights: out of memory for %d stacked rows", s->m);
-  }
-  s->b = s->a + (size_t)s->m * (s->n ? s->n : 1);
-  for (i = 0; i < s->m; i++) {
-    for (j = 0; j < s->n; j++) s->a[(size_t)i * s->n + j] = sq[i] * all[(size_t)i * k + present[j]];
-    s->b[i] = sq[i] * all[(size_t)i * k + ntypes];
-  }
-  free(all), free(sq);
+  LB_CALL(sum_all(w, s, 2));
+  *rss = s[0];
+  *sm = s[1];
   return LB_OK;
 }
 
-/* Solve the stacked system and fill coef, cost_stderr (in coef units for
- * now), residual, rank and the flags of the solve. */
-static lb_err solve(const stacked *s, const int *present, lb_weights_result *res)
+/* Solve the reduced normal equations over the present types and fill
+ * coef, rank and the flags of the solve; x and the present types' normal
+ * matrix nm are left for the residual and the standard errors. */
+static lb_err solve(int T, const double *ne, int npresent, const int *present, double *nm, double *x, lb_weights_result *res)
 {
-  int j, i, clamped = 0, rank = 0;
-  double *x = malloc(((size_t)s->n * 2 + 1) * sizeof *x), *se = x + s->n, rss = 0.0;
-  lb_err err;
-  if (!x) return lb_error(LB_ERR_MEM, "weights: out of memory");
-  err = lsq(s->m, s->n, s->a, s->b, NULL, x, &rank);
-  if (!err) err = lb_nnls(s->m, s->n, s->a, s->b, x, &clamped);
-  if (err) {
-    free(x);
-    return err;
+  double c[LB_WEIGHTS_MAX_TYPES];
+  int clamped = 0, rank = 0;
+  for (int j = 0; j < npresent; j++) {
+    c[j] = ne[NE_C(T) + present[j]];
+    for (int k = 0; k < npresent; k++) nm[j * npresent + k] = ne[NE_N + present[j] * T + present[k]];
   }
+  LB_CALL(nnls_normal(npresent, nm, c, ne[NE_BB(T)], x, &clamped, &rank));
   res->rank = rank;
-  if (rank < s->n) res->flags |= LB_WEIGHTS_RANK_DEFICIENT;
+  if (rank < npresent) res->flags |= LB_WEIGHTS_RANK_DEFICIENT;
   if (clamped) res->flags |= LB_WEIGHTS_CLAMPED;
-  for (i = 0; i < s->m; i++) {
-    double p = 0.0;
-    for (j = 0; j < s->n; j++) p += s->a[(size_t)i * s->n + j] * x[j];
-    rss += (p - s->b[i]) * (p - s->b[i]);
-  }
-  res->residual = sqrt(rss);
-  standard_errors(s->m, s->n, s->a, rss, se);
-  for (j = 0; j < s->n; j++) {
-    res->coef[present[j]] = x[j];
-    res->cost_stderr[present[j]] = rank == s->n ? se[j] : NAN;
-  }
-  free(x);
+  for (int j = 0; j < npresent; j++) res->coef[present[j]] = x[j];
   return LB_OK;
 }
 
-/* The common path: this window's rows of every rank are known here,
- * identically on all. */
-static lb_err fit_rows(int nranks, int ntypes, const double *rows, const lb_weights_options *opt,
-                       lb_weights_history *hist, lb_weights_result *res)
+/* The fit on the rows held here (w), this window's: every process has the
+ * same result.  Costs O(H nlocal T^2) here, and three reductions of at
+ * most T^2 + 3 T + 1 numbers and two gathers of one number per rank (the
+ * result's per-rank loads) over the processes. */
+static lb_err fit_rows(const holder *w, int ntypes, const double *rows, const lb_weights_options *opt, lb_weights_history *hist,
+                       lb_weights_result *res)
 {
-  int w = ROW_COUNTS + ntypes, i, t, npresent = 0, *present = NULL, change = 0, known = 1;
-  double mean = 0.0, cells = 0.0, weighted = 0.0, sm = 0.0;
-  stacked s = {0, 0, NULL, NULL};
+  const int T = ntypes, rw = ROW_COUNTS + ntypes, nranks = w->nranks;
+  int npresent = 0, present[LB_WEIGHTS_MAX_TYPES], change = 0, known = 1, i, t;
+  double win[2] = {0.0, 0.0}, mean, cells = 0.0, weighted = 0.0, rss, sm;
+  double ne[NE_LEN(LB_WEIGHTS_MAX_TYPES)], nm[LB_WEIGHTS_MAX_TYPES * LB_WEIGHTS_MAX_TYPES], x[LB_WEIGHTS_MAX_TYPES],
+    se[LB_WEIGHTS_MAX_TYPES], *mine;
   lb_err err;
 
-  LB_CALL(check_rows(nranks, ntypes, rows));
+  if (T > LB_WEIGHTS_MAX_TYPES) return lb_error(LB_ERR_ARG, "weights: %d load types, at most %d", T, LB_WEIGHTS_MAX_TYPES);
   LB_CALL(alloc_result(nranks, ntypes, opt, res));
-  for (i = 0; i < nranks; i++) {
-    if (rows[(size_t)i * w + ROW_NSTEPS] == 0) res->flags |= LB_WEIGHTS_EMPTY_WINDOW;
-    mean += rows[(size_t)i * w + ROW_R];
+  for (i = 0; i < w->nlocal; i++) {
+    win[0] += rows[(size_t)i * rw + ROW_R];
+    win[1] += rows[(size_t)i * rw + ROW_NSTEPS] == 0;
   }
-  mean /= nranks;
+  if ((err = sum_all(w, win, 2))) goto fail;
+  mean = win[0] / nranks;
+  if (win[1] > 0) res->flags |= LB_WEIGHTS_EMPTY_WINDOW;
   if (res->flags & LB_WEIGHTS_EMPTY_WINDOW) return LB_OK;
   if (mean == 0.0) {
     res->flags |= LB_WEIGHTS_ZERO_TIME;
     return LB_OK;
   }
-  for (i = 0; i < nranks; i++) res->load[i] = rows[(size_t)i * w + ROW_R] / mean;
-  if (nranks == 1) {
-    res->flags |= LB_WEIGHTS_SINGLE_RANK;
-    return LB_OK;
+  /* this window's loads and predictions of the ranks held here, then of all */
+  if (!(mine = malloc(2 * ((size_t)w->nlocal + 1) * sizeof *mine))) {
+    err = lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks", w->nlocal);
+    goto fail;
   }
-  err = hist ? history_push(hist, nranks, ntypes, rows) : LB_OK;
-  if (!err && !(present = malloc((size_t)ntypes * sizeof *present)))
-    err = lb_error(LB_ERR_MEM, "weights: out of memory");
-  if (!err) err = stack(nranks, ntypes, rows, hist, present, &npresent, &s);
-  if (err) goto fail;
-  res->rows = s.m;
+  for (i = 0; i < w->nlocal; i++) mine[i] = rows[(size_t)i * rw + ROW_R] / mean;
+  err = gather_all(w, mine, 1, res->load);
+  if (!err && nranks == 1) res->flags |= LB_WEIGHTS_SINGLE_RANK;
+  if (err || nranks == 1) goto done;
+  if (hist && (err = history_push(hist, nranks, w->nlocal, ntypes, rows))) goto done;
+  if ((err = normal_equations(w, T, rows, hist, ne))) goto done;
+  res->rows = nranks * (hist ? hist->nwin : 1);
   res->windows = hist ? hist->nwin : 1;
+  for (t = 0; t < T; t++)
+    if (ne[NE_CELLS(T) + t] > 0.0) present[npresent++] = t;
   if (npresent < ntypes) res->flags |= LB_WEIGHTS_ABSENT_TYPE;
   if (npresent == 0) goto done;
-  if (s.m < npresent) res->flags |= LB_WEIGHTS_UNDERDETERMINED;
-  if ((err = solve(&s, present, res))) goto fail;
-
-  for (i = 0; i < nranks; i++) {
-    double p = 0.0, m = res->load[i];
-    for (t = 0; t < ntypes; t++) p += rows[(size_t)i * w + ROW_COUNTS + t] * res->coef[t];
-    p /= mean;
-    res->predicted[i] = p;
-    if (fabs(p) + fabs(m) > 0.0) sm += fabs(p - m) / ((fabs(p) + fabs(m)) / 2.0);
+  if (res->rows < npresent) res->flags |= LB_WEIGHTS_UNDERDETERMINED;
+  if ((err = solve(T, ne, npresent, present, nm, x, res))) goto done;
+  for (i = 0; i < w->nlocal; i++) {
+    double p = 0.0;
+    for (t = 0; t < T; t++) p += rows[(size_t)i * rw + ROW_COUNTS + t] * res->coef[t];
+    mine[w->nlocal + i] = p / mean;
   }
+  if ((err = residuals(w, T, rows, hist, res->coef, mine + w->nlocal, mine, &rss, &sm))) goto done;
+  if ((err = gather_all(w, mine + w->nlocal, 1, res->predicted))) goto done;
+  res->residual = sqrt(rss);
+  standard_errors(res->rows, npresent, nm, rss, se);
+  for (i = 0; i < npresent; i++) res->cost_stderr[present[i]] = res->rank == npresent ? se[i] : NAN;
   /* Loads are times divided by their mean, so the percentage error of loads
    * equals that of times per rank. */
   res->smape = 100.0 * sm / nranks;
   /* Mean cell weight 1 over this window's cells. */
   for (i = 0; i < npresent; i++) {
-    t = present[i];
-    for (int r = 0; r < nranks; r++) {
-      double n = rows[(size_t)r * w + ROW_COUNTS + t];
-      cells += n;
-      weighted += n * res->coef[t];
-    }
+    cells += ne[NE_WINDOW(T) + present[i]];
+    weighted += ne[NE_WINDOW(T) + present[i]] * res->coef[present[i]];
   }
   if (!(weighted > 0.0)) {
     res->flags |= LB_WEIGHTS_ZERO_TIME;
@@ -437,12 +505,9 @@ static lb_err fit_rows(int nranks, int ntypes, const double *rows, const lb_weig
   for (i = 0; i < npresent; i++) res->cost[present[i]] = res->coef[present[i]] * cells / weighted;
   res->fitted = 1;
 done:
-  free(present);
-  free(s.a);
-  return LB_OK;
+  free(mine);
+  if (!err) return LB_OK;
 fail:
-  free(present);
-  free(s.a);
   lb_weights_result_free(res);
   return err;
 }
@@ -451,6 +516,7 @@ lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *
                             const int64_t *counts, const lb_weights_options *opt, lb_weights_history *hist,
                             lb_weights_result *res)
 {
+  const holder all = {MPI_COMM_NULL, nranks, 0, nranks};
   int w = ROW_COUNTS + ntypes, i;
   double *rows;
   lb_err err = LB_OK;
@@ -461,7 +527,8 @@ lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *
   if (!rows) return lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks", nranks);
   for (i = 0; i < nranks && !err; i++)
     err = make_row(nsteps[i], times[i], ntypes, counts + (size_t)i * ntypes, opt->trim, rows + (size_t)i * w);
-  if (!err) err = fit_rows(nranks, ntypes, rows, opt, hist, res);
+  if (!err) err = check_rows(0, nranks, ntypes, rows);
+  if (!err) err = fit_rows(&all, ntypes, rows, opt, hist, res);
   free(rows);
   return err;
 }
@@ -469,33 +536,27 @@ lb_err lb_weights_fit_table(int nranks, const int *nsteps, const double *const *
 lb_err lb_weights_fit(MPI_Comm comm, int nsteps, const double *times, int ntypes, const int64_t *counts,
                       const lb_weights_options *opt, lb_weights_history *hist, lb_weights_result *res)
 {
-  int w = ROW_COUNTS + ntypes, size, ok;
-  double *rows, *mine;
+  int w = ROW_COUNTS + ntypes, size, rank, flag[2];
+  double row[ROW_COUNTS + LB_WEIGHTS_MAX_TYPES];
+  holder me;
   lb_err err;
 
   LB_CALL(check_args(ntypes, opt));
   LB_MPI(MPI_Comm_size(comm, &size));
-  rows = malloc(((size_t)size + 1) * w * sizeof *rows);
-  if (!rows) return lb_error(LB_ERR_MEM, "weights: out of memory for %d ranks", size);
-  mine = rows + (size_t)size * w;
-  err = make_row(nsteps, times, ntypes, counts, opt->trim, mine);
-  /* A local failure must not leave the other ranks waiting in the gather. */
-  ok = !err;
-  if (MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
-    free(rows);
-    return lb_error(LB_ERR_MPI, "weights: MPI_Allreduce failed");
+  LB_MPI(MPI_Comm_rank(comm, &rank));
+  me = (holder){comm, size, rank, 1};
+  err = make_row(nsteps, times, ntypes, counts, opt->trim, row);
+  /* A local failure must not leave the other ranks waiting; the lowest
+   * rank with a bad time or count is named alike on every rank. */
+  flag[0] = !err;
+  flag[1] = !err && check_rows(rank, 1, ntypes, row) ? rank : INT_MAX;
+  LB_MPI(MPI_Allreduce(MPI_IN_PLACE, flag, 2, MPI_INT, MPI_MIN, comm));
+  if (!flag[0]) return err ? err : lb_error(LB_ERR_MEM, "weights: out of memory on another rank");
+  if (flag[1] < INT_MAX) {
+    LB_MPI(MPI_Bcast(row, w, MPI_DOUBLE, flag[1], comm));
+    return check_rows(flag[1], 1, ntypes, row);
   }
-  if (!ok) {
-    free(rows);
-    return err ? err : lb_error(LB_ERR_MEM, "weights: out of memory on another rank");
-  }
-  if (MPI_Allgather(mine, w, MPI_DOUBLE, rows, w, MPI_DOUBLE, comm) != MPI_SUCCESS) {
-    free(rows);
-    return lb_error(LB_ERR_MPI, "weights: MPI_Allgather failed");
-  }
-  err = fit_rows(size, ntypes, rows, opt, hist, res);
-  free(rows);
-  return err;
+  return fit_rows(&me, ntypes, row, opt, hist, res);
 }
 
 void lb_weights_result_free(lb_weights_result *res)
@@ -527,10 +588,32 @@ void lb_weights_flags_string(unsigned flags, char *buf, size_t len)
 #define HISTORY_TAG "LBWH"
 #define HISTORY_WHAT "weights history"
 
-lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *len)
+/* The rows of held window wdw (0: the oldest) of every rank in rank
+ * order, nranks x (ntypes + 1): the history's own, or gathered from every
+ * process of comm (one row each). */
+static lb_err window_rows(const lb_weights_history *h, MPI_Comm comm, int wdw, double *all)
 {
   const int k = h->ntypes + 1;
+  const double *win = h->data + (size_t)((h->head - h->nwin + wdw + h->history) % h->history) * h->nlocal * k;
+  const holder w = {comm, h->nranks, 0, h->nlocal};
+  return gather_all(&w, win, k, all);
+}
+
+lb_err lb_weights_history_pack(const lb_weights_history *h, MPI_Comm comm, void **buf, size_t *len)
+{
+  const size_t per = (size_t)h->nranks * (h->ntypes + 1);
+  double *all = NULL;
   lb_packer p;
+
+  if (h->nwin > 0 && !(all = malloc((size_t)h->nwin * per * sizeof *all)))
+    return lb_error(LB_ERR_MEM, "state: out of memory for %d windows of %d ranks", h->nwin, h->nranks);
+  for (int w = 0; w < h->nwin; w++) {
+    lb_err err = window_rows(h, comm, w, all + (size_t)w * per);
+    if (err) {
+      free(all);
+      return err;
+    }
+  }
   lb_pack_begin(&p, HISTORY_TAG);
   lb_pack_i64(&p, h->ntypes);
   lb_pack_i64(&p, h->nranks);
@@ -538,17 +621,16 @@ lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *
   lb_pack_f64(&p, h->forget);
   /* oldest window first, so that a history of another length can take the
    * newest ones */
-  for (int w = 0; w < h->nwin; w++) {
-    const double *win = h->data + (size_t)((h->head - h->nwin + w + h->history) % h->history) * h->nranks * k;
-    for (size_t i = 0; i < (size_t)h->nranks * k; i++) lb_pack_f64(&p, win[i]);
-  }
+  for (size_t i = 0; i < (size_t)h->nwin * per; i++) lb_pack_f64(&p, all[i]);
+  free(all);
   return lb_pack_end(&p, buf, len);
 }
 
-lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t len, int nranks, int *kept)
+lb_err lb_weights_history_restore(lb_weights_history *h, MPI_Comm comm, const void *buf, size_t len, int nranks, int *kept)
 {
   lb_unpacker u;
   int64_t ntypes, nr, nwin;
+  int first = 0, nlocal = nranks;
   size_t per;
   double *rows;
   lb_err err;
@@ -568,21 +650,26 @@ lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t
   if (ntypes != h->ntypes)
     return lb_error(LB_ERR_ARG, "state: the packed %s has %lld load types, this run's has %d", HISTORY_WHAT, (long long)ntypes, h->ntypes);
   if (nr != nranks || nwin == 0) return LB_OK;
+  if (comm != MPI_COMM_NULL) {
+    LB_MPI(MPI_Comm_rank(comm, &first));
+    nlocal = 1;
+  }
   rows = malloc(per * sizeof *rows);
   if (!rows) return lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
-  /* history_push takes rows in the fit's layout: widen each (counts | r) */
+  /* history_push takes rows in the fit's layout: widen each (counts | r)
+   * of the ranks held here */
   {
     const int w = ROW_COUNTS + h->ntypes, k = h->ntypes + 1;
-    double *fit = calloc((size_t)nr * w, sizeof *fit);
+    double *fit = calloc((size_t)nlocal * w, sizeof *fit);
     err = fit ? LB_OK : lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
     for (int64_t win = 0; win < nwin && !err; win++) {
       for (size_t i = 0; i < per; i++) rows[i] = lb_unpack_f64(&u);
       if (win < nwin - h->history) continue;
-      for (int64_t i = 0; i < nr; i++) {
-        for (int t = 0; t < h->ntypes; t++) fit[i * w + ROW_COUNTS + t] = rows[i * k + t];
-        fit[i * w + ROW_R] = rows[i * k + h->ntypes];
+      for (int i = 0; i < nlocal; i++) {
+        for (int t = 0; t < h->ntypes; t++) fit[(size_t)i * w + ROW_COUNTS + t] = rows[(size_t)(first + i) * k + t];
+        fit[(size_t)i * w + ROW_R] = rows[(size_t)(first + i) * k + h->ntypes];
       }
-      err = history_push(h, (int)nr, h->ntypes, fit);
+      err = history_push(h, (int)nr, nlocal, h->ntypes, fit);
       if (!err) (*kept)++;
     }
     free(fit);

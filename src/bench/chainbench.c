@@ -18,6 +18,28 @@ void lb_bench_run_json(json_line *j, const lb_result *r)
   json_real(j, "runtime_s", r->runtime_s);
 }
 
+/* The method's memory per rank (an LB_ACCOUNTED method's count) and its
+ * messages per rank: a line of lbbench's output. */
+void lb_bench_memory_print(const lb_method *m, const lb_result *r)
+{
+  if (!m || !(m->flags & LB_ACCOUNTED)) return;
+  printf("  method memory per rank: peak %.0f bytes on the largest rank, %.0f on average  messages per rank %.6g\n", r->method_bytes_max,
+         r->method_bytes_mean, r->n > 0 ? (double)r->messages / r->n : 0.0);
+}
+
+/* The same in the JSON line: null for the methods that do not count it. */
+void lb_bench_memory_json(json_line *j, const lb_method *m, const lb_result *r)
+{
+  if (m && (m->flags & LB_ACCOUNTED)) {
+    json_real(j, "method_bytes_max", r->method_bytes_max);
+    json_real(j, "method_bytes_mean", r->method_bytes_mean);
+  } else {
+    json_null(j, "method_bytes_max");
+    json_null(j, "method_bytes_mean");
+  }
+  json_real(j, "messages_per_rank", r->n > 0 ? (double)r->messages / r->n : 0.0);
+}
+
 /* The balance of the loads and what moved. */
 void lb_bench_loads_json(json_line *j, const lb_metrics *mt)
 {
@@ -206,6 +228,7 @@ lb_err lb_chainbench_run(const lb_chainbench_opts *o, const lb_method *m, int me
     if (traced) print_trace(o, &tr);
     printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  stop %s\n",
            res.run.iterations, res.run.target_iteration, res.run.rounds, res.run.messages, res.run.bytes, res.run.collectives, res.run.runtime_s, lb_stop_name(res.run.stop));
+    lb_bench_memory_print(m, &res.run);
     printf("  cells: max/avg %.6f  I%% %.4f  partition quality %.6f  migrated %lld cells  %lld cells from sfc's cuts\n",
            cm.max_over_avg, cm.imbalance_pct, res.cut.quality, (long long)res.migrated_cells, (long long)res.sfc_cut_distance);
     printf("  method's loads: max/avg %.6f  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  migrated %.6g (load units)  "
@@ -225,6 +248,7 @@ lb_err lb_chainbench_run(const lb_chainbench_opts *o, const lb_method *m, int me
       loads.l2_imbalance = cm.l2_imbalance;
       json_run_header(&j, f, m->name, g->spec, P, backend, o->scenario);
       lb_bench_run_json(&j, &res.run);
+      lb_bench_memory_json(&j, m, &res.run);
       json_str(&j, "stop_reason", lb_stop_name(res.run.stop));
       lb_bench_loads_json(&j, &loads);
       json_int(&j, "cells", (long long)n);

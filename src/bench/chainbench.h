@@ -27,6 +27,13 @@ lb_err lb_chainbench_run(const lb_chainbench_opts *o, const lb_method *m, int me
 
 /** The counts and the run time of a method's run. */
 void lb_bench_run_json(json_line *j, const lb_result *r);
+/** An LB_ACCOUNTED method's peak bytes per rank (largest and mean) and
+ *  every method's messages per rank: a line of lbbench's output (none for
+ *  a method that does not count its bytes, m NULL included). */
+void lb_bench_memory_print(const lb_method *m, const lb_result *r);
+/** The same as JSON fields method_bytes_max, method_bytes_mean (null when
+ *  not counted) and messages_per_rank. */
+void lb_bench_memory_json(json_line *j, const lb_method *m, const lb_result *r);
 /** The balance of the loads and what moved. */
 void lb_bench_loads_json(json_line *j, const lb_metrics *mt);
 /** -costs: Melhem et al. 1991's costs of the run. */

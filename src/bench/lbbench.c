@@ -19,6 +19,7 @@
 #include "bench/offloadbench.h"
 #include "bench/repeat.h"
 #include "bench/scenario.h"
+#include "bench/stepbench.h"
 #include "bench/taskbench.h"
 #include "bench/tracebench.h"
 #include "bench/zoltan_lb.h"
@@ -30,6 +31,7 @@ static const char help[] =
   "  lbbench -graph mesh3d:AxBxC -tasks [AxBxC] -scenario point|box|file:PATH -lb_method NAME|zoltan-rcb|zoltan-hsfc|zoltan-graph\n"
   "  lbbench -chain -graph line:P|ring:P -scenario trace:FILE[:CYCLE] [-trace_split carry|app|even] [-refine K] [-replicate R] -lb_method NAME\n"
   "  lbbench -chain -offload -graph line:P -scenario trace:FILE[:CYCLE] [-trace_split carry|app|even] [-refine K] [-replicate R] [-virtual]\n"
+  "  lbbench -chain -step -virtual -graph line:P|ring:P -scenario trace:FILE[:CYCLE] -lb_method NAME [-trace_split carry|app|even] [-refine K] [-replicate R]\n"
   "  lbbench -graph subdomains:P|SPEC -tasks trace -scenario trace:FILE[:CYCLE] -mesh MESH [-trace_split carry|app|even] [-refine K] -lb_method NAME|zoltan-*\n"
   "  lbbench -graph mesh2d:AxB|mesh3d:AxBxC -tasks trace -scenario trace:FILE[:CYCLE] [-refine K] [-replicate R] -lb_method NAME|zoltan-*\n"
   "    (without -mesh: the cells in equal-area slabs of the ranks, a task's neighbours the cells next to it on the curve)\n\n";
@@ -90,7 +92,7 @@ typedef struct {
   char capacity[PETSC_MAX_PATH_LEN];
   char tasks[64], chain_cells[32], trace_split[16], mesh[PETSC_MAX_PATH_LEN];
   int select;            /* index into select_names */
-  PetscBool virt, trace, costs, task_mode, chain_set, help_only, offload;
+  PetscBool virt, trace, costs, task_mode, chain_set, help_only, offload, step;
   const lb_method *m;    /* NULL: a Zoltan method, or none given */
   lb_err err;            /* a bad value the option reader left to bench() */
   PetscReal zoltan_tol;
@@ -187,6 +189,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
     printf("lbbench: %s on %s (%d ranks, %s backend), scenario %s\n", m->name, g->spec, g->n, backend, o->scenario);
     printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
            res.iterations, res.target_iteration, res.rounds, res.messages, res.bytes, res.collectives, res.runtime_s, res.setup_s, lb_stop_name(res.stop));
+    lb_bench_memory_print(m, &res);
     printf("  max/avg %.6f  I%% %.4f  L2 %.6g (load units)  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  "
            "migrated %.6g (load units)  unit_hops %.6g (load units x edges)\n",
            mt.max_over_avg, mt.imbalance_pct, mt.l2_imbalance, mt.transfer_tot, mt.transfer_max, mt.migrated_units, mt.unit_hops);
@@ -204,6 +207,7 @@ static lb_err run_one(bench_opts *o, const lb_method *m, const char *spec, int m
       json_line j;
       json_run_header(&j, f, m->name, g->spec, g->n, backend, o->scenario);
       lb_bench_run_json(&j, &res);
+      lb_bench_memory_json(&j, m, &res);
       json_real(&j, "setup_s", res.setup_s);
       json_spectrum(&j, &res);
       if (nrep > 0) {
@@ -350,6 +354,7 @@ static PetscErrorCode read_options(MPI_Comm comm, void *ctx)
   PetscCall(AmrLbMethodOptionsRead(PetscOptionsObject, &bench_defaults, &method));
   PetscCall(PetscOptionsBool("-virtual", "run every rank of the graph in this process", NULL, o->virt, &o->virt, NULL));
   PetscCall(PetscOptionsBool("-offload", "with -chain and -scenario trace: instead of a method, each part's cells balanced apart from the mesh as the app's -react_offload does (balance/lboffload.h)", NULL, o->offload, &o->offload, NULL));
+  PetscCall(PetscOptionsBool("-step", "with -chain, -virtual and -scenario trace: the app's balancing step with -lb_weights phases (the fit, the phase choice, the method, the decision) at P ranks, its time, memory and collectives per rank", NULL, o->step, &o->step, NULL));
   PetscCall(PetscOptionsBool("-trace", "print the load vector after every phase", NULL, o->trace, &o->trace, NULL));
   PetscCall(PetscOptionsBool("-costs", "report Melhem et al. 1991 migration and load-imbalance costs", NULL, o->costs, &o->costs, NULL));
   PetscCall(PetscOptionsString("-tasks", "task mode (Lieber et al. 2016): a task mesh of AxBxC tasks (no value: 8x8x8 per rank) on -graph mesh3d, real task selection and migration; trace: the cells of -scenario trace:FILE, with -mesh on the start split with their face neighbours, without it in slabs of -graph mesh2d or mesh3d", NULL, o->tasks, o->tasks, sizeof o->tasks, &o->task_mode));
@@ -489,6 +494,14 @@ static lb_err bench(int me)
     return lb_offloadbench_run(&oo, me);
   }
   if (!o.method[0]) return lb_error(LB_ERR_METHOD, "-lb_method is required (see -help)");
+  if (o.step) {
+    lb_stepbench_opts so = {o.graph, o.scenario, o.json, {(int)o.replicate, (int)o.refine, trace_split(&o), NULL, 0}, o.trace_split[0] ? o.trace_split : "carry", m, o.p};
+    if (!o.chain_set || !o.virt || o.task_mode || !m) return lb_error(LB_ERR_ARG, "-step replays the app's step in chain mode on the virtual backend: give -chain -virtual and a balancing method, no -tasks");
+    if ((err = trace_options(&o))) return err;
+    if ((err = check_files(&o))) return err;
+    so.p.backend = LB_BACKEND_VIRTUAL;
+    return lb_stepbench_run(&so);
+  }
   int zoltan = lb_zoltan_is_method(o.method);
   o.p.backend = o.virt ? LB_BACKEND_VIRTUAL : LB_BACKEND_MPI;
   o.p.comm = PETSC_COMM_WORLD;

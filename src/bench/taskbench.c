@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "bench/chainbench.h"
 #include "bench/repeat.h"
 #include "bench/taskcurve.h"
 #include "bench/taskmesh.h"
@@ -133,6 +134,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     if (tr->balanced) {
       printf("  iterations %d  target_iteration %d  rounds %lld  messages %lld  bytes %lld  collectives %lld  runtime %.6f s  setup %.6f s  stop %s\n",
              tr->res.iterations, tr->res.target_iteration, tr->res.rounds, tr->res.messages, tr->res.bytes, tr->res.collectives, tr->res.runtime_s, tr->res.setup_s, lb_stop_name(tr->res.stop));
+      lb_bench_memory_print(lb_method_find(o->method), &tr->res);
       printf("  transfer_tot %.6g (of the total load)  transfer_max %.6g (of the average load)  task selection (%s) %.6f s\n", tr->flow.transfer_tot, tr->flow.transfer_max, sel, tr->select_s);
       lb_print_spectrum(&tr->res);
       if (o->passes > 1) printf("  selection passes %d (at most %d; tasks may hop; the time above includes their migrations)\n", tr->passes, o->passes);
@@ -190,6 +192,7 @@ static void report(const lb_taskbench_opts *o, const lb_graph *g, const task_sou
     json_int(&j, "messages", tr->res.messages);
     json_int(&j, "bytes", tr->res.bytes);
     json_int(&j, "collectives", tr->res.collectives);
+    lb_bench_memory_json(&j, lb_method_find(o->method), &tr->res);
     json_real(&j, "runtime_s", tr->res.runtime_s);
     json_real(&j, "setup_s", tr->res.setup_s);
     json_spectrum(&j, &tr->res);

@@ -288,41 +288,45 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
       fprintf(f, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"%d\"/>\n", type_name[a[k].type], a[k].name, a[k].ncomp);
     fprintf(f, "    </P%s>\n", section_name[s]);
   }
-  for (int r = 0; r < nranks; r++) fprintf(f, "    <Piece Source=\"%s_%04d.vtu\"/>\n", file_part(prefix), r);
+  for (int r = 0; r < nranks; r++) fprintf(f, "    <Piece Source=\"%s/%s_%04d.vtu\"/>\n", file_part(prefix), file_part(prefix), r);
   fprintf(f, "  </PUnstructuredGrid>\n</VTKFile>\n");
   return AmrFileClose(f);
 }
 
 /* A collective check of a per-rank errno value: the message names the -vtk
  * option's value and the file of the lowest failing rank (file_fmt takes
- * prefix and that rank). */
+ * prefix, its file part and that rank). */
 static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, const char *prefix, const char *file_fmt)
 {
-  char file[PETSC_MAX_PATH_LEN + 32];
+  char file[2 * PETSC_MAX_PATH_LEN + 32];
   int rank;
 
   PetscFunctionBeginUser;
   PetscCallMPI(AmrFileAgree(comm, &err, &rank));
   if (!err) PetscFunctionReturn(0);
-  PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, rank));
+  PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, file_part(prefix), rank));
   SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", AmrPathShort(option), AmrPathShort(file), AmrFileStrerror(err));
 }
 
-/* AmrVtkWrite(), with option (the -vtk value) for the messages. */
+/* AmrVtkWrite(), with option (the -vtk value) for the messages.  The
+ * pieces of output PREFIX lie in the folder PREFIX/ beside PREFIX.pvtu:
+ * at P ranks one output is P files, and a folder of its own keeps a run of
+ * many outputs at many ranks from piling them all into one directory. */
 static PetscErrorCode write_output(p4est_t *p4est, const char *option, const char *prefix, PetscBool binary, const AmrVtkData *d)
 {
-  char path[PETSC_MAX_PATH_LEN + 32];
+  static const char piece_fmt[] = "%s/%s_%04d.vtu";
+  char path[2 * PETSC_MAX_PATH_LEN + 32];
   vgrid_t g;
   int err;
 
   PetscFunctionBeginUser;
   PetscCheck(d->degree == 1 || d->degree == 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: degree %d (1 or 2)", d->degree);
-  PetscCall(AmrMakeParentDirs(p4est->mpicomm, "-vtk", option, prefix));
+  PetscCall(PetscSNPrintf(path, sizeof path, piece_fmt, prefix, file_part(prefix), p4est->mpirank));
+  PetscCall(AmrMakeParentDirs(p4est->mpicomm, "-vtk", option, path));
   PetscCall(grid_build(p4est, d, &g));
-  PetscCall(PetscSNPrintf(path, sizeof path, "%s_%04d.vtu", prefix, p4est->mpirank));
   err = write_piece(path, binary, d, &g);
   PetscCall(grid_free(&g));
-  PetscCall(check_written(p4est->mpicomm, err, option, prefix, "%s_%04d.vtu"));
+  PetscCall(check_written(p4est->mpicomm, err, option, prefix, piece_fmt));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s.pvtu", prefix));
   err = p4est->mpirank == 0 ? write_pvtu(path, prefix, p4est->mpisize, d) : 0;
   PetscCall(check_written(p4est->mpicomm, err, option, prefix, "%s.pvtu"));

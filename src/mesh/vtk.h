@@ -1,6 +1,6 @@
 /** \file vtk.h
  * ParaView output of the forest: VTK XML unstructured grids, one .vtu piece
- * per rank and a .pvtu naming them, with cell data and point data, in raw
+ * per rank in a folder of the output's own and a .pvtu naming them, with cell data and point data, in raw
  * appended binary or ASCII; and a .pvd collection of the outputs of a run
  * with their times. */
 #ifndef AMR_VTK_H
@@ -48,8 +48,9 @@ PetscErrorCode AmrVtkAddCellField(AmrVtkData *d, const char *name, const double 
  *  written. */
 PetscErrorCode AmrVtkAddPointField(AmrVtkData *d, const char *name, const double *values);
 
-/** Write \a prefix.pvtu and \a prefix_RANK.vtu (RANK with 4 digits), the
- *  data arrays as raw appended binary (\a binary) or as ASCII.  Creates the directory of \a prefix when missing.  A file that cannot
+/** Write \a prefix.pvtu and the pieces \a prefix/NAME_RANK.vtu (NAME the
+ *  last part of \a prefix, RANK with 4 digits), the
+ *  data arrays as raw appended binary (\a binary) or as ASCII.  Creates the directory of \a prefix and the pieces' folder when missing.  A file that cannot
  *  be written is a collective PETSC_ERR_USER_INPUT error naming it.
  *  Collective. */
 PetscErrorCode AmrVtkWrite(p4est_t *p4est, const char *prefix, PetscBool binary, const AmrVtkData *d);

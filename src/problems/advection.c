@@ -86,7 +86,7 @@ PetscErrorCode AmrAdvectionCreate(AmrProblem p)
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, &s));
   p->impl = s;
-  s->pde = p->ops->data;
+  s->pde = AmrProblemGetOpsData(p);
   s->interval = 10;
   s->load_threshold = 0.1;
   s->t_final = s->pde->t_final;

@@ -234,7 +234,7 @@ PetscErrorCode AmrPoissonJumpOptions(MPI_Comm comm)
 
 PetscErrorCode AmrPoissonCreate(AmrProblem p)
 {
-  const FemProblem *pde = p->ops->data;
+  const FemProblem *pde = AmrProblemGetOpsData(p);
   PoissonState *s;
   PetscInt degree = 1;
   char dirichlet[PETSC_MAX_PATH_LEN] = "", neumann[PETSC_MAX_PATH_LEN] = "";
@@ -275,7 +275,7 @@ PetscErrorCode AmrPoissonCreate(AmrProblem p)
   }
   PetscOptionsEnd();
   if (pde == &jump_data) PetscCall(AmrPoissonJumpOptions(p->comm));
-  PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", p->ops->name, P4EST_DIM);
+  PetscCheck(pde->dims & (1 << P4EST_DIM), p->comm, PETSC_ERR_USER_INPUT, "option -problem %s: not available in %dD", AmrProblemGetName(p), P4EST_DIM);
   PetscCheck(degree == 1 || degree == 2, p->comm, PETSC_ERR_USER_INPUT, "option -degree %" PetscInt_FMT ": must be 1 or 2", degree);
   PetscCall(PetscCalloc1(1, &s));
   s->pde = pde;

@@ -178,10 +178,37 @@ static PetscErrorCode start_error_handler(MPI_Comm comm, int line, const char *f
   return n;
 }
 
+/* Drops argv[i], shifting the rest down. */
+static void drop_arg(int *argc, char **argv, int i)
+{
+  for (int k = i; k < *argc; k++) argv[k] = argv[k + 1];
+  (*argc)--;
+}
+
+/* Whether the command line asks for the short -help (a bare -help): it
+ * is taken out of argv, for PETSc would print its own 60 lines and its
+ * devices' options before the program's.  "-help full" becomes PETSc's
+ * bare -help (everything, PETSc's first), which reads no "full";
+ * "-help intro" stays PETSc's. */
+static int take_short_help(int *argc, char **argv)
+{
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "-help")) continue;
+    if (i + 1 < *argc && !strcmp(argv[i + 1], "full")) {
+      drop_arg(argc, argv, i + 1);
+      return 0;
+    }
+    if (i + 1 < *argc && argv[i + 1][0] != '-') return 0;
+    drop_arg(argc, argv, i);
+    return 1;
+  }
+  return 0;
+}
+
 int AmrInitialize(int *argc, char ***argv, const char *program, const char *help)
 {
   char msg[2 * PATH_MAX];
-  int rank;
+  int rank, short_help;
 
   /* MPI first, so that every rank agrees and one prints */
   if (MPI_Init(argc, argv)) return 1;
@@ -191,6 +218,7 @@ int AmrInitialize(int *argc, char ***argv, const char *program, const char *help
     MPI_Finalize();
     return 1;
   }
+  short_help = take_short_help(argc, *argv);
   if (PetscPushErrorHandler(start_error_handler, NULL) || PetscInitialize(argc, argv, NULL, help)) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (!rank) fprintf(stderr, "%s: error: %s\n", program, start_error[0] ? start_error : "PETSc did not start");
@@ -198,6 +226,9 @@ int AmrInitialize(int *argc, char ***argv, const char *program, const char *help
     return 1;
   }
   started = 1;
+  /* with -help back in the database after PETSc's start, the program's
+   * options print first, then those of the solvers it sets up */
+  if (short_help && ((*PetscHelpPrintf)(PETSC_COMM_WORLD, "%s(-help full: PETSc's own options as well)\n", help) || PetscOptionsSetValue(NULL, "-help", NULL))) return 1;
   return 0;
 }
 

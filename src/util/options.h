@@ -87,7 +87,10 @@ int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len);
 
 /** A program's start: MPI, the guard of its options files (the error
  *  line "PROGRAM: error: ..." printed by rank 0), then PETSc; and its end,
- *  PETSc then MPI.  Nonzero: the program ends with that status. */
+ *  PETSc then MPI.  Nonzero: the program ends with that status.  A bare
+ *  -help on the command line prints \a help, then the program's options
+ *  before the solvers'; "-help full" adds PETSc's generic options first,
+ *  as PETSc's own -help does. */
 int AmrInitialize(int *argc, char ***argv, const char *program, const char *help);
 int AmrFinalize(void);
 

@@ -17,9 +17,10 @@ modelled phases of the largest next_own_cpu (the model's loads per rank
 on the next partition) and over the others of the largest own_cpu (null
 for those); with --weights phases the rebalanced
 cycles name the factor of every modelled phase, unless the
-multi-constraint split was chosen (phase_split); the summary's per-rank
-miss of each phase must be the sum over cycles and ranks of |own_cpu -
-the last record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
+multi-constraint split was chosen (phase_split); predicted_cycle_imbalance_pct
+must be the previous record's next_imbalance_pct; every record's miss_pct of
+each phase must be the sum over the cycles so far and the ranks of |own_cpu -
+the previous record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import json
 import math
@@ -80,6 +81,9 @@ def check(recs, phases, weights):
             bad.append("cycle %d: next_predicted_s %s, but the phases' next loads sum to %s" % (c, r["next_predicted_s"], nxt))
         if prev is not None and prev.get("next_predicted_s") is not None and not close(prev["next_predicted_s"], r["predicted_s"] or 0):
             bad.append("cycle %d: predicted_s %s is not the last cycle's next_predicted_s %s" % (c, r["predicted_s"], prev["next_predicted_s"]))
+        if prev is not None and prev.get("next_imbalance_pct") is not None and not close(prev["next_imbalance_pct"], r["predicted_cycle_imbalance_pct"] or 0):
+            bad.append("cycle %d: predicted_cycle_imbalance_pct %s is not the last cycle's next_imbalance_pct %s" % (
+                c, r["predicted_cycle_imbalance_pct"], prev["next_imbalance_pct"]))
         if r["cycle_wall_s"] + 1e-3 < tmax / P:
             bad.append("cycle %d: wall %s below the own work" % (c, r["cycle_wall_s"]))
         if not r["mpi_profiled"]:
@@ -88,21 +92,21 @@ def check(recs, phases, weights):
     return bad
 
 
-def check_miss(recs, out):
-    """The summary's per-rank misses against the records'."""
-    miss, of = {}, {}
-    for prev, r in zip(recs, recs[1:]):
+def check_miss(recs):
+    """Every record's per-rank misses (miss_pct of each phase, all cycles so
+    far) against those computed from the records."""
+    miss, of, bad = {}, {}, []
+    for prev, r in zip([None] + recs, recs):
         for name, v in r["phases"].items():
-            n = prev["phases"][name]["next_own_cpu"]
+            n = prev["phases"][name]["next_own_cpu"] if prev else None
             if n is not None:
                 miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(v["own_cpu"], n))
                 of[name] = of.get(name, 0) + sum(v["own_cpu"])
-    m = re.search(r"the per-rank predictions missed the own work by (.*)$", out, re.M)
-    said = dict((w.rsplit(" ", 1)[0].strip(), float(w.rsplit(" ", 1)[1].rstrip("%"))) for w in m.group(1).split(",")) if m else {}
-    want = dict((k, 100 * miss[k] / of[k]) for k in miss if of[k] > 0)
-    if set(said) != set(want) or any(abs(said[k] - want[k]) > 0.051 for k in want):
-        return ["summary: per-rank misses %s, the records give %s" % (said, dict((k, round(v, 2)) for k, v in want.items()))]
-    return []
+            want = 100 * miss[name] / of[name] if of.get(name, 0) > 0 else None
+            said = v["miss_pct"]
+            if (said is None) != (want is None) or (want is not None and not close(said, want, 1e-7, 1e-9)):
+                bad.append("cycle %d, phase %s: miss_pct %s, the records give %s" % (r["cycle"], name, said, want))
+    return bad
 
 
 def main(argv):
@@ -118,7 +122,7 @@ def main(argv):
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
     recs = [json.loads(l) for l in open(report)]
-    bad = check(recs, phases, weights) + check_miss(recs, run.stdout) if recs else ["%s has no record" % report]
+    bad = check(recs, phases, weights) + check_miss(recs) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
         report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))

@@ -84,8 +84,9 @@ def report(path, problem="darcy-transport", method="second-order", weights="timi
             d = kinds[c % 4] if decide else "always"
             f.write(json.dumps({
                 "problem": problem, "mesh": "builtin:unit", "ranks": 2, "cycle": c, "cells": 1000 + 10 * c,
-                "lb_method": method, "lb_weights": weights, "imbalance_pct": 3.0 if d == "below_floor" else 10.0 + c,
-                "kept_imbalance_pct": 2.0, "cycle_imbalance_pct": ipct + c % 3, "predicted_imbalance_pct": 5.0,
+                "lb_method": method, "lb_weights": weights, "weighed_imbalance_pct": 4.0 + c,
+                "decision_imbalance_pct": 3.0 if d == "below_floor" else 10.0 + c,
+                "weighed_kept_imbalance_pct": 2.0, "cycle_imbalance_pct": ipct + c % 3, "weighed_predicted_imbalance_pct": 5.0,
                 "rank_time": [0.05, 0.06], "lost_rank_s": 0.0012 * (c + 1), "excess_loss_rank_s": 8.34162e-5 * (c % 4),
                 "balance_cost_rank_s": None if c == 0 else 2.5e-5, "predicted_cycle_gain_rank_s": 4.2e-5,
                 "lb_decision": d, "rebalanced": d in ("rebalance", "gain", "always"), "total_s": total, "t_solve": 0.07,

@@ -3,7 +3,7 @@
 
 check_report.py fields REPORT
     every record has the report fields of src/app/FORMATS.md (Output), and they agree with
-    each other: t_rank_max/avg and imbalance_pct recomputed from rank_time,
+    each other: t_rank_max/avg and weighed_imbalance_pct recomputed from rank_time,
     rank_cells of a cycle sum to the next cycle's cells, the run totals
     accumulate the per-cycle numbers; with a linear solve (t_ksp) each
     rank's KSP time rank_ksp_time within t_ksp, its thread CPU time
@@ -50,8 +50,8 @@ import math
 import statistics
 import sys
 
-FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg imbalance_pct max_over_avg "
-          "predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
+FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg weighed_imbalance_pct max_over_avg "
+          "weighed_predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
           "migrated_cells_tot migrated_cells_max edge_cut comm_edges comm_edges_added comm_edges_removed "
           "rank_cells rank_predicted rank_time predicted_gain_s predicted_migration_s rebalanced "
           "total_s lost_rank_s lb_total_s migrate_total_s excess_loss_rank_s residual_loss_rank_s balance_cost_rank_s lb_decision").split()
@@ -81,8 +81,8 @@ def check_fields(recs):
             continue
         tmax, tavg = max(t), sum(t) / n
         ipct = 100 * (tmax - tavg) * n / (tmax * (n - 1)) if n > 1 and tmax > 0 else 0.0
-        if not (close(tmax, r["t_rank_max"]) and close(tavg, r["t_rank_avg"]) and close(ipct, r["imbalance_pct"], 1e-5, 1e-6)):
-            bad.append("cycle %d: t_rank_max/avg or imbalance_pct disagree with rank_time" % i)
+        if not (close(tmax, r["t_rank_max"]) and close(tavg, r["t_rank_avg"]) and close(ipct, r["weighed_imbalance_pct"], 1e-5, 1e-6)):
+            bad.append("cycle %d: t_rank_max/avg or weighed_imbalance_pct disagree with rank_time" % i)
         if i + 1 < len(recs) and sum(r["rank_cells"]) != recs[i + 1]["cells"]:
             bad.append("cycle %d: rank_cells sum %d, next cycle has %d cells" % (i, sum(r["rank_cells"]), recs[i + 1]["cells"]))
         if not close(sum(r["rank_predicted"]), n, 1e-6):
@@ -154,7 +154,7 @@ def check_decide(path, recs, max_mean):
             excess, residual = 0.0, math.inf
     cycles = len(recs)
     rebalances = sum(1 for r in recs if r["rebalanced"])
-    mean_i = sum(r["imbalance_pct"] for r in recs) / cycles
+    mean_i = sum(r["weighed_imbalance_pct"] for r in recs) / cycles
     work = sum(sum(r["rank_time"]) for r in recs)
     print("%s: %s/%s, %d cycles, %d rebalances, mean measured I%% %.1f, %.1f%% of the local work lost to imbalance" % (
         path, recs[0]["lb_method"], recs[0]["lb_weights"], cycles, rebalances, mean_i, 100 * recs[-1]["lost_rank_s"] / work if work > 0 else 0))
@@ -173,8 +173,8 @@ def check_decide(path, recs, max_mean):
 
 def check_timing(timing, count, k):
     bad = []
-    it = [r["imbalance_pct"] for r in timing]
-    ic = [r["imbalance_pct"] for r in count]
+    it = [r["weighed_imbalance_pct"] for r in timing]
+    ic = [r["weighed_imbalance_pct"] for r in count]
     print("timing weights: I%% per cycle %s" % " ".join("%.1f" % x for x in it))
     print("count weights:  I%% per cycle %s" % " ".join("%.1f" % x for x in ic))
     n = min(len(timing), len(count))
@@ -196,14 +196,14 @@ def check_timing(timing, count, k):
 
 
 COMMON = ("program dim problem mesh degree ranks cycle run_id restarted sim_time step cells dofs "
-          "t_solve t_estimate t_adapt t_partition t_output lb_method").split()
+          "t_solve t_estimate t_output t_adapt t_partition lb_method").split()
 TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront", "plate-hole"}
 
 
 def check_shift(sfc, shift, floor, fraction, settle):
     bad = []
     for recs, name in ((sfc, "sfc"), (shift, "sfc-shift")):
-        print("%-9s I%% per cycle %s" % (name, " ".join("%.1f" % r["imbalance_pct"] for r in recs)))
+        print("%-9s I%% per cycle %s" % (name, " ".join("%.1f" % r["weighed_imbalance_pct"] for r in recs)))
         if any(r["lb_method"] != name for r in recs):
             bad.append("the %s report was not written by lb_method %s" % (name, name))
     n = min(len(sfc), len(shift))
@@ -215,7 +215,7 @@ def check_shift(sfc, shift, floor, fraction, settle):
 
     # medians: a cycle disturbed by another process is one outlier
     def median(recs, lo, hi):
-        return statistics.median(r["imbalance_pct"] for r in recs[lo:hi])
+        return statistics.median(r["weighed_imbalance_pct"] for r in recs[lo:hi])
 
     ms, mh = median(sfc, later, n), median(shift, later, n)
     first, final = median(shift, 1, 4), median(shift, last, n)

@@ -55,6 +55,7 @@ lists is checked, their times must increase).  Checks:
 Exits 1 with one line naming the file and the failed check; exits 1 too
 when the vtk module cannot be imported (never passes without reading)."""
 import argparse
+import glob
 import json
 import os
 import re
@@ -108,6 +109,10 @@ def read_pvtu(pvtu):
     except ET.ParseError as e:
         raise Fail("%s: not XML: %s" % (pvtu, e))
     check(sources, "%s: lists no pieces", pvtu)
+    # the pieces of NAME.pvtu lie in the folder NAME/ beside it, one per rank
+    stem = os.path.basename(pvtu)[:-len(".pvtu")]
+    expect = ["%s/%s_%04d.vtu" % (stem, stem, r) for r in range(len(sources))]
+    check(sources == expect, "%s: pieces %s, expected %s", pvtu, sources[:2], expect[:2])
     npts = ncells = 0
     for s in sources:
         path = os.path.join(os.path.dirname(pvtu), s)
@@ -400,9 +405,9 @@ def damaged_copies(path):
         tmp = tempfile.mkdtemp(prefix="check_vtk_")
         for f in os.listdir(src):
             if f.startswith(stem):
-                shutil.copy(os.path.join(src, f), tmp)
-        pieces = sorted(f for f in os.listdir(tmp) if f.endswith(".vtu"))
-        victim = os.path.join(tmp, pieces[-1])
+                (shutil.copytree if os.path.isdir(os.path.join(src, f)) else shutil.copy)(os.path.join(src, f), os.path.join(tmp, f))
+        pieces = sorted(glob.glob(os.path.join(tmp, "*", "*.vtu")))
+        victim = pieces[-1]
         if what == "a piece missing":
             os.remove(victim)
         else:

@@ -83,9 +83,9 @@ static PetscErrorCode build(MPI_Comm comm, const AmrMesh *mesh, int level, int m
   s->p4est = p4est_new_ext(comm, mesh->conn, 0, level, 1, 0, NULL, NULL);
   PetscCall(AmrCycleSetup(s->cyc, s->p4est));
   s->adv = ((AmrAdvection *)p->impl)->adv;
-  PetscCall(p->ops->solve(p));
+  PetscCall(AmrProblemSolve(p));
   PetscCall(PetscMalloc1(s->p4est->local_num_quadrants + 1, &eta2));
-  PetscCall(p->ops->estimate(p, eta2));
+  PetscCall(AmrProblemEstimate(p, eta2));
   PetscCall(AmrCycleAdapt(s->cyc, eta2));
   PetscCall(PetscFree(eta2));
   PetscCall(cell_types(s));

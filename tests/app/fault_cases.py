@@ -205,7 +205,8 @@ def device_full(option, extra=()):
 
 def vtk_full(c):
     d = c.fresh("vtk_full")
-    os.symlink("/dev/full", os.path.join(d, "o_0000_0000.vtu"))
+    os.makedirs(os.path.join(d, "o_0000"))
+    os.symlink("/dev/full", os.path.join(d, "o_0000", "o_0000_0000.vtu"))
     return refused(run(c, "amr2d", ["-problem", "linear", "-amr_cycles", "1", "-vtk", os.path.join(d, "o")]))
 
 
@@ -373,8 +374,9 @@ def fifo_in_place(what):
             os.mkfifo(os.path.join(d, "ck.manifest"))
             args, name = LSHAPE + ["-amr_cycles", "2", "-checkpoint", os.path.join(d, "ck")], "ck.manifest"
         else:
-            os.mkfifo(os.path.join(d, "o_0000_0000.vtu"))
-            args, name = ["-problem", "linear", "-amr_cycles", "1", "-vtk", os.path.join(d, "o")], "o_0000_0000.vtu"
+            os.makedirs(os.path.join(d, "o_0000"))
+            os.mkfifo(os.path.join(d, "o_0000", "o_0000_0000.vtu"))
+            args, name = ["-problem", "linear", "-amr_cycles", "1", "-vtk", os.path.join(d, "o")], "o_0000/o_0000_0000.vtu"
         return refused(run(c, "amr2d", args, limit=FIFO_LIMIT), names=name)
     return case
 

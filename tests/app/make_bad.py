@@ -10,7 +10,7 @@ the run that writes DIR/good.  For the outputs a restart continues and
 those that cannot be written:
   DIR/out.trace   the trace of the run of checkpoint DIR/out, cut in half
   DIR/cut.jsonl   its report, cut inside the record of cycle 1
-  DIR/vtkfull/o_0000_0000.vtu, DIR/devfull.1.forest   links to /dev/full"""
+  DIR/vtkfull/o_0000/o_0000_0000.vtu, DIR/devfull.1.forest   links to /dev/full"""
 import os
 import shutil
 import sys
@@ -53,8 +53,8 @@ open(trace, "wb").write(data[: len(data) // 2])
 text = open(os.path.join(d, "out.jsonl")).read()
 cut = text.index('"cycle":1')
 open(os.path.join(d, "cut.jsonl"), "w").write(text[: cut + 20])
-os.makedirs(os.path.join(d, "vtkfull"), exist_ok=True)
-for link in (os.path.join(d, "vtkfull", "o_0000_0000.vtu"), os.path.join(d, "devfull.1.forest")):
+os.makedirs(os.path.join(d, "vtkfull", "o_0000"), exist_ok=True)
+for link in (os.path.join(d, "vtkfull", "o_0000", "o_0000_0000.vtu"), os.path.join(d, "devfull.1.forest")):
     if not os.path.islink(link):
         os.symlink("/dev/full", link)
 print("damaged copies of %s written" % good)

@@ -6,11 +6,55 @@
  * count after cell 50 (A 50 | 50, B 100 | 0: 150); the least time is the
  * cut after cell 5 (A 5 | 95, B 50 | 50: 145), found by brute force over
  * every cut and by lb_phase_choose.  The curve is spread over the MPI
- * ranks: the same answer on 1, 2 and 4.  Prints "0 checks failed". */
+ * ranks: the same answer on 1, 2 and 4.
+ *
+ * Then the search's trials, timed by prefix sums with no P-long array,
+ * against the model of lbcurve.h's sfc cut assembled whole: 960 cells in
+ * 8 parts (more parts than ranks), rank 1 holding no cell, phase A 1 per
+ * cell, phase B 5 per cell on cells 120-359.  The plain sum's trial
+ * (sum_time) must equal lb_phase_loads of lb_curve_sfc's cut of the summed
+ * weight: 270 + 225 = 495 (the summed weight is 2160, 270 a part: 45 of
+ * B's cells, B 225, or 270 cells of A alone).  Prints "0 checks
+ * failed". */
 #include <stdlib.h>
 
 #include "check.h"
+#include "balance/lbcurve.h"
 #include "balance/lbphase.h"
+
+enum { N2 = 960, P2 = 8 };
+
+/* The prefix-sum trials against the whole cut's model. */
+static void check_trials(int rank, int size)
+{
+  /* rank 1's cells go to rank 0, so that rank 1's piece is empty */
+  const int64_t lo = (int64_t)N2 * (rank == 1 ? 2 : rank) / size, hi = (int64_t)N2 * (rank == 0 && size > 1 ? 2 : rank + 1) / size;
+  double *w[2], *sum = malloc(sizeof(double) * (size_t)(hi - lo + 1)), load[2 * P2];
+  lb_curve_result cut;
+  lb_phase_choice ch;
+  lb_phase_model m, pm;
+
+  for (int k = 0; k < 2; k++) w[k] = malloc(sizeof(double) * (size_t)(hi - lo + 1));
+  for (int64_t i = lo; i < hi; i++) {
+    w[0][i - lo] = 1;
+    w[1][i - lo] = i >= 120 && i < 360 ? 5 : 0;
+    sum[i - lo] = w[0][i - lo] + w[1][i - lo];
+  }
+  CHECK(!lb_curve_sfc(MPI_COMM_WORLD, hi - lo, sum, P2, &cut));
+  CHECK(!lb_phase_loads(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, cut.counts, load, &m));
+  CHECK_NEAR(m.time, 495, 1e-9);
+  CHECK(!lb_phase_model_of(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, cut.counts, &pm));
+  CHECK_NEAR(pm.time, m.time, 1e-12 * m.time);
+  CHECK_NEAR(pm.imbalance_pct, m.imbalance_pct, 1e-9);
+  CHECK(!lb_phase_choose(MPI_COMM_WORLD, hi - lo, 2, (const double *const *)w, P2, 3, &ch));
+  CHECK_NEAR(ch.sum_time, m.time, 1e-12 * m.time);
+  CHECK(ch.model.time <= m.time);
+  if (rank == 0) printf("test_phase 8 parts on %d rank%s: summed weight's cut %.0f (trial %.17g), chosen %.17g\n", size, size > 1 ? "s" : "", m.time, ch.sum_time, ch.model.time);
+  lb_phase_choice_free(&ch);
+  lb_curve_result_free(&cut);
+  for (int k = 0; k < 2; k++) free(w[k]);
+  free(sum);
+}
 
 enum { N = 100, P = 2, K = 2 };
 
@@ -66,14 +110,21 @@ int main(int argc, char **argv)
   CHECK_NEAR(ch.model.time, 145, 1e-9);
   CHECK_EQ(ch.counts[0], 5);
   CHECK_EQ(ch.counts[1], 95);
-  CHECK_NEAR(ch.load[0], 5, 1e-9);
-  CHECK_NEAR(ch.load[2], 50, 1e-9);
+  CHECK(!lb_phase_loads(MPI_COMM_WORLD, n, K, (const double *const *)w, P, ch.counts, load, &m));
+  CHECK_NEAR(load[0], 5, 1e-9);
+  CHECK_NEAR(load[2], 50, 1e-9);
+  CHECK_NEAR(m.time, ch.model.time, 1e-12 * m.time);
+  /* the same model by prefix sums */
+  CHECK(!lb_phase_model_of(MPI_COMM_WORLD, n, K, (const double *const *)w, P, ch.counts, &m));
+  CHECK_NEAR(m.time, 145, 1e-12);
+  CHECK_NEAR(m.mean, 100, 1e-12);
   CHECK(ch.evaluated >= 3);
   if (rank == 0)
     printf("test_phase on %d rank%s: sum-weight cut %.0f, chosen cut %lld | %lld with time %.0f (alpha %g, %g) after %d combinations\n", size, size > 1 ? "s" : "",
            ch.sum_time, (long long)ch.counts[0], (long long)ch.counts[1], ch.model.time, ch.alpha[0], ch.alpha[1], ch.evaluated);
   lb_phase_choice_free(&ch);
   for (int k = 0; k < K; k++) free(w[k]);
+  check_trials(rank, size);
   const int failed = check_finish(MPI_COMM_WORLD);
   if (rank == 0) printf("%d checks failed\n", check_failures);
   MPI_Finalize();

@@ -148,7 +148,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh,
   PetscCall(FemAdvectMeanRange(sv->adv, &res->umin, &res->umax));
   for (int cycle = 0; !p->state.done; cycle++) {
     AmrLbRecord lr;
-    PetscCall(p->ops->solve(p));
+    PetscCall(AmrProblemSolve(p));
     if (c->monotone) {
       PetscCall(FemAdvectMeanRange(sv->adv, &lo, &hi));
       res->umin = fmin(res->umin, lo);
@@ -156,7 +156,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh,
     }
     if (!c->adaptive || p->state.done) continue;
     PetscCall(PetscMalloc1(sv->p4est->local_num_quadrants + 1, &eta2));
-    PetscCall(p->ops->estimate(p, eta2));
+    PetscCall(AmrProblemEstimate(p, eta2));
     PetscCall(AmrCycleAdapt(sv->cyc, eta2));
     PetscCall(PetscFree(eta2));
     PetscCall(count_type1(sv->p4est, &before));

@@ -1,10 +1,19 @@
 /** \file impl/cycle.h
- * Inside the cycle (app/cycle.h): its state and what its two files share:
- *   cycle.c          the cycle itself: solve, estimate, adapt, balance,
- *                    report, output;
+ * Inside the cycle (app/cycle.h): its state, its phases and what its files
+ * share.  Each file calls only the files listed after it (and the
+ * balancing step, app/lbcycle.h), never back:
+ *   cycle.c          the cycle itself: create, set up, run, adapt, balance;
  *   cycle_restart.c  checkpoint and restart: the -checkpoint options, the
  *                    checkpoint written after a cycle, the restart's
- *                    options, forest, state and report. */
+ *                    options, forest, state and report;
+ *   cycle_state.c    the run's identity, a checkpoint's state checked;
+ *   cycle_report.c   the report: opened (a restart's earlier records
+ *                    kept), one record per cycle;
+ *   cycle_output.c   the output paths checked, the VTK output of a cycle;
+ *   cycle_cells.c    the per-cell arrays: fields, load types, costs;
+ *   cycle_clock.c    the phase clock: the one switch between phases;
+ *   cycle_signal.c   SIGINT and SIGTERM: the line naming where the run
+ *                    stopped. */
 #ifndef AMR_APP_IMPL_CYCLE_H
 #define AMR_APP_IMPL_CYCLE_H
 
@@ -14,9 +23,23 @@
  * private side outside src/problems */
 #include "problems/impl/problem.h"
 
-enum { PH_SOLVE, PH_ESTIMATE, PH_ADAPT, PH_PARTITION, PH_OUTPUT, NPHASES };
-/* the cycle's own phases in the balancer's list, after the problem's */
-enum { LB_PHASE_ESTIMATE, LB_PHASE_OUTPUT, LB_PHASE_ADAPT, LB_PHASE_PARTITION };
+/* The cycle's phases, in the order a cycle runs them: X(ID, name, PETSc
+ * log stage, AmrLbPhaseModel).  The one list: the log stages, the wall
+ * times of the report (t_NAME) and of the run's summary, and the
+ * balancer's phases all come from it (cycle_clock.c).  The solve's and the
+ * adaptation's work follows the cells, which the model fits (the solve by
+ * load type, or by the problem's own phases); the output and the
+ * partition step are taken as measured. */
+#define AMR_CYCLE_PHASE_LIST(X) \
+  X(SOLVE, "solve", "Solve", AMR_LB_PHASE_TYPES) \
+  X(ESTIMATE, "estimate", "Estimate", AMR_LB_PHASE_CELLS) \
+  X(OUTPUT, "output", "Output", AMR_LB_PHASE_MEASURED) \
+  X(ADAPT, "adapt", "Adapt", AMR_LB_PHASE_CELLS) \
+  X(PARTITION, "partition", "Partition", AMR_LB_PHASE_MEASURED)
+
+#define AMR_CYCLE_PHASE_ID(id, name, stage, model) AMR_CYCLE_##id,
+typedef enum { AMR_CYCLE_NONE = -1, AMR_CYCLE_PHASE_LIST(AMR_CYCLE_PHASE_ID) AMR_CYCLE_NPHASES } AmrCyclePhase;
+#undef AMR_CYCLE_PHASE_ID
 
 struct _p_AmrCycle {
   MPI_Comm comm;
@@ -31,8 +54,11 @@ struct _p_AmrCycle {
   p4est_t *p4est;
   int report;            /* rank 0: the report's descriptor (-1: none), written by AmrFileWrite, which a test's write shim can fail */
   int report_lock, checkpoint_lock; /* one run per path (AmrFileLock), -1: none */
-  PetscLogStage stage[NPHASES];
-  double total[NPHASES];
+  PetscLogStage stage[AMR_CYCLE_NPHASES];
+  AmrCyclePhase phase;   /* the phase running (AmrCyclePhaseEnter), AMR_CYCLE_NONE between */
+  double phase_start;    /* its wall clock at entry */
+  PetscBool measuring;   /* between AmrCycleMeasureStart and End: the phases feed the balancer's model */
+  double t[AMR_CYCLE_NPHASES];     /* this rank's wall s of each phase since the last AmrCycleAddTimes */
   double *eta2;          /* squared indicator per local cell */
   int *types;            /* load type per local cell */
   char checkpoint[PETSC_MAX_PATH_LEN]; /* -checkpoint PREFIX, empty: none */
@@ -40,40 +66,66 @@ struct _p_AmrCycle {
   char restart[PETSC_MAX_PATH_LEN];    /* -restart PREFIX, empty: a new run */
   int first;             /* the first cycle this process runs (after a restart, the checkpoint's next) */
   int restarts;          /* restarts in the run's history, this one included */
-  int phase0;            /* the balancer's index of the cycle's own phases (estimate, output, adapt, partition) after the problem's */
+  int phase0;            /* the balancer's index of the cycle's phase after the solve (the problem's phases come first) */
   const char *held_by;   /* the checkpoint that continues the run (-checkpoint's or -restart's), NULL: none yet */
   int held_next;         /* the cycle it continues at */
   uint32_t run_id;       /* the run's identity in its report, trace and checkpoints, kept across restarts */
   PetscBool run_known;   /* run_id came with the run (not from a checkpoint of a build without one): the report's and trace's are checked */
 };
 
-/* cycle.c: the problem's outside fields as the repartition takes them */
+/* cycle_cells.c: the problem's outside fields as the repartition takes them */
 void AmrCycleFields(AmrCycle cyc, int *n, AmrField fields[]);
-/* cycle.c: fresh per-cell arrays for the current forest, and its load types */
+/* cycle_cells.c: fresh per-cell arrays for the current forest, and its load types */
 PetscErrorCode AmrCycleCellArrays(AmrCycle cyc);
-/* cycle.c: refuse -vtk and -checkpoint paths that cannot take the files */
+/* cycle_cells.c: the problem's measured cost of every local cell into a
+ * fresh array (free with PetscFree) */
+PetscErrorCode AmrCycleCellCosts(AmrCycle cyc, double **cost);
+
+/* cycle_output.c: refuse -vtk and -checkpoint paths that cannot take the files */
 PetscErrorCode AmrCycleCheckOutputs(AmrCycle cyc);
-/* cycle.c: SIGINT and SIGTERM print where the run stopped (the last cycle
- * done, the checkpoint that continues it) instead of a trace */
+/* cycle_output.c: the VTK output of cycle (< 0: the initial state, which
+ * has no indicator yet) */
+PetscErrorCode AmrCycleWriteVtk(AmrCycle cyc, int cycle);
+
+/* cycle_signal.c: SIGINT and SIGTERM print where the run stopped (the last
+ * cycle done, the checkpoint that continues it) instead of a trace */
 PetscErrorCode AmrCycleCatchInterrupts(AmrCycle cyc, int done);
-/* cycle.c: while defer is true an interrupt waits (for the line to name the
- * checkpoint being written); false ends the run if one came meanwhile */
+/* cycle_signal.c: while defer is true an interrupt waits (for the line to
+ * name the checkpoint being written); false ends the run if one came
+ * meanwhile */
 void AmrCycleDeferInterrupts(PetscBool defer);
-/* cycle.c: open the report (-report), keeping a restart's earlier lines */
+
+/* cycle_report.c: open the report (-report), keeping a restart's earlier lines */
 PetscErrorCode AmrCycleOpenReport(AmrCycle cyc);
+/* cycle_report.c: the record of cycle: the common fields with the
+ * phases' wall times t (max over ranks), the balancer's (lr), the
+ * problem's; then the interrupt line names cycle as done */
+PetscErrorCode AmrCycleWriteRecord(AmrCycle cyc, int cycle, long long cells, const double *t, const AmrLbRecord *lr);
+
+/* cycle_clock.c: the log stages, the balancer's phases (the problem's
+ * then the cycle's), the problem's work and phase switches fed to the
+ * balancer; once, when the cycle is made */
+PetscErrorCode AmrCycleClockSetUp(AmrCycle cyc);
+/* cycle_clock.c: the one switch: leave the phase running (its wall time,
+ * its log stage) and enter ph (AMR_CYCLE_NONE: none), and while measuring
+ * switch the balancer's phase with it */
+PetscErrorCode AmrCyclePhaseEnter(AmrCycle cyc, AmrCyclePhase ph);
+/* cycle_clock.c: a cycle's measurement starts on the current forest (the
+ * balancer's window with the cells' load types) */
+PetscErrorCode AmrCycleMeasureStart(AmrCycle cyc);
+/* cycle_clock.c: and ends: the phase running ends, the balancer records its
+ * phase model into lr, the phases' wall times (max over ranks) go into t */
+PetscErrorCode AmrCycleMeasureEnd(AmrCycle cyc, AmrLbRecord *lr, double t[AMR_CYCLE_NPHASES]);
+/* cycle_clock.c: the phases' wall times since the last call, max over
+ * ranks, into t (may be NULL) and the run's totals (collective) */
+PetscErrorCode AmrCycleAddTimes(AmrCycle cyc, double t[AMR_CYCLE_NPHASES]);
+/* cycle_clock.c: the name of phase ph (the report's t_NAME) */
+const char *AmrCyclePhaseName(AmrCyclePhase ph);
 
 /* cycle_restart.c: read -checkpoint, -checkpoint_interval, -restart */
 PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc);
 /* cycle_restart.c: the checkpoint after cycle's balancing step */
 PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle);
-/* cycle_restart.c, rank 0: what a restart keeps of the existing report:
- * *whole, how many records of cycles 0, 1, ... before cyc->first it starts
- * with, in order, each ended by its newline (-1: no report to continue);
- * *keep, their bytes; *partial, the bytes of a record cut at the file's end
- * (no newline), 0 when none; *foreign, 1 when a record before cyc->first
- * was written by another run (run_id).  Returns 0 or the error code of a
- * failed read (AmrFileStrerror). */
-int AmrCycleReportKept(AmrCycle cyc, long *whole, long *keep, long *partial, int *foreign);
 /* cycle_state.c: every entry of a checkpoint's state the restart takes,
  * checked against the forest and the options (one error line naming the
  * entry and the checkpoint) */

@@ -1,7 +1,10 @@
 /** \file impl/lbcycle.h
  * Inside the balancing step of the cycle (app/lbcycle.h): the balancer's
  * state and the jobs of one AmrLbBalance, one file each:
- *   lbcycle_measure.c  the window of timed steps, the rank times, the fit;
+ *   lbcycle_measure.c  the timed steps, the rank times, the fit;
+ *   lbcycle_phases.c   every phase's own work, its fit, the phase model;
+ *   lbcycle_window.c   a window of timed samples and its fit (the steps',
+ *                      each phase's);
  *   lbcycle_propose.c  the cell weights, the method's cuts, the load trace;
  *   lbcycle_decide.c   whether the proposed partition is worth its move;
  *   lbcycle_apply.c    the repartition with the data (and the even and
@@ -49,7 +52,7 @@ typedef struct {
   double miss, missed_of; /* run totals over the ranks and cycles predicted: |own CPU - predicted|, and the own CPU */
 } AmrLbPhase;
 
-struct AmrLb {
+struct _p_AmrLb {
   AmrLbOptions o;
   MPI_Comm comm;
   int size, rank;
@@ -68,6 +71,7 @@ struct AmrLb {
   lb_clock visit, mark, cycle_start;
   lb_phase_model measured_model; /* this cycle's, all phases (AmrLbPhasesRecord) */
   double predicted_next;    /* the model's time for the next cycle, NaN: none yet */
+  double predicted_next_ipct; /* and its I%, for the partition the step took (kept or new), NaN: none yet */
   double model_total, lost_s, gain_s; /* run totals: measured model time, its loss, modelled gain over the initial partition */
   double pending_gain;      /* the gain the model predicts for the next cycle */
   double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
@@ -107,7 +111,7 @@ extern const char *const amr_lb_weight_names[];
 
 /* A failure inside the balancer library after the options were accepted
  * is a bug, not bad input. */
-#define LB_CHECK(comm, call) \
+#define AMR_LB_CHECK(comm, call) \
   do { \
     lb_err e_ = (call); \
     PetscCheck(e_ == LB_OK, comm, PETSC_ERR_LIB, "balancer: %s", lb_errmsg()); \
@@ -127,14 +131,16 @@ static inline double amr_lb_vsum(int n, const double *x)
   return s;
 }
 
-/* measure: a window of samples and its fit (timing's steps, each phase's) */
+/* window: a window of samples and its fit (timing's steps, each phase's) */
 PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w);
 PetscErrorCode AmrLbWindowDestroy(AmrLbWindow *w);
 void AmrLbWindowReset(AmrLbWindow *w);
 PetscErrorCode AmrLbWindowAdd(AmrLb lb, AmrLbWindow *w, double t, const int64_t *counts);
-/* the cells per load type of this rank that the window's times belong to */
+/* window: time t added to the last sample (there must be one) */
+PetscErrorCode AmrLbWindowExtendLast(AmrLb lb, AmrLbWindow *w, double t);
+/* window: the cells per load type of this rank that the window's times belong to */
 void AmrLbWindowCounts(const AmrLb lb, const AmrLbWindow *w, double *mean);
-/* the least-squares fit of the window (collective); w->cost takes res->cost */
+/* window: the least-squares fit of the window (collective); w->cost takes res->cost */
 PetscErrorCode AmrLbWindowFit(AmrLb lb, AmrLbWindow *w, const double *mean, lb_weights_result *res);
 
 /* phases: a new cycle's clocks; a sample of the current phase closed with

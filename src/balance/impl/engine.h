@@ -51,6 +51,10 @@ struct lb_run {
   int npend, pend_cap;
   double *pend_total;      /* the total load at each of those iterations */
   int target_iteration;    /* first iteration found at the target, -1: none yet */
+  /* An LB_ACCOUNTED method's bytes (lb_run_account): the process's, and
+   * per rank (n entries, from the first superstep on) */
+  long long mem_proc, mem_proc_peak;
+  long long *mem, *mem_peak;
   /* MPI backend */
   MPI_Comm gcomm;
   double *sbuf, *rbuf;

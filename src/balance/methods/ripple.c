@@ -84,24 +84,50 @@
  * Only line fronts carry information: a message is its load followed by
  * pairs (k, f/n), one for every line whose front it is (k: the receiver's
  * distance from the line's root); fronts of equal k on one link start
- * identical schedules and are merged. */
+ * identical schedules and are merged.
+ *
+ * Memory: a rank keeps only its own out-links' schedules, each one entry
+ * for a whole run of steps (a Tortoise line start, a pass, a Hare line
+ * through the rank), summed at each step in the order they were made, so
+ * the amounts are bit for bit those of a table of every step.  Tortoise
+ * holds a few entries per link (its line starts; passes leave at once);
+ * Hare one per line front that passed the link and has steps left, at most
+ * one per step run so far and one per rank before it on the line (O(P) on
+ * a line where every rank forks, not the P steps times every edge of a
+ * table of the whole line).  A rank sends one message per link and step
+ * that carries load or fronts. */
 #include "balance/balance.h"
 
 #include <stdlib.h>
 
 #define MAX_KIDS 64
 
+/* What one out-link sends from step `first` to `last`: the amount a every
+ * step (Tortoise; a pass is a schedule of one step), or Hare's
+ * a / (t (t+1)) at line step t = t0 + (step - first). */
+typedef struct {
+  long long first, last;
+  double a;
+  int t0; /* 0: the amount a */
+} ripple_sched;
+
+/* An out-link's schedules in the order they were made: an amount is their
+ * sum in that order, as the whole-line table of steps summed them. */
+typedef struct {
+  ripple_sched *q;
+  int n, cap;
+} ripple_link;
+
 typedef struct {
   int hare;
-  int H;              /* table length (circular in time) */
-  double *T;          /* T[e*H + t mod H]: load to send on directed edge e at step t */
-  unsigned char *set; /* entry written since it was last sent */
-  long long *pending; /* per rank: entries set */
+  ripple_link *link;  /* per directed edge of a local rank, from xadj[lo] (made in superstep 0) */
+  int e0, nlinks;     /* xadj[lo], xadj[hi] - xadj[lo] */
   int slot_avg, slot_pending;
   double avg;
   int fcap;           /* hare: most fronts one message can carry */
   int *nfront;        /* hare: fronts leaving the rank being processed, per out-link */
   double *front;      /* hare: (k, f/n) pairs, fcap per out-link */
+  lb_run *run;        /* for the accounting of the links' schedules */
 } ripple_state;
 
 /* Where load that reached r from `from` (-1 at the source) goes next. */
@@ -129,18 +155,16 @@ static void ripple_destroy(void *p)
 {
   ripple_state *s = p;
   if (!s) return;
-  free(s->T);
-  free(s->set);
-  free(s->pending);
+  for (int i = 0; i < s->nlinks; i++) free(s->link[i].q);
+  free(s->link);
   free(s->nfront);
   free(s->front);
   free(s);
 }
 
-/* Table length and Hare's message size: both schedule at most one line
- * length ahead (a line root sends for as many steps as its line has ranks
- * after it); Hare's messages carry one front per line fork step when only
- * sources start lines, else one per distance. */
+/* Hare's message size: one front per line fork step when only sources
+ * start lines, else one per distance, at most one line length (and every
+ * line must carry equal subtrees). */
 static lb_err ripple_sizes(lb_run *run, ripple_state *s, const char *name)
 {
   const lb_graph *g = lb_run_graph(run);
@@ -154,7 +178,6 @@ static lb_err ripple_sizes(lb_run *run, ripple_state *s, const char *name)
       if (1 + v.beyond > longest) longest = 1 + v.beyond;
       if (v.omega > 1) sides = 1;
     }
-  s->H = longest;
   if (!s->hare) return LB_OK;
   int nfork = 1;
   for (int i = 0; i < p->ninject; i++) {
@@ -177,31 +200,54 @@ static lb_err ripple_setup_common(lb_run *run, void **state, int hare)
   if (!s) return lb_error(LB_ERR_MEM, "out of memory");
   *state = s;
   s->hare = hare;
+  s->run = run;
   lb_err err = ripple_sizes(run, s, name);
   if (err) return err;
-  size_t nd = 2 * (size_t)g->m + 1, msg = 1 + 2 * (size_t)s->fcap;
-  size_t cells = nd * (size_t)s->H + 2 * nd * msg;
-  if (cells > ((size_t)1 << 27))
-    return lb_error(LB_ERR_UNSUPPORTED, "%s tables for '%s' need %zu entries (more than 2^27)", name, g->spec, cells);
-  s->T = calloc(nd * (size_t)s->H, sizeof(double));
-  s->set = calloc(nd * (size_t)s->H, 1);
-  s->pending = calloc((size_t)g->n, sizeof(long long));
-  s->nfront = calloc((size_t)g->max_degree + 1, sizeof(int));
-  s->front = calloc(((size_t)g->max_degree + 1) * (2 * (size_t)s->fcap + 1), sizeof(double));
-  if (!s->T || !s->set || !s->pending || !s->nfront || !s->front) return lb_error(LB_ERR_MEM, "out of memory for Ripple tables");
+  size_t nfront = (size_t)g->max_degree + 1, fronts = nfront * (2 * (size_t)s->fcap + 1);
+  s->nfront = calloc(nfront, sizeof(int));
+  s->front = calloc(fronts, sizeof(double));
+  if (!s->nfront || !s->front) return lb_error(LB_ERR_MEM, "out of memory for Ripple's fronts");
+  lb_run_account(run, -1, (long long)(sizeof *s + nfront * sizeof(int) + fronts * sizeof(double)));
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot_avg))) return err;
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot_pending))) return err;
-  return lb_run_channels(run, (int)msg, 0);
+  return lb_run_channels(run, 1 + 2 * s->fcap, 0);
 }
 
 static lb_err tortoise_setup(lb_run *run, void **state) { return ripple_setup_common(run, state, 0); }
 static lb_err hare_setup(lb_run *run, void **state) { return ripple_setup_common(run, state, 1); }
 
-static void schedule(ripple_state *s, int r, int e, long long t, double amount)
+/* Local rank r's out-link e sends from step `first` to `last` (see
+ * ripple_sched); the link's table grows by half when full. */
+static lb_err schedule(ripple_state *s, int r, int e, long long first, long long last, double a, int t0)
 {
-  size_t i = (size_t)e * s->H + (size_t)(t % s->H);
-  s->T[i] += amount;
-  if (!s->set[i]) { s->set[i] = 1; s->pending[r]++; }
+  ripple_link *l = &s->link[e - s->e0];
+  if (l->n == l->cap) {
+    int cap = l->cap + l->cap / 2 + 2;
+    ripple_sched *q = realloc(l->q, (size_t)cap * sizeof *q);
+    if (!q) return lb_error(LB_ERR_MEM, "out of memory for a Ripple schedule table");
+    lb_run_account(s->run, r, (long long)(cap - l->cap) * (long long)sizeof *q);
+    l->q = q;
+    l->cap = cap;
+  }
+  l->q[l->n++] = (ripple_sched){first, last, a, t0};
+  return LB_OK;
+}
+
+/* What out-link l sends at `step`: its schedules' amounts summed in the
+ * order they were made (every schedule in the table covers the step), those
+ * that end now dropped. */
+static double take(ripple_link *l, long long step)
+{
+  double amount = 0;
+  int kept = 0;
+  for (int j = 0; j < l->n; j++) {
+    const ripple_sched *q = &l->q[j];
+    int t = q->t0 + (int)(step - q->first);
+    amount += q->t0 ? q->a / ((double)t * (t + 1)) : q->a;
+    if (q->last > step) l->q[kept++] = *q;
+  }
+  l->n = kept;
+  return amount;
 }
 
 /* Out-link i of the rank being processed gets front (k, unit). */
@@ -225,9 +271,8 @@ static lb_err hare_line(ripple_state *s, const lb_graph *g, int r, int next, lon
                         int k, int m, double w, double unit)
 {
   int e = lb_graph_edge(g, r, next);
-  double c = w * (m + 1) * (k + 1);
-  for (int t = k + 1; t <= m; t++) schedule(s, r, e, step + t - k - 1, c / ((double)t * (t + 1)));
-  return add_front(s, e - g->xadj[r], k + 1, unit);
+  lb_err err = m > k ? schedule(s, r, e, step, step + m - k - 1, w * (m + 1) * (k + 1), k + 1) : LB_OK;
+  return err ? err : add_front(s, e - g->xadj[r], k + 1, unit);
 }
 
 /* Start a line from r towards every child of v except `skip`. */
@@ -256,14 +301,15 @@ static lb_err hare_front(ripple_state *s, const lb_graph *g, int r, int from, lo
 
 /* Tortoise's S1 on every line leaving the source: one line rank's share
  * per step, for as many steps as the line has ranks. */
-static void tortoise_start_lines(ripple_state *s, const lb_graph *g, int r, const line_view *v, long long step, double unit)
+static lb_err tortoise_start_lines(ripple_state *s, const lb_graph *g, int r, const line_view *v, long long step, double unit)
 {
   line_view c;
-  for (int i = 0; i < v->nk; i++) {
+  lb_err err = LB_OK;
+  for (int i = 0; i < v->nk && !err; i++) {
     line_at(g, v->kid[i], r, &c);
-    int e = lb_graph_edge(g, r, v->kid[i]);
-    for (int a = 0; a <= c.beyond; a++) schedule(s, r, e, step + a, unit * c.omega);
+    err = schedule(s, r, lb_graph_edge(g, r, v->kid[i]), step, step + c.beyond, unit * c.omega, 0);
   }
+  return err;
 }
 
 /* Load injected before this step at any rank: it forks now, so a run that
@@ -276,6 +322,18 @@ static int injected_now(const lb_run *run)
   return 0;
 }
 
+/* Superstep 0 makes the tables of the local ranks' own out-links. */
+static lb_err make_links(lb_run *run, ripple_state *s, int lo, int hi)
+{
+  const lb_graph *g = lb_run_graph(run);
+  s->e0 = g->xadj[lo];
+  s->link = calloc((size_t)(g->xadj[hi] - s->e0) + 1, sizeof *s->link);
+  if (!s->link) return lb_error(LB_ERR_MEM, "out of memory for Ripple's links");
+  s->nlinks = g->xadj[hi] - s->e0;
+  for (int r = lo; r < hi; r++) lb_run_account(run, r, (long long)(g->xadj[r + 1] - g->xadj[r]) * (long long)sizeof *s->link);
+  return LB_OK;
+}
+
 static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 {
   ripple_state *s = state;
@@ -285,7 +343,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
   lb_err err;
   if (step == 0) {
     for (int r = lo; r < hi; r++) lb_reduce(run, s->slot_avg, 0, load[r]);
-    return LB_OK;
+    return make_links(run, s, lo, hi);
   }
   if (step == 1) s->avg = lb_reduced(run, s->slot_avg, 0) / n;
   else if (lb_reduced(run, s->slot_pending, 0) == 0 && !injected_now(run)) {
@@ -314,28 +372,24 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       line_at(g, r, g->adj[e], &v);
       int u = 0;
       for (int i = 0; i < v.nk; i++) u += v.size[i];
-      for (int i = 0; i < v.nk; i++) schedule(s, r, lb_graph_edge(g, r, v.kid[i]), step, rho * v.size[i] / (u + 1));
+      for (int i = 0; i < v.nk; i++)
+        if ((err = schedule(s, r, lb_graph_edge(g, r, v.kid[i]), step, step, rho * v.size[i] / (u + 1), 0))) return err;
     }
     /* S1: new load (the initial deviation, or injected load) forks here. */
     double f = step == 1 ? load[r] - s->avg : lb_run_injected(run, r);
     if (f != 0) {
       line_view v;
       line_at(g, r, -1, &v);
-      if (s->hare) { if ((err = hare_start_lines(s, g, r, &v, -1, step, f / n))) return err; }
-      else tortoise_start_lines(s, g, r, &v, step, f / n);
+      if ((err = s->hare ? hare_start_lines(s, g, r, &v, -1, step, f / n) : tortoise_start_lines(s, g, r, &v, step, f / n))) return err;
     }
-    /* S2: send what the tables hold for this step, with the new fronts. */
-    long long posted = 0;
+    /* S2: send what the tables hold for this step, with the new fronts;
+     * the run goes on while a table holds a later step. */
+    long long posted = 0, later = 0;
     for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) {
-      size_t i = (size_t)e * s->H + (size_t)(step % s->H);
       int nf = s->nfront[e - g->xadj[r]];
-      double amount = 0;
-      if (s->set[i]) {
-        amount = s->T[i];
-        s->T[i] = 0;
-        s->set[i] = 0;
-        s->pending[r]--;
-      }
+      ripple_link *l = &s->link[e - s->e0];
+      double amount = take(l, step);
+      later += l->n;
       if (amount == 0 && nf == 0) continue;
       double *msg = lb_msg_post(run, e, 1 + 2 * nf);
       msg[0] = amount;
@@ -346,7 +400,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
       posted++;
       moved = 1;
     }
-    lb_reduce(run, s->slot_pending, 0, (double)(s->pending[r] + posted));
+    lb_reduce(run, s->slot_pending, 0, (double)(later + posted));
   }
   lb_run_end_iteration(run, moved);
   return LB_OK;
@@ -355,7 +409,7 @@ static lb_err ripple_step(lb_run *run, void *state, int lo, int hi)
 const lb_method lb_method_ripple_tortoise = {
   .name = "ripple-tortoise",
   .summary = "Melhem et al. 1991 Ripple, Tortoise schedule (the source sends one line rank's share per step along each line of its tree)",
-  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
+  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT | LB_ACCOUNTED,
   .setup = tortoise_setup,
   .step = ripple_step,
   .destroy = ripple_destroy,
@@ -364,7 +418,7 @@ const lb_method lb_method_ripple_tortoise = {
 const lb_method lb_method_ripple_hare = {
   .name = "ripple-hare",
   .summary = "Melhem et al. 1991 Ripple, Hare schedule (each line spread evenly over the ranks reached, L <= f/t)",
-  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT,
+  .flags = LB_CONNECTED | LB_TERMINATES | LB_INJECT | LB_ACCOUNTED,
   .setup = hare_setup,
   .step = ripple_step,
   .destroy = ripple_destroy,

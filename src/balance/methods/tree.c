@@ -54,7 +54,21 @@
  * The choice is per run, not per vertex: where both sides are many, a
  * subtree may carry more entries than a per-subtree choice would.  The
  * flows of the result are the net units across each tree edge (what a cut
- * on a chain moves); the transfers say how the units really travel. */
+ * on a chain moves); the transfers say how the units really travel.
+ *
+ * Supersteps.  With h the tree's height, passes 1, 2 and 4 take h
+ * supersteps each and a piece of pass 3 climbs and descends at most h
+ * each, one superstep more per LIST_CHUNK pieces queued ahead of it on an
+ * edge: at most 5h + 2 plus those waits (on a line rooted at its centre
+ * h = P/2: 2.5 P with one supplier at an end, 1.5 P on random loads).
+ * The method is not neighbour-only (only the root knows when all is done),
+ * so every superstep costs the engine's two collectives, the reduction
+ * and the agreement on stop, error and progress, reported in
+ * `collectives`, and the whole exchange counts as one iteration: a count
+ * of supersteps would hit the iteration cap (the app's 1000) on a line of
+ * a few hundred ranks.  Memory: every process holds the BFS tree of all
+ * ranks (7 ints a rank, as it holds the graph); a rank its own record,
+ * its out-edges' and the pieces queued on them. */
 #include "balance/balance.h"
 
 #include <stdlib.h>
@@ -71,38 +85,55 @@ enum { TAG_COUNT = 1, TAG_PLACES, TAG_LIST, TAG_DONE };
 /* Suppliers with an amount of their units. */
 typedef struct { int *rank; long long *amount; int n, cap; } unit_list;
 
+/* What one rank keeps.  In the words of dir = +1; with dir = -1 "supply"
+ * is the consumers' travelling need and "need" the suppliers' excess. */
 typedef struct {
-  lb_tree t;
+  int got;               /* children heard from in pass 1, -1 once sent up */
+  int dones;             /* children that reported the end of their subtree's work */
+  double own_w, own_l;   /* subtree units as sent up; own units at the start */
+  double moved;          /* units received by consumers of the subtree, as reported */
+  long long target;      /* q or q+1 once pass 2 reached the rank, else -1 */
+  long long need;        /* own need (0 for a supplier) */
+  long long sint, dint;  /* supply and need within the subtree: own plus the children's */
+  long long spos, xpos;  /* supply units placed so far; units received from above */
+  char finished;         /* reported (or, at the root, stopped) */
+} tree_rank;
+
+/* What a rank keeps per out-edge (towards a child: that subtree's figures). */
+typedef struct {
+  double wsub;           /* child subtree's units */
+  double tier[TIERS];    /* its ranks in each TIERS class */
+  long long cnet;        /* child subtree's units minus its target */
+  unit_list queue;       /* pieces to send on the edge */
+  int qsent;             /* pieces of queue already sent */
+  int posted;            /* last superstep a message went on the edge */
+} tree_edge;
+
+typedef struct {
+  lb_tree t;             /* the whole BFS tree, on every process */
+  const int *rev;        /* the graph's reverse edges */
   int slot;
   long long q, rem;
-  size_t nd;             /* entries of the per-edge arrays */
-  int *down;             /* per rank: directed edge parent -> rank, -1 at the root */
   int dir;               /* +1: suppliers' names travel, -1: consumers' (chosen at the root) */
-  double *wsub;          /* per directed edge parent -> child: child subtree's units */
-  double *tier;          /* per directed edge parent -> child: its ranks in each TIERS class */
-  long long *cnet;       /* per directed edge parent -> child: child subtree's units minus its target */
-  int *got;              /* children heard from in pass 1, -1 once sent up */
-  double *own_w, *own_l; /* subtree units as sent up; own units at the start */
-  long long *target;     /* q or q+1 once pass 2 reached the rank, else -1 */
-  /* In the words of dir = +1; with dir = -1 "supply" is the consumers'
-   * travelling need and "need" the suppliers' excess. */
-  long long *need;       /* own need (0 for a supplier) */
-  long long *sint, *dint;/* supply and need within the subtree: own plus the children's */
-  long long *spos, *xpos;/* supply units placed so far; units received from above */
-  unit_list *queue;      /* per directed edge: pieces to send on it */
-  int *qsent;            /* per directed edge: pieces of queue already sent */
-  int *posted;           /* per directed edge: last superstep a message went on it */
-  int *dones;            /* children that reported the end of their subtree's work */
-  double *moved;         /* units received by consumers of the subtree, as reported */
-  char *finished;        /* reported (or, at the root, stopped) */
+  int lo, e0;            /* the first local rank, its first directed edge */
+  int nedge;             /* the local ranks' directed edges */
+  tree_rank *rank;       /* per local rank (made in superstep 0) */
+  tree_edge *edge;       /* per directed edge of a local rank */
 } tree_state;
+
+static tree_rank *rk(const tree_state *s, int r) { return &s->rank[r - s->lo]; }
+static tree_edge *ed(const tree_state *s, int e) { return &s->edge[e - s->e0]; }
+/* The directed edge from c's parent to c. */
+static int down_edge(const tree_state *s, int c) { return s->rev[s->t.up[c]]; }
 
 static void ul_free(unit_list *l) { free(l->rank); free(l->amount); }
 
-static lb_err ul_add(unit_list *l, int rank, long long amount)
+/* Local rank v's list l gets a piece; its growth is v's memory. */
+static lb_err ul_add(lb_run *run, int v, unit_list *l, int rank, long long amount)
 {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 4;
+    lb_run_account(run, v, (long long)(cap - l->cap) * (long long)(sizeof *l->rank + sizeof *l->amount));
     int *r = realloc(l->rank, (size_t)cap * sizeof *r);
     if (!r) return lb_error(LB_ERR_MEM, "out of memory for the tree's matchmaking lists");
     l->rank = r;
@@ -120,12 +151,10 @@ static void tree_destroy(void *p)
 {
   tree_state *s = p;
   if (!s) return;
-  if (s->queue)
-    for (size_t e = 0; e < s->nd; e++) ul_free(&s->queue[e]);
+  for (int i = 0; i < s->nedge; i++) ul_free(&s->edge[i].queue);
   lb_tree_free(&s->t);
-  free(s->down); free(s->wsub); free(s->tier); free(s->cnet); free(s->got); free(s->own_w); free(s->own_l);
-  free(s->target); free(s->need); free(s->sint); free(s->dint); free(s->spos); free(s->xpos);
-  free(s->queue); free(s->qsent); free(s->posted); free(s->dones); free(s->moved); free(s->finished);
+  free(s->rank);
+  free(s->edge);
   free(s);
 }
 
@@ -161,45 +190,37 @@ static lb_err tree_setup(lb_run *run, void **state)
   *state = s;
   lb_err err = lb_tree_bfs(g, centre(g), &s->t);
   if (err) return err;
-  size_t nd = 2 * (size_t)g->m + 1, n = (size_t)g->n;
-  s->down = malloc(n * sizeof(int));
-  s->wsub = calloc(nd, sizeof(double));
-  s->tier = calloc(nd * TIERS, sizeof(double));
-  s->cnet = calloc(nd, sizeof(long long));
-  s->got = calloc(n, sizeof(int));
-  s->own_w = calloc(n, sizeof(double));
-  s->own_l = calloc(n, sizeof(double));
-  s->target = malloc(n * sizeof(long long));
-  s->need = calloc(n, sizeof(long long));
-  s->sint = calloc(n, sizeof(long long));
-  s->dint = calloc(n, sizeof(long long));
-  s->spos = calloc(n, sizeof(long long));
-  s->xpos = calloc(n, sizeof(long long));
-  s->queue = calloc(nd, sizeof(unit_list));
-  s->nd = s->queue ? nd : 0;
-  s->qsent = calloc(nd, sizeof(int));
-  s->posted = malloc(nd * sizeof(int));
-  s->dones = calloc(n, sizeof(int));
-  s->moved = calloc(n, sizeof(double));
-  s->finished = calloc(n, 1);
-  if (!s->down || !s->wsub || !s->tier || !s->cnet || !s->got || !s->own_w || !s->own_l || !s->target || !s->need ||
-      !s->sint || !s->dint || !s->spos || !s->xpos || !s->queue || !s->qsent || !s->posted || !s->dones || !s->moved ||
-      !s->finished)
-    return lb_error(LB_ERR_MEM, "out of memory");
-  for (size_t r = 0; r < n; r++) {
-    s->target[r] = -1;
-    s->down[r] = s->t.up[r] >= 0 ? g->rev[s->t.up[r]] : -1;
-  }
-  for (size_t e = 0; e < nd; e++) s->posted[e] = -1;
+  s->rev = g->rev;
+  /* Every process holds the BFS tree of all ranks: 7 ints per rank. */
+  lb_run_account(run, -1, (long long)(sizeof *s + 7 * (size_t)g->n * sizeof(int)));
   if ((err = lb_run_reduction(run, LB_SUM, 1, &s->slot))) return err;
   return lb_run_channels(run, MSG_CAP, 0);
+}
+
+/* Superstep 0: the local ranks' and their out-edges' records. */
+static lb_err make_local(lb_run *run, tree_state *s, int lo, int hi)
+{
+  const lb_graph *g = lb_run_graph(run);
+  s->lo = lo;
+  s->e0 = g->xadj[lo];
+  s->rank = calloc((size_t)(hi - lo), sizeof *s->rank);
+  s->edge = calloc((size_t)(g->xadj[hi] - s->e0) + 1, sizeof *s->edge);
+  if (!s->rank || !s->edge) return lb_error(LB_ERR_MEM, "out of memory for the tree's ranks");
+  s->nedge = g->xadj[hi] - s->e0;
+  for (int r = lo; r < hi; r++) {
+    int deg = g->xadj[r + 1] - g->xadj[r];
+    rk(s, r)->target = -1;
+    for (int e = g->xadj[r]; e < g->xadj[r + 1]; e++) ed(s, e)->posted = -1;
+    lb_run_account(run, r, (long long)(sizeof(tree_rank) + (size_t)deg * sizeof(tree_edge)));
+  }
+  return LB_OK;
 }
 
 static int nchildren(const tree_state *s, int r) { return s->t.xchild[r + 1] - s->t.xchild[r]; }
 
 static double *post(lb_run *run, tree_state *s, int e, int len)
 {
-  s->posted[e] = lb_run_step(run);
+  ed(s, e)->posted = lb_run_step(run);
   return lb_msg_post(run, e, len);
 }
 
@@ -208,24 +229,24 @@ static double *post(lb_run *run, tree_state *s, int e, int len)
  * pieces passed down. */
 static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long long p)
 {
-  long long end = s->need[v];
+  long long end = rk(s, v)->need;
   if (p < end) {
     long long k = a < end - p ? a : end - p;
     if (s->dir > 0) lb_run_transfer(run, x, v, (double)k);
     else lb_run_transfer(run, v, x, (double)k);
     lb_run_load(run)[v] += s->dir * (double)k;
-    s->moved[v] += (double)k;
+    rk(s, v)->moved += (double)k;
     p += k;
     a -= k;
   }
   lb_err err = LB_OK;
   for (int i = s->t.xchild[v]; i < s->t.xchild[v + 1] && a > 0 && !err; i++) {
-    int e = s->down[s->t.child[i]];
-    if (s->cnet[e] >= 0) continue;
-    end -= s->cnet[e];
+    int e = down_edge(s, s->t.child[i]);
+    if (ed(s, e)->cnet >= 0) continue;
+    end -= ed(s, e)->cnet;
     if (p < end) {
       long long k = a < end - p ? a : end - p;
-      err = ul_add(&s->queue[e], x, k);
+      err = ul_add(run, v, &ed(s, e)->queue, x, k);
       p += k;
       a -= k;
     }
@@ -237,17 +258,17 @@ static lb_err place(lb_run *run, tree_state *s, int v, int x, long long a, long 
  * subtree has in excess goes up first, the rest meets v's need line. */
 static lb_err supply(lb_run *run, tree_state *s, int v, int x, long long a)
 {
-  long long N = s->sint[v] - s->dint[v];
+  long long N = rk(s, v)->sint - rk(s, v)->dint;
   lb_err err = LB_OK;
-  if (N > 0 && s->spos[v] < N) {
-    long long k = a < N - s->spos[v] ? a : N - s->spos[v];
-    err = ul_add(&s->queue[s->t.up[v]], x, k);
-    s->spos[v] += k;
+  if (N > 0 && rk(s, v)->spos < N) {
+    long long k = a < N - rk(s, v)->spos ? a : N - rk(s, v)->spos;
+    err = ul_add(run, v, &ed(s, s->t.up[v])->queue, x, k);
+    rk(s, v)->spos += k;
     a -= k;
   }
   if (a > 0 && !err) {
-    err = place(run, s, v, x, a, s->spos[v] - (N > 0 ? N : 0));
-    s->spos[v] += a;
+    err = place(run, s, v, x, a, rk(s, v)->spos - (N > 0 ? N : 0));
+    rk(s, v)->spos += a;
   }
   return err;
 }
@@ -265,38 +286,38 @@ static int tier_of(const tree_state *s, double l)
 static lb_err hand_out(lb_run *run, tree_state *s, int r, long long extra)
 {
   double *flow = lb_run_flow(run);
-  int c0 = s->t.xchild[r], nc = nchildren(s, r), self = 0, mine = tier_of(s, s->own_l[r]);
+  int c0 = s->t.xchild[r], nc = nchildren(s, r), self = 0, mine = tier_of(s, rk(s, r)->own_l);
   long long left = extra;
   /* cnet holds each child's places at q+1 until its net is known. */
-  for (int i = 0; i < nc; i++) s->cnet[s->down[s->t.child[c0 + i]]] = 0;
+  for (int i = 0; i < nc; i++) ed(s, down_edge(s, s->t.child[c0 + i]))->cnet = 0;
   for (int k = 0; k < TIERS && left > 0; k++) {
     if (mine == k) { self = 1; left--; }
     for (int i = 0; i < nc && left > 0; i++) {
-      int e = s->down[s->t.child[c0 + i]];
-      long long count = (long long)s->tier[(size_t)e * TIERS + k], take = count < left ? count : left;
-      s->cnet[e] += take;
+      int e = down_edge(s, s->t.child[c0 + i]);
+      long long count = (long long)ed(s, e)->tier[k], take = count < left ? count : left;
+      ed(s, e)->cnet += take;
       left -= take;
     }
   }
-  s->target[r] = s->q + self;
-  long long own = s->dir * ((long long)s->own_l[r] - s->target[r]);
-  s->need[r] = own < 0 ? -own : 0;
-  s->sint[r] = own > 0 ? own : 0;
-  s->dint[r] = s->need[r];
+  rk(s, r)->target = s->q + self;
+  long long own = s->dir * ((long long)rk(s, r)->own_l - rk(s, r)->target);
+  rk(s, r)->need = own < 0 ? -own : 0;
+  rk(s, r)->sint = own > 0 ? own : 0;
+  rk(s, r)->dint = rk(s, r)->need;
   for (int i = 0; i < nc; i++) {
-    int c = s->t.child[c0 + i], e = s->down[c];
+    int c = s->t.child[c0 + i], e = down_edge(s, c);
     double *msg = post(run, s, e, 3);
     msg[0] = TAG_PLACES;
-    msg[1] = (double)s->cnet[e];
+    msg[1] = (double)ed(s, e)->cnet;
     msg[2] = s->dir;
-    long long target = s->t.size[c] * s->q + s->cnet[e];
-    flow[e] += (double)target - s->wsub[e];
-    s->cnet[e] = s->dir * ((long long)s->wsub[e] - target);
-    if (s->cnet[e] > 0) s->sint[r] += s->cnet[e];
-    else s->dint[r] -= s->cnet[e];
+    long long target = s->t.size[c] * s->q + ed(s, e)->cnet;
+    flow[e] += (double)target - ed(s, e)->wsub;
+    ed(s, e)->cnet = s->dir * ((long long)ed(s, e)->wsub - target);
+    if (ed(s, e)->cnet > 0) rk(s, r)->sint += ed(s, e)->cnet;
+    else rk(s, r)->dint -= ed(s, e)->cnet;
   }
   if (own <= 0) return LB_OK;
-  lb_run_load(run)[r] = (double)s->target[r];
+  lb_run_load(run)[r] = (double)rk(s, r)->target;
   return supply(run, s, r, r, own);
 }
 
@@ -305,14 +326,14 @@ static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *ms
   lb_err err = LB_OK;
   switch ((int)msg[0]) {
   case TAG_COUNT:
-    s->wsub[e] = msg[1];
-    for (int k = 0; k < TIERS; k++) s->tier[(size_t)e * TIERS + k] = msg[2 + k];
-    s->got[r]++;
+    ed(s, e)->wsub = msg[1];
+    for (int k = 0; k < TIERS; k++) ed(s, e)->tier[k] = msg[2 + k];
+    rk(s, r)->got++;
     break;
   case TAG_PLACES: {
     long long extra = (long long)msg[1];
     s->dir = (int)msg[2];
-    lb_run_flow(run)[e] -= (double)(s->t.size[r] * s->q + extra) - s->own_w[r];
+    lb_run_flow(run)[e] -= (double)(s->t.size[r] * s->q + extra) - rk(s, r)->own_w;
     err = hand_out(run, s, r, extra);
     break;
   }
@@ -321,16 +342,16 @@ static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *ms
       int x = (int)msg[2 + 2 * i];
       long long a = (long long)msg[3 + 2 * i];
       if (e == s->t.up[r]) { /* from above: the end of the need line */
-        err = place(run, s, r, x, a, s->sint[r] + s->xpos[r]);
-        s->xpos[r] += a;
+        err = place(run, s, r, x, a, rk(s, r)->sint + rk(s, r)->xpos);
+        rk(s, r)->xpos += a;
       } else {
         err = supply(run, s, r, x, a);
       }
     }
     break;
   default: /* TAG_DONE */
-    s->dones[r]++;
-    s->moved[r] += msg[1];
+    rk(s, r)->dones++;
+    rk(s, r)->moved += msg[1];
   }
   return err;
 }
@@ -338,19 +359,19 @@ static lb_err receive(lb_run *run, tree_state *s, int r, int e, const double *ms
 /* Sends the next pieces queued on r's tree edge e; 1 if some are left. */
 static int flush(lb_run *run, tree_state *s, int e)
 {
-  unit_list *l = &s->queue[e];
-  if (s->qsent[e] == l->n) return 0;
-  if (s->posted[e] == lb_run_step(run)) return 1;
-  int k = l->n - s->qsent[e] < LIST_CHUNK ? l->n - s->qsent[e] : LIST_CHUNK;
+  unit_list *l = &ed(s, e)->queue;
+  if (ed(s, e)->qsent == l->n) return 0;
+  if (ed(s, e)->posted == lb_run_step(run)) return 1;
+  int k = l->n - ed(s, e)->qsent < LIST_CHUNK ? l->n - ed(s, e)->qsent : LIST_CHUNK;
   double *msg = post(run, s, e, 2 + 2 * k);
   msg[0] = TAG_LIST;
   msg[1] = k;
   for (int i = 0; i < k; i++) {
-    msg[2 + 2 * i] = l->rank[s->qsent[e] + i];
-    msg[3 + 2 * i] = (double)l->amount[s->qsent[e] + i];
+    msg[2 + 2 * i] = l->rank[ed(s, e)->qsent + i];
+    msg[3 + 2 * i] = (double)l->amount[ed(s, e)->qsent + i];
   }
-  s->qsent[e] += k;
-  return s->qsent[e] < l->n;
+  ed(s, e)->qsent += k;
+  return ed(s, e)->qsent < l->n;
 }
 
 static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
@@ -362,13 +383,13 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
   lb_err err = LB_OK;
   if (step == 0) {
     for (int r = lo; r < hi; r++) lb_reduce(run, s->slot, 0, load[r]);
-    return LB_OK;
+    return make_local(run, s, lo, hi);
   }
   if (step == 1) {
     long long W = (long long)lb_reduced(run, s->slot, 0);
     s->q = W / g->n;
     s->rem = W % g->n;
-    for (int r = lo; r < hi; r++) s->own_l[r] = load[r];
+    for (int r = lo; r < hi; r++) rk(s, r)->own_l = load[r];
   }
   for (int r = lo; r < hi && !err; r++) {
     for (int e = g->xadj[r]; e < g->xadj[r + 1] && !err; e++) {
@@ -377,16 +398,16 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
     }
     if (err) break;
     int nc = nchildren(s, r), up = s->t.up[r];
-    if (s->got[r] == nc) {
-      double w = s->own_l[r], tc[TIERS] = {0};
-      tc[tier_of(s, s->own_l[r])] = 1;
+    if (rk(s, r)->got == nc) {
+      double w = rk(s, r)->own_l, tc[TIERS] = {0};
+      tc[tier_of(s, rk(s, r)->own_l)] = 1;
       for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) {
-        int e = s->down[s->t.child[i]];
-        w += s->wsub[e];
-        for (int k = 0; k < TIERS; k++) tc[k] += s->tier[(size_t)e * TIERS + k];
+        int e = down_edge(s, s->t.child[i]);
+        w += ed(s, e)->wsub;
+        for (int k = 0; k < TIERS; k++) tc[k] += ed(s, e)->tier[k];
       }
-      s->got[r] = -1;
-      s->own_w[r] = w;
+      rk(s, r)->got = -1;
+      rk(s, r)->own_w = w;
       if (r == s->t.root) {
         /* Suppliers: ranks above q that keep no unit; consumers: ranks below
          * q and those at q that get a place.  The fewer travel. */
@@ -403,19 +424,19 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
       if (err) break;
     }
     int pending = up >= 0 && flush(run, s, up);
-    for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) pending |= flush(run, s, s->down[s->t.child[i]]);
-    long long N = s->sint[r] - s->dint[r];
-    if (s->finished[r] || pending || s->target[r] < 0 || s->spos[r] < s->sint[r] || (N < 0 && s->xpos[r] < -N) || s->dones[r] < nc)
+    for (int i = s->t.xchild[r]; i < s->t.xchild[r + 1]; i++) pending |= flush(run, s, down_edge(s, s->t.child[i]));
+    long long N = rk(s, r)->sint - rk(s, r)->dint;
+    if (rk(s, r)->finished || pending || rk(s, r)->target < 0 || rk(s, r)->spos < rk(s, r)->sint || (N < 0 && rk(s, r)->xpos < -N) || rk(s, r)->dones < nc)
       continue;
     if (r == s->t.root) {
-      s->finished[r] = 1;
-      lb_run_end_iteration(run, s->moved[r] > 0);
+      rk(s, r)->finished = 1;
+      lb_run_end_iteration(run, rk(s, r)->moved > 0);
       lb_run_stop(run, LB_STOP_CONVERGED);
-    } else if (s->posted[up] != step) {
+    } else if (ed(s, up)->posted != step) {
       double *msg = post(run, s, up, 2);
       msg[0] = TAG_DONE;
-      msg[1] = s->moved[r];
-      s->finished[r] = 1;
+      msg[1] = rk(s, r)->moved;
+      rk(s, r)->finished = 1;
     }
   }
   return err;
@@ -424,7 +445,7 @@ static lb_err tree_step(lb_run *run, void *state, int lo, int hi)
 const lb_method lb_method_tree = {
   .name = "tree",
   .summary = "Langer 2014: spanning-tree passes, suppliers matched with consumers, each unit sent once, fewest migrations",
-  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT,
+  .flags = LB_INTEGRAL | LB_CONNECTED | LB_TERMINATES | LB_DIRECT | LB_ACCOUNTED,
   .setup = tree_setup,
   .step = tree_step,
   .destroy = tree_destroy,

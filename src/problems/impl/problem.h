@@ -2,17 +2,14 @@
  * The private side of the problem interface (problems/problem.h), as in
  * PETSc's impl headers: the ops table a problem fills in and the instance's
  * struct.  Included by the implementations in src/problems and by the cycle
- * in src/app, which runs the ops; nowhere else.
+ * in src/app, which reads the instance's state; nowhere else.  The ops are
+ * called only through problem.h's functions (problem.c).
  *
  * Compiled for 2D and 3D (P4_TO_P8). */
 #ifndef AMR_PROBLEMS_IMPL_PROBLEM_H
 #define AMR_PROBLEMS_IMPL_PROBLEM_H
 
 #include "problems/problem.h"
-#include "util/json.h"
-#include "mesh/checkpoint.h"
-#include "mesh/p4est_dim.h"
-#include "mesh/vtk.h"
 
 /** Most per-cell fields and VTK fields one problem has. */
 #define AMR_PROBLEM_MAX_FIELDS 4
@@ -126,6 +123,7 @@ struct _p_AmrProblem {
   double ksp_cpu, ksp_wall; /**< this rank's KSPSolve time in the last solve, thread CPU and wall s (NaN: the problem has no linear solve) */
   int nfields;
   AmrProblemField field[AMR_PROBLEM_MAX_FIELDS];
+  PetscBool set_up;       /**< AmrProblemSetUp ran (once: it registers the fields) */
   /* set by the cycle */
   AmrWorkLogger log;
   void *log_ctx;
