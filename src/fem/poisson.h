@@ -136,10 +136,4 @@ Mat FemPoissonMatrix(FemPoisson fp);
 void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outc[],
                         int nin, const p4est_quadrant_t *in[], double *inc[]);
 
-/** Sets the options database's defaults for BoomerAMG (HMIS coarsening,
- *  interpolation interp with at most p_max weights per row) under prefix,
- *  where not given: for every 3D solver preconditioned by hypre and the
- *  SIPG pressure's coarse space. */
-PetscErrorCode FemHypreDefaults(const char *prefix, const char *interp, int p_max);
-
 #endif

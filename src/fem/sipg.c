@@ -20,7 +20,7 @@
 
 #include "fem/femutil.h"
 #include "fem/impl/sipg.h"
-#include "fem/poisson.h"
+#include "fem/impl/hypre.h"
 #include "fem/qelem.h"
 #include "mesh/geom.h"
 #include "util/options.h"

@@ -17,7 +17,7 @@
  * 3D.
  */
 #include "fem/impl/sipg.h"
-#include "fem/poisson.h"
+#include "fem/impl/hypre.h"
 
 #define VN P4EST_CHILDREN
 
