@@ -13,7 +13,7 @@
 #include "fem/qelem.h"
 #include "fem/pde.h"
 
-typedef struct fem_poisson *FemPoisson;
+typedef struct _p_FemPoisson *FemPoisson;
 
 /** How the operator is applied: the assembled MPIAIJ matrix, or cell by
  *  cell with sum factorisation on the tensor Gauss points. */

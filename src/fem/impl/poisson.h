@@ -10,10 +10,10 @@
 /* The face codes of a 2D (3D) element fit in 4 (9) bits. */
 #define FEM_NCODES (1 << (P4EST_DIM == 2 ? 4 : 9))
 
-typedef struct fem_poisson_mf *FemPoissonMF;
-typedef struct fem_poisson_mg *FemPoissonMG;
+typedef struct _p_FemPoissonMF *FemPoissonMF;
+typedef struct _p_FemPoissonMG *FemPoissonMG;
 
-struct fem_poisson {
+struct _p_FemPoisson {
   MPI_Comm comm;
   const FemProblem *prob;
   FemQElem qe;
