@@ -47,14 +47,28 @@
  * intact like any other kill.  Memory: a copy of the local quadrants with
  * all their cell data while the forest is saved.  Call
  * AmrCheckpointCommit() next; AmrCheckpointWrite() does both.
+ * \param[in] prefix the set's path prefix P
+ * \param[in] p4est the forest with its quadrant data
+ * \param[in] nfields arrays kept outside the forest
+ * \param[in] fields those arrays
+ * \param[in] st the state record (rank 0's is written)
  */
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
 /** Make the staged set of prefix current (rename P.manifest.new over
- *  P.manifest) and remove the files of the set it replaced; collective. */
+ *  P.manifest) and remove the files of the set it replaced; collective.
+ *  \param[in] comm the ranks that wrote
+ *  \param[in] prefix the set's path prefix P
+ */
 PetscErrorCode AmrCheckpointCommit(MPI_Comm comm, const char *prefix);
 
-/** AmrCheckpointStage() then AmrCheckpointCommit(). */
+/** AmrCheckpointStage() then AmrCheckpointCommit().
+ *  \param[in] prefix the set's path prefix P
+ *  \param[in] p4est the forest with its quadrant data
+ *  \param[in] nfields arrays kept outside the forest
+ *  \param[in] fields those arrays
+ *  \param[in] st the state record
+ */
 PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
 /**
@@ -69,6 +83,15 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
  * *conn_out (the caller destroys it after the forest).  fields[f].data
  * receive PetscMalloc'd arrays of the local cells (any previous array is
  * freed); *st the state record.  The forest's user_pointer is NULL.
+ * \param[in] comm the ranks that read (any number)
+ * \param[in] prefix the set's path prefix P
+ * \param[in] conn the run's coarse mesh, or NULL
+ * \param[in] data_size bytes of quadrant data expected
+ * \param[in] nfields arrays expected outside the forest
+ * \param[in,out] fields their sizes; their data are replaced
+ * \param[out] p4est the forest
+ * \param[out] conn_out the loaded connectivity when conn is NULL
+ * \param[out] st the state record
  */
 PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
                                  p4est_t **p4est, p4est_connectivity_t **conn_out, AmrCkpState *st);
@@ -77,7 +100,11 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
  *  comm, after verifying its manifest (dimension, version) and the state
  *  file's size and checksums: what a restart needs to know (the options
  *  and the per-cell layout of the run) before it can read the forest.
- *  Errors as AmrCheckpointRead. */
+ *  Errors as AmrCheckpointRead.
+ *  \param[in] comm the ranks that read
+ *  \param[in] prefix the set's path prefix P
+ *  \param[out] st the state record
+ */
 PetscErrorCode AmrCheckpointReadState(MPI_Comm comm, const char *prefix, AmrCkpState *st);
 
 #endif
