@@ -1,4 +1,4 @@
-/* Checkpoint sets (src/mesh/checkpoint.c) on a non-uniformly refined forest
+/* Checkpoint sets (src/mesh/checkpoint*.c) on a non-uniformly refined forest
  * whose every cell carries data derived from its own coordinates: quadrant
  * data and two outside arrays (8 and 12 bytes per cell), so that a reader
  * on any number of ranks can recompute what each of its cells must hold.

@@ -1,7 +1,9 @@
 #ifndef AMRDLB_FEM_POISSON_IMPL_H
 #define AMRDLB_FEM_POISSON_IMPL_H
 
-/* Private to the Poisson discretisation (poisson.c), its matrix-free
+/* Private to the Poisson discretisation (poisson.c, with its element
+ * kernels poisson_elem.c, assembly poisson_assemble.c, estimators
+ * poisson_estimate.c and transfer poisson_transfer.c), its matrix-free
  * operator (poisson_mf.c) and its multigrid (poisson_mg.c): the object
  * itself and the element helpers they share. */
 
