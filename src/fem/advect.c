@@ -227,7 +227,11 @@ static void rk_step(FemAdvect adv, double dt)
   const size_t n = (size_t)adv->nlocal * nb;
   double phi = 0; /* outflow accumulated by the stages */
   /* a step's own work is its time minus its waits in ghost exchanges:
-   * MPI spins while it waits, so CPU time alone would count them too */
+   * MPI spins while it waits, so CPU time alone would count them too.
+   * This count is FemAdvectWorkTime's (the timing weights, the report's
+   * rank times); the phase model takes its own from the MPI profiling
+   * layer (balance/lbclock.h) and never reads it, so nothing is
+   * subtracted twice */
   double c0, w0, c1, w1;
   const double waitc = adv->wait_cpu, waitw = adv->wait_wall;
   FemClocks(&c0, &w0);
