@@ -45,41 +45,19 @@ static int line_foreign(const AmrCycle cyc, const char *line)
 static int report_kept(AmrCycle cyc, long *whole, long *keep, long *partial, int *foreign)
 {
   struct stat sb;
-  FILE *old;
   char *text = NULL, *last;
-  size_t len = 0, cap = 0, n = 1;
-  int err = 0, fd;
+  size_t len = 0;
+  int err = 0;
 
   *whole = -1;
   *keep = *partial = 0;
   *foreign = 0;
   if (cyc->first <= 0) return 0;
-  err = AmrFileOpen(cyc->adapt.report, O_RDONLY, 1, &fd);
-  if (err == ENOENT) return 0;
-  if (err) return err;
-  if (!(old = fdopen(fd, "r"))) {
-    err = errno;
-    close(fd);
-    return err;
-  }
   /* a device (/dev/null) holds no records to continue */
-  if (fstat(fileno(old), &sb) || !S_ISREG(sb.st_mode)) {
-    fclose(old);
-    return 0;
-  }
-  while (!err && n > 0) {
-    if (len + 1 >= cap) {
-      char *more = realloc(text, 2 * cap + 65536);
-      if (!more) err = ENOMEM;
-      if (more) text = more, cap = 2 * cap + 65536;
-    }
-    if (!err) n = fread(text + len, 1, cap - len - 1, old);
-    if (!err) len += n;
-  }
-  if (!err && ferror(old)) err = errno ? errno : EIO;
-  fclose(old);
+  if (!stat(cyc->adapt.report, &sb) && S_ISCHR(sb.st_mode)) return 0;
+  err = AmrFileRead(cyc->adapt.report, 1, &text, &len);
+  if (err == ENOENT) return 0;
   if (!err) {
-    text[len] = '\0';
     *whole = 0;
     /* what follows the last newline is a record that a kill or a full
      * disk cut: a restart must not append to it */

@@ -13,7 +13,7 @@
 #include "fem/qelem.h"
 #include "fem/pde.h"
 
-typedef struct fem_poisson *FemPoisson;
+typedef struct _p_FemPoisson *FemPoisson;
 
 /** How the operator is applied: the assembled MPIAIJ matrix, or cell by
  *  cell with sum factorisation on the tensor Gauss points. */
@@ -135,11 +135,5 @@ Mat FemPoissonMatrix(FemPoisson fp);
  *  quadrants whose coefficients are filled by interpolation. */
 void FemPoissonTransfer(void *ctx, int nout, const p4est_quadrant_t *out[], const double *outc[],
                         int nin, const p4est_quadrant_t *in[], double *inc[]);
-
-/** Sets the options database's defaults for BoomerAMG (HMIS coarsening,
- *  interpolation interp with at most p_max weights per row) under prefix,
- *  where not given: for every 3D solver preconditioned by hypre and the
- *  SIPG pressure's coarse space. */
-PetscErrorCode FemHypreDefaults(const char *prefix, const char *interp, int p_max);
 
 #endif

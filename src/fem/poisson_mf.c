@@ -51,7 +51,7 @@ typedef struct {
   double *val;
 } Hanging;
 
-struct fem_poisson_mf {
+struct _p_FemPoissonMF {
   FemPoisson fp;
   int n;                                /* nodes = Gauss points per direction */
   double B[FEM_MAX_N1 * FEM_MAX_N1];    /* B[q*n+i]: 1D basis function i at point q */

@@ -37,7 +37,7 @@ typedef struct {
   Mat P;               /* shell: MatMult prolongs, MatMultTranspose restricts */
 } Transfer;
 
-struct fem_poisson_mg {
+struct _p_FemPoissonMG {
   FemPoisson fp;       /* the finest level (not owned) */
   int nlev;
   FemPoisson *lev;     /* coarsest first; lev[nlev - 1] == fp */

@@ -20,7 +20,7 @@
 
 #include "fem/femutil.h"
 #include "fem/impl/sipg.h"
-#include "fem/poisson.h"
+#include "fem/impl/hypre.h"
 #include "fem/qelem.h"
 #include "mesh/geom.h"
 #include "util/options.h"
@@ -319,147 +319,6 @@ PetscErrorCode FemSipgCreate(MPI_Comm comm, const FemProblem *prob, FemSipgPerme
   PetscFunctionReturn(0);
 }
 
-/* The matrix is block-sparse (MATBAIJ) with a cell's VN unknowns as one
- * block: Gauss-Seidel then sweeps cell by cell, each cell's VN x VN
- * diagonal block inverted (a stronger smoother than point sweeps), over
- * arrays with one column index per block; the mission run's pressure took
- * 0.92 of the time of the point-wise matrix on one rank and the 3D
- * heterogeneous run's 0.89, with as many CG iterations or one fewer.
- * PETSc writes its block kernels out for sizes up to 7 and takes the
- * general ones for 8, yet blocks of 4 (a 3D cell's two layers) did not
- * pay: the uniform level-5 forest's pressure 0.93 of the time, but the
- * 3D heterogeneous run's 1.07 (2 ranks) and 1.16 (1 rank) of it, with
- * 18 MB more peak memory on 1 rank (3-5 runs each, alternating).  Its
- * pattern is known from the face list (a cell and the cells across its
- * faces) and handed over in one call per block row, and the cells' and
- * faces' blocks are then added straight into its value arrays: inserting
- * them through MatSetValues searched every row for every block (8% of the
- * mission run).  The entries are summed in the order of the assembly
- * (cell terms, then the faces' in point order), so a run's matrix is the
- * same bit for bit on any rank count, and no second copy of its values is
- * held (the 3D heterogeneous run's peak RSS is at the assembly). */
-typedef struct {
-  PetscInt *ncols;  /* per local cell: the cells its rows couple to */
-  PetscInt *cols;   /* per local cell, from its offset: those cells' global numbers, sorted */
-  PetscInt *offset; /* per local cell: its first entry in cols; the last is the total */
-  PetscInt cstart, cend; /* the local cells' global numbers */
-  Mat part[2];           /* the diagonal part and the off-diagonal one (absent on one rank) */
-  const PetscInt *ia[2], *ja[2], *garray; /* their block rows and local block columns; the latter's global cells */
-  PetscInt ngarray;
-  PetscScalar *a[2];
-} Csr;
-
-/* Whether point p is the first of an interior face's points between its
- * two cells (two faces between the same two cells, a forest that wraps
- * around, count once). */
-static int first_of_pair(const FemAdvectFacePoint *pts, size_t p)
-{
-  const FemAdvectFacePoint *f = &pts[p];
-  return f->b.quad && !(p > 0 && pts[p - 1].b.quad && pts[p - 1].a.cell == f->a.cell && pts[p - 1].b.cell == f->b.cell);
-}
-
-/* The pattern (first_of_pair) and s->A on it, all values 0. */
-static PetscErrorCode csr_create(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, PetscInt first, Csr *m)
-{
-  const size_t nl = (size_t)s->nlocal;
-  PetscInt *fill, n;
-  PetscBool seq, done;
-
-  PetscFunctionBeginUser;
-  PetscCall(PetscMemzero(m, sizeof *m));
-  m->cstart = first;
-  m->cend = first + (PetscInt)nl;
-  PetscCall(PetscCalloc2(nl + 1, &m->ncols, nl + 1, &m->offset));
-  PetscCall(PetscCalloc1(nl + 1, &fill));
-  for (size_t K = 0; K < nl; K++) m->ncols[K] = 1;
-  for (size_t p = 0; p < npts; p++) {
-    const FemAdvectFacePoint *f = &pts[p];
-    if (!first_of_pair(pts, p)) continue;
-    if (f->a_local) m->ncols[f->a.cell]++;
-    if (f->b_local) m->ncols[f->b.cell]++;
-  }
-  for (size_t K = 0; K < nl; K++) m->offset[K + 1] = m->offset[K] + m->ncols[K];
-  PetscCall(PetscMalloc1(m->offset[nl] + 1, &m->cols));
-  for (size_t K = 0; K < nl; K++) m->cols[m->offset[K] + fill[K]++] = first + (PetscInt)K;
-  for (size_t p = 0; p < npts; p++) {
-    const FemAdvectFacePoint *f = &pts[p];
-    if (!first_of_pair(pts, p)) continue;
-    if (f->a_local) m->cols[m->offset[f->a.cell] + fill[f->a.cell]++] = (PetscInt)gidx[f->b.cell];
-    if (f->b_local) m->cols[m->offset[f->b.cell] + fill[f->b.cell]++] = (PetscInt)gidx[f->a.cell];
-  }
-  PetscCall(PetscFree(fill));
-  /* the block rows' lengths become the deduplicated ones, in place */
-  for (size_t K = 0; K < nl; K++) {
-    PetscCall(PetscSortRemoveDupsInt(&m->ncols[K], m->cols + m->offset[K]));
-    if (K) PetscCall(PetscArraymove(m->cols + m->offset[K - 1] + m->ncols[K - 1], m->cols + m->offset[K], m->ncols[K]));
-    if (K) m->offset[K] = m->offset[K - 1] + m->ncols[K - 1];
-  }
-  m->offset[nl] = nl ? m->offset[nl - 1] + m->ncols[nl - 1] : 0;
-
-  n = (PetscInt)nl * VN;
-  PetscCall(MatCreate(s->comm, &s->A));
-  PetscCall(MatSetSizes(s->A, n, n, PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetType(s->A, MATBAIJ));
-  /* on one rank the global cell numbers are the local ones */
-  PetscCall(MatSeqBAIJSetPreallocationCSR(s->A, VN, m->offset, m->cols, NULL));
-  PetscCall(MatMPIBAIJSetPreallocationCSR(s->A, VN, m->offset, m->cols, NULL));
-  PetscCall(MatSetOption(s->A, MAT_SYMMETRIC, PETSC_TRUE));
-
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)s->A, MATSEQBAIJ, &seq));
-  if (seq) m->part[0] = s->A;
-  else {
-    PetscCall(MatMPIBAIJGetSeqBAIJ(s->A, &m->part[0], &m->part[1], &m->garray));
-    PetscCall(MatGetSize(m->part[1], NULL, &m->ngarray));
-    m->ngarray /= VN;
-  }
-  for (int x = 0; x < 2 && m->part[x]; x++) {
-    /* the block structure (blockcompressed) */
-    PetscCall(MatGetRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_TRUE, &n, &m->ia[x], &m->ja[x], &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: the matrix's rows are not accessible");
-    PetscCall(MatSeqBAIJGetArray(m->part[x], &m->a[x]));
-  }
-  PetscFunctionReturn(0);
-}
-
-/* Adds the VN x VN block blk (row-major) to the block of local cell K's
- * rows and the columns of the cell numbered gcell (BAIJ stores a block
- * column by column). */
-static PetscErrorCode csr_add(Csr *m, size_t K, PetscInt gcell, const double *blk)
-{
-  const int x = gcell >= m->cstart && gcell < m->cend ? 0 : 1;
-  PetscInt lcol = gcell - m->cstart, pos;
-
-  PetscFunctionBeginUser;
-  if (x) PetscCall(PetscFindInt(gcell, m->ngarray, m->garray, &lcol));
-  PetscCheck(lcol >= 0 && m->part[x], PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: cell %" PetscInt_FMT " is not in the pattern", gcell);
-  const PetscInt start = m->ia[x][K];
-  PetscCall(PetscFindInt(lcol, m->ia[x][K + 1] - start, m->ja[x] + start, &pos));
-  PetscCheck(pos >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SIPG: cell %" PetscInt_FMT " is not in the pattern of local cell %zu", gcell, K);
-  PetscScalar *v = m->a[x] + (start + pos) * VN * VN;
-  for (int i = 0; i < VN; i++)
-    for (int j = 0; j < VN; j++) v[j * VN + i] += blk[i * VN + j];
-  PetscFunctionReturn(0);
-}
-
-/* Hands the values back to s->A and frees the pattern. */
-static PetscErrorCode csr_finish(FemSipg s, Csr *m)
-{
-  PetscInt n;
-  PetscBool done;
-
-  PetscFunctionBeginUser;
-  for (int x = 0; x < 2 && m->part[x]; x++) {
-    PetscCall(MatSeqBAIJRestoreArray(m->part[x], &m->a[x]));
-    PetscCall(MatRestoreRowIJ(m->part[x], 0, PETSC_FALSE, PETSC_TRUE, &n, &m->ia[x], &m->ja[x], &done));
-  }
-  /* a new state for the matrix, whose values changed behind its back */
-  PetscCall(MatAssemblyBegin(s->A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(s->A, MAT_FINAL_ASSEMBLY));
-  PetscCall(PetscFree2(m->ncols, m->offset));
-  PetscCall(PetscFree(m->cols));
-  PetscFunctionReturn(0);
-}
-
 /* The cell terms of quadrant q of tree t: Ke = int k grad phi_i . grad
  * phi_j, fe = int f phi_i; kmean the geometric mean of k at the
  * quadrature points, the cell's k for the preconditioner (one value per
@@ -503,14 +362,14 @@ static void cell_terms(const FemSipg s, p4est_topidx_t t, const p4est_quadrant_t
     } \
   }
 
-static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, Csr *m, double *rhs)
+static PetscErrorCode assemble_cells(FemSipg s, PetscInt first, FemSipgMatrix *m, double *rhs)
 {
   PetscFunctionBeginUser;
   FOR_LOCAL_CELLS(s->p4est, t, quad, K, {
     double *Ke = s->cell_K + K * (VN * VN + VN), *fe = Ke + VN * VN;
     cell_terms(s, t, quad, Ke, fe, &s->kcell[K]);
     for (int i = 0; i < VN; i++) rhs[K * VN + i] += fe[i];
-    PetscCall(csr_add(m, K, first + (PetscInt)K, Ke));
+    PetscCall(FemSipgMatrixAdd(m, K, first + (PetscInt)K, Ke));
   })
   PetscFunctionReturn(0);
 }
@@ -559,7 +418,7 @@ static void accurate_residual(const FemSipg s, const FemAdvectFacePoint *pts, si
 /* The face terms, summed over the points of each face (consecutive points
  * with the same two cells) before they go into the matrix, and into the
  * coarse operator where they do not vanish there (c: NULL for amg). */
-static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, Csr *m, FemSipgCoarse c, double *rhs)
+static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, FemSipgMatrix *m, FemSipgCoarse c, double *rhs)
 {
   double blk[2][2][VN * VN], ra[VN];
   size_t p = 0;
@@ -592,7 +451,7 @@ static PetscErrorCode assemble_faces(FemSipg s, const FemAdvectFacePoint *pts, s
     for (int x = 0; x < 1 + interior; x++) {
       if (!local[x]) continue;
       for (int y = 0; y < 1 + interior; y++) {
-        PetscCall(csr_add(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
+        PetscCall(FemSipgMatrixAdd(m, (size_t)side[x]->cell, (PetscInt)gidx[side[y]->cell], blk[x][y]));
         if (coarse) PetscCall(FemSipgCoarseAdd(c, side[x]->cell, side[y]->cell, blk[x][y]));
       }
     }
@@ -619,7 +478,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   p4est_locidx_t nghost;
   double *gidx, *rhs;
   const double *sol;
-  Csr csr;
+  FemSipgMatrix csr;
   FemSipgCoarse coarse = NULL;
   KSPConvergedReason reason;
   PetscMPIInt rank;
@@ -640,7 +499,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
 
   if (s->A) PetscCall(KSPReset(s->ksp));
   PetscCall(free_system(s));
-  PetscCall(csr_create(s, pts, npts, gidx, first, &csr));
+  PetscCall(FemSipgMatrixCreate(s->comm, (size_t)s->nlocal, pts, npts, gidx, first, &s->A, &csr));
   PetscCall(PetscFree2(s->flux, s->flux_cell));
   s->nflux = 0;
   PetscCall(PetscMalloc3((size_t)s->nlocal * (VN * VN + VN) + 1, &s->cell_K, npts + 1, &s->faces, (size_t)s->nlocal + 1, &s->kcell));
@@ -659,7 +518,7 @@ PetscErrorCode FemSipgSolve(FemSipg s, FemAdvect adv, PetscInt *its, PetscReal *
   PetscCall(assemble_faces(s, pts, npts, gidx, &csr, coarse, rhs));
   PetscCall(VecRestoreArray(s->b, &rhs));
   PetscCall(PetscFree(gidx));
-  PetscCall(csr_finish(s, &csr));
+  PetscCall(FemSipgMatrixFinish(&csr));
 
   /* BoomerAMG reads a block size above 1 as that many functions per node
    * (systems AMG), which the DG unknowns of a cell are not: 24112 CG

@@ -17,7 +17,7 @@
  * 3D.
  */
 #include "fem/impl/sipg.h"
-#include "fem/poisson.h"
+#include "fem/impl/hypre.h"
 
 #define VN P4EST_CHILDREN
 
@@ -44,21 +44,13 @@ PetscErrorCode FemSipgContinuousPCCreate(PC pc)
   PetscCall(PCMGSetGalerkin(pc, PC_MG_GALERKIN_NONE));
   /* Two sweeps of block Gauss-Seidel (the matrix is BAIJ, a cell's
    * unknowns one block; each rank's own rows) before and after the coarse
-   * correction.  In 2D forward before and backward after, the adjoint, so
-   * the V-cycle stays symmetric for CG: one sweep took the mission run
-   * (2 ranks) from 836 to 1268 iterations over its cycles, and symmetric
-   * sweeps to 954 (two) and 1297 (one), all slower.  In 3D symmetric
-   * sweeps, one smoother before and after, with the blocks in single
-   * precision (FemSipgSmootherCreate): one-way ones took the uniform
-   * level-5 forest from 11 to 12 iterations (one: 15), and one symmetric
-   * sweep, 0.78 of the pressure's time there, let the iterations grow
-   * with the ranks where faces hang (unit-split, level 3: 15, 17, 22 on
-   * 1, 2, 4 ranks against 10, 11, 14).  With point-wise Gauss-Seidel (the
-   * AIJ matrix) degree 2 Chebyshev-Jacobi, the same on any rank count, was
-   * 1.15 times slower on the mission run's pressure.  The smoothers read
-   * their options now, not first at PCSetUp: the unknown-option check
-   * runs before the first solve and would reject the -PREFIXmg_levels_
-   * options. */
+   * correction: in 2D forward before and backward after, the adjoint, so
+   * the V-cycle stays symmetric for CG; in 3D symmetric sweeps with the
+   * blocks in single precision (FemSipgSmootherCreate).  Why, measured:
+   * src/problems/README.md, "Why the pressure's matrix and smoothers are
+   * built as they are".  The smoothers read their options now, not first
+   * at PCSetUp: the unknown-option check runs before the first solve and
+   * would reject the -PREFIXmg_levels_ options. */
 #ifdef P4_TO_P8
   PetscCall(PCMGGetSmoother(pc, 1, &smoother));
   PetscCall(richardson(smoother, &spc));

@@ -1,18 +1,13 @@
 /*
  * The 3D SIPG pressure's smoother: symmetric Gauss-Seidel over the cells
  * of the DG matrix (MATBAIJ, a cell's 8 unknowns one block), each cell's
- * diagonal block inverted, with the blocks held in single precision.
- * The sweeps are memory-bound: PCSOR read the double blocks, 8 bytes of
- * matrix for every 2 flops, and on the uniform level-5 forest its four
- * sweeps per V-cycle were 0.46 of the pressure's time (2.0 of 4.4 s);
- * these take 0.79 s, with as many CG iterations.  A smoother's round-off
- * does not reach the solution, which CG's residual and matrix (double)
- * decide: Kronbichler and Wall (2018) run their whole multigrid V-cycle
- * in single precision for the same reason.  Each rank sweeps its own
- * cells (as PCSOR's local sweeps), the ghost cells' values fixed during a
- * sweep and taken anew before each one.  Only 3D: on the 2D mission run
- * the blocks of 4 stay in cache, where PCSOR's kernel written out for
- * them was faster (pressure 1.07 times the time with these, 2 ranks).
+ * diagonal block inverted, with the blocks held in single precision:
+ * the sweeps are memory-bound, and a smoother's round-off does not reach
+ * the solution, which CG's residual and matrix (double) decide.  Each
+ * rank sweeps its own cells (as PCSOR's local sweeps), the ghost cells'
+ * values fixed during a sweep and taken anew before each one.  Only 3D;
+ * the measurements that chose it: src/problems/README.md, "Why the
+ * pressure's matrix and smoothers are built as they are".
  */
 #include "fem/impl/sipg.h"
 

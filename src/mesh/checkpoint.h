@@ -8,12 +8,12 @@
  *                data files their size and one CRC-32 per block (64 KiB,
  *                doubled until a file has at most 1024 blocks, so that the
  *                ranks share the checksumming); its last line is the
- *                CRC-32 of the lines before it;
+ *                CRC-32 (zlib's crc32) of the lines before it;
  *   P.S.forest   p4est_save_ext() of the forest (saved as if on one rank,
  *                so any rank count can load it), every cell's quadrant
  *                data followed by its entries of the outside arrays;
- *   P.S.state    the state record (named integers, reals, strings and
- *                byte blobs), little-endian, self-describing.
+ *   P.S.state    the state record (util/record.h: named integers, reals,
+ *                strings and byte blobs), little-endian, self-describing.
  * S is the sequence number, one more than the manifest being replaced.  A
  * new set is written beside the old one and made current by renaming
  * P.manifest.new over P.manifest (one atomic rename), after which the old
@@ -30,60 +30,11 @@
 #ifndef AMRDLB_MESH_CHECKPOINT_H
 #define AMRDLB_MESH_CHECKPOINT_H
 
-#include <stdint.h>
 #include "mesh/migrate.h"
+#include "util/record.h"
 
 /** Format version of the checkpoint set (manifest, forest layout, state). */
 #define AMR_CHECKPOINT_VERSION 1
-
-/** A state record: named values, replicated on every rank of its
- *  communicator (the writer stores rank 0's copy). */
-typedef struct AmrCkpState_s *AmrCkpState;
-
-/** Create an empty state record on comm (the communicator its errors are
- *  raised on). */
-PetscErrorCode AmrCkpStateCreate(MPI_Comm comm, AmrCkpState *st);
-
-/** Free a state record; *st becomes NULL (NULL is allowed). */
-PetscErrorCode AmrCkpStateDestroy(AmrCkpState *st);
-
-/** Set the integer entry name (replacing any entry of that name). */
-PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v);
-
-/** Set the real entry name; stored bit for bit. */
-PetscErrorCode AmrCkpStateSetReal(AmrCkpState st, const char *name, double v);
-
-/** Set the string entry name. */
-PetscErrorCode AmrCkpStateSetString(AmrCkpState st, const char *name, const char *v);
-
-/** Set the byte-blob entry name to the n bytes at p (copied). */
-PetscErrorCode AmrCkpStateSetBytes(AmrCkpState st, const char *name, const void *p, size_t n);
-
-/** Whether the record has an entry called name (of any type). */
-PetscErrorCode AmrCkpStateHas(AmrCkpState st, const char *name, PetscBool *has);
-
-/** The integer entry name; a missing entry or one of another type is a
- *  collective user error naming the checkpoint. */
-PetscErrorCode AmrCkpStateGetInt(AmrCkpState st, const char *name, int64_t *v);
-
-/** The real entry name (errors as AmrCkpStateGetInt). */
-PetscErrorCode AmrCkpStateGetReal(AmrCkpState st, const char *name, double *v);
-
-/** The string entry name, valid while st lives (errors as AmrCkpStateGetInt). */
-PetscErrorCode AmrCkpStateGetString(AmrCkpState st, const char *name, const char **v);
-
-/** The byte-blob entry name: *p (valid while st lives) and its length *n
- *  (errors as AmrCkpStateGetInt). */
-PetscErrorCode AmrCkpStateGetBytes(AmrCkpState st, const char *name, const void **p, size_t *n);
-
-/** Require the string entry name to equal expected: otherwise a collective
- *  user error "checkpoint 'FILE' was written with NAME 'X', this run has
- *  'Y'" (for what a restart may not change: problem, mesh). */
-PetscErrorCode AmrCkpStateCheckString(AmrCkpState st, const char *name, const char *expected);
-
-/** Require the integer entry name to equal expected (e.g. the degree),
- *  with the error of AmrCkpStateCheckString. */
-PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t expected);
 
 /**
  * Write the new checkpoint set of prefix beside the current one, up to
@@ -96,14 +47,28 @@ PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t exp
  * intact like any other kill.  Memory: a copy of the local quadrants with
  * all their cell data while the forest is saved.  Call
  * AmrCheckpointCommit() next; AmrCheckpointWrite() does both.
+ * \param[in] prefix the set's path prefix P
+ * \param[in] p4est the forest with its quadrant data
+ * \param[in] nfields arrays kept outside the forest
+ * \param[in] fields those arrays
+ * \param[in] st the state record (rank 0's is written)
  */
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
 /** Make the staged set of prefix current (rename P.manifest.new over
- *  P.manifest) and remove the files of the set it replaced; collective. */
+ *  P.manifest) and remove the files of the set it replaced; collective.
+ *  \param[in] comm the ranks that wrote
+ *  \param[in] prefix the set's path prefix P
+ */
 PetscErrorCode AmrCheckpointCommit(MPI_Comm comm, const char *prefix);
 
-/** AmrCheckpointStage() then AmrCheckpointCommit(). */
+/** AmrCheckpointStage() then AmrCheckpointCommit().
+ *  \param[in] prefix the set's path prefix P
+ *  \param[in] p4est the forest with its quadrant data
+ *  \param[in] nfields arrays kept outside the forest
+ *  \param[in] fields those arrays
+ *  \param[in] st the state record
+ */
 PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
 /**
@@ -118,6 +83,15 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
  * *conn_out (the caller destroys it after the forest).  fields[f].data
  * receive PetscMalloc'd arrays of the local cells (any previous array is
  * freed); *st the state record.  The forest's user_pointer is NULL.
+ * \param[in] comm the ranks that read (any number)
+ * \param[in] prefix the set's path prefix P
+ * \param[in] conn the run's coarse mesh, or NULL
+ * \param[in] data_size bytes of quadrant data expected
+ * \param[in] nfields arrays expected outside the forest
+ * \param[in,out] fields their sizes; their data are replaced
+ * \param[out] p4est the forest
+ * \param[out] conn_out the loaded connectivity when conn is NULL
+ * \param[out] st the state record
  */
 PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
                                  p4est_t **p4est, p4est_connectivity_t **conn_out, AmrCkpState *st);
@@ -126,11 +100,11 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
  *  comm, after verifying its manifest (dimension, version) and the state
  *  file's size and checksums: what a restart needs to know (the options
  *  and the per-cell layout of the run) before it can read the forest.
- *  Errors as AmrCheckpointRead. */
+ *  Errors as AmrCheckpointRead.
+ *  \param[in] comm the ranks that read
+ *  \param[in] prefix the set's path prefix P
+ *  \param[out] st the state record
+ */
 PetscErrorCode AmrCheckpointReadState(MPI_Comm comm, const char *prefix, AmrCkpState *st);
-
-/** CRC-32 (IEEE 802.3, as zlib's crc32) of n bytes continuing from crc
- *  (0 to start). */
-uint32_t AmrCrc32(uint32_t crc, const void *p, size_t n);
 
 #endif

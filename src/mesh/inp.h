@@ -46,10 +46,20 @@ typedef struct {
  * every number, node and element ids (unique), nodes of cells defined and
  * distinct, positive orientation of every cell, no face in more than two
  * cells.  Returns 1 and fills \a m, or 0 with \a msg one sentence naming
- * the file (and line) and \a m empty.  Not collective. */
+ * the file (and line) and \a m empty.  Not collective.
+ * \param[in] path the file, named in messages
+ * \param[in] text its contents
+ * \param[in] len bytes of text
+ * \param[in] dim 2 or 3: the cells' dimension
+ * \param[out] m the mesh, or empty on failure
+ * \param[out] msg on failure, the sentence
+ * \param[in] msglen bytes of msg
+ */
 int AmrInpParse(const char *path, const char *text, size_t len, int dim, AmrInpMesh *m, char *msg, size_t msglen);
 
-/** Free what AmrInpParse() allocated; safe on a zeroed mesh. */
+/** Free what AmrInpParse() allocated; safe on a zeroed mesh.
+ *  \param[in,out] m the mesh, zeroed
+ */
 void AmrInpFree(AmrInpMesh *m);
 
 #endif

@@ -18,11 +18,21 @@ typedef struct {
 /** Mark n local cells from their squared indicators eta2 and levels with
  *  the strategy called name; marks[i] becomes +1, 0 or -1.  Cells below
  *  min_level are always refined, none above max_level nor coarsened below
- *  min_level. */
+ *  min_level.
+ *  \param[in] comm the ranks of the forest
+ *  \param[in] name the strategy (AmrMarkStrategyName)
+ *  \param[in] n local cells
+ *  \param[in] eta2 their squared indicators
+ *  \param[in] level their levels
+ *  \param[in] par the strategy's parameters and the level bounds
+ *  \param[out] marks +1 refine, 0 keep, -1 coarsen, per cell
+ */
 PetscErrorCode AmrMark(MPI_Comm comm, const char *name, long n, const double *eta2, const signed char *level,
                        const AmrMarkParams *par, signed char *marks);
 
-/** The i-th strategy name, NULL past the end. */
+/** The i-th strategy name, NULL past the end.
+ *  \param[in] i index from 0
+ */
 const char *AmrMarkStrategyName(int i);
 
 #endif

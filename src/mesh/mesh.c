@@ -8,7 +8,6 @@
 #include "util/fileio.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,31 +207,11 @@ static PetscErrorCode mesh_inp(MPI_Comm comm, const char *path, AmrMesh *mesh)
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
-    FILE *f = NULL;
-    int fd, e = AmrFileOpen(path, O_RDONLY, 0, &fd);
-    if (!e && !(f = fdopen(fd, "rb"))) {
-      e = errno;
-      close(fd);
-    }
     /* a folder or a FIFO is refused rather than read or waited on */
+    const int e = AmrFileRead(path, 0, &text, &len);
     if (e < 0) snprintf(err, sizeof err, "mesh file '%s': %s", AmrPathShort(path), AmrFileStrerror(e));
+    else if (e == ENOMEM) snprintf(err, sizeof err, "mesh file '%s': out of memory reading it", AmrPathShort(path));
     else if (e) snprintf(err, sizeof err, "mesh file '%s': cannot open: %s", AmrPathShort(path), strerror(e));
-    else {
-      size_t cap = 0, n;
-      do {
-        if (len + 65536 > cap) {
-          char *t = realloc(text, cap = 2 * cap + 65536);
-          if (!t) {
-            snprintf(err, sizeof err, "mesh file '%s': out of memory reading it", path);
-            break;
-          }
-          text = t;
-        }
-        len += n = fread(text + len, 1, cap - len, f);
-      } while (n > 0);
-      if (!err[0] && ferror(f)) snprintf(err, sizeof err, "mesh file '%s': read error: %s", path, strerror(errno));
-    }
-    if (f) fclose(f);
   }
   ierr = mesh_inp_text(comm, path, text, len, err[0] ? err : NULL, mesh);
   free(text);

@@ -28,12 +28,22 @@ typedef struct {
 /** Correct cells per rank (counts: mpisize values, summing to the global
  *  count) so that no family of siblings is split between ranks and the
  *  forest can still coarsen; collective.  Returns through *moved how many
- *  cells the correction moved between parts. */
+ *  cells the correction moved between parts.
+ *  \param[in] p4est the forest
+ *  \param[in,out] counts cells per rank, corrected in place
+ *  \param[out] moved cells the correction moved between parts
+ */
 PetscErrorCode AmrFamilyCounts(p4est_t *p4est, p4est_locidx_t *counts, long long *moved);
 
 /** Repartition p4est so that rank r holds counts[r] cells (in curve order),
  *  moving the quadrants' user data and the nfields outside arrays along;
- *  collective.  st may be NULL. */
+ *  collective.  st may be NULL.
+ *  \param[in,out] p4est the forest, repartitioned
+ *  \param[in] counts cells per rank wanted
+ *  \param[in] nfields arrays kept outside the forest
+ *  \param[in,out] fields those arrays, replaced by the new partition's
+ *  \param[out] st what moved, or NULL
+ */
 PetscErrorCode AmrMigrate(p4est_t *p4est, const p4est_locidx_t *counts, int nfields, const AmrField *fields,
                           AmrMigrateStats *st);
 
@@ -47,13 +57,23 @@ typedef struct {
 } AmrCommGraph;
 
 /** Measure the communication graph from a face ghost layer; collective,
- *  the result is the same on every rank.  Free with AmrCommGraphFree. */
+ *  the result is the same on every rank.  Free with AmrCommGraphFree.
+ *  \param[in] p4est the forest
+ *  \param[out] g the graph
+ */
 PetscErrorCode AmrCommGraphMeasure(p4est_t *p4est, AmrCommGraph *g);
 
-/** Pairs in b but not in a (*added) and in a but not in b (*removed). */
+/** Pairs in b but not in a (*added) and in a but not in b (*removed).
+ *  \param[in] a the graph before
+ *  \param[in] b the graph after
+ *  \param[out] added pairs in b not in a
+ *  \param[out] removed pairs in a not in b
+ */
 void AmrCommGraphDiff(const AmrCommGraph *a, const AmrCommGraph *b, int *added, int *removed);
 
-/** Free the arrays of a graph. */
+/** Free the arrays of a graph.
+ *  \param[in,out] g the graph, emptied
+ */
 PetscErrorCode AmrCommGraphFree(AmrCommGraph *g);
 
 #endif

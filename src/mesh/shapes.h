@@ -10,7 +10,9 @@
 #include "mesh/p4est_dim.h"
 
 /** The coarse mesh called name ("unit", "unit-split", "lshape" in 2D,
- *  "fichera" in 3D), or NULL if unknown. */
+ *  "fichera" in 3D), or NULL if unknown.
+ *  \param[in] name the mesh's name
+ */
 p4est_connectivity_t *AmrShapeNew(const char *name);
 
 #endif

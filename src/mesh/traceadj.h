@@ -23,7 +23,12 @@
  *  recorded on this mesh) is a PETSC_ERR_USER_INPUT error naming what
  *  (the caller names the file), as is a trace of more cells than an int
  *  indexes.  The rows are malloc'ed (a replay hands them to the balancer
- *  library, which frees with free()), on error too: free(*xadj), free(*adj). */
+ *  library, which frees with free()), on error too: free(*xadj), free(*adj).
+ *  \param[in] conn the coarse mesh the trace was recorded on
+ *  \param[in] t the trace cycle
+ *  \param[out] xadj row offsets, one more than the cells (malloc'ed)
+ *  \param[out] adj the neighbours' indices (malloc'ed)
+ */
 PetscErrorCode AmrTraceAdjacency(p4est_connectivity_t *conn, const lb_load_trace *t, int64_t **xadj, int **adj);
 
 #endif

@@ -1,10 +1,11 @@
-/* Checked writes (fileio.h). */
+/* Checked writes, and whole-file reads (fileio.h). */
 #define _DEFAULT_SOURCE /* pwrite, fsync, flock, gethostname */
 #include "util/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -54,6 +55,47 @@ int AmrFileOpen(const char *path, int flags, int devices, int *fd)
     *fd = -1;
   }
   return err;
+}
+
+int AmrFileRead(const char *path, int devices, char **text, size_t *len)
+{
+  struct stat sb;
+  size_t cap, n = 0;
+  char *buf;
+  int fd, err = AmrFileOpen(path, O_RDONLY, devices, &fd);
+
+  *text = NULL;
+  *len = 0;
+  if (err) return err;
+  /* room for the size the file has now; one that grows is read to its end */
+  cap = fstat(fd, &sb) || !S_ISREG(sb.st_mode) ? 0 : (size_t)sb.st_size;
+  buf = malloc(cap + 1);
+  while (buf) {
+    ssize_t r;
+    if (n == cap) {
+      char *more = realloc(buf, 2 * cap + 65536 + 1);
+      if (!more) break;
+      buf = more;
+      cap = 2 * cap + 65536;
+    }
+    r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      err = r ? errno : 0;
+      break;
+    }
+    n += (size_t)r;
+  }
+  if (!err && (!buf || n == cap)) err = ENOMEM;
+  close(fd);
+  if (err) {
+    free(buf);
+    return err;
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return 0;
 }
 
 const char *AmrPathShort(const char *path)

@@ -1,8 +1,8 @@
 /** \file fileio.h
  * Checked writes: every file the programs write goes through these, so
  * that a full disk, a quota or a device that refuses data is an error with
- * the system's reason, never a file silently cut short.  Each returns 0 or
- * the errno of the first failure. */
+ * the system's reason, never a file silently cut short; and the one
+ * whole-file read.  Each returns 0 or the errno of the first failure. */
 #ifndef AMR_UTIL_FILEIO_H
 #define AMR_UTIL_FILEIO_H
 
@@ -32,6 +32,14 @@ int AmrFileRegular(const char *path, int devices);
  *  flags as open's, the file's mode 0644 when created; *fd the descriptor
  *  (-1 on failure).  Returns 0 or the error code. */
 int AmrFileOpen(const char *path, int flags, int devices, int *fd);
+
+/** Read the file \a path whole: \a *text (malloc'd, NUL-terminated, the
+ *  caller frees it with free()) of \a *len bytes, the NUL not counted.
+ *  The file is opened with AmrFileOpen(), so a FIFO or folder in its place
+ *  is refused, never waited on; \a devices as for AmrFileRegular (a
+ *  character device is read to its end).  Returns 0 or the error code
+ *  (ENOMEM when the text does not fit memory); *text is NULL on error. */
+int AmrFileRead(const char *path, int devices, char **text, size_t *len);
 
 /** path shortened in the middle to at most about 240 characters, for a
  *  message: the error line keeps its reason, which follows the path, when

@@ -1,6 +1,7 @@
 /* The option helpers of util/options.h. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
 #include "util/options.h"
+#include "util/fileio.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -49,9 +50,8 @@ static int guard_file(const char *what, const char *where, const char *path, str
 {
   struct stat sb;
   char *text, *save = NULL, inc_what[2 * PATH_MAX + 128];
-  FILE *f;
   size_t n;
-  int bad = 0;
+  int bad = 0, err;
 
   if (stat(path, &sb)) return snprintf(msg, len, "%s: cannot open: %s", what, strerror(errno)), 1;
   if (!S_ISREG(sb.st_mode)) return snprintf(msg, len, "%s: not a regular file", what), 1;
@@ -60,13 +60,7 @@ static int guard_file(const char *what, const char *where, const char *path, str
     if (stack[i].st_dev == sb.st_dev && stack[i].st_ino == sb.st_ino) return snprintf(msg, len, "%s: includes itself", what), 1;
   if (depth == AMR_OPTIONS_DEPTH) return snprintf(msg, len, "%s: included more than %d deep", what, AMR_OPTIONS_DEPTH), 1;
   stack[depth] = sb;
-  if (!(f = fopen(path, "r")) || !(text = malloc((size_t)sb.st_size + 1))) {
-    if (f) fclose(f);
-    return snprintf(msg, len, "%s: cannot read: %s", what, strerror(errno)), 1;
-  }
-  n = fread(text, 1, (size_t)sb.st_size, f);
-  fclose(f);
-  text[n] = '\0';
+  if ((err = AmrFileRead(path, 0, &text, &n))) return snprintf(msg, len, "%s: cannot read: %s", what, AmrFileStrerror(err)), 1;
   /* PETSc reads every token of a line as options, # to the line's end a
    * comment, so an include can be anywhere in a line */
   for (char *line = strtok_r(text, "\n", &save); line && !bad; line = strtok_r(NULL, "\n", &save)) {

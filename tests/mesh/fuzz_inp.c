@@ -8,6 +8,7 @@
  * Usage: fuzz_inp SEED MUTATIONS FILE.inp... */
 #include "mesh/mesh.h"
 #include "check.h"
+#include "util/fileio.h"
 
 #include "mesh/p4est_dim.h"
 #include <stdio.h>
@@ -130,23 +131,6 @@ static void mutate(text_t *t)
   }
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-  FILE *f = fopen(path, "rb");
-  char *s = NULL;
-  size_t cap = 0;
-  *len = 0;
-  if (!f) return NULL;
-  for (;;) {
-    if (*len + 4096 > cap) s = realloc(s, cap = 2 * cap + 4096);
-    size_t n = fread(s + *len, 1, cap - *len, f);
-    if (!n) break;
-    *len += n;
-  }
-  fclose(f);
-  return s;
-}
-
 int main(int argc, char **argv)
 {
   PetscErrorCode err;
@@ -167,7 +151,7 @@ int main(int argc, char **argv)
   for (int fi = 3; fi < argc; fi++) {
     text_t orig = {NULL, 0, 0};
     long read = 0, refused = 0;
-    if (!rank && !(orig.s = read_file(argv[fi], &orig.len))) {
+    if (!rank && AmrFileRead(argv[fi], 0, &orig.s, &orig.len)) {
       fprintf(stderr, "fuzz: cannot read %s\n", argv[fi]);
       MPI_Abort(PETSC_COMM_WORLD, 2);
     }

@@ -1,7 +1,9 @@
 #ifndef AMRDLB_FEM_POISSON_IMPL_H
 #define AMRDLB_FEM_POISSON_IMPL_H
 
-/* Private to the Poisson discretisation (poisson.c), its matrix-free
+/* Private to the Poisson discretisation (poisson.c, with its element
+ * kernels poisson_elem.c, assembly poisson_assemble.c, estimators
+ * poisson_estimate.c and transfer poisson_transfer.c), its matrix-free
  * operator (poisson_mf.c) and its multigrid (poisson_mg.c): the object
  * itself and the element helpers they share. */
 
@@ -10,10 +12,10 @@
 /* The face codes of a 2D (3D) element fit in 4 (9) bits. */
 #define FEM_NCODES (1 << (P4EST_DIM == 2 ? 4 : 9))
 
-typedef struct fem_poisson_mf *FemPoissonMF;
-typedef struct fem_poisson_mg *FemPoissonMG;
+typedef struct _p_FemPoissonMF *FemPoissonMF;
+typedef struct _p_FemPoissonMG *FemPoissonMG;
 
-struct fem_poisson {
+struct _p_FemPoisson {
   MPI_Comm comm;
   const FemProblem *prob;
   FemQElem qe;
@@ -50,7 +52,8 @@ PetscErrorCode FemPoissonCreateLevel(MPI_Comm comm, const FemProblem *prob, int 
 /** The operator of the current setup: A or the matrix-free shell. */
 Mat FemPoissonOperatorMat(FemPoisson fp);
 
-/* Shared element helpers of poisson.c. */
+/* The element kernels (poisson_elem.c) that the set-up, the assembly,
+ * the estimators and the other operators share. */
 PetscErrorCode FemPoissonConstraintMatrix(FemPoisson fp, p4est_lnodes_code_t fc, const double **C);
 double FemPoissonElementGeometry(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3],
                         double Ji[3][3]);
@@ -60,6 +63,21 @@ void FemPoissonElementDofs(FemPoisson fp, p4est_locidx_t e, PetscInt *rows);
 void FemPoissonApplyConstraints(int n, const double *C, double *K, double *F);
 int FemPoissonNodeFree(const double *C, int n, int i);
 void FemPoissonAddWork(FemPoisson fp, double cpu0, double wall0);
+/** The map of quadrant q of tree t at reference point eta: physical point
+ *  x and (if J is not NULL) the Jacobian dx/deta. */
+void FemPoissonElementMap(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, const double eta[3], double x[3], double J[3][3]);
+/** Whether face f of quadrant q in tree t lies on the domain boundary. */
+int FemPoissonBoundaryFace(const p4est_t *p4est, p4est_topidx_t t, const p4est_quadrant_t *q, int f);
+/** Boundary type of face f of element (t, q). */
+FemBC FemPoissonFaceBC(FemPoisson fp, p4est_topidx_t t, const p4est_quadrant_t *q, int f);
+/** Outward unit normal n of reference face f under inverse Jacobian Ji;
+ *  returns the surface factor that turns |det J| dA into dS. */
+double FemPoissonFaceNormal(const double Ji[3][3], int f, double n[3]);
+/** Neumann data at boundary point x of tree t with outward normal n. */
+double FemPoissonNeumannData(FemPoisson fp, p4est_topidx_t t, const double x[3], const double n[3]);
+
+/* The assembled matrix's exact preallocation (poisson_assemble.c). */
+PetscErrorCode FemPoissonPreallocate(FemPoisson fp);
 
 /* The matrix-free operator (poisson_mf.c). */
 PetscErrorCode FemPoissonMFCreate(FemPoisson fp, FemPoissonMF *mf);

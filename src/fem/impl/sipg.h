@@ -1,8 +1,9 @@
 #ifndef AMRDLB_FEM_SIPG_IMPL_H
 #define AMRDLB_FEM_SIPG_IMPL_H
 
-/* Private to the SIPG pressure (sipg.c) and its preconditioner through the
- * continuous space (sipg_mg.c). */
+/* Private to the SIPG pressure (sipg.c), its matrix (sipg_matrix.c) and
+ * its preconditioner through the continuous space (sipg_mg.c,
+ * sipg_smooth.c). */
 
 #include <petscksp.h>
 #include "mesh/p4est_dim.h"
@@ -52,5 +53,34 @@ PetscErrorCode FemSipgCoarseAdd(FemSipgCoarse c, p4est_locidx_t a, p4est_locidx_
 
 /** Hands pc its interpolation and coarse operator, and frees c. */
 PetscErrorCode FemSipgCoarseFinish(FemSipgCoarse *c);
+
+/** The DG matrix under assembly (sipg_matrix.c): MATBAIJ, a cell's VN
+ *  unknowns one block, its block pattern known from the face list, and
+ *  the cells' and faces' blocks added straight into its value arrays. */
+typedef struct {
+  Mat A;            /* the matrix, created by FemSipgMatrixCreate */
+  PetscInt *ncols;  /* per local cell: the cells its rows couple to */
+  PetscInt *cols;   /* per local cell, from its offset: those cells' global numbers, sorted */
+  PetscInt *offset; /* per local cell: its first entry in cols; the last is the total */
+  PetscInt cstart, cend; /* the local cells' global numbers */
+  Mat part[2];           /* the diagonal part and the off-diagonal one (absent on one rank) */
+  const PetscInt *ia[2], *ja[2], *garray; /* their block rows and local block columns; the latter's global cells */
+  PetscInt ngarray;
+  PetscScalar *a[2];
+} FemSipgMatrix;
+
+/** Creates *A (MATBAIJ, nl local cells of VN unknowns, global cell numbers
+ *  from first) on the pattern of the face points pts (a cell and the cells
+ *  across its faces; gidx: the global number of every local and ghost
+ *  cell), all values 0, and opens its value arrays in m. */
+PetscErrorCode FemSipgMatrixCreate(MPI_Comm comm, size_t nl, const FemAdvectFacePoint *pts, size_t npts, const double *gidx, PetscInt first, Mat *A,
+                                   FemSipgMatrix *m);
+
+/** Adds the VN x VN block blk (row-major) to the block of local cell K's
+ *  rows and the columns of the cell numbered gcell. */
+PetscErrorCode FemSipgMatrixAdd(FemSipgMatrix *m, size_t K, PetscInt gcell, const double *blk);
+
+/** Hands the values back to the matrix, assembles it and frees m's pattern. */
+PetscErrorCode FemSipgMatrixFinish(FemSipgMatrix *m);
 
 #endif
