@@ -276,22 +276,16 @@ static PetscErrorCode summary_paid(AmrLb lb, MPI_Comm comm, const char *program)
   PetscFunctionReturn(0);
 }
 
-/* The summary's second line: the loss left, by phase, the largest first
- * (phases that lost under half a millisecond left out). */
+/* The summary's second line: the loss left, by phase in the cycle's
+ * order (every phase, so that the line has one form). */
 static PetscErrorCode summary_loss(AmrLb lb, MPI_Comm comm, const char *program)
 {
   char where[512] = "";
   size_t len = 0;
-  int done[AMR_LB_MAX_PHASES] = {0};
 
   PetscFunctionBeginUser;
-  for (int n = 0; n < lb->nphases; n++) {
-    int best = -1;
-    for (int k = 0; k < lb->nphases; k++)
-      if (!done[k] && (best < 0 || lb->phase[k].lost_total > lb->phase[best].lost_total)) best = k;
-    done[best] = 1;
-    if (lb->phase[best].lost_total < 5e-4) break;
-    PetscCall(PetscSNPrintf(where + len, sizeof where - len, "%s %s %.3f", len ? "," : ":", lb->phase[best].name, lb->phase[best].lost_total));
+  for (int k = 0; k < lb->nphases; k++) {
+    PetscCall(PetscSNPrintf(where + len, sizeof where - len, "%s %s %.3f", k ? "," : ":", lb->phase[k].name, lb->phase[k].lost_total));
     len = strlen(where);
   }
   PetscCall(PetscPrintf(comm, "%s: summary: lost to imbalance %.3f s (%.1f%% of the modelled run)%s\n", program, lb->lost_s,
