@@ -32,6 +32,7 @@
  *   scheme and the limiter's place do.
  */
 #include "fem/impl/advect.h"
+#include "balance/lbclock.h"
 
 #include <math.h>
 #include <string.h>
@@ -226,15 +227,12 @@ static void rk_step(FemAdvect adv, double dt)
   const double *a = ns == 2 ? a2 : a3, *ct = ns == 2 ? c2 : c3;
   const size_t n = (size_t)adv->nlocal * nb;
   double phi = 0; /* outflow accumulated by the stages */
-  /* a step's own work is its time minus its waits in ghost exchanges:
-   * MPI spins while it waits, so CPU time alone would count them too.
-   * This count is FemAdvectWorkTime's (the timing weights, the report's
-   * rank times); the phase model takes its own from the MPI profiling
-   * layer (balance/lbclock.h) and never reads it, so nothing is
-   * subtracted twice */
-  double c0, w0, c1, w1;
-  const double waitc = adv->wait_cpu, waitw = adv->wait_wall;
-  FemClocks(&c0, &w0);
+  /* a step's own work (FemAdvectWorkTime: the timing weights, the
+   * report's rank times): its time less its time inside MPI, the ghost
+   * exchanges' waits, as the profiling layer counts it for every phase */
+  lb_clock c0, c1;
+  double own_cpu, own_wall;
+  lb_clock_now(&c0);
   memcpy(adv->u0, adv->u, n * sizeof(double));
   for (int s = 0; s < ns; s++) {
     FemAdvectExchange(adv, adv->u, adv->mirror_state, nb * sizeof(double));
@@ -244,9 +242,10 @@ static void rk_step(FemAdvect adv, double dt)
     if (adv->opt.limiter && nb > 1) limit(adv);
   }
   adv->inflow_local -= phi;
-  FemClocks(&c1, &w1);
-  adv->work_cpu += (c1 - c0) - (adv->wait_cpu - waitc);
-  adv->work_wall += (w1 - w0) - (adv->wait_wall - waitw);
+  lb_clock_now(&c1);
+  lb_clock_between(&c0, &c1, &own_cpu, &own_wall, NULL, NULL);
+  adv->work_cpu += own_cpu;
+  adv->work_wall += own_wall;
 }
 
 PetscErrorCode FemAdvectAdvance(FemAdvect adv, double t_end, int nsteps, int *taken)

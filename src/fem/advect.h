@@ -165,8 +165,8 @@ PetscErrorCode FemAdvectCellTypes(p4est_t *p4est, int *types);
 /**
  * This rank's own work in time steps since FemAdvectCreate(), in seconds of
  * thread CPU time and of wall time: residuals, updates and the limiter,
- * without the ghost exchanges that wait on other ranks.  The load balancer
- * turns differences of it into per-step times.
+ * less the time inside MPI (the ghost exchanges' waits, balance/lbclock.h).
+ * The load balancer turns differences of it into per-step times.
  */
 void FemAdvectWorkTime(FemAdvect adv, double *cpu, double *wall);
 

@@ -222,12 +222,7 @@ PetscErrorCode FemAdvectVelocityChanged(FemAdvect adv)
 
 void FemAdvectExchange(FemAdvect adv, double *arr, void **mirrors, size_t size)
 {
-  double c0, w0, c1, w1;
-  FemClocks(&c0, &w0);
   p4est_ghost_exchange_custom(adv->p4est, adv->ghost, size, mirrors, arr + (size_t)adv->nlocal * (size / sizeof(double)));
-  FemClocks(&c1, &w1);
-  adv->wait_cpu += c1 - c0;
-  adv->wait_wall += w1 - w0;
 }
 
 /** Ghost exchange of nper doubles per cell of arr (local, then ghost). */

@@ -19,10 +19,8 @@ const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX] = {
     {0.34785484513745385737, 0.65214515486254614263, 0.65214515486254614263, 0.34785484513745385737},
     {0.23692688505618908751, 0.47862867049936646804, 128.0 / 225, 0.47862867049936646804, 0.23692688505618908751}};
 
-double FemThreadTime(void) { return lb_clock_thread_cpu(); }
-
 void FemClocks(double *cpu, double *wall)
 {
-  *cpu = FemThreadTime();
+  *cpu = lb_clock_thread_cpu();
   *wall = MPI_Wtime();
 }

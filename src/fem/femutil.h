@@ -17,11 +17,8 @@
 extern const double FemGaussX[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 extern const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 
-/** This thread's CPU time in seconds: the balancer's clock
- *  (lb_clock_thread_cpu of balance/lbclock.h) under fem's name. */
-double FemThreadTime(void);
-
-/** FemThreadTime() and MPI_Wtime(), read together. */
+/** This thread's CPU time (lb_clock_thread_cpu of balance/lbclock.h, the
+ *  one reading of that clock) and MPI_Wtime(), read together. */
 void FemClocks(double *cpu, double *wall);
 
 #endif

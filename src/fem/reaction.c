@@ -6,6 +6,7 @@
 
 #include "fem/femutil.h"
 #include "util/options.h"
+#include "balance/lbclock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -229,7 +230,7 @@ PetscErrorCode FemReactionCell(const FemReactionParams *p, int nb, const double 
   /* one clock read per cell: a read costs about as much as a cell where
    * nothing reacts, so the cells of a sweep share them */
   if (clock) {
-    const double now = FemThreadTime();
+    const double now = lb_clock_thread_cpu();
     w->cpu = now - *clock;
     *clock = now;
   } else

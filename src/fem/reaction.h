@@ -115,7 +115,7 @@ PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REA
  * mean (FemAdvectCellCentroids).  A cell where no point reacts and no species
  * dips below 0 at a corner keeps them bit for bit.  w receives the
  * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
- * with clock set to FemThreadTime() (fem/femutil.h) before a sweep over cells, each cell
+ * with clock set to lb_clock_thread_cpu() (balance/lbclock.h) before a sweep over cells, each cell
  * reads the clock once, puts the thread CPU time since the previous
  * reading into w->cpu and the reading into *clock (a reading costs about
  * 0.4 us, as much as several cells where nothing reacts: one per cell, not

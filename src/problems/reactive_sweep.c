@@ -57,7 +57,7 @@ static PetscErrorCode react_home(AmrReactive *r, int nb, const double *xibar, Fe
 static PetscErrorCode sweep_home(AmrAdvection *s, AmrReactive *r, const double *xibar, double dt)
 {
   const int nb = amr_reactive_nbasis(s);
-  double clock = FemThreadTime();
+  double clock = lb_clock_thread_cpu();
 
   PetscFunctionBeginUser;
   AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { PetscCall(react_home(r, nb, xibar + (size_t)K * DIM, d, K, dt, &clock)); })
@@ -88,7 +88,7 @@ static void pack_item(int nb, const double *xibar, FemAdvectCell *d, double *v)
 static PetscErrorCode react_items(AmrReactive *r, int nb, int64_t n, const double *items, double *res, double dt)
 {
   const int li = item_len(nb), lr = result_len(nb);
-  double clock = FemThreadTime();
+  double clock = lb_clock_thread_cpu();
 
   PetscFunctionBeginUser;
   for (int64_t i = 0; i < n; i++) {
@@ -144,7 +144,7 @@ static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *
   }
   OFFLOAD_CHECK(p->comm, lb_offload_forward_begin(o, li * sizeof(double), sbuf, rbuf));
   /* the cells kept, while the others travel */
-  clock = FemThreadTime();
+  clock = lb_clock_thread_cpu();
   for (p4est_locidx_t K = 0; K < n; K++)
     if (!sent[K]) PetscCall(react_home(r, nb, xibar + (size_t)K * DIM, cell[K], K, dt, &clock));
   OFFLOAD_CHECK(p->comm, lb_offload_forward_end(o));
@@ -175,10 +175,10 @@ PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wa
   PetscCall(PetscMalloc1((size_t)s->p4est->local_num_quadrants * DIM + 1, &xibar));
   PetscCall(FemAdvectCellCentroids(s->adv, xibar));
   w0 = MPI_Wtime();
-  c0 = FemThreadTime();
+  c0 = lb_clock_thread_cpu();
   if (r->offload) PetscCall(sweep_offload(p, s, r, xibar, dt));
   else PetscCall(sweep_home(s, r, xibar, dt));
-  *cpu = FemThreadTime() - c0;
+  *cpu = lb_clock_thread_cpu() - c0;
   *wall = MPI_Wtime() - w0;
   r->nsteps++;
   PetscCall(PetscFree(xibar));

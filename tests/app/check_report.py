@@ -10,8 +10,9 @@ check_report.py fields REPORT
     rank_ksp_cpu within it.
 check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
-    last rebalance is recomputed from rank_time ((t_max - t_avg) N per
-    cycle beyond the residual, the least loss of a cycle since the last
+    last rebalance is recomputed from the phase model's own work (the sum
+    over the phases but the partition of max - mean, N times, per cycle
+    beyond the residual, the least loss of a cycle since the last
     rebalance; 0 before the first), the cost is predicted_migration_s N,
     and lb_decision follows from them (rebalance
     exactly when above the floor and the loss reached the cost, gain when
@@ -124,8 +125,10 @@ def check_decide(path, recs, max_mean):
     excess = residual = 0.0
     for i, r in enumerate(recs):
         n = r["ranks"]
-        t = r["rank_time"]
-        loss = (max(t) - sum(t) / n) * n
+        # the phase model's loss of the phases measured when the rule ran:
+        # all but the partition phase, which was running
+        own = [v["own_cpu"] for k, v in r["phases"].items() if k != "partition"]
+        loss = sum(max(t) - sum(t) / n for t in own) * n
         residual = min(residual, loss)
         excess += loss - residual
         if not (close(excess, r["excess_loss_rank_s"], 1e-5, 1e-9) and close(residual, r["residual_loss_rank_s"], 1e-5, 1e-9)):

@@ -29,6 +29,7 @@
 #include "fem/femutil.h"
 #include "fem/permeability.h"
 #include "check.h"
+#include "balance/lbclock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,12 +51,12 @@ static PetscErrorCode check_stats(double sigma, double length, long seed, int di
   snprintf(spec, sizeof spec, "lognormal:%.17g,%.17g,%ld", sigma, length, seed);
   PetscCall(FemPermeabilityCreate(PETSC_COMM_SELF, spec, &perm));
   PetscCall(PetscMalloc1(n, &y));
-  c0 = FemThreadTime();
+  c0 = lb_clock_thread_cpu();
   for (long long p = 0; p < n; p++) {
     const double x[3] = {h * (double)(p % m), h * (double)(p / m % m), dim == 3 ? h * (double)(p / m / m) : 0};
     y[p] = log(FemPermeabilityValue(perm, x));
   }
-  c1 = FemThreadTime();
+  c1 = lb_clock_thread_cpu();
   for (long long p = 0; p < n; p++) {
     sum += y[p];
     sum2 += y[p] * y[p];

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "mesh/p4est_dim.h"
+#include "balance/lbclock.h"
 
 #define DIM P4EST_DIM
 
@@ -151,7 +152,7 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, p4est_connectivity_t
     PetscCall(FemAdvectAdvance(r->adv, c->t_final, 1, &taken));
     const double dt = FemAdvectTime(r->adv) - t0;
     r->nsteps += taken;
-    double clock = FemThreadTime();
+    double clock = lb_clock_thread_cpu();
     for (p4est_locidx_t K = 0; K < n; K++) {
       double *a = r->cell[K]->c, *b = r->spec[1] + (size_t)K * r->nb, *cc = r->spec[2] + (size_t)K * r->nb;
       FemReactionWork w;

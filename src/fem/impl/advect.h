@@ -83,9 +83,9 @@ struct _p_FemAdvect {
   long crevision; /* of the forest the points belong to */
   size_t npoints; /* face points of the iteration so far: the next index */
 
-  /* this rank's own work in time steps (thread CPU and wall seconds), and
-   * the part of the steps spent in ghost exchanges, which wait on others */
-  double work_cpu, work_wall, wait_cpu, wait_wall;
+  /* this rank's own work in time steps (thread CPU and wall seconds, less
+   * the time inside MPI) */
+  double work_cpu, work_wall;
 
   /* -log_view events, registered by the first FemAdvectCreate() */
   PetscLogEvent ev_setup, ev_advance, ev_adapt;
@@ -141,7 +141,7 @@ PetscErrorCode FemAdvectSyncCells(FemAdvect adv);
 /** All per-forest data, the velocity's included. */
 PetscErrorCode FemAdvectSyncMesh(FemAdvect adv);
 /** Ghost exchange of arr (local cells, then ghosts) with size bytes per
- *  cell from the mirrors' addresses, its time counted as a wait. */
+ *  cell from the mirrors' addresses. */
 void FemAdvectExchange(FemAdvect adv, double *arr, void **mirrors, size_t size);
 /** The velocity's data on the current cells: the volume term's weights,
  *  the face list with its fluxes, the cells' outflow (advect_faces.c). */
