@@ -265,6 +265,15 @@ static int write_piece(const char *path, PetscBool binary, const AmrVtkData *d, 
   return AmrFileClose(f);
 }
 
+/* The path of rank's piece of output prefix: in the folder prefix/ beside
+ * prefix.pvtu (at P ranks one output is P files, and a folder of its own
+ * keeps a run of many outputs at many ranks from piling them all into one
+ * directory). */
+static void piece_path(const char *prefix, int rank, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s/%s_%04d.vtu", prefix, file_part(prefix), rank);
+}
+
 /* The parallel header naming every rank's piece; returns 0 or an errno
  * value. */
 static int write_pvtu(const char *path, const char *prefix, int nranks, const AmrVtkData *d)
@@ -288,15 +297,20 @@ static int write_pvtu(const char *path, const char *prefix, int nranks, const Am
       fprintf(f, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"%d\"/>\n", type_name[a[k].type], a[k].name, a[k].ncomp);
     fprintf(f, "    </P%s>\n", section_name[s]);
   }
-  for (int r = 0; r < nranks; r++) fprintf(f, "    <Piece Source=\"%s/%s_%04d.vtu\"/>\n", file_part(prefix), file_part(prefix), r);
+  for (int r = 0; r < nranks; r++) {
+    char source[2 * PETSC_MAX_PATH_LEN + 32];
+    /* relative to the .pvtu beside the folder */
+    piece_path(file_part(prefix), r, source, sizeof source);
+    fprintf(f, "    <Piece Source=\"%s\"/>\n", source);
+  }
   fprintf(f, "  </PUnstructuredGrid>\n</VTKFile>\n");
   return AmrFileClose(f);
 }
 
 /* A collective check of a per-rank errno value: the message names the -vtk
- * option's value and the file of the lowest failing rank (file_fmt takes
- * prefix, its file part and that rank). */
-static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, const char *prefix, const char *file_fmt)
+ * option's value and the file of the lowest failing rank, prefix + suffix,
+ * or with suffix NULL that rank's piece. */
+static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, const char *prefix, const char *suffix)
 {
   char file[2 * PETSC_MAX_PATH_LEN + 32];
   int rank;
@@ -304,32 +318,29 @@ static PetscErrorCode check_written(MPI_Comm comm, int err, const char *option, 
   PetscFunctionBeginUser;
   PetscCallMPI(AmrFileAgree(comm, &err, &rank));
   if (!err) PetscFunctionReturn(0);
-  PetscCall(PetscSNPrintf(file, sizeof file, file_fmt, prefix, file_part(prefix), rank));
+  if (suffix) PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", prefix, suffix));
+  else piece_path(prefix, rank, file, sizeof file);
   SETERRQ(comm, PETSC_ERR_USER_INPUT, "option -vtk %s: cannot write %s: %s", AmrPathShort(option), AmrPathShort(file), AmrFileStrerror(err));
 }
 
-/* AmrVtkWrite(), with option (the -vtk value) for the messages.  The
- * pieces of output PREFIX lie in the folder PREFIX/ beside PREFIX.pvtu:
- * at P ranks one output is P files, and a folder of its own keeps a run of
- * many outputs at many ranks from piling them all into one directory. */
+/* AmrVtkWrite(), with option (the -vtk value) for the messages. */
 static PetscErrorCode write_output(p4est_t *p4est, const char *option, const char *prefix, PetscBool binary, const AmrVtkData *d)
 {
-  static const char piece_fmt[] = "%s/%s_%04d.vtu";
   char path[2 * PETSC_MAX_PATH_LEN + 32];
   vgrid_t g;
   int err;
 
   PetscFunctionBeginUser;
   PetscCheck(d->degree == 1 || d->degree == 2, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "VTK output: degree %d (1 or 2)", d->degree);
-  PetscCall(PetscSNPrintf(path, sizeof path, piece_fmt, prefix, file_part(prefix), p4est->mpirank));
+  piece_path(prefix, p4est->mpirank, path, sizeof path);
   PetscCall(AmrMakeParentDirs(p4est->mpicomm, "-vtk", option, path));
   PetscCall(grid_build(p4est, d, &g));
   err = write_piece(path, binary, d, &g);
   PetscCall(grid_free(&g));
-  PetscCall(check_written(p4est->mpicomm, err, option, prefix, piece_fmt));
+  PetscCall(check_written(p4est->mpicomm, err, option, prefix, NULL));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s.pvtu", prefix));
   err = p4est->mpirank == 0 ? write_pvtu(path, prefix, p4est->mpisize, d) : 0;
-  PetscCall(check_written(p4est->mpicomm, err, option, prefix, "%s.pvtu"));
+  PetscCall(check_written(p4est->mpicomm, err, option, prefix, ".pvtu"));
   PetscFunctionReturn(0);
 }
 
@@ -434,7 +445,7 @@ PetscErrorCode AmrVtkSeriesWrite(AmrVtkSeries *s, p4est_t *p4est, int cycle, dou
   PetscCall(write_output(p4est, s->prefix, prefix, s->binary, d));
   PetscCall(series_append(s, cycle, time));
   err = p4est->mpirank == 0 ? write_pvd(s) : 0;
-  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, "%s.pvd"));
+  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, ".pvd"));
   PetscFunctionReturn(0);
 }
 
@@ -460,6 +471,6 @@ PetscErrorCode AmrVtkSeriesRestore(AmrVtkSeries *s, int n, const int *cycles, co
   }
   PetscCallMPI(MPI_Comm_rank(s->comm, &rank));
   err = rank == 0 ? write_pvd(s) : 0;
-  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, "%s.pvd"));
+  PetscCall(check_written(s->comm, err, s->prefix, s->prefix, ".pvd"));
   PetscFunctionReturn(0);
 }
