@@ -42,6 +42,7 @@ PetscErrorCode AmrLbCreate(MPI_Comm comm, const AmrLbOptions *o, AmrLb *out)
   /* no phases until AmrLbPhasesSet: a program may drive the steps alone */
   lb->current = -1;
   lb->predicted_next = lb->predicted_next_ipct = NAN;
+  lb->balance_phase = -1;
   lb->t_start = MPI_Wtime();
   lb_migration_model_init(&lb->migration);
   lb_decide_init(&lb->decide);
@@ -97,6 +98,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   PetscCall(record_open(lb, cycle, r));
   PetscCall(PetscMalloc5(P, &s.before, P, &s.after, P, &s.cur, P, &s.next, P, &s.counts));
   s.t0 = MPI_Wtime();
+  lb->balance_phase = lb->current;
   PetscCall(AmrLbMeasure(lb, r));
   PetscCall(AmrLbWeigh(lb, &s, r));
   PetscCall(AmrLbAccount(lb, r));

@@ -254,7 +254,7 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
  * (a 2-rank run on a loaded machine: 1.96 s of wall for 0.03 s of work). */
 static PetscErrorCode summary_paid(AmrLb lb, MPI_Comm comm, const char *program)
 {
-  double cost = NAN;
+  const double cost = lb->balance_phase >= 0 ? lb->phase[lb->balance_phase].time_total : NAN;
   char share[64] = "";
 
   PetscFunctionBeginUser;
@@ -262,8 +262,6 @@ static PetscErrorCode summary_paid(AmrLb lb, MPI_Comm comm, const char *program)
     PetscCall(PetscPrintf(comm, "%s: summary: no balancing (-lb_method none): the run kept its initial partition\n", program));
     PetscFunctionReturn(0);
   }
-  for (int k = 0; k < lb->nphases; k++)
-    if (!strcmp(lb->phase[k].name, "partition")) cost = lb->phase[k].time_total;
   if (!isfinite(cost) || !lb->initial_pos) {
     PetscCall(PetscPrintf(comm, "%s: summary: balancing took %.3f s (balancer %.3f, migration %.3f, wall); no phase model says what it saved\n", program,
                           lb->lb_total + lb->migrate_total, lb->lb_total, lb->migrate_total));

@@ -66,6 +66,7 @@ struct _p_AmrLb {
   /* the phases of the cycle: the rank's clock runs in phase `current`
    * (-1: none) since `visit`, and its last sample ended at `mark` */
   int nphases, current;
+  int balance_phase;        /* the phase AmrLbBalance runs in, whose own work is balancing's cost (-1: none yet) */
   int cost_phase;           /* the phase cell_cost measures (-1: none) */
   AmrLbPhase phase[AMR_LB_MAX_PHASES];
   lb_clock visit, mark, cycle_start;
