@@ -18,7 +18,8 @@ extern const double FemGaussX[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 extern const double FemGaussW[FEM_GAUSS_MAX + 1][FEM_GAUSS_MAX];
 
 /** This thread's CPU time (lb_clock_thread_cpu of balance/lbclock.h, the
- *  one reading of that clock) and MPI_Wtime(), read together. */
+ *  one reading of that clock) and its wall clock (lb_clock_wall), read
+ *  together. */
 void FemClocks(double *cpu, double *wall);
 
 #endif
