@@ -207,8 +207,10 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
 
-/** Write the record's fields into a report line. */
-void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
+/** Write the record's fields into a report line (collective: every
+ *  per-rank quantity as its reductions over the ranks, each rank's own
+ *  value into j's side-file row). */
+PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 
 /** Print the human line of a cycle (sim_time < 0: a problem without time):
  *  the phase model's measured and predicted I%, what moved, the cycle's

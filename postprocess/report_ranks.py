@@ -1,0 +1,61 @@
+"""The per-rank values of amr2d/amr3d reports: the one reader of the side file.
+
+A report record (one JSON line per cycle) carries each per-rank quantity's
+reductions, "key": {"min", "mean", "max", "argmax"}; every rank's own value
+is in the record's block of the side file REPORT.ranks, named by the
+record's "ranks_file" and "ranks_offset" (src/app/FORMATS.md, "The per-rank
+side file").  A block is a 64-byte header, a table of its fields (name,
+numpy type) and one row per rank:
+
+    import report_ranks
+    recs = report_ranks.records("run.jsonl")          # each with rec["ranks"]
+    recs[0]["ranks"]["rank_time"]                     # numpy array, one per rank
+    recs[0]["ranks"]["phases.solve.own_cpu"]
+
+A field of a nested object is named by its path ("phases.NAME.KEY").
+"""
+import json
+import os
+
+import numpy as np
+
+HEADER = np.dtype([("magic", "S8"), ("version", "<i4"), ("nfields", "<i4"), ("cycle", "<i8"), ("ranks", "<i8"),
+                   ("bytes", "<i8"), ("run_id", "S8"), ("reserved", "V16")])
+ENTRY = np.dtype([("name", "S56"), ("type", "S8")])
+
+
+def block(path, offset):
+    """The block at offset of the side file path: (header, {field: array over ranks})."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        raw = f.read(HEADER.itemsize)
+        if len(raw) < HEADER.itemsize:
+            raise ValueError("%s: no block at offset %d (the file has %d bytes)" % (path, offset, os.path.getsize(path)))
+        head = np.frombuffer(raw, HEADER)[0]
+        if head["magic"] != b"AMRRANKS" or head["version"] != 1:
+            raise ValueError("%s: no block at offset %d (magic %r, version %d)" % (path, offset, head["magic"], head["version"]))
+        table = np.frombuffer(f.read(ENTRY.itemsize * int(head["nfields"])), ENTRY)
+        row = np.dtype([(e["name"].decode(), e["type"].decode()) for e in table])
+        rows = np.frombuffer(f.read(row.itemsize * int(head["ranks"])), row, count=int(head["ranks"]))
+    return head, {name: rows[name] for name in row.names}
+
+
+def of_record(rec, report):
+    """The per-rank arrays of record rec of the report file report ({} when it names no block)."""
+    if rec.get("ranks_file") is None:
+        return {}
+    head, fields = block(os.path.join(os.path.dirname(report), rec["ranks_file"]), rec["ranks_offset"])
+    if head["cycle"] != rec["cycle"] or head["ranks"] != rec["ranks"] or head["run_id"].decode() != rec["run_id"]:
+        raise ValueError("%s: the block at %d is of cycle %d, %d ranks, run %s; the record of cycle %d, %d ranks, run %s"
+                         % (rec["ranks_file"], rec["ranks_offset"], head["cycle"], head["ranks"], head["run_id"].decode(),
+                            rec["cycle"], rec["ranks"], rec["run_id"]))
+    return fields
+
+
+def records(report):
+    """The report's records, each with "ranks": its per-rank arrays."""
+    with open(report) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    for r in recs:
+        r["ranks"] = of_record(r, report)
+    return recs
