@@ -8,14 +8,19 @@ side file").  A block is a 64-byte header, a table of its fields (name,
 numpy type) and one row per rank:
 
     import report_ranks
-    recs = report_ranks.records("run.jsonl")          # each with rec["ranks"]
-    recs[0]["ranks"]["rank_time"]                     # numpy array, one per rank
-    recs[0]["ranks"]["phases.solve.own_cpu"]
+    recs = report_ranks.records("run.jsonl")          # each with rec["per_rank"]
+    recs[0]["per_rank"]["rank_time"]                  # numpy array, one per rank
+    recs[0]["per_rank"]["phases.solve.own_cpu"]
 
 A field of a nested object is named by its path ("phases.NAME.KEY").
+As a program it prints one record's per-rank values, a line per field:
+
+    python3 postprocess/report_ranks.py REPORT.jsonl [CYCLE]
 """
+import argparse
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -53,9 +58,26 @@ def of_record(rec, report):
 
 
 def records(report):
-    """The report's records, each with "ranks": its per-rank arrays."""
+    """The report's records, each with "per_rank": its per-rank arrays."""
     with open(report) as f:
         recs = [json.loads(line) for line in f if line.strip()]
     for r in recs:
-        r["ranks"] = of_record(r, report)
+        r["per_rank"] = of_record(r, report)
     return recs
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description="Print a report record's per-rank values from its side file, one line per field.")
+    ap.add_argument("report", help="the report, REPORT.jsonl (its side file REPORT.jsonl.ranks beside it)")
+    ap.add_argument("cycle", type=int, nargs="?", help="the record's cycle (default: the last)")
+    a = ap.parse_args(argv)
+    recs = records(a.report)
+    rec = recs[-1] if a.cycle is None else next((r for r in recs if r["cycle"] == a.cycle), None)
+    if rec is None or not rec["per_rank"]:
+        sys.exit("report_ranks.py: %s: no record%s with a side-file block" % (a.report, "" if a.cycle is None else " of cycle %d" % a.cycle))
+    for name, v in rec["per_rank"].items():
+        print("%-32s %s" % (name, " ".join("%.6g" % x for x in v)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
