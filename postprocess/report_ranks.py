@@ -57,6 +57,14 @@ def of_record(rec, report):
     return fields
 
 
+def values(rec, name):
+    """The per-rank values of rec's field name (its side-file name, e.g.
+    "phases.solve.own_cpu") as a list, one per rank; None when its block
+    has no such field (the record's is null)."""
+    a = rec["per_rank"].get(name)
+    return None if a is None else a.tolist()
+
+
 def records(report):
     """The report's records, each with "per_rank": its per-rank arrays."""
     with open(report) as f:
