@@ -74,6 +74,24 @@ def records(report):
     return recs
 
 
+def write_block(f, cycle, run_id, ranks, fields):
+    """Append a block to the side file open as f, as the app writes it (for
+    made-up reports): fields {name: values, one per rank}, integers as
+    int64, the rest float64.  Returns its offset, the record's ranks_offset."""
+    row = np.dtype([(k, "<i8" if np.asarray(v).dtype.kind in "iu" else "<f8") for k, v in fields.items()])
+    table = np.zeros(len(fields), ENTRY)
+    table["name"] = [k.encode() for k in row.names]
+    table["type"] = [row.fields[k][0].str.encode() for k in row.names]
+    rows = np.zeros(ranks, row)
+    for k, v in fields.items():
+        rows[k] = v
+    head = np.zeros(1, HEADER)
+    head[0] = (b"AMRRANKS", 1, len(fields), cycle, ranks, HEADER.itemsize + table.nbytes + rows.nbytes, run_id.encode(), b"")
+    at = f.tell()
+    f.write(head.tobytes() + table.tobytes() + rows.tobytes())
+    return at
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="Print a report record's per-rank values from its side file, one line per field.")
     ap.add_argument("report", help="the report, REPORT.jsonl (its side file REPORT.jsonl.ranks beside it)")
