@@ -199,24 +199,31 @@ static int ranks_kept(const char *path, long long offset, long long *keep)
   return err;
 }
 
+/* The one error line of a side file that cannot be written: err, an MPI
+ * error code every rank has (collective). */
+static PetscErrorCode ranks_failed(const AmrCycle cyc, int err)
+{
+  char path[PETSC_MAX_PATH_LEN + 8], why[MPI_MAX_ERROR_STRING];
+  int len;
+
+  PetscFunctionBeginUser;
+  if (!err) PetscFunctionReturn(0);
+  ranks_path(cyc, path, sizeof path);
+  MPI_Error_string(err, why, &len);
+  SETERRQ(cyc->comm, PETSC_ERR_USER_INPUT, "option -report_ranks: %s: cannot write: %s", AmrPathShort(path), why);
+}
+
 /* Open the side file (collective) and cut it after the blocks of the kept
  * records: keep bytes, rank 0's (ranks_kept). */
 static PetscErrorCode open_ranks(AmrCycle cyc, long long keep)
 {
   char path[PETSC_MAX_PATH_LEN + 8];
-  int err;
 
   PetscFunctionBeginUser;
   ranks_path(cyc, path, sizeof path);
   PetscCall(AmrFileCheckRegular(cyc->comm, "-report_ranks", path, 0));
   PetscCallMPI(MPI_Bcast(&keep, 1, MPI_LONG_LONG, 0, cyc->comm));
-  err = json_ranks_open(cyc->comm, path, (MPI_Offset)keep, &cyc->ranks);
-  if (err) {
-    char why[MPI_MAX_ERROR_STRING];
-    int len;
-    MPI_Error_string(err, why, &len);
-    SETERRQ(cyc->comm, PETSC_ERR_USER_INPUT, "option -report_ranks: %s: cannot write: %s", AmrPathShort(path), why);
-  }
+  PetscCall(ranks_failed(cyc, json_ranks_open(cyc->comm, path, (MPI_Offset)keep, &cyc->ranks)));
   cyc->ranks_at = (MPI_Offset)keep;
   PetscFunctionReturn(0);
 }
@@ -313,18 +320,10 @@ static void report_ranks_file(AmrCycle cyc, json_line *j)
 static PetscErrorCode write_ranks(AmrCycle cyc, struct json_ranks *row, int cycle, const char *run_id)
 {
   MPI_Offset bytes;
-  int err;
 
   PetscFunctionBeginUser;
   if (cyc->ranks == MPI_FILE_NULL) PetscFunctionReturn(0);
-  err = json_ranks_write(row, cyc->comm, cyc->ranks, cyc->ranks_at, cycle, run_id, &bytes);
-  if (err) {
-    char path[PETSC_MAX_PATH_LEN + 8], why[MPI_MAX_ERROR_STRING];
-    int len;
-    ranks_path(cyc, path, sizeof path);
-    MPI_Error_string(err, why, &len);
-    SETERRQ(cyc->comm, PETSC_ERR_USER_INPUT, "option -report_ranks: %s: cannot write: %s", AmrPathShort(path), why);
-  }
+  PetscCall(ranks_failed(cyc, json_ranks_write(row, cyc->comm, cyc->ranks, cyc->ranks_at, cycle, run_id, &bytes)));
   cyc->ranks_at += bytes;
   PetscFunctionReturn(0);
 }
