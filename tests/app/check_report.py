@@ -12,8 +12,9 @@ check_report.py fields REPORT
     its thread CPU time rank_ksp_cpu within it.
 check_report.py size MAX_RATIO REPORT REPORT
     the record's size does not grow with the ranks: the two reports (the
-    same run on different rank counts) have records of the same fields,
-    no list longer than 16 in any, and the mean record sizes within
+    same run on different rank counts) hold lists of the same lengths under
+    the same keys in the records of each cycle (a per-rank array would be
+    as long as the ranks), and their mean record sizes are within
     MAX_RATIO of each other.
 check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
@@ -146,23 +147,27 @@ def check_reductions(i, r):
 
 
 def check_size(ratio, small, large):
-    """The mean record size of two runs on different rank counts."""
-    def lists(v):
+    """The lists and the mean record size of two runs on different rank counts."""
+    def lists(v, path=""):
         if isinstance(v, list):
-            yield len(v)
-        for x in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else []):
-            yield from lists(x)
+            yield path, len(v)
+        for k, x in v.items() if isinstance(v, dict) else []:
+            yield from lists(x, path + "." + k)
 
-    bad, size = [], []
+    bad, size, shape = [], [], []
     for path in (small, large):
         with open(path) as f:
             lines = [line for line in f if line.strip()]
         recs = [json.loads(line) for line in lines]
-        longest = max(max(lists(r), default=0) for r in recs)
-        if longest > 16:
-            bad.append("%s: a list of %d values in a record" % (path, longest))
+        shape.append({r["cycle"]: dict(lists(r)) for r in recs})
         size.append(sum(len(line) for line in lines) / len(lines))
-        print("%s: %d ranks, %d records, mean %.0f bytes, longest list %d" % (path, recs[0]["ranks"], len(recs), size[-1], longest))
+        first = shape[-1][recs[0]["cycle"]]
+        print("%s: %d ranks, %d records, mean %.0f bytes, %d lists in a record, the longest %d" % (
+            path, recs[0]["ranks"], len(recs), size[-1], len(first), max(first.values(), default=0)))
+    for c in sorted(set(shape[0]) & set(shape[1])):
+        if shape[0][c] != shape[1][c]:
+            grown = sorted(k for k in set(shape[0][c]) | set(shape[1][c]) if shape[0][c].get(k) != shape[1][c].get(k))
+            bad.append("cycle %d: lists %s of other lengths on other rank counts" % (c, ", ".join(grown[:6])))
     if not max(size) <= ratio * min(size):
         bad.append("mean record sizes %.0f and %.0f bytes differ by more than %g times" % (size[0], size[1], ratio))
     return bad
