@@ -68,19 +68,23 @@ static const split_case cases[] = {
   {"t8", 960, 2, 8, t8, 0, {165, 48, 49, 49, 165, 165, 165, 154}, {165, 48, 49, 49, 165, 165, 165, 154}, 410},
 };
 
-/* The model's time of cuts (cells per part) by hand. */
+/* Phase k's largest part load under cuts (cells per part), by hand. */
+static double phase_max(const split_case *c, int k, const int64_t *counts)
+{
+  double max = 0;
+  for (int q = 0, i = 0; q < c->P; q++) {
+    double load = 0;
+    for (int64_t e = i + counts[q]; i < e; i++) load += c->cost(k, i);
+    max = fmax(max, load);
+  }
+  return max;
+}
+
+/* The model's time of cuts: the sum over phases of the largest part load. */
 static double time_of(const split_case *c, const int64_t *counts)
 {
   double t = 0;
-  for (int k = 0; k < c->K; k++) {
-    double max = 0;
-    for (int q = 0, i = 0; q < c->P; q++) {
-      double load = 0;
-      for (int64_t e = i + counts[q]; i < e; i++) load += c->cost(k, i);
-      max = fmax(max, load);
-    }
-    t += max;
-  }
+  for (int k = 0; k < c->K; k++) t += phase_max(c, k, counts);
   return t;
 }
 
@@ -118,15 +122,7 @@ static void run_case(const split_case *c, MPI_Comm comm, int lo, int hi, int64_t
 
   weights_of(c, lo, hi, w);
   for (int q = 0; q < c->P; q++) even[q] = (int64_t)c->n * (q + 1) / c->P - (int64_t)c->n * q / c->P;
-  for (int k = 0; k < c->K; k++) {
-    double max = 0;
-    for (int q = 0, i = 0; q < c->P; q++) {
-      double load = 0;
-      for (int64_t e = i + even[q]; i < e; i++) load += c->cost(k, i);
-      max = fmax(max, load);
-    }
-    start[k] = max;
-  }
+  for (int k = 0; k < c->K; k++) start[k] = phase_max(c, k, even);
   CHECK(!lb_phase_split(comm, hi - lo, c->K, (const double *const *)w, c->P, start, split));
   CHECK(!lb_phase_choose(comm, hi - lo, c->K, (const double *const *)w, c->P, 3, &ch));
   for (int q = 0; q < c->P; q++) chosen[q] = ch.counts[q];
