@@ -52,7 +52,7 @@ typedef struct {
   lb_phase_model model;
   double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
   double alpha_time; /**< the least time of a combination's cut (alpha) */
-  int evaluated;     /**< combinations tried */
+  int evaluated;     /**< cuts tried: the combinations and the split's rounds */
   int split;         /**< 1: counts come from lb_phase_split, whose time was less than alpha's */
   int collectives;   /**< collective calls every process made */
   int long_collectives; /**< of them, those whose buffers hold arrays as long as the parts or longer */
@@ -69,10 +69,11 @@ typedef struct {
  * weight is 0 weighs a millionth of the mean, so cuts among such cells
  * fall by count), then lb_phase_split from that cut's phase maxima, taken
  * when its time is less (res->split).  Each combination is timed by
- * prefix sums: every process places the cuts that fall in its piece and
- * the model comes from reductions of nphases numbers, no P-long array;
- * only the chosen cut is assembled on every process (res->counts, one
- * reduction of nparts + 1 positions).  Collective;
+ * prefix sums, and so is the split: every process places the cuts that
+ * fall in its piece and the model comes from reductions of nphases
+ * numbers, no P-long array; only the chosen cuts are assembled on every
+ * process (res->counts: one reduction of nparts + 1 positions for the
+ * combination, one for the split).  Collective;
  * res is identical on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
