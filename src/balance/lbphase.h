@@ -100,7 +100,7 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
  * says how): sfc's cut of a cell weight reweighed by each part's largest
  * load over its cap, the caps scaled one phase at a time; every trial
  * O(n nphases) work per rank and reductions of at most nphases numbers,
- * at most 36 trials in all, whatever nparts; the chosen cut assembled by
+ * at most 24 rounds in all, whatever nparts; the chosen cut assembled by
  * one reduction of nparts + 1 positions.  Collective.
  */
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
