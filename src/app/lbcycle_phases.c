@@ -101,27 +101,10 @@ PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k)
   PetscFunctionReturn(0);
 }
 
-/* Every phase's own CPU time of this rank so far in the cycle, gathered:
- * own[k * P + q]. */
-static PetscErrorCode gather_own(AmrLb lb, double *own)
-{
-  const int K = lb->nphases, P = lb->size;
-  double mine[AMR_LB_MAX_PHASES], *all;
-
-  PetscFunctionBeginUser;
-  for (int k = 0; k < K; k++) mine[k] = lb->phase[k].own_cpu;
-  PetscCall(PetscMalloc1((size_t)K * P, &all));
-  PetscCallMPI(MPI_Allgather(mine, K, MPI_DOUBLE, all, K, MPI_DOUBLE, lb->comm));
-  for (int q = 0; q < P; q++)
-    for (int k = 0; k < K; k++) own[(size_t)k * P + q] = all[(size_t)q * K + k];
-  PetscCall(PetscFree(all));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
 {
-  const int K = lb->nphases, T = lb->o.ntypes, P = lb->size;
-  double g[AMR_LB_MAX_PHASES * (AMR_LB_MAX_TYPES + 1)] = {0}, *own;
+  const int K = lb->nphases, T = lb->o.ntypes;
+  double g[AMR_LB_MAX_PHASES * (AMR_LB_MAX_TYPES + 1)] = {0}, own[AMR_LB_MAX_PHASES];
 
   PetscFunctionBeginUser;
   r->nphases = K;
@@ -161,11 +144,9 @@ PetscErrorCode AmrLbPhasesFit(AmrLb lb, AmrLbRecord *r)
     }
   }
   /* the loss of the phases measured so far (all but the one running: the
-   * partition), which -lb_weights phases' rule weighs */
-  PetscCall(PetscMalloc1((size_t)K * P, &own));
-  PetscCall(gather_own(lb, own));
-  lb_phase_model_eval(K, P, own, &lb->measured_model);
-  PetscCall(PetscFree(own));
+   * partition), which the rule weighs */
+  for (int k = 0; k < K; k++) own[k] = lb->phase[k].own_cpu;
+  AMR_LB_CHECK(lb->comm, lb_decide_measured_model(lb->comm, K, own, &lb->measured_model));
   PetscFunctionReturn(0);
 }
 

@@ -2,8 +2,10 @@
  * proposal predicted to beat the kept partition by more than its cost,
  * and the prediction of a migration's time from the ones measured. */
 #include "balance/lbdecide.h"
+#include "balance/impl/phase.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void lb_decide_init(lb_decide_state *s)
 {
@@ -63,6 +65,27 @@ lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decisio
     *d = LB_DECIDE_GAIN;
   else
     *d = in->lost_rank_s < in->cost_rank_s ? LB_DECIDE_BELOW_COST : LB_DECIDE_NO_GAIN;
+  return LB_OK;
+}
+
+lb_err lb_decide_measured_model(MPI_Comm comm, int nphases, const double *own, lb_phase_model *m)
+{
+  double *red = malloc(2 * (size_t)nphases * sizeof *red + 1), time = 0, mean = 0;
+  int P;
+  if (!red) return lb_error(LB_ERR_MEM, "decide: out of memory");
+  for (int k = 0; k < nphases; k++) red[k] = red[nphases + k] = own[k];
+  MPI_Comm_size(comm, &P);
+  if (MPI_Allreduce(MPI_IN_PLACE, red, nphases, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
+      MPI_Allreduce(MPI_IN_PLACE, red + nphases, nphases, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
+    free(red);
+    return lb_error(LB_ERR_MPI, "decide: MPI_Allreduce of the phases' own work failed");
+  }
+  for (int k = 0; k < nphases; k++) {
+    time += red[k];
+    mean += red[nphases + k] / P;
+  }
+  free(red);
+  lb_phase_model_set(P, time, mean, m);
   return LB_OK;
 }
 

@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "balance/balance.h"
+#include "balance/lbphase.h"
 
 /** The loss since the last rebalance, carried from cycle to cycle
  *  (identical on every rank when every rank accounts the same losses). */
@@ -117,6 +118,13 @@ lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decisio
  *  LB_DECIDE_GAIN (with the inputs it was decided on) is checked by the
  *  next lb_decide_account. */
 void lb_decide_rebalanced(lb_decide_state *s, lb_decision d, const lb_decide_input *in);
+
+/** The phase model of the cycle measured, whose loss lb_decide_account
+ *  takes: own[k] is this rank's own work in phase k (nphases values, each
+ *  rank its own).  The sum over phases of the slowest rank and of the
+ *  mean need no rank's value but the largest and the sum, so two
+ *  MPI_Allreduce of nphases values replace a P-long gather (collective). */
+lb_err lb_decide_measured_model(MPI_Comm comm, int nphases, const double *own, lb_phase_model *m);
 
 /** "rebalance", "below_floor", "below_cost", "gain" or "no_gain". */
 const char *lb_decision_name(lb_decision d);

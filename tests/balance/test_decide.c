@@ -12,7 +12,8 @@
  * prediction that did not come true is not acted on again; a proposal
  * not predicted to gain back its cost is kept (no_gain), and the loss
  * path waits for the share of the loss the proposal removes to pay for
- * the move; the migration time predicted from the measured ones is the median
+ * the move; the measured model by reductions is the one of all ranks'
+ * loads; the migration time predicted from the measured ones is the median
  * per cell, which one outlier does not move far; bad inputs are errors. */
 
 #include <math.h>
@@ -399,8 +400,36 @@ static void half_removed(void)
   }
 }
 
-int main(void)
+/* The measured model by reductions (run on 1, 2 and 4 ranks): rank q's
+ * own work in phase k is (q + 1) (k + 1) / 8 + (q == 1) / 4 (exact in
+ * binary, so any order of the sums gives the same bits), and it must be
+ * what lb_phase_model_eval makes of all of them. */
+static void measured_model(void)
 {
+  enum { K = 3 };
+  int P, rank;
+  double own[K], *all;
+  lb_phase_model m, want;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  all = malloc(sizeof *all * K * (size_t)P);
+  for (int k = 0; k < K; k++) {
+    for (int q = 0; q < P; q++) all[k * P + q] = (q + 1) * (k + 1) / 8.0 + (q == 1) / 4.0;
+    own[k] = all[k * P + rank];
+  }
+  lb_phase_model_eval(K, P, all, &want);
+  CHECK(lb_decide_measured_model(MPI_COMM_WORLD, K, own, &m) == LB_OK);
+  CHECK(m.time == want.time && m.mean == want.mean && m.lost == want.lost && m.imbalance_pct == want.imbalance_pct);
+  /* on 2 ranks: phase maxima 0.5, 0.75, 1.0 (rank 1) and means 0.3125,
+   * 0.5, 0.6875: lost 0.75 of 2.25, I% 2 x 0.75 / 2.25 = 66.7 */
+  if (P == 2) CHECK(m.time == 2.25 && m.lost == 0.75 && fabs(m.imbalance_pct - 200.0 / 3) < 1e-12);
+  free(all);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  measured_model();
   constant_loss();
   floor_veto();
   competitive();
@@ -414,5 +443,6 @@ int main(void)
   half_removed();
   if (check_failures) fprintf(stderr, "%d checks failed\n", check_failures);
   else printf("all checks passed\n");
+  MPI_Finalize();
   return check_failures != 0;
 }
