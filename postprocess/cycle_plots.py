@@ -55,7 +55,9 @@ NAME-2.png, ...  Writes into DIR (default: the current directory):
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
                  cycle in rank-ms, the cycles that rebalanced on measured
-                 loss (triangles) and on predicted gain (circles); below,
+                 loss (triangles) and on predicted gain (circles), and
+                 those kept because the proposal was not predicted to
+                 gain back its cost (squares); below,
                  the I% the floor compares against the floor (--threshold
                  PCT, else the least floor the report shows: its greatest
                  I% kept below it) (first repetition)
@@ -437,7 +439,7 @@ def time_plot(grps, sums, path, title):
 
 
 def decided(recs):
-    return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost") for r in recs)
+    return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost", "no_gain") for r in recs)
 
 
 def floor_input(recs):
@@ -498,6 +500,9 @@ def decision_page(runs, path, title, threshold):
                 label="rebalanced: measured loss reached the cost")
         ax.plot([r["cycle"] for r in gain], [ms * (r.get("predicted_cycle_gain_rank_s") or 0) for r in gain], "o", mfc="none",
                 mec="tab:orange", mew=1.5, ms=6, label="rebalanced: next cycle's predicted gain beat the cost")
+        nogain = [r for r in recs if r.get("lb_decision") == "no_gain"]
+        ax.plot([r["cycle"] for r in nogain], [ms * r["excess_loss_rank_s"] for r in nogain], "s", mfc="none", mec="tab:purple", ms=5,
+                label="kept: the proposal predicted to gain less than its cost")
         ax.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
         ax.set_ylabel("rank-ms")

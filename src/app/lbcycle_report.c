@@ -132,6 +132,7 @@ static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "predicted_cycle_gain_rank_s", r->predicted_cycle_gain_rank_s);
   json_str(j, "lb_decision", r->decision);
   json_real(j, "decision_imbalance_pct", r->decision_imbalance_pct);
+  json_real(j, "proposed_imbalance_pct", r->proposed_imbalance_pct);
   json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
   json_int(j, "migrated_cells_max", r->migrated_cells_max);
   json_real(j, "migrate_time_s", r->migrate_time_s);
@@ -243,6 +244,9 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
     PetscCall(PetscSNPrintf(why, sizeof why, ", next cycle's predicted gain %.3g > cost %.3g rank-s", r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "no_gain"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: proposal predicted I%% %.1f, no better than the kept %.1f by more than its migration cost)", r->proposed_imbalance_pct,
+                            r->next_kept_imbalance_pct));
   else if (!strcmp(r->decision, "below_floor"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", r->decision_imbalance_pct));
   else if (!r->rebalanced)

@@ -210,7 +210,7 @@ def check_decide(path, recs, max_mean):
         if d == "no_chance":
             if r["rebalanced"] or r["balance_cost_rank_s"] is not None:
                 bad.append("%s cycle %d: no chance to balance, but rebalanced or a cost" % (path, i))
-        elif d not in ("rebalance", "below_cost", "below_floor", "gain"):
+        elif d not in ("rebalance", "below_cost", "below_floor", "gain", "no_gain"):
             bad.append("%s cycle %d: decision '%s' is not the rule's (is -lb_threshold given?)" % (path, i, d))
         else:
             cost = r["balance_cost_rank_s"]
@@ -218,12 +218,15 @@ def check_decide(path, recs, max_mean):
                 bad.append("%s cycle %d: cost %g is not predicted_migration_s N" % (path, i, cost))
             if (d in ("rebalance", "gain")) != bool(r["rebalanced"]):
                 bad.append("%s cycle %d: decision %s but rebalanced %s" % (path, i, d, r["rebalanced"]))
-            if d == "rebalance" and r["excess_loss_rank_s"] < cost:
-                bad.append("%s cycle %d: rebalanced with a loss %g below the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
+            gain, kept = r["predicted_cycle_gain_rank_s"], r["predicted_loss_rank_s"]
+            if d == "rebalance" and not (r["excess_loss_rank_s"] >= cost and gain > 0 and r["excess_loss_rank_s"] * gain >= cost * kept * (1 - 1e-9)):
+                bad.append("%s cycle %d: rebalanced with a loss %g, the share %g/%g of it the proposal removes below the cost %g" % (
+                    path, i, r["excess_loss_rank_s"], gain, kept, cost))
+            if d == "no_gain" and not (r["excess_loss_rank_s"] >= cost and r["excess_loss_rank_s"] * gain <= cost * kept * (1 + 1e-9)):
+                bad.append("%s cycle %d: kept for no gain with a loss %g, gain %g of %g, cost %g" % (path, i, r["excess_loss_rank_s"], gain, kept, cost))
             if d == "below_cost" and r["excess_loss_rank_s"] >= cost:
                 bad.append("%s cycle %d: kept with a loss %g at or above the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
-            gain = r["predicted_cycle_gain_rank_s"]
-            if d == "gain" and not (r["excess_loss_rank_s"] < cost < gain):
+            if d == "gain" and not cost < gain:
                 bad.append("%s cycle %d: rebalanced on a predicted gain %g with loss %g, cost %g" % (path, i, gain, r["excess_loss_rank_s"], cost))
         if r["rebalanced"]:
             excess, residual = 0.0, math.inf

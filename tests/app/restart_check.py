@@ -55,7 +55,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import report_ranks  # noqa: E402
 
 # measured, not computed: they differ between any two runs
-MEASURED = {"restarted", "weighed_imbalance_pct", "cycle_imbalance_pct", "next_imbalance_pct", "predicted_cycle_imbalance_pct", "decision_imbalance_pct", "phases", "mpi_calls", "max_over_avg", "rank_load_measured", "fit_smape", "weights_measured", "rank_reaction_step_ns", "rank_ksp_time", "rank_ksp_cpu", "rank_peak_rss",
+MEASURED = {"restarted", "weighed_imbalance_pct", "cycle_imbalance_pct", "next_imbalance_pct", "predicted_cycle_imbalance_pct", "decision_imbalance_pct", "proposed_imbalance_pct", "phases", "mpi_calls", "max_over_avg", "rank_load_measured", "fit_smape", "weights_measured", "rank_reaction_step_ns", "rank_ksp_time", "rank_ksp_cpu", "rank_peak_rss",
             # the reaction offload's plan follows each cell's measured clock
             "offload_moved", "offload_messages", "offload_plan_messages", "offload_bytes"}
 

@@ -138,7 +138,8 @@ def downgrade(recs):
 def check_phases(rec, line):
     """The phase weights of -lb_weights phases: one per modelled phase, in
     the report's order and names; a phase weighs every cell its type's
-    fitted cost (the report's cost_s), but the phase of measured cell
+    fitted cost (the report's cost_s) times one factor per rank (the
+    rank's measured ratio to the model), but the phase of measured cell
     costs weighs its cells as much as the phase's own CPU time on all
     ranks together."""
     phases = line.get("phases") or {}
@@ -152,7 +153,9 @@ def check_phases(rec, line):
         ph = phases[name]
         w = [p[k] for p in rec["pw"]]
         types = [rec["cells"][i * cb + 8] for i in range(rec["N"])]
-        if not all(x == ph["cost_s"][t] for x, t in zip(w, types)):
+        bounds = rec["first"] + [rec["N"]]
+        factors = [[x / ph["cost_s"][t] for x, t in zip(w[a:b], types[a:b]) if ph["cost_s"][t] > 0] for a, b in zip(bounds, bounds[1:])]
+        if not all(abs(f - fs[0]) <= 1e-12 * abs(fs[0]) for fs in factors if fs for f in fs):
             # only the phase of the measured cell costs weighs otherwise
             own = sum(report_ranks.values(line, "phases.%s.own_cpu" % name))
             assert abs(sum(w) - own) <= 1e-9 * own, "cycle %d phase %s: cells weigh %g, the phase's own time %g" % (rec["cycle"], name, sum(w), own)
