@@ -241,7 +241,10 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
   if (!strcmp(r->decision, "rebalance"))
     PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "gain"))
-    PetscCall(PetscSNPrintf(why, sizeof why, ", next cycle's predicted gain %.3g > cost %.3g rank-s", r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
+    /* the kept partition's I% on the adapted mesh: why a move to a
+     * partition predicted above the measured I% can still gain */
+    PetscCall(PetscSNPrintf(why, sizeof why, ", kept predicted I%% %.1f on the adapted mesh, next cycle's predicted gain %.3g > cost %.3g rank-s",
+                            r->next_kept_imbalance_pct, r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "no_gain"))
