@@ -109,13 +109,21 @@ static PetscErrorCode set_entry(CkpTable *st, const char *name, int type, const 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v)
+/* The integer entry name of table t. */
+static PetscErrorCode set_int(CkpTable *t, const char *name, int64_t v)
 {
   unsigned char b[8];
 
   PetscFunctionBeginUser;
   AmrCkpPutLE(b, (uint64_t)v, 8);
-  PetscCall(set_entry(&st->shared, name, CKP_INT, b, 8));
+  PetscCall(set_entry(t, name, CKP_INT, b, 8));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v)
+{
+  PetscFunctionBeginUser;
+  PetscCall(set_int(&st->shared, name, v));
   PetscFunctionReturn(0);
 }
 
@@ -347,11 +355,8 @@ PetscErrorCode AmrCkpStateRankParts(AmrCkpState st, int *parts)
 
 PetscErrorCode AmrCkpStateSetRankInt(AmrCkpState st, const char *name, int64_t v)
 {
-  unsigned char b[8];
-
   PetscFunctionBeginUser;
-  AmrCkpPutLE(b, (uint64_t)v, 8);
-  PetscCall(set_entry(&st->own, name, CKP_INT, b, 8));
+  PetscCall(set_int(&st->own, name, v));
   PetscFunctionReturn(0);
 }
 
