@@ -17,6 +17,7 @@
 #include "util/fileio.h"
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define RANKS_MAGIC "AMRDLBRK"
 #define RANKS_VERSION 1
@@ -153,7 +154,8 @@ PetscErrorCode AmrCkpReadRanks(MPI_Comm comm, const char *path, const char *mpat
   size_t len = 0;
   int rank, nranks, err, bad = 0, who;
   PetscErrorCode ierr;
-  MPI_Offset have = 0;
+  long long have = 0;
+  struct stat sb;
   MPI_File fh;
 
   PetscFunctionBeginUser;
@@ -161,17 +163,14 @@ PetscErrorCode AmrCkpReadRanks(MPI_Comm comm, const char *path, const char *mpat
   PetscCallMPI(MPI_Comm_size(comm, &nranks));
   err = MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
   PetscCall(io_check(comm, err, PETSC_TRUE, path));
-  err = MPI_File_get_size(fh, &have);
-  {
-    const int rerr = MPI_File_read_at_all(fh, 0, head, rank ? 0 : RANKS_HEAD, MPI_BYTE, MPI_STATUS_IGNORE);
-    if (!err) err = rerr;
-  }
-  if (!err && !rank) bad = have != (MPI_Offset)size ? 1 : memcmp(head, RANKS_MAGIC, 8) || AmrCkpGetLE(head + 8, 4) != RANKS_VERSION || AmrCkpGetLE(head + 16, 8) != (uint64_t)parts ? 2 : 0;
+  err = MPI_File_read_at_all(fh, 0, head, rank ? 0 : RANKS_HEAD, MPI_BYTE, MPI_STATUS_IGNORE);
+  if (!rank) have = stat(path, &sb) ? -1 : (long long)sb.st_size;
+  if (!err && !rank) bad = have != size ? 1 : memcmp(head, RANKS_MAGIC, 8) || AmrCkpGetLE(head + 8, 4) != RANKS_VERSION || AmrCkpGetLE(head + 16, 8) != (uint64_t)parts ? 2 : 0;
   PetscCallMPI(MPI_Bcast(&bad, 1, MPI_INT, 0, comm));
   if (err || bad) MPI_File_close(&fh);
   PetscCall(io_check(comm, err, PETSC_TRUE, path));
   PetscCheck(bad != 1, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' has %lld bytes, its manifest '%s' says %lld: it is truncated or was overwritten", AmrPathShort(path),
-             (long long)have, AmrPathShort(mpath), size);
+             have, AmrPathShort(mpath), size);
   PetscCheck(!bad, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' is corrupted: its header is not that of %lld ranks' parts of format version %d", AmrPathShort(path), parts,
              RANKS_VERSION);
   /* on another rank count nothing per rank carries over: no part is read */
