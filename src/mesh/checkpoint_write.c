@@ -86,8 +86,9 @@ static int forest_shortfall(const char *path, long long size, long long want)
  * stream no MCA verbosity silences, and does not pass the failure on
  * (ROMIO passes it on, and p4est then aborts).  The size check after the
  * save gives the one line a failure needs, so this rank's stderr is held
- * in a memory file while p4est saves: AmrCkpHoldStderr returns the memory file
- * and *saved the real stderr (-1, -1: not held, the lines pass). */
+ * in a memory file while p4est saves (and while the ranks file is written,
+ * checkpoint_ranks.c): AmrCkpHoldStderr returns the memory file and
+ * *saved the real stderr (-1, -1: not held, the lines pass). */
 int AmrCkpHoldStderr(int *saved)
 {
   int mem = memfd_create("amrdlb-forest-save", MFD_CLOEXEC);
