@@ -16,8 +16,9 @@
  *                integers, reals, strings and byte blobs), little-endian,
  *                self-describing, written by rank 0;
  *   P.S.ranks    every rank's own part of the state record, written and
- *                read with MPI-IO, each rank its own part and its entry
- *                of the file's index, each part with its CRC-32 there
+ *                read with MPI-IO (each rank its own part and its entry
+ *                of the file's index; written independently, read
+ *                collectively), each part with its CRC-32 there
  *                (checked by the rank that reads it); the manifest has
  *                the file's size and the number of parts.
  * S is the sequence number, one more than the manifest being replaced.  A

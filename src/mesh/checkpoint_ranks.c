@@ -1,7 +1,8 @@
 /* The ranks file of a checkpoint set (checkpoint.h), P.S.ranks: every
- * rank's own part of the state record, written and read collectively with
- * MPI-IO, each rank its own part and its own entry of the index, so that
- * no rank holds or reads what P ranks wrote.  Layout (little-endian):
+ * rank's own part of the state record, written and read with MPI-IO on the
+ * file all ranks open (each rank writes its own part and its own entry of
+ * the index, and reads them back collectively), so that no rank holds or
+ * reads what P ranks wrote.  Layout (little-endian):
  *
  *   header  24 bytes: "AMRDLBRK", format version (4), 0 (4), parts P (8)
  *   index   P entries of 24 bytes, entry r at 24 + 24 r: the offset (8)
@@ -125,17 +126,25 @@ PetscErrorCode AmrCkpStageRanks(MPI_Comm comm, AmrCkpState st, const char *path,
   if (err) AmrCkpReleaseStderr(mem, saved, 0);
   PetscCall(io_check(comm, err, PETSC_FALSE, path));
   {
-    /* every rank makes every collective call, whatever failed before */
-    int e4[5];
-    e4[0] = MPI_File_write_at_all(fh, rank ? RANKS_HEAD + RANKS_ENTRY * (MPI_Offset)rank : 0, e, rank ? RANKS_ENTRY : RANKS_HEAD + RANKS_ENTRY, MPI_BYTE,
-                                  MPI_STATUS_IGNORE);
-    e4[1] = MPI_File_write_at_all(fh, (MPI_Offset)before, part, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+    /* each rank writes its own bytes, independently: Open MPI 4.1's MPI-IO
+     * (OMPIO) loses data in collective writes of adjacent pieces (its
+     * aggregators' read-modify-write; seen here on 16 ranks, the parts of
+     * ranks 6 to 14 left zero), and a rank's entry and part are each one
+     * contiguous piece, which an aggregator would only copy.  Every rank
+     * makes every collective call (sync, read, close), whatever failed. */
+    int e4[7];
+    e4[0] = MPI_File_write_at(fh, rank ? RANKS_HEAD + RANKS_ENTRY * (MPI_Offset)rank : 0, e, rank ? RANKS_ENTRY : RANKS_HEAD + RANKS_ENTRY, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+    e4[1] = MPI_File_write_at(fh, (MPI_Offset)before, part, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+    /* sync, barrier, sync: what one rank wrote, another may read */
     e4[2] = MPI_File_sync(fh);
+    e4[3] = MPI_Barrier(comm);
+    e4[4] = MPI_File_sync(fh);
     /* read back as a restart reads it: each rank its own part */
-    e4[3] = read_part(fh, rank, parts, *size, &back, &blen, &bad);
-    e4[4] = MPI_File_close(&fh);
+    e4[5] = read_part(fh, rank, parts, *size, &back, &blen, &bad);
+    e4[6] = MPI_File_close(&fh);
     err = MPI_SUCCESS;
-    for (int k = 0; k < 5 && !err; k++) err = e4[k];
+    for (int k = 0; k < 7 && !err; k++) err = e4[k];
   }
   if (!err && !bad && (blen != len || memcmp(back, part, len))) bad = 1;
   free(back);
