@@ -111,13 +111,14 @@ else
 fi
 
 # The cells of the replayed cycle: the split the app chose in cycle 2
-# (the report's rank_cells) holds them.
+# (the report's rank_cells: their mean over the ranks, times the ranks)
+# holds them.
 cycle=2
 trace_cells() {
   "$python" -c "
 import json, sys
-recs = [json.loads(l) for l in open(sys.argv[1])]
-print(sum(next(r for r in recs if r['cycle'] == int(sys.argv[2]))['rank_cells']))" "$1" "$cycle"
+r = next(r for r in map(json.loads, open(sys.argv[1])) if r['cycle'] == int(sys.argv[2]))
+print(round(r['rank_cells']['mean'] * r['ranks']))" "$1" "$cycle"
 }
 # The refinements for about CELLS cells per rank at P ranks: the nearest
 # K >= 0 to log_{2^D}(P CELLS / N), lowered while the refined curve (about

@@ -38,6 +38,7 @@ NAME-2.png, ...  Writes into DIR (default: the current directory):
   migrated.png   the same for the cells migrated per cycle
   loads.png      the load each rank was predicted to have against the load it
                  measured (both as load / mean), every rank of every cycle
+                 (the side file's, postprocess/report_ranks.py)
   time.png       per method, three panels with their own scales: the run's
                  wall time with the phase model's time (sum over cycles and
                  phases of the slowest rank's own work, model_total_s); the
@@ -54,7 +55,9 @@ NAME-2.png, ...  Writes into DIR (default: the current directory):
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
                  cycle in rank-ms, the cycles that rebalanced on measured
-                 loss (triangles) and on predicted gain (circles); below,
+                 loss (triangles) and on predicted gain (circles), and
+                 those kept because the proposal was not predicted to
+                 gain back its cost (squares); below,
                  the I% the floor compares against the floor (--threshold
                  PCT, else the least floor the report shows: its greatest
                  I% kept below it) (first repetition)
@@ -75,7 +78,6 @@ says why.
 """
 import argparse
 import glob
-import json
 import os
 import statistics
 import sys
@@ -86,6 +88,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
+
+import report_ranks  # noqa: E402
 
 # 14 colours, each with its own line style and marker: a method keeps its
 # pair in every figure, and no two of 14 methods share one
@@ -100,8 +104,7 @@ def style(i):
 
 
 def load(path):
-    with open(path) as f:
-        recs = [json.loads(line) for line in f if line.strip()]
+    recs = report_ranks.records(path)
     if not recs:
         raise SystemExit("cycle_plots.py: error: %s has no records" % path)
     for key in ("lb_method", "weighed_imbalance_pct", "rank_time", "lost_rank_s", "excess_loss_rank_s"):
@@ -153,19 +156,11 @@ def moved(r):
 
 def summary(recs):
     last = recs[-1]
-    return {
-        "total": last["total_s"],
-        "migrated": sum(r["migrated_cells_tot"] for r in recs),
-        "rebalances": sum(1 for r in recs if moved(r)),
-        "lb": last["lb_total_s"],
-        "mig": last["migrate_total_s"],
-        "lb_mig": last["lb_total_s"] + last["migrate_total_s"],
-        # the phase model (reports before it have none): the measured sum
-        # over cycles and phases of the slowest rank's own work and its loss
-        "model": last.get("model_total_s", float("nan")),
-        "model_lost": last.get("lost_s", float("nan")),
-        "phase_lost": phase_losses(recs),
-    }
+    # model, model_lost: the phase model's (reports before it have none), the
+    # measured sum over cycles and phases of the slowest rank's own work and its loss
+    return {"total": last["total_s"], "migrated": sum(r["migrated_cells_tot"] for r in recs), "rebalances": sum(1 for r in recs if moved(r)),
+            "lb": last["lb_total_s"], "mig": last["migrate_total_s"], "lb_mig": last["lb_total_s"] + last["migrate_total_s"],
+            "model": last.get("model_total_s", float("nan")), "model_lost": last.get("lost_s", float("nan")), "phase_lost": phase_losses(recs)}
 
 
 def phase_losses(recs):
@@ -174,8 +169,7 @@ def phase_losses(recs):
     out = {}
     for r in recs:
         for name, ph in r.get("phases", {}).items():
-            own = ph["own_cpu"]
-            out[name] = out.get(name, 0.0) + max(own) - sum(own) / len(own)
+            out[name] = out.get(name, 0.0) + ph["own_cpu"]["max"] - ph["own_cpu"]["mean"]
     return out
 
 
@@ -330,8 +324,8 @@ def loads_plot(grps, path, title):
     fig, (ax, leg) = plt.subplots(1, 2, figsize=(9, 5.5), gridspec_kw={"width_ratios": [3, 1.3]})
     hi = 1.0
     for i, (name, reps) in enumerate(grps):
-        xs = [p for recs in reps for r in recs for p in r["rank_load_predicted"]]
-        ys = [m for recs in reps for r in recs for m in r["rank_load_measured"]]
+        xs = [p for recs in reps for r in recs for p in report_ranks.values(r, "rank_load_predicted") or []]
+        ys = [m for recs in reps for r in recs for m in report_ranks.values(r, "rank_load_measured") or []]
         hi = max([hi] + xs + ys)
         ax.scatter(xs, ys, s=10, alpha=0.6, marker=MARKERS[i % len(MARKERS)], color=style(i)["color"], label=name)
     ax.plot([0, hi], [0, hi], color="black", lw=0.8)
@@ -445,7 +439,7 @@ def time_plot(grps, sums, path, title):
 
 
 def decided(recs):
-    return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost") for r in recs)
+    return any(r.get("lb_decision") in ("rebalance", "below_floor", "below_cost", "no_gain") for r in recs)
 
 
 def floor_input(recs):
@@ -506,6 +500,9 @@ def decision_page(runs, path, title, threshold):
                 label="rebalanced: measured loss reached the cost")
         ax.plot([r["cycle"] for r in gain], [ms * (r.get("predicted_cycle_gain_rank_s") or 0) for r in gain], "o", mfc="none",
                 mec="tab:orange", mew=1.5, ms=6, label="rebalanced: next cycle's predicted gain beat the cost")
+        nogain = [r for r in recs if r.get("lb_decision") == "no_gain"]
+        ax.plot([r["cycle"] for r in nogain], [ms * r["excess_loss_rank_s"] for r in nogain], "s", mfc="none", mec="tab:purple", ms=5,
+                label="kept: the proposal predicted to gain less than its cost")
         ax.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: "%g" % v))
         ax.set_ylabel("rank-ms")

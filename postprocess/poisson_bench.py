@@ -11,7 +11,7 @@ problem's phases (t_setup, t_assembly, t_ksp: inside the cycle's solve) and
 of the cycle's (t_solve, t_estimate, t_adapt, t_partition), the cycle's
 total (the sum of the cycle's phases, t_output included), us per active
 cell (the total over the cells) and the largest rank's peak resident
-memory (rank_peak_rss) in MB.  Every figure is the median of the
+memory (rank_peak_rss's max over the ranks) in MB.  Every figure is the median of the
 repetitions; the total and us per cell carry their spread, (max - min) /
 median.  The last line of a pair, "all", is the run: its us per active
 cell is
@@ -77,7 +77,7 @@ def cycle_figures(r):
     total = sum(r[p] for p in CYCLE_PHASES)
     f = {key: r[key] for key in ["cells", "dofs", "ksp_its"] + PHASES}
     f.update(total=total, us_per_cell=1e6 * total / r["cells"],
-             rss_max=max(r["rank_peak_rss"]), rss_sum=sum(r["rank_peak_rss"]))
+             rss_max=r["rank_peak_rss"]["max"], rss_sum=r["rank_peak_rss"]["mean"] * r["ranks"])
     return f
 
 

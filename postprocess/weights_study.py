@@ -85,9 +85,10 @@ def speed_spread(recs):
     time per integrator step over the fastest's, or None."""
     q = []
     for r in recs:
-        ns = [x for x in r.get("rank_reaction_step_ns") or [] if x]
-        if len(ns) > 1:
-            q.append(max(ns) / min(ns))
+        # the reductions over the ranks that timed a step (min, max)
+        ns = r.get("rank_reaction_step_ns")
+        if ns and r["ranks"] > 1 and ns["min"]:
+            q.append(ns["max"] / ns["min"])
     if not q:
         return None
     q.sort()

@@ -34,8 +34,10 @@ static PetscErrorCode strategy_names(const char **names, int *n)
 
 PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
 {
+  static const char *const report_ranks[] = {"auto", "yes", "no"};
   const char *names[AMR_MAX_STRATEGIES];
   int nnames, strategy;
+  PetscBool ranks_set = PETSC_FALSE;
   PetscInt maxl = o->mark.max_level, def;
   PetscBool known;
 
@@ -58,6 +60,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
                                                   o->coarsen_tol, &o->coarsen_tol, NULL));
   AMR_OPTION("-amr_max_level", PetscOptionsInt("-amr_max_level", "Finest level refinement may reach", NULL, maxl, &maxl, NULL));
   AMR_OPTION("-report", PetscOptionsString("-report", "Write one JSON object per cycle to FILE.jsonl", NULL, o->report, o->report, sizeof o->report, NULL));
+  PetscCall(AmrOptionsChoice(PetscOptionsObject, "-report_ranks", "With -report: every rank's values to FILE.jsonl.ranks (MPI-IO; auto: up to 1024 ranks)", "choice", 3, report_ranks, &o->report_ranks, &ranks_set));
   AMR_OPTION("-vtk_interval", PetscOptionsInt("-vtk_interval", "With -vtk: write every K-th cycle (the initial state of a problem with time and the last cycle always)", NULL, o->vtk_interval, &o->vtk_interval, NULL));
   PetscOptionsEnd();
   PetscCall(PetscStrncpy(o->strategy, names[strategy], sizeof o->strategy));
@@ -70,6 +73,7 @@ PetscErrorCode AmrAdaptOptionsRead(MPI_Comm comm, AmrAdaptOptions *o)
              (double)o->mark.theta);
   PetscCheck(maxl >= o->mark.min_level && maxl <= P4EST_QMAXLEVEL, comm, PETSC_ERR_USER_INPUT,
              "option -amr_max_level %" PetscInt_FMT ": must be from -amr_min_level (%d) to %d", maxl, o->mark.min_level, P4EST_QMAXLEVEL);
+  PetscCheck(!ranks_set || o->report[0] || o->report_ranks != AMR_REPORT_RANKS_YES, comm, PETSC_ERR_USER_INPUT, "option -report_ranks yes: needs -report FILE.jsonl, beside which the side file goes");
   PetscCheck(o->vtk_interval >= 1, comm, PETSC_ERR_USER_INPUT, "option -vtk_interval %" PetscInt_FMT ": must be at least 1", o->vtk_interval);
   o->mark.max_level = (int)maxl;
   PetscFunctionReturn(0);

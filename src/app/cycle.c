@@ -37,6 +37,7 @@ PetscErrorCode AmrCycleCreate(MPI_Comm comm, const AmrMesh *mesh, PetscInt min_l
   PetscCall(PetscCalloc1(1, &cyc));
   cyc->comm = comm;
   cyc->report = cyc->report_lock = cyc->checkpoint_lock = -1;
+  cyc->ranks = MPI_FILE_NULL;
   if (vtk[0]) PetscCall(AmrVtkSeriesCreate(comm, vtk, vtk_binary, &cyc->vtk));
   if (ops) PetscCall(AmrProblemCreate(comm, ops, mesh, min_level, &cyc->problem));
   {
@@ -244,6 +245,7 @@ PetscErrorCode AmrCycleDestroy(AmrCycle *cyc)
   PetscFunctionBeginUser;
   if (!*cyc) PetscFunctionReturn(0);
   if ((*cyc)->report >= 0) close((*cyc)->report);
+  if ((*cyc)->ranks != MPI_FILE_NULL) PetscCallMPI(MPI_File_close(&(*cyc)->ranks));
   AmrFileUnlock(&(*cyc)->report_lock);
   AmrFileUnlock(&(*cyc)->checkpoint_lock);
   PetscCall(AmrProblemDestroy(&(*cyc)->problem));

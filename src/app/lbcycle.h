@@ -85,7 +85,8 @@ typedef struct {
   double predicted_loss_rank_s; /**< the coming cycle's loss on the kept partition by the weights, (max - mean) P; NaN: no chance */
   double predicted_cycle_gain_rank_s; /**< what the proposed partition saves of it in the coming cycle; NaN: no chance */
   double decision_imbalance_pct; /**< the I% the -lb_threshold floor was compared with (NaN: not a balancing cycle) */
-  const char *decision;      /**< "rebalance", "below_floor", "below_cost", "gain" (the rule), "always" (no -lb_threshold), "no_chance" */
+  double proposed_imbalance_pct; /**< the phase model's I% for the next cycle on the proposed partition, taken or not (NaN: no chance, or no phases) */
+  const char *decision;      /**< "rebalance", "below_floor", "below_cost", "gain", "no_gain" (the rule), "always" (no -lb_threshold), "no_chance" */
   long long migrated_cells_tot, migrated_cells_max; /**< cells that changed rank; largest sent + received */
   double migrate_time_s;     /**< repartition with the data (max over ranks, wall) */
   long long edge_cut;        /**< cell faces between ranks after the cycle */
@@ -207,8 +208,10 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
 
-/** Write the record's fields into a report line. */
-void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
+/** Write the record's fields into a report line (collective: every
+ *  per-rank quantity as its reductions over the ranks, each rank's own
+ *  value into j's side-file row). */
+PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r);
 
 /** Print the human line of a cycle (sim_time < 0: a problem without time):
  *  the phase model's measured and predicted I%, what moved, the cycle's

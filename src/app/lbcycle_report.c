@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "util/rankfile.h"
+
 /* The partition the next cycle runs on against the bound: the least
  * largest part of any contiguous cut of the weighted curve (the exact 1D
  * partition, gathered at rank 0). Every method's partition is a cut of the
@@ -95,16 +97,19 @@ static void json_weights(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "fit_smape", r->fit_smape);
 }
 
-/* The method's run and the cuts it proposed. */
-static void json_method(json_line *j, const AmrLbRecord *r)
+/* The method's run and the cuts it proposed (each rank's cells). */
+static PetscErrorCode json_method(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
+  static const char *const cut[] = {"lb_cut_cells"};
+
+  PetscFunctionBeginUser;
   json_int(j, "lb_iterations", r->lb_iterations);
   if (r->lb_target_iteration >= 0)
     json_int(j, "lb_target_iteration", r->lb_target_iteration);
   else
     json_null(j, "lb_target_iteration");
   if (r->cut_cells) {
-    json_ints(j, "lb_cut_cells", r->nranks, r->cut_cells);
+    PetscCallMPI(json_rank_ints(j, lb->comm, 1, cut, &r->cut_cells[lb->rank]));
     json_int(j, "lb_cut_migrated_cells", r->cut_migrated_cells);
   } else {
     json_null(j, "lb_cut_cells");
@@ -112,6 +117,7 @@ static void json_method(json_line *j, const AmrLbRecord *r)
   }
   json_int(j, "lb_rounds", r->lb_rounds);
   json_real(j, "lb_time_s", r->lb_time_s);
+  PetscFunctionReturn(0);
 }
 
 /* The rule's inputs and decision, what moved, the run totals. */
@@ -126,6 +132,7 @@ static void json_decision(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "predicted_cycle_gain_rank_s", r->predicted_cycle_gain_rank_s);
   json_str(j, "lb_decision", r->decision);
   json_real(j, "decision_imbalance_pct", r->decision_imbalance_pct);
+  json_real(j, "proposed_imbalance_pct", r->proposed_imbalance_pct);
   json_int(j, "migrated_cells_tot", r->migrated_cells_tot);
   json_int(j, "migrated_cells_max", r->migrated_cells_max);
   json_real(j, "migrate_time_s", r->migrate_time_s);
@@ -147,25 +154,25 @@ static const char *const phase_models[] = {"measured", "cells", "types"};
 
 /* The phase model: every phase's own work per rank (one object keyed by
  * phase), the measured cycle, the predictions, the run totals. */
-static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+static PetscErrorCode json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
+  static const char *const key[] = {"own_cpu", "own_wall", "wall", "next_own_cpu"};
   const int P = r->nranks;
   long long calls;
   double cost;
-
   json_line all, ph;
 
+  PetscFunctionBeginUser;
   json_object_begin(j, "phases", &all);
   for (int k = 0; k < r->nphases; k++) {
+    const size_t at = (size_t)k * P + lb->rank;
+    const int next = r->phase_next && r->phase_modelled[k];
+    const double mine[4] = {r->phase_own_cpu[at], r->phase_own_wall[at], r->phase_wall[at], next ? r->phase_next[at] : NAN};
+
     json_object_begin(&all, r->phase_name[k], &ph);
     json_str(&ph, "model", phase_models[r->phase_modelled[k]]);
-    json_reals(&ph, "own_cpu", P, r->phase_own_cpu + (size_t)k * P);
-    json_reals(&ph, "own_wall", P, r->phase_own_wall + (size_t)k * P);
-    json_reals(&ph, "wall", P, r->phase_wall + (size_t)k * P);
-    if (r->phase_next && r->phase_modelled[k])
-      json_reals(&ph, "next_own_cpu", P, r->phase_next + (size_t)k * P);
-    else
-      json_null(&ph, "next_own_cpu");
+    PetscCallMPI(json_rank_reals(&ph, lb->comm, next ? 4 : 3, key, mine));
+    if (!next) json_null(&ph, "next_own_cpu");
     if (r->phase_modelled[k])
       json_reals(&ph, "cost_s", lb->o.ntypes, r->phase_cost_s[k]);
     else
@@ -195,6 +202,7 @@ static void json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
   json_real(j, "model_total_s", r->model_total_s);
   json_real(j, "lost_s", r->lost_s);
   json_real(j, "gain_s", r->gain_s);
+  PetscFunctionReturn(0);
 }
 
 /* The partition's largest part against the bound, in cell weights. */
@@ -205,19 +213,22 @@ static void json_bound(json_line *j, const AmrLbRecord *r)
   json_real(j, "part_load_over_optimum", r->part_load_optimum > 0 ? r->part_load_max / r->part_load_optimum : 1.0);
 }
 
-void AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
+PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
+  static const char *const cells[] = {"rank_cells"};
+  static const char *const key[] = {"rank_predicted", "rank_time", "rank_time_wall", "rank_load_measured", "rank_load_predicted"};
+  const int q = lb->rank;
+  const double mine[5] = {r->rank_predicted[q], r->rank_time[q], r->rank_time_wall[q], r->rank_load_measured[q], r->rank_load_predicted[q]};
+
+  PetscFunctionBeginUser;
   json_weights(j, lb, r);
-  json_method(j, r);
+  PetscCall(json_method(j, lb, r));
   json_bound(j, r);
   json_decision(j, lb, r);
-  json_ints(j, "rank_cells", r->nranks, r->rank_cells);
-  json_reals(j, "rank_predicted", r->nranks, r->rank_predicted);
-  json_reals(j, "rank_time", r->nranks, r->rank_time);
-  json_reals(j, "rank_time_wall", r->nranks, r->rank_time_wall);
-  json_reals(j, "rank_load_measured", r->nranks, r->rank_load_measured);
-  json_reals(j, "rank_load_predicted", r->nranks, r->rank_load_predicted);
-  json_phases(j, lb, r);
+  PetscCallMPI(json_rank_ints(j, lb->comm, 1, cells, &r->rank_cells[q]));
+  PetscCallMPI(json_rank_reals(j, lb->comm, 5, key, mine));
+  PetscCall(json_phases(j, lb, r));
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs)
@@ -233,6 +244,9 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
     PetscCall(PetscSNPrintf(why, sizeof why, ", next cycle's predicted gain %.3g > cost %.3g rank-s", r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
+  else if (!strcmp(r->decision, "no_gain"))
+    PetscCall(PetscSNPrintf(why, sizeof why, " (kept: proposal predicted I%% %.1f, no better than the kept %.1f by more than its migration cost)", r->proposed_imbalance_pct,
+                            r->next_kept_imbalance_pct));
   else if (!strcmp(r->decision, "below_floor"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", r->decision_imbalance_pct));
   else if (!r->rebalanced)

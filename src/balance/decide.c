@@ -1,8 +1,11 @@
-/* The ski-rental rebalancing rule of lbdecide.h and the prediction of a
- * migration's time from the ones measured. */
+/* The ski-rental rebalancing rule of lbdecide.h, which takes only a
+ * proposal predicted to beat the kept partition by more than its cost,
+ * and the prediction of a migration's time from the ones measured. */
 #include "balance/lbdecide.h"
+#include "balance/impl/phase.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void lb_decide_init(lb_decide_state *s)
 {
@@ -51,12 +54,38 @@ lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decisio
     return lb_error(LB_ERR_ARG, "decide: predicted loss %g and gain %g must be finite and non-negative", in->kept_rank_s, in->gain_rank_s);
   if (!(in->floor_pct >= 0 && in->floor_pct < 100))
     return lb_error(LB_ERR_ARG, "decide: imbalance floor %g%% must be in [0, 100)", in->floor_pct);
+  /* the loss path assumes the proposal removes the loss that paid for
+   * it; it removes the share gain/kept of it, so its gain over the cycles
+   * the loss took to reach the cost is the loss times that share */
   if (in->imbalance_pct <= in->floor_pct)
     *d = LB_DECIDE_BELOW_FLOOR;
-  else if (in->lost_rank_s >= in->cost_rank_s)
+  else if (in->lost_rank_s >= in->cost_rank_s && in->gain_rank_s > 0 && in->lost_rank_s * in->gain_rank_s >= in->cost_rank_s * in->kept_rank_s)
     *d = LB_DECIDE_REBALANCE;
+  else if (s->trust && in->gain_rank_s > in->cost_rank_s)
+    *d = LB_DECIDE_GAIN;
   else
-    *d = s->trust && in->gain_rank_s > in->cost_rank_s ? LB_DECIDE_GAIN : LB_DECIDE_BELOW_COST;
+    *d = in->lost_rank_s < in->cost_rank_s ? LB_DECIDE_BELOW_COST : LB_DECIDE_NO_GAIN;
+  return LB_OK;
+}
+
+lb_err lb_decide_measured_model(MPI_Comm comm, int nphases, const double *own, lb_phase_model *m)
+{
+  double *red = malloc(2 * (size_t)nphases * sizeof *red + 1), time = 0, mean = 0;
+  int P;
+  if (!red) return lb_error(LB_ERR_MEM, "decide: out of memory");
+  for (int k = 0; k < nphases; k++) red[k] = red[nphases + k] = own[k];
+  MPI_Comm_size(comm, &P);
+  if (MPI_Allreduce(MPI_IN_PLACE, red, nphases, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
+      MPI_Allreduce(MPI_IN_PLACE, red + nphases, nphases, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
+    free(red);
+    return lb_error(LB_ERR_MPI, "decide: MPI_Allreduce of the phases' own work failed");
+  }
+  for (int k = 0; k < nphases; k++) {
+    time += red[k];
+    mean += red[nphases + k] / P;
+  }
+  free(red);
+  lb_phase_model_set(P, time, mean, m);
   return LB_OK;
 }
 
@@ -67,6 +96,7 @@ const char *lb_decision_name(lb_decision d)
   case LB_DECIDE_BELOW_FLOOR: return "below_floor";
   case LB_DECIDE_BELOW_COST: return "below_cost";
   case LB_DECIDE_GAIN: return "gain";
+  case LB_DECIDE_NO_GAIN: return "no_gain";
   }
   return "unknown";
 }

@@ -33,11 +33,23 @@
  * no more than the measured loss of the cycle that decided), and a
  * prediction that did not come true is not acted on again until the
  * measured loss has paid for a rebalance, so wrong weights cost at most
- * one extra rebalance per ski-rental one. */
+ * one extra rebalance per ski-rental one.
+ *
+ * Whatever paid for it, a move is made only to a partition predicted to
+ * beat the kept one by more than the move costs: the loss path assumes
+ * that the new partition removes the loss that accumulated, but it
+ * removes only the share gain / kept of the kept partition's predicted
+ * loss (none where the proposal is predicted worse, as timing weights
+ * that miss a phase propose).  So the loss since the last rebalance,
+ * scaled by that share, must reach the cost: the proposal's predicted
+ * gain over as many cycles as the loss took to pay for the move.  A
+ * proposal that fails both this and the coming cycle's gain is kept with
+ * LB_DECIDE_NO_GAIN. */
 
 #include <stdint.h>
 
 #include "balance/balance.h"
+#include "balance/lbphase.h"
 
 /** The loss since the last rebalance, carried from cycle to cycle
  *  (identical on every rank when every rank accounts the same losses). */
@@ -79,19 +91,23 @@ typedef struct {
 
 /** The outcome, with its reason. */
 typedef enum {
-  LB_DECIDE_REBALANCE,   /**< above the floor, and the loss since the last rebalance reached the cost */
+  LB_DECIDE_REBALANCE,   /**< above the floor, and the loss since the last rebalance, times the share gain/kept of it the proposal removes, reached the cost */
   LB_DECIDE_BELOW_FLOOR, /**< imbalance at or below the floor: keep the partition */
   LB_DECIDE_BELOW_COST,  /**< the loss so far is less than the cost: keep the partition, the loss goes on accumulating */
-  LB_DECIDE_GAIN         /**< above the floor, the loss so far short of the cost, but the coming cycle's predicted gain exceeds it (trusted predictions only) */
+  LB_DECIDE_GAIN,        /**< above the floor, the coming cycle's predicted gain exceeds the cost (trusted predictions only), and the loss path did not rebalance */
+  LB_DECIDE_NO_GAIN      /**< the loss so far reached the cost, but the proposal is not predicted to gain it back: keep the partition, the loss goes on accumulating */
 } lb_decision;
 
 /**
  * Decide whether to rebalance now: LB_DECIDE_REBALANCE when imbalance_pct >
- * floor_pct and lost_rank_s >= cost_rank_s. With a constant loss L per cycle
- * and cost C that is ceil(C / L) cycles after the last rebalance.  Else
- * LB_DECIDE_GAIN when above the floor, s trusts predictions and
- * gain_rank_s > cost_rank_s.  Inputs that are negative or not finite, and
- * a floor outside [0, 100), are LB_ERR_ARG.
+ * floor_pct, lost_rank_s >= cost_rank_s, gain_rank_s > 0 and lost_rank_s x
+ * gain_rank_s / kept_rank_s >= cost_rank_s. With a constant loss L per cycle
+ * that the proposal removes (gain = kept) and cost C that is ceil(C / L)
+ * cycles after the last rebalance.  Else LB_DECIDE_GAIN when above the
+ * floor, s trusts predictions and gain_rank_s > cost_rank_s; else
+ * LB_DECIDE_BELOW_COST while lost_rank_s < cost_rank_s, LB_DECIDE_NO_GAIN
+ * after.  Inputs that are negative or not finite, and a floor outside
+ * [0, 100), are LB_ERR_ARG.
  */
 lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decision *d);
 
@@ -103,7 +119,14 @@ lb_err lb_decide(const lb_decide_state *s, const lb_decide_input *in, lb_decisio
  *  next lb_decide_account. */
 void lb_decide_rebalanced(lb_decide_state *s, lb_decision d, const lb_decide_input *in);
 
-/** "rebalance", "below_floor", "below_cost" or "gain". */
+/** The phase model of the cycle measured, whose loss lb_decide_account
+ *  takes: own[k] is this rank's own work in phase k (nphases values, each
+ *  rank its own).  The sum over phases of the slowest rank and of the
+ *  mean need no rank's value but the largest and the sum, so two
+ *  MPI_Allreduce of nphases values replace a P-long gather (collective). */
+lb_err lb_decide_measured_model(MPI_Comm comm, int nphases, const double *own, lb_phase_model *m);
+
+/** "rebalance", "below_floor", "below_cost", "gain" or "no_gain". */
 const char *lb_decision_name(lb_decision d);
 
 /** Migrations the prediction of the next one looks back on (odd: one median). */

@@ -52,11 +52,11 @@ typedef struct {
   lb_phase_model model;
   double sum_time;   /**< the model's time of the cut by the plain sum of the weights (alpha all 1) */
   double alpha_time; /**< the least time of a combination's cut (alpha) */
-  int evaluated;     /**< combinations tried */
+  int evaluated;     /**< cuts tried: the combinations and the split's rounds */
   int split;         /**< 1: counts come from lb_phase_split, whose time was less than alpha's */
   int collectives;   /**< collective calls every process made */
   int long_collectives; /**< of them, those whose buffers hold arrays as long as the parts or longer */
-  double split_s;    /**< wall time of lb_phase_split, whose walks every process repeats whole (0: not run) */
+  double split_s;    /**< wall time of the split's search (lb_phase_split) */
 } lb_phase_choice;
 
 /**
@@ -68,11 +68,12 @@ typedef struct {
  * mean cell's weight keep factor 1; a cell whose combined
  * weight is 0 weighs a millionth of the mean, so cuts among such cells
  * fall by count), then lb_phase_split from that cut's phase maxima, taken
- * when its exact time is less (res->split).  Each combination is timed by
- * prefix sums: every process places the cuts that fall in its piece and
- * the model comes from reductions of nphases numbers, no P-long array;
- * only the chosen cut is assembled on every process (res->counts, one
- * reduction of nparts + 1 positions).  Collective;
+ * when its time is less (res->split).  Each combination is timed by
+ * prefix sums, and so is the split: every process places the cuts that
+ * fall in its piece and the model comes from reductions of nphases
+ * numbers, no P-long array; only the chosen cuts are assembled on every
+ * process (res->counts: one reduction of nparts + 1 positions for the
+ * combination, one for the split).  Collective;
  * res is identical on every rank (lb_phase_choice_free).
  */
 lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res);
@@ -90,26 +91,17 @@ lb_err lb_phase_model_of(MPI_Comm comm, int64_t n, int nphases, const double *co
  *  weights in mean[k] set the floor of an all-zero cell). */
 void lb_phase_combine(int64_t n, int nphases, const double *const *w, const double *alpha, const double *mean, double *out);
 
-/** The most phases lb_phase_split takes (its caps are arrays on the stack). */
-#define LB_PHASE_SPLIT_MAX_PHASES 64
-
-/** The most parts lb_phase_split cuts.  Every process walks the whole
- *  coarsened curve (64 buckets per part) some hundreds of times, O(P) work
- *  repeated: at 1024 parts 0.21 s a call on this project's 2-core machine
- *  (lbbench -step), growing with P, so above it lb_phase_choose keeps the
- *  combination's cut (which costs O(n) per process and a few reductions
- *  of K numbers per trial). */
-#define LB_PHASE_SPLIT_MAX_PARTS 1024
-
 /**
  * The multi-constraint split of the curve: cells per part (counts, nparts
- * values) whose largest part load per phase sums to the least the search
- * finds, from caps start[k] that a partition meets (its phase maxima).
- * Searched on the curve coarsened to about 64 buckets per part (exact
- * where the cells are fewer), gathered on every process.
- * LB_ERR_UNSUPPORTED without a message when the curve has fewer buckets
- * than parts or there are more than LB_PHASE_SPLIT_MAX_PARTS parts.
- * Collective.
+ * values, the same on every rank and on any number of processes) whose
+ * largest part load per phase sums to the least the search finds, from
+ * caps start[k] that a partition meets (its phase maxima; phases under 5%
+ * of the mean cell's weight get none).  By prefix sums (phase_split.c
+ * says how): sfc's cut of a cell weight reweighed by each part's largest
+ * load over its cap, the caps scaled one phase at a time; every trial
+ * O(n nphases) work per rank and reductions of at most nphases numbers,
+ * at most 24 rounds in all, whatever nparts; the chosen cut assembled by
+ * one reduction of nparts + 1 positions.  Collective.
  */
 lb_err lb_phase_split(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, const double *start, int64_t *counts);
 

@@ -102,28 +102,8 @@ void lb_phase_combine(int64_t n, int nphases, const double *const *w, const doub
   }
 }
 
-/* What one search needs besides its best so far. */
-typedef struct {
-  MPI_Comm comm;
-  int64_t n;
-  int nphases, nparts;
-  const double *const *w;
-  const double *mean;
-  lb_phase_piece piece;
-  double *combined;  /* this rank's combined weights, then the factors being tried */
-  double *scratch;   /* 4 nphases: a trial's prefixes and maxima */
-  double *best_max;  /* the best combination's largest part load per phase */
-  int64_t *cuts;     /* NULL, or the nparts + 1 cut positions a trial records */
-} search;
-
-/* Collective calls of a trial (the combined weight's offset, total and
- * previous midpoint, then the parts' account), of the setup (the means,
- * the piece), of lb_phase_model_of, and of lb_phase_split's gather (both
- * of P-long buffers). */
-#define TRIAL_COLLECTIVES 5
+/* Collective calls of the setup (the means, the piece). */
 #define SETUP_COLLECTIVES 5
-#define MODEL_COLLECTIVES 6
-#define SPLIT_GATHER_COLLECTIVES 2
 
 /* sfc's cut position j on the combined weight's axis (lbcurve.h: the
  * same expression, so that the same cells fall below it). */
@@ -140,23 +120,35 @@ static int first_cut_above(double total, int nparts, double x)
   return j;
 }
 
-/* The model of alpha's sfc cut by prefix sums, with no P-long array: each
- * rank places the cuts whose bounds fall between the previous piece's last
- * cell midpoint and its own (lb_curve_sfc's rule: cut j before the first
- * cell whose midpoint reaches j total / P) and accounts the parts that end
- * there (lb_phase_ends).  Per rank O(n nphases) work and five reductions
- * of at most nphases numbers, whatever the number of parts.  With s->cuts
- * the rank also records the cuts it placed. */
-static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
+/* Record a cut this rank placed at its cell i, where the phases'
+ * prefixes are run (s->lpos, s->lrun, grown as needed). */
+static lb_err record_local(lb_phase_search *s, int64_t i, const double *run)
+{
+  const int K = s->nphases;
+  if (s->nl == s->lcap) {
+    const int cap = 2 * s->lcap + 16;
+    int64_t *pos = realloc(s->lpos, sizeof(int64_t) * cap);
+    double *r = pos ? realloc(s->lrun, sizeof(double) * cap * K) : NULL;
+    if (pos) s->lpos = pos;
+    if (r) s->lrun = r;
+    if (!pos || !r) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d cuts", cap);
+    s->lcap = cap;
+  }
+  s->lpos[s->nl] = i;
+  memcpy(s->lrun + (size_t)s->nl * K, run, sizeof(double) * K);
+  s->nl++;
+  return LB_OK;
+}
+
+lb_err lb_phase_trial(lb_phase_search *s, const double *c, lb_phase_model *m)
 {
   const int K = s->nphases, P = s->nparts;
   const lb_phase_piece *p = &s->piece;
-  const double *c = s->combined;
   double *run = s->scratch, t = 0, mid_last = 0, local, before = 0, total, mine = -HUGE_VAL, prev = -HUGE_VAL, mean = 0;
   lb_phase_ends e;
   int j;
 
-  lb_phase_combine(s->n, K, s->w, alpha, s->mean, s->combined);
+  s->nl = 0;
   for (int64_t i = 0; i < s->n; i++) {
     mid_last = t + 0.5 * c[i];
     t += c[i];
@@ -186,6 +178,7 @@ static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
     while (j < P && bound_of(total, j, P) <= mid && (i < s->n || p->rank == p->size - 1)) {
       lb_phase_ends_cut(&e, j, run);
       if (s->cuts) s->cuts[j] = p->first + i;
+      if (s->record) LB_CALL(record_local(s, i, run));
       j++;
     }
     if (i == s->n) break;
@@ -196,12 +189,13 @@ static lb_err trial(search *s, const double *alpha, lb_phase_model *m)
 }
 
 /* Try alpha; keep it in res when its time is less than the best so far. */
-static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *better)
+static lb_err try(lb_phase_search *s, const double *alpha, lb_phase_choice *res, int *better)
 {
   lb_phase_model m;
-  LB_CALL(trial(s, alpha, &m));
+  lb_phase_combine(s->n, s->nphases, s->w, alpha, s->mean, s->combined);
+  LB_CALL(lb_phase_trial(s, s->combined, &m));
   res->evaluated++;
-  res->collectives += TRIAL_COLLECTIVES;
+  res->collectives += LB_PHASE_TRIAL_COLLECTIVES;
   *better = res->evaluated == 1 || m.time < res->model.time * (1 - LB_PHASE_BETTER);
   if (*better) {
     memcpy(res->alpha, alpha, sizeof(double) * s->nphases);
@@ -216,36 +210,33 @@ static lb_err try(search *s, const double *alpha, lb_phase_choice *res, int *bet
  * and one the size of the estimate's moves no cut it would find. */
 #define PHASE_SEARCHED_SHARE 0.05
 
-static int searched(const search *s, int k)
+int lb_phase_searched(const lb_phase_search *s, int k)
 {
   double all = 0;
   for (int j = 0; j < s->nphases; j++) all += s->mean[j];
   return s->mean[k] >= PHASE_SEARCHED_SHARE * all;
 }
 
-/* The chosen combination's cut as cells per part, the same on every rank:
- * its trial once more, each rank recording the cuts it places, and one
- * reduction of the nparts + 1 positions (the one P-long collective). */
-static lb_err chosen_counts(search *s, lb_phase_choice *res)
+lb_err lb_phase_cut_counts(lb_phase_search *s, const double *c, lb_phase_choice *res)
 {
   const int P = s->nparts;
   lb_phase_model m;
   lb_err err;
 
   if (!(s->cuts = calloc((size_t)P + 1, sizeof *s->cuts))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
-  err = trial(s, res->alpha, &m);
+  err = lb_phase_trial(s, c, &m);
   if (!err && MPI_Allreduce(MPI_IN_PLACE, s->cuts, P + 1, MPI_INT64_T, MPI_SUM, s->comm) != MPI_SUCCESS)
     err = lb_error(LB_ERR_MPI, "phase model: MPI_Allreduce of the cut positions failed");
   s->cuts[P] = s->piece.ncells;
   for (int q = 0; q < P; q++) res->counts[q] = s->cuts[q + 1] - s->cuts[q];
-  res->collectives += TRIAL_COLLECTIVES + 1;
+  res->collectives += LB_PHASE_TRIAL_COLLECTIVES + 1;
   res->long_collectives++;
   free(s->cuts);
   s->cuts = NULL;
   return err;
 }
 
-static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
+static lb_err choose(lb_phase_search *s, int max_rounds, lb_phase_choice *res)
 {
   /* the factors a sweep tries on one phase: a step of 2 and one of 4 each
    * way, coarse enough that a dozen cuts cover a decade of ratios, with
@@ -259,14 +250,14 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
   LB_CALL(try(s, a, res, &better));
   res->sum_time = res->model.time;
   for (int k = 0; k < K && K > 1; k++) {
-    if (!searched(s, k)) continue;
-    for (int j = 0; j < K; j++) a[j] = j == k || !searched(s, j);
+    if (!lb_phase_searched(s, k)) continue;
+    for (int j = 0; j < K; j++) a[j] = j == k || !lb_phase_searched(s, j);
     LB_CALL(try(s, a, res, &better));
   }
   for (int round = 0; round < max_rounds && moved; round++) {
     moved = 0;
     for (int k = 0; k < K; k++) {
-      if (!searched(s, k)) continue;
+      if (!lb_phase_searched(s, k)) continue;
       for (size_t f = 0; f < sizeof factor / sizeof *factor; f++) {
         memcpy(a, res->alpha, sizeof(double) * K);
         amax = 0;
@@ -278,46 +269,33 @@ static lb_err choose(search *s, int max_rounds, lb_phase_choice *res)
       }
     }
   }
-  return chosen_counts(s, res);
+  lb_phase_combine(s->n, K, s->w, res->alpha, s->mean, s->combined);
+  return lb_phase_cut_counts(s, s->combined, res);
 }
 
-/* The split from the best combination's phase maxima, taken if its exact
- * time is less. */
-static lb_err split(search *s, lb_phase_choice *res)
+/* The split from the best combination's phase maxima, taken if its time
+ * is less. */
+static lb_err split(lb_phase_search *s, lb_phase_choice *res)
 {
-  const int K = s->nphases, P = s->nparts;
-  double start[LB_PHASE_SPLIT_MAX_PHASES];
-  const double *w[LB_PHASE_SPLIT_MAX_PHASES];
-  int64_t *counts;
-  lb_phase_model m;
+  lb_phase_choice sp;
   lb_err err;
-  int J = 0;
 
-  if (P > LB_PHASE_SPLIT_MAX_PARTS) return LB_OK;
-  /* the phases the search weighs (searched()); a small one follows */
-  for (int k = 0; k < K && k < LB_PHASE_SPLIT_MAX_PHASES; k++) {
-    if (!searched(s, k)) continue;
-    start[J] = s->best_max[k];
-    w[J++] = s->w[k];
-  }
-  if (!(counts = malloc(sizeof(int64_t) * P))) return lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", P);
+  memset(&sp, 0, sizeof sp);
+  sp.alpha = malloc(sizeof(double) * s->nphases);
+  sp.counts = malloc(sizeof(int64_t) * s->nparts);
   res->split_s = MPI_Wtime();
-  err = lb_phase_split(s->comm, s->n, J, w, P, start, counts);
+  if (!sp.alpha || !sp.counts) err = lb_error(LB_ERR_MEM, "phase model: out of memory for %d parts", s->nparts);
+  else err = lb_phase_split_search(s, s->best_max, &sp);
   res->split_s = MPI_Wtime() - res->split_s;
-  res->collectives += SPLIT_GATHER_COLLECTIVES;
-  res->long_collectives += SPLIT_GATHER_COLLECTIVES;
-  if (err == LB_ERR_UNSUPPORTED) err = LB_OK;
-  else if (!err) {
-    err = lb_phase_model_of(s->comm, s->n, K, s->w, P, counts, &m);
-    res->evaluated++;
-    res->collectives += MODEL_COLLECTIVES;
-    if (!err && m.time < res->model.time * (1 - LB_PHASE_BETTER)) {
-      memcpy(res->counts, counts, sizeof(int64_t) * P);
-      res->model = m;
-      res->split = 1;
-    }
+  res->evaluated += sp.evaluated;
+  res->collectives += sp.collectives;
+  res->long_collectives += sp.long_collectives;
+  if (!err && sp.model.time < res->model.time * (1 - LB_PHASE_BETTER)) {
+    memcpy(res->counts, sp.counts, sizeof(int64_t) * s->nparts);
+    res->model = sp.model;
+    res->split = 1;
   }
-  free(counts);
+  lb_phase_choice_free(&sp);
   return err;
 }
 
@@ -335,58 +313,67 @@ lb_err lb_phase_counts_weights(MPI_Comm comm, int64_t n, int nparts, const int64
   return LB_OK;
 }
 
-lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
+lb_err lb_phase_search_open(lb_phase_search *s, MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, lb_phase_choice *res)
 {
-  search s;
-  double *mean;
-  lb_err err;
-
-  if (nphases < 1 || nparts < 1) return lb_error(LB_ERR_ARG, "phase model: %d phases and %d parts: need at least one of each", nphases, nparts);
   memset(res, 0, sizeof *res);
-  memset(&s, 0, sizeof s);
-  s.comm = comm;
-  s.n = n;
-  s.nphases = nphases;
-  s.nparts = nparts;
-  s.w = w;
+  memset(s, 0, sizeof *s);
+  if (nphases < 1 || nparts < 1) return lb_error(LB_ERR_ARG, "phase model: %d phases and %d parts: need at least one of each", nphases, nparts);
+  s->comm = comm;
+  s->n = n;
+  s->nphases = nphases;
+  s->nparts = nparts;
+  s->w = w;
   res->nphases = nphases;
   res->nparts = nparts;
   res->alpha = malloc(sizeof(double) * nphases);
   res->counts = malloc(sizeof(int64_t) * nparts);
   /* the means, the piece's totals and prefixes, the best maxima, a
    * trial's scratch */
-  mean = malloc(sizeof(double) * 8 * (size_t)nphases);
+  s->mean = malloc(sizeof(double) * 8 * (size_t)nphases);
   /* the combined weights, then the factors being tried */
-  s.combined = malloc(sizeof(double) * ((size_t)n + nphases));
-  s.mean = mean;
-  if (mean) {
-    s.piece.total = mean + nphases;
-    s.piece.before = mean + 2 * nphases;
-    s.best_max = mean + 3 * nphases;
-    s.scratch = mean + 4 * nphases;
-  }
-  if (!res->alpha || !res->counts || !mean || !s.combined) err = lb_error(LB_ERR_MEM, "phase model: out of memory");
-  else err = lb_phase_means(comm, n, nphases, w, mean);
-  if (!err) err = lb_phase_piece_locate(comm, n, nphases, w, &s.piece);
+  s->combined = malloc(sizeof(double) * ((size_t)n + nphases));
   res->collectives = SETUP_COLLECTIVES;
+  if (!res->alpha || !res->counts || !s->mean || !s->combined) return lb_error(LB_ERR_MEM, "phase model: out of memory");
+  s->piece.total = s->mean + nphases;
+  s->piece.before = s->mean + 2 * nphases;
+  s->best_max = s->mean + 3 * nphases;
+  s->scratch = s->mean + 4 * nphases;
+  LB_CALL(lb_phase_means(comm, n, nphases, w, s->mean));
+  return lb_phase_piece_locate(comm, n, nphases, w, &s->piece);
+}
+
+void lb_phase_search_close(lb_phase_search *s)
+{
+  free(s->mean);
+  free(s->combined);
+  free(s->lpos);
+  free(s->lrun);
+}
+
+lb_err lb_phase_choose(MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, int max_rounds, lb_phase_choice *res)
+{
+  lb_phase_search s;
+  lb_err err = lb_phase_search_open(&s, comm, n, nphases, w, nparts, res);
+
   if (!err) err = choose(&s, max_rounds, res);
   res->alpha_time = res->model.time;
-  if (!err && nphases <= LB_PHASE_SPLIT_MAX_PHASES) err = split(&s, res);
-  free(mean);
-  free(s.combined);
+  if (!err) err = split(&s, res);
+  lb_phase_search_close(&s);
   if (err) lb_phase_choice_free(res);
   return err;
 }
 
 lb_err lb_phase_choice_weights(MPI_Comm comm, int64_t n, const double *const *w, const lb_phase_choice *ch, double floor, double *out)
 {
-  double g[2] = {0, (double)n}, mean[LB_PHASE_SPLIT_MAX_PHASES];
+  double g[2] = {0, (double)n}, *mean;
 
-  if (ch->nphases > LB_PHASE_SPLIT_MAX_PHASES) return lb_error(LB_ERR_ARG, "phase model: %d phases, at most %d", ch->nphases, LB_PHASE_SPLIT_MAX_PHASES);
   if (ch->split) LB_CALL(lb_phase_counts_weights(comm, n, ch->nparts, ch->counts, out));
   else {
-    LB_CALL(lb_phase_means(comm, n, ch->nphases, w, mean));
-    lb_phase_combine(n, ch->nphases, w, ch->alpha, mean, out);
+    lb_err err = (mean = malloc(sizeof(double) * ch->nphases)) ? LB_OK : lb_error(LB_ERR_MEM, "phase model: out of memory");
+    if (!err) err = lb_phase_means(comm, n, ch->nphases, w, mean);
+    if (!err) lb_phase_combine(n, ch->nphases, w, ch->alpha, mean, out);
+    free(mean);
+    LB_CALL(err);
   }
   for (int64_t i = 0; i < n; i++) g[0] += out[i];
   LB_MPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPI_DOUBLE, MPI_SUM, comm));

@@ -209,15 +209,16 @@ static double plong_bytes(int P, int exact) { return 8.0 * P * (2 + 3 + 3 + 3 + 
 static int other_collectives(int K, int exact) { return 6 * K + 2 + 1 + 3 + 3 + 3 + (exact ? LB_CURVE_HIER_COLLECTIVES : 0) + 12; }
 
 /* Per rank: this process's time and memory divided by P (the virtual
- * backend runs every rank's share here), but whole what every rank does
- * alone in an MPI run: the split's walks, the P-long arrays.  The exact
+ * backend runs every rank's share here; the split's too, O(n) work per
+ * rank and reductions), but whole what every rank holds alone in an MPI
+ * run: the P-long arrays.  The exact
  * bound that chain mode computes at rank 0 for the report (a reference,
  * not part of the balancing) is timed apart. */
 static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const curve *c, const step_run *r)
 {
   const int P = c->P;
-  const double dist_s = r->step_s - r->ch.split_s - r->res.exact_time_s;
-  const double time_rank = dist_s / P + r->ch.split_s;
+  const double dist_s = r->step_s - r->res.exact_time_s;
+  const double time_rank = dist_s / P;
   const double dist_mem = r->rss1 - r->rss0;
   const double mem_rank = dist_mem / P + plong_bytes(P, r->res.exact_time_s > 0);
   const int coll = r->ch.collectives + other_collectives(c->K, r->res.exact_time_s > 0) + (int)r->res.run.collectives;
@@ -231,8 +232,8 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
   printf("  fits: %d phases, flags %s\n", c->K, flags[0] ? flags : "none");
   printf("  model: start %.6g (I%% %.2f), summed weight's cut %.6g, chosen %s %.6g, realised by the method %.6g (I%% %.2f); decision %s\n", r->kept.time,
          r->kept.imbalance_pct, r->ch.sum_time, r->ch.split ? "split" : "combination", r->ch.model.time, r->next.time, r->next.imbalance_pct, lb_decision_name(r->decision));
-  printf("  step: %.4f s in this process (the fits %.4f s): the split %.4f s, which every rank runs whole, the rest %.4f s over %d ranks; besides, the report's exact bound %.4f s at rank 0%s\n",
-         r->step_s, r->fit_s, r->ch.split_s, dist_s, P, r->res.exact_time_s, r->res.exact_time_s > 0 ? "" : " (not computed: more than LB_CHAIN_EXACT_MAX_CELLS cells)");
+  printf("  step: %.4f s in this process over %d ranks (the fits %.4f s, the split %.4f s); besides, the report's exact bound %.4f s at rank 0%s\n",
+         dist_s, P, r->fit_s, r->ch.split_s, r->res.exact_time_s, r->res.exact_time_s > 0 ? "" : " (not computed: more than LB_CHAIN_EXACT_MAX_CELLS cells)");
   printf("  per rank: time %.3f ms, memory %.0f bytes (%.1f per rank of P: the P-long arrays' %.0f, the rest %.0f), collectives %d (choice %d, of them %d P-long; method %lld), messages about %.0f\n",
          1e3 * time_rank, mem_rank, mem_rank / P, plong_bytes(P, r->res.exact_time_s > 0), dist_mem / P, coll, r->ch.collectives, r->ch.long_collectives,
          (long long)r->res.run.collectives, msgs);

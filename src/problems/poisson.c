@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "util/options.h"
+#include "util/rankfile.h"
 #include "fem/poisson.h"
 #include "mesh/adapt.h"
 
@@ -417,23 +418,18 @@ PetscErrorCode AmrPoissonMonitor(AmrProblem p, int cycle)
 }
 
 /* Each rank's peak resident memory so far in bytes (the kernel's high-water
- * mark, ru_maxrss in KiB on Linux), gathered on rank 0: what bounds the
+ * mark, ru_maxrss in KiB on Linux), reduced over the ranks: what bounds the
  * largest problem that fits, whatever allocated it. */
 static PetscErrorCode report_peak_rss(AmrProblem p, json_line *j)
 {
+  static const char *const key[] = {"rank_peak_rss"};
   struct rusage ru;
-  long long mine, *all;
-  int P, rank;
+  long long mine;
 
   PetscFunctionBeginUser;
   PetscCheck(getrusage(RUSAGE_SELF, &ru) == 0, p->comm, PETSC_ERR_SYS, "getrusage failed");
   mine = (long long)ru.ru_maxrss * 1024;
-  PetscCallMPI(MPI_Comm_size(p->comm, &P));
-  PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
-  PetscCall(PetscMalloc1(P, &all));
-  PetscCallMPI(MPI_Gather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0, p->comm));
-  if (rank == 0) json_ints(j, "rank_peak_rss", P, all);
-  PetscCall(PetscFree(all));
+  PetscCallMPI(json_rank_ints(j, p->comm, 1, key, &mine));
   PetscFunctionReturn(0);
 }
 

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "util/options.h"
+#include "util/rankfile.h"
 #include "fem/femutil.h"
 
 #define DIM P4EST_DIM
@@ -64,7 +65,7 @@ static PetscErrorCode AmrReactiveCreate(AmrProblem p)
   PetscCall(PetscCalloc1(1, &r));
   s->after_ctx = r;
   PetscCallMPI(MPI_Comm_size(p->comm, &r->nranks));
-  PetscCall(PetscMalloc1(r->nranks, &r->step_ns));
+  r->step_ns = NAN;
   s->after_step = AmrReactiveSweep;
   s->step_counts = step_counts;
   /* tighter than the discretisation's defaults: a reacting cell then costs
@@ -189,8 +190,7 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
      * reading and the projection spread over many steps): its spread over
      * ranks and cycles is the machine's, the noise floor of any fit to
      * rank times */
-    const double ns = r->front_steps > 0 ? 1e9 * r->front_cpu / (double)r->front_steps : NAN;
-    PetscCallMPI(MPI_Allgather(&ns, 1, MPI_DOUBLE, r->step_ns, 1, MPI_DOUBLE, p->comm));
+    r->step_ns = r->front_steps > 0 ? 1e9 * r->front_cpu / (double)r->front_steps : NAN;
   }
   PetscFunctionReturn(0);
 }
@@ -234,7 +234,10 @@ static PetscErrorCode AmrReactiveReport(AmrProblem p, json_line *j)
   json_real(j, "mass_bc_error", error_bc(r));
   json_int(j, "reaction_steps", r->steps);
   json_real(j, "t_reaction", r->t_reaction);
-  json_reals(j, "rank_reaction_step_ns", r->nranks, r->step_ns);
+  {
+    static const char *const key[] = {"rank_reaction_step_ns"};
+    PetscCallMPI(json_rank_reals(j, p->comm, 1, key, &r->step_ns));
+  }
   PetscCall(AmrReactiveOffloadReport(p, j));
   PetscFunctionReturn(0);
 }
@@ -278,10 +281,7 @@ static PetscErrorCode AmrReactiveDestroy(AmrProblem p)
   AmrAdvection *s = p->impl;
 
   PetscFunctionBeginUser;
-  if (s && s->after_ctx) {
-    PetscCall(PetscFree(reactive_state(p)->step_ns));
-    PetscCall(PetscFree(reactive_state(p)->off));
-  }
+  if (s && s->after_ctx) PetscCall(PetscFree(reactive_state(p)->off));
   if (s) PetscCall(PetscFree(s->after_ctx));
   PetscCall(AmrDarcyDestroy(p));
   PetscFunctionReturn(0);

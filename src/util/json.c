@@ -35,6 +35,8 @@ void json_begin(json_line *j, FILE *f)
 {
   j->f = f;
   j->nfields = 0;
+  j->ranks = NULL;
+  j->path[0] = '\0';
   if (f) fputc('{', f);
 }
 
@@ -49,6 +51,10 @@ void json_object_begin(json_line *j, const char *k, json_line *inner)
 {
   inner->f = key(j, k) ? j->f : NULL;
   inner->nfields = 0;
+  inner->ranks = j->ranks;
+  /* a path cut short here makes its fields' names longer than the side
+   * file holds (JSON_RANKS_NAME), which refuses them: never a wrong name */
+  if (snprintf(inner->path, sizeof inner->path, "%s%s.", j->path, k) < 0) inner->path[0] = '\0';
   if (inner->f) fputc('{', inner->f);
 }
 

@@ -7,15 +7,19 @@
 
 #include <stdio.h>
 
+struct json_ranks; /* util/rankfile.h */
+
 /** One JSON object being written as one line.  With f NULL every call
  *  writes nothing, so that all ranks can run the same code and only the
  *  writing rank has a file. */
 typedef struct {
   FILE *f;
-  int nfields; /**< fields written so far, for the commas */
+  int nfields;              /**< fields written so far, for the commas */
+  struct json_ranks *ranks; /**< the per-rank values' side-file row (util/rankfile.h), NULL: none; nested objects share it */
+  char path[64];            /**< "outer.key." of a nested object, the prefix of its fields' side-file names */
 } json_line;
 
-/** Start an object on f (may be NULL). */
+/** Start an object on f (may be NULL), with no side-file row. */
 void json_begin(json_line *j, FILE *f);
 
 /** Close the object, end the line and flush it. */
@@ -31,7 +35,8 @@ void json_reals(json_line *j, const char *key, int n, const double *v);
 void json_ints(json_line *j, const char *key, int n, const long long *v);
 
 /** "key":{ ... }: inner receives the nested object's fields until
- *  json_object_end(inner), then j goes on. */
+ *  json_object_end(inner), then j goes on.  On every rank, written or not:
+ *  inner's per-rank fields are named "PATH.key." in the side file. */
 void json_object_begin(json_line *j, const char *key, json_line *inner);
 void json_object_end(json_line *inner);
 

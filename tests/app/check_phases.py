@@ -6,7 +6,7 @@ usage: check_phases.py REPORT PHASE,PHASE,... [--weights W] -- COMMAND...
 The command must exit 0.  Every record of REPORT must carry the object
 "phases" with exactly the given phases (the problem's, then estimate,
 output, adapt, partition), each with one own_cpu, own_wall and wall value
-per rank, finite and >= 0, own work at most the phase's wall time
+per rank in the side file (postprocess/report_ranks.py), finite and >= 0, own work at most the phase's wall time
 (thread CPU <= elapsed, less the same time inside MPI), fitted costs for
 the modelled phases (one for every load type of a phase modelled by
 cells); cycle_time_s and cycle_mean_s must be the sum over
@@ -22,15 +22,23 @@ must be the previous record's next_imbalance_pct; every record's miss_pct of
 each phase must be the sum over the cycles so far and the ranks of |own_cpu -
 the previous record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
-import json
 import math
+import os
 import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
+import report_ranks  # noqa: E402
+
 
 def close(a, b, rel=1e-9, abs_=1e-12):
     return abs(a - b) <= abs_ + rel * max(abs(a), abs(b))
+
+
+def per_rank(r, name):
+    """Phase name's own_cpu, own_wall, wall and next_own_cpu of record r, one value per rank."""
+    return {k: report_ranks.values(r, "phases.%s.%s" % (name, k)) for k in ("own_cpu", "own_wall", "wall", "next_own_cpu")}
 
 
 def check(recs, phases, weights):
@@ -45,30 +53,31 @@ def check(recs, phases, weights):
             continue
         tmax = tmean = nxt = 0.0
         for name, v in ph.items():
-            n = v["next_own_cpu"]
+            a = per_rank(r, name)
+            n = a["next_own_cpu"]
             if v["model"] == "measured" or r["next_predicted_s"] is None:
-                if n is not None:
+                if n is not None or v["next_own_cpu"] is not None:
                     bad.append("cycle %d, phase %s: next_own_cpu %s without a model or prediction" % (c, name, n))
-                nxt += max(v["own_cpu"])
+                nxt += max(a["own_cpu"])
             elif n is None or len(n) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in n):
                 bad.append("cycle %d, phase %s: next_own_cpu %s is not %d times >= 0" % (c, name, n, P))
             else:
                 nxt += max(n)
             for key in ("own_cpu", "own_wall", "wall"):
-                x = v[key]
-                if len(x) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in x):
+                x = a[key]
+                if x is None or len(x) != P or not all(isinstance(t, (int, float)) and math.isfinite(t) and t >= 0 for t in x):
                     bad.append("cycle %d, phase %s: %s %s is not %d times >= 0" % (c, name, key, x, P))
             for q in range(P):
-                if v["own_cpu"][q] > v["wall"][q] + 2e-3 or v["own_wall"][q] > v["wall"][q] + 1e-9:
-                    bad.append("cycle %d, phase %s, rank %d: own work %.4g/%.4g above the wall time %.4g" % (c, name, q, v["own_cpu"][q], v["own_wall"][q], v["wall"][q]))
+                if a["own_cpu"][q] > a["wall"][q] + 2e-3 or a["own_wall"][q] > a["wall"][q] + 1e-9:
+                    bad.append("cycle %d, phase %s, rank %d: own work %.4g/%.4g above the wall time %.4g" % (c, name, q, a["own_cpu"][q], a["own_wall"][q], a["wall"][q]))
             if v["model"] not in ("measured", "cells", "types") or (v["model"] != "measured") != (v["cost_s"] is not None):
                 bad.append("cycle %d, phase %s: model %s but cost_s %s" % (c, name, v["model"], v["cost_s"]))
             elif v["model"] == "cells" and len(set(v["cost_s"])) != 1:
                 bad.append("cycle %d, phase %s: one cost for every cell, but %s" % (c, name, v["cost_s"]))
             if weights == "phases" and r["rebalanced"] and v["model"] != "measured" and (v["alpha"] is None) != r["phase_split"]:
                 bad.append("cycle %d, phase %s: rebalanced by phases weights without a factor" % (c, name))
-            tmax += max(v["own_cpu"])
-            tmean += sum(v["own_cpu"]) / P
+            tmax += max(a["own_cpu"])
+            tmean += sum(a["own_cpu"]) / P
         ipct = 100 * (tmax - tmean) * P / (tmax * (P - 1)) if P > 1 and tmax > 0 else 0
         if not (close(tmax, r["cycle_time_s"]) and close(tmean, r["cycle_mean_s"]) and close(ipct, r["cycle_imbalance_pct"], 1e-7, 1e-9)):
             bad.append("cycle %d: cycle_time_s %s, cycle_mean_s %s, I%% %s disagree with the phases (%s, %s, %s)" % (
@@ -98,10 +107,11 @@ def check_miss(recs):
     miss, of, bad = {}, {}, []
     for prev, r in zip([None] + recs, recs):
         for name, v in r["phases"].items():
-            n = prev["phases"][name]["next_own_cpu"] if prev else None
+            n = per_rank(prev, name)["next_own_cpu"] if prev else None
+            own = per_rank(r, name)["own_cpu"]
             if n is not None:
-                miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(v["own_cpu"], n))
-                of[name] = of.get(name, 0) + sum(v["own_cpu"])
+                miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(own, n))
+                of[name] = of.get(name, 0) + sum(own)
             want = 100 * miss[name] / of[name] if of.get(name, 0) > 0 else None
             said = v["miss_pct"]
             if (said is None) != (want is None) or (want is not None and not close(said, want, 1e-7, 1e-9)):
@@ -121,7 +131,7 @@ def main(argv):
         print(run.stdout)
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
-    recs = [json.loads(l) for l in open(report)]
+    recs = report_ranks.records(report)
     bad = check(recs, phases, weights) + check_miss(recs) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (

@@ -23,6 +23,8 @@ CASE is one of
             weights without -lb_threshold: decision.png and weights.png not
             written, one line each saying why, the older pages removed
   poisson   poisson-bench.png: a tick per cycle's cells on the x axis
+  loads     loads.png: its points are the per-rank loads of the side file
+            (each made-up report's own, through postprocess/report_ranks.py)
 
     check_plots.py dir OUTDIR REPORT.jsonl ...
 
@@ -51,6 +53,7 @@ import matplotlib.figure  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 POST = os.path.join(HERE, "..", "..", "postprocess")
 sys.path.insert(0, POST)
+import report_ranks  # noqa: E402
 SAVED = {}
 _savefig = matplotlib.figure.Figure.savefig
 
@@ -72,28 +75,43 @@ def fail(msg):
     sys.exit(1)
 
 
+def stats(v):
+    """A per-rank field as a record holds it."""
+    return {"min": min(v), "mean": sum(v) / len(v), "max": max(v), "argmax": v.index(max(v))}
+
+
+def loads(c):
+    """The made-up per-rank loads of cycle c (predicted, measured), one per rank."""
+    return [0.9 + 0.01 * c, 1.1 - 0.01 * c], [0.95 - 0.02 * c, 1.05 + 0.02 * c]
+
+
 def report(path, problem="darcy-transport", method="second-order", weights="timing", cycles=12, decide=True, wall=0.1, ipct=12.0):
-    """A made-up balancing report: lb_decision cycles through every kind;
-    cycle 0 decides to rebalance and moves no cell.  wall: each cycle's
-    wall time; ipct: the phase model's I% (plus 0, 1 or 2)."""
+    """A made-up balancing report with its side file: lb_decision cycles
+    through every kind; cycle 0 decides to rebalance and moves no cell.
+    wall: each cycle's wall time; ipct: the phase model's I% (plus 0, 1 or 2)."""
     kinds = ["rebalance", "gain", "below_floor", "below_cost"]
-    with open(path, "w") as f:
+    with open(path, "w") as f, open(path + ".ranks", "wb") as side:
         total = 0.0
         for c in range(cycles):
             total += wall + 0.001 * c
             d = kinds[c % 4] if decide else "always"
+            pred, meas = loads(c)
+            per_rank = {"rank_time": [0.05, 0.06], "rank_load_predicted": pred, "rank_load_measured": meas,
+                        "phases.pressure.own_cpu": [0.04, 0.05], "phases.transport.own_cpu": [0.02, 0.01]}
+            at = report_ranks.write_block(side, c, "0000abcd", 2, per_rank)
             f.write(json.dumps({
-                "problem": problem, "mesh": "builtin:unit", "ranks": 2, "cycle": c, "cells": 1000 + 10 * c,
+                "problem": problem, "mesh": "builtin:unit", "ranks": 2, "cycle": c, "run_id": "0000abcd",
+                "ranks_file": os.path.basename(path) + ".ranks", "ranks_offset": at, "cells": 1000 + 10 * c,
                 "lb_method": method, "lb_weights": weights, "weighed_imbalance_pct": 4.0 + c,
                 "decision_imbalance_pct": 3.0 if d == "below_floor" else 10.0 + c,
                 "weighed_kept_imbalance_pct": 2.0, "cycle_imbalance_pct": ipct + c % 3, "weighed_predicted_imbalance_pct": 5.0,
-                "rank_time": [0.05, 0.06], "lost_rank_s": 0.0012 * (c + 1), "excess_loss_rank_s": 8.34162e-5 * (c % 4),
+                "rank_time": stats(per_rank["rank_time"]), "lost_rank_s": 0.0012 * (c + 1), "excess_loss_rank_s": 8.34162e-5 * (c % 4),
                 "balance_cost_rank_s": None if c == 0 else 2.5e-5, "predicted_cycle_gain_rank_s": 4.2e-5,
                 "lb_decision": d, "rebalanced": d in ("rebalance", "gain", "always"), "total_s": total, "t_solve": 0.07,
                 "migrated_cells_tot": 5 * c, "lb_total_s": 0.0004 * (c + 1), "migrate_total_s": 0.00002 * c,
-                "comm_edges_added": 0, "fit_smape": 3.0, "rank_load_predicted": [0.9, 1.1], "rank_load_measured": [0.95, 1.05],
+                "comm_edges_added": 0, "fit_smape": 3.0, "rank_load_predicted": stats(pred), "rank_load_measured": stats(meas),
                 "weights": [1.0, 2.0], "model_total_s": 0.07 * (c + 1), "lost_s": 0.01 * (c + 1),
-                "phases": {"pressure": {"own_cpu": [0.04, 0.05]}, "transport": {"own_cpu": [0.02, 0.01]}}}) + "\n")
+                "phases": {k: {"own_cpu": stats(per_rank["phases.%s.own_cpu" % k])} for k in ("pressure", "transport")}}) + "\n")
     return path
 
 
@@ -289,10 +307,17 @@ def main(case, work):
         if left:
             fail("older figures left: %s" % left)
         print("pages ok: %s; %s" % (", ".join(pngs), said.strip().replace("\n", "; ")))
+    elif case == "loads":
+        plots(["-o", out, report(os.path.join(work, "l1.jsonl"), cycles=3), report(os.path.join(work, "l2.jsonl"), method="sfc", cycles=3)])
+        got = sorted(tuple(p) for ax in SAVED["loads.png"].axes for col in ax.collections for p in col.get_offsets().tolist())
+        want = sorted((x, y) for _ in range(2) for c in range(3) for x, y in zip(*loads(c)))
+        if len(got) != len(want) or any(abs(a - b) > 1e-12 for g, w in zip(got, want) for a, b in zip(g, w)):
+            fail("loads.png: points %s, the side files' loads %s" % (got, want))
+        print("loads ok: %d points, each rank's predicted and measured load of the side files" % len(got))
     elif case == "poisson":
         recs = []
         for c, cells in enumerate([1024, 1400, 1948]):
-            recs.append({"cells": cells, "dofs": 4 * cells, "ksp_its": 7, "rank_peak_rss": [5e7, 5e7], "dim": 2, "degree": 2,
+            recs.append({"cells": cells, "dofs": 4 * cells, "ksp_its": 7, "rank_peak_rss": stats([5e7, 5e7]), "dim": 2, "degree": 2,
                          "problem": "interface", "mesh": "builtin:unit", "ranks": 2, "t_solve": 0.05, "t_estimate": 0.01,
                          "t_adapt": 0.01, "t_partition": 0.001, "t_output": 0.0, "t_setup": 0.01, "t_assembly": 0.01, "t_ksp": 0.03})
         paths = []

@@ -3,11 +3,19 @@
 
 check_report.py fields REPORT
     every record has the report fields of src/app/FORMATS.md (Output), and they agree with
-    each other: t_rank_max/avg and weighed_imbalance_pct recomputed from rank_time,
-    rank_cells of a cycle sum to the next cycle's cells, the run totals
-    accumulate the per-cycle numbers; with a linear solve (t_ksp) each
-    rank's KSP time rank_ksp_time within t_ksp, its thread CPU time
-    rank_ksp_cpu within it.
+    each other and with the record's block of the per-rank side file:
+    every per-rank field's min/mean/max/argmax are those of its values in
+    the block (one per rank), t_rank_max/avg and weighed_imbalance_pct
+    recomputed from rank_time, rank_cells of a cycle sum to the next
+    cycle's cells, the run totals accumulate the per-cycle numbers; with a
+    linear solve (t_ksp) each rank's KSP time rank_ksp_time within t_ksp,
+    its thread CPU time rank_ksp_cpu within it.
+check_report.py size MAX_RATIO REPORT REPORT
+    the record's size does not grow with the ranks: the two reports (the
+    same run on different rank counts) hold lists of the same lengths under
+    the same keys in the records of each cycle (a per-rank array would be
+    as long as the ranks), and their mean record sizes are within
+    MAX_RATIO of each other.
 check_report.py decide MAX_MEAN_PCT REPORT [MAX_MEAN_PCT REPORT ...]
     -lb_threshold's ski-rental rule: in every record the loss since the
     last rebalance is recomputed from the phase model's own work (the sum
@@ -48,8 +56,12 @@ Exit status 0 when the check holds.
 """
 import json
 import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
+import report_ranks  # noqa: E402
 
 FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg weighed_imbalance_pct max_over_avg "
           "weighed_predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
@@ -59,8 +71,7 @@ FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg weighed
 
 
 def load(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return report_ranks.records(path)
 
 
 def close(a, b, rel=1e-6, abs_=1e-12):
@@ -76,17 +87,20 @@ def check_fields(recs):
             bad.append("cycle %d: missing %s" % (i, ", ".join(missing)))
             continue
         n = r["ranks"]
-        t = r["rank_time"]
-        if len(t) != n or len(r["rank_cells"]) != n or len(r["rank_predicted"]) != n:
-            bad.append("cycle %d: per-rank arrays are not of length %d" % (i, n))
+        bad += check_reductions(i, r)
+        t = r["per_rank"].get("rank_time", [])
+        if len(t) != n or len(r["per_rank"]["rank_cells"]) != n or len(r["per_rank"]["rank_predicted"]) != n:
+            bad.append("cycle %d: the side file's per-rank arrays are not of length %d" % (i, n))
             continue
+        t = [float(x) for x in t]
         tmax, tavg = max(t), sum(t) / n
         ipct = 100 * (tmax - tavg) * n / (tmax * (n - 1)) if n > 1 and tmax > 0 else 0.0
         if not (close(tmax, r["t_rank_max"]) and close(tavg, r["t_rank_avg"]) and close(ipct, r["weighed_imbalance_pct"], 1e-5, 1e-6)):
             bad.append("cycle %d: t_rank_max/avg or weighed_imbalance_pct disagree with rank_time" % i)
-        if i + 1 < len(recs) and sum(r["rank_cells"]) != recs[i + 1]["cells"]:
-            bad.append("cycle %d: rank_cells sum %d, next cycle has %d cells" % (i, sum(r["rank_cells"]), recs[i + 1]["cells"]))
-        if not close(sum(r["rank_predicted"]), n, 1e-6):
+        cells = int(sum(r["per_rank"]["rank_cells"]))
+        if i + 1 < len(recs) and cells != recs[i + 1]["cells"]:
+            bad.append("cycle %d: rank_cells sum %d, next cycle has %d cells" % (i, cells, recs[i + 1]["cells"]))
+        if not close(float(sum(r["per_rank"]["rank_predicted"])), n, 1e-6):
             bad.append("cycle %d: rank_predicted does not average 1" % i)
         lost += (tmax - tavg) * n
         lbt += r["lb_time_s"]
@@ -101,13 +115,71 @@ def check_fields(recs):
     return bad
 
 
+def reductions(rec, path=""):
+    """Every per-rank field of rec (a {min, mean, max, argmax} object, at any
+    depth) by its side-file name."""
+    for k, v in rec.items():
+        if isinstance(v, dict) and set(v) == {"min", "mean", "max", "argmax"}:
+            yield path + k, v
+        elif isinstance(v, dict) and k != "per_rank":
+            yield from reductions(v, path + k + ".")
+
+
+def check_reductions(i, r):
+    """The record's reductions are those of the side file's values, and
+    the block holds exactly the record's per-rank fields."""
+    bad = []
+    red = dict(reductions(r))
+    if set(red) != set(r["per_rank"]):
+        return ["cycle %d: the record's per-rank fields %s, the side file's %s" % (i, sorted(red), sorted(r["per_rank"]))]
+    for name, v in red.items():
+        a = [float(x) for x in r["per_rank"][name] if not math.isnan(x)]
+        if not a:
+            if v["max"] is not None:
+                bad.append("cycle %d: %s has no value in the side file, the record %s" % (i, name, v))
+            continue
+        top = max(a)
+        if not (v["min"] == min(a) and v["max"] == top and close(v["mean"], sum(a) / len(a), 1e-12, 1e-300)
+                and float(r["per_rank"][name][v["argmax"]]) == top
+                and all(float(x) < top for x in r["per_rank"][name][:v["argmax"]] if not math.isnan(x))):
+            bad.append("cycle %d: %s %s, the side file's values %s" % (i, name, v, list(r["per_rank"][name])))
+    return bad
+
+
+def check_size(ratio, small, large):
+    """The lists and the mean record size of two runs on different rank counts."""
+    def lists(v, path=""):
+        if isinstance(v, list):
+            yield path, len(v)
+        for k, x in v.items() if isinstance(v, dict) else []:
+            yield from lists(x, path + "." + k)
+
+    bad, size, shape = [], [], []
+    for path in (small, large):
+        with open(path) as f:
+            lines = [line for line in f if line.strip()]
+        recs = [json.loads(line) for line in lines]
+        shape.append({r["cycle"]: dict(lists(r)) for r in recs})
+        size.append(sum(len(line) for line in lines) / len(lines))
+        first = shape[-1][recs[0]["cycle"]]
+        print("%s: %d ranks, %d records, mean %.0f bytes, %d lists in a record, the longest %d" % (
+            path, recs[0]["ranks"], len(recs), size[-1], len(first), max(first.values(), default=0)))
+    for c in sorted(set(shape[0]) & set(shape[1])):
+        if shape[0][c] != shape[1][c]:
+            grown = sorted(k for k in set(shape[0][c]) | set(shape[1][c]) if shape[0][c].get(k) != shape[1][c].get(k))
+            bad.append("cycle %d: lists %s of other lengths on other rank counts" % (c, ", ".join(grown[:6])))
+    if not max(size) <= ratio * min(size):
+        bad.append("mean record sizes %.0f and %.0f bytes differ by more than %g times" % (size[0], size[1], ratio))
+    return bad
+
+
 def check_ksp(i, r):
     """Each rank's KSPSolve time: present with a linear solve (ksp_its of a
     Poisson problem or a pressure solve, -1 or absent without), one per rank, within the cycle's KSP wall time t_ksp
     (the solve's maximum over ranks), thread CPU within wall."""
     if "t_ksp" not in r or r.get("ksp_its") is None or r["ksp_its"] < 0:
         return []
-    wall, cpu, n = r.get("rank_ksp_time"), r.get("rank_ksp_cpu"), r["ranks"]
+    wall, cpu, n = r["per_rank"].get("rank_ksp_time"), r["per_rank"].get("rank_ksp_cpu"), r["ranks"]
     if wall is None or cpu is None or len(wall) != n or len(cpu) != n:
         return ["cycle %d: rank_ksp_time/rank_ksp_cpu missing or not of length %d" % (i, n)]
     if not all(0 < w <= r["t_ksp"] * (1 + 1e-9) for w in wall):
@@ -128,7 +200,7 @@ def check_decide(path, recs, max_mean):
         # the phase model's loss of the phases measured when the rule ran:
         # all but the partition phase, which was running
         own = [v["own_cpu"] for k, v in r["phases"].items() if k != "partition"]
-        loss = sum(max(t) - sum(t) / n for t in own) * n
+        loss = sum(t["max"] - t["mean"] for t in own) * n
         residual = min(residual, loss)
         excess += loss - residual
         if not (close(excess, r["excess_loss_rank_s"], 1e-5, 1e-9) and close(residual, r["residual_loss_rank_s"], 1e-5, 1e-9)):
@@ -138,7 +210,7 @@ def check_decide(path, recs, max_mean):
         if d == "no_chance":
             if r["rebalanced"] or r["balance_cost_rank_s"] is not None:
                 bad.append("%s cycle %d: no chance to balance, but rebalanced or a cost" % (path, i))
-        elif d not in ("rebalance", "below_cost", "below_floor", "gain"):
+        elif d not in ("rebalance", "below_cost", "below_floor", "gain", "no_gain"):
             bad.append("%s cycle %d: decision '%s' is not the rule's (is -lb_threshold given?)" % (path, i, d))
         else:
             cost = r["balance_cost_rank_s"]
@@ -146,19 +218,22 @@ def check_decide(path, recs, max_mean):
                 bad.append("%s cycle %d: cost %g is not predicted_migration_s N" % (path, i, cost))
             if (d in ("rebalance", "gain")) != bool(r["rebalanced"]):
                 bad.append("%s cycle %d: decision %s but rebalanced %s" % (path, i, d, r["rebalanced"]))
-            if d == "rebalance" and r["excess_loss_rank_s"] < cost:
-                bad.append("%s cycle %d: rebalanced with a loss %g below the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
+            gain, kept = r["predicted_cycle_gain_rank_s"], r["predicted_loss_rank_s"]
+            if d == "rebalance" and not (r["excess_loss_rank_s"] >= cost and gain > 0 and r["excess_loss_rank_s"] * gain >= cost * kept * (1 - 1e-9)):
+                bad.append("%s cycle %d: rebalanced with a loss %g, the share %g/%g of it the proposal removes below the cost %g" % (
+                    path, i, r["excess_loss_rank_s"], gain, kept, cost))
+            if d == "no_gain" and not (r["excess_loss_rank_s"] >= cost and r["excess_loss_rank_s"] * gain <= cost * kept * (1 + 1e-9)):
+                bad.append("%s cycle %d: kept for no gain with a loss %g, gain %g of %g, cost %g" % (path, i, r["excess_loss_rank_s"], gain, kept, cost))
             if d == "below_cost" and r["excess_loss_rank_s"] >= cost:
                 bad.append("%s cycle %d: kept with a loss %g at or above the cost %g" % (path, i, r["excess_loss_rank_s"], cost))
-            gain = r["predicted_cycle_gain_rank_s"]
-            if d == "gain" and not (r["excess_loss_rank_s"] < cost < gain):
+            if d == "gain" and not cost < gain:
                 bad.append("%s cycle %d: rebalanced on a predicted gain %g with loss %g, cost %g" % (path, i, gain, r["excess_loss_rank_s"], cost))
         if r["rebalanced"]:
             excess, residual = 0.0, math.inf
     cycles = len(recs)
     rebalances = sum(1 for r in recs if r["rebalanced"])
     mean_i = sum(r["weighed_imbalance_pct"] for r in recs) / cycles
-    work = sum(sum(r["rank_time"]) for r in recs)
+    work = sum(r["rank_time"]["mean"] * r["ranks"] for r in recs)
     print("%s: %s/%s, %d cycles, %d rebalances, mean measured I%% %.1f, %.1f%% of the local work lost to imbalance" % (
         path, recs[0]["lb_method"], recs[0]["lb_weights"], cycles, rebalances, mean_i, 100 * recs[-1]["lost_rank_s"] / work if work > 0 else 0))
     if not mean_i < max_mean:
@@ -198,7 +273,7 @@ def check_timing(timing, count, k):
     return bad
 
 
-COMMON = ("program dim problem mesh degree ranks cycle run_id restarted sim_time step cells dofs "
+COMMON = ("program dim problem mesh degree ranks cycle run_id ranks_file ranks_offset restarted sim_time step cells dofs "
           "t_solve t_estimate t_output t_adapt t_partition lb_method").split()
 TIMELESS = {"sine", "lshape", "peak", "interface", "linear", "quadratic", "jump", "wavefront", "plate-hole"}
 
@@ -275,6 +350,8 @@ def check_bound(path, recs, tol):
 def main(argv):
     if len(argv) >= 3 and argv[1] == "fields":
         bad = check_fields(load(argv[2]))
+    elif len(argv) == 5 and argv[1] == "size":
+        bad = check_size(float(argv[2]), argv[3], argv[4])
     elif len(argv) >= 4 and argv[1] == "bound":
         bad = [b for p in argv[3:] for b in check_bound(p, load(p), float(argv[2]))]
     elif len(argv) >= 3 and argv[1] == "schema":

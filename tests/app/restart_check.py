@@ -6,8 +6,12 @@ run's report with an uninterrupted run's.
   restart_check.py --mpiexec CMD... --exe AMR --dir DIR --ranks N --restart-ranks M
                    --kill-at SEQ --compare exact|conserved [--leftover] [--vtk] -- OPTIONS...
 
-exact:     every record field but the measured times equal, bit for bit
+exact:     every record field but the measured times equal, bit for bit,
+           and so every rank's values in the side file but the measured
            (same rank count, count or model weights);
+Either way the restarted report's side file holds the killed run's
+blocks of the kept cycles byte for byte, then one block per later cycle
+where its record says (postprocess/report_ranks.py reads each).
 conserved: cells, dofs, load types and steps equal, mass (and the species
            masses of reactive-transport) and errors to the solver's
            tolerance, the mass balances to round-off.
@@ -47,17 +51,24 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
+import report_ranks  # noqa: E402
+
 # measured, not computed: they differ between any two runs
-MEASURED = {"restarted", "weighed_imbalance_pct", "cycle_imbalance_pct", "next_imbalance_pct", "predicted_cycle_imbalance_pct", "decision_imbalance_pct", "phases", "mpi_calls", "max_over_avg", "rank_load_measured", "fit_smape", "weights_measured", "rank_reaction_step_ns", "rank_ksp_time", "rank_ksp_cpu", "rank_peak_rss",
+MEASURED = {"restarted", "weighed_imbalance_pct", "cycle_imbalance_pct", "next_imbalance_pct", "predicted_cycle_imbalance_pct", "decision_imbalance_pct", "proposed_imbalance_pct", "phases", "mpi_calls", "max_over_avg", "rank_load_measured", "fit_smape", "weights_measured", "rank_reaction_step_ns", "rank_ksp_time", "rank_ksp_cpu", "rank_peak_rss",
             # the reaction offload's plan follows each cell's measured clock
             "offload_moved", "offload_messages", "offload_plan_messages", "offload_bytes"}
 
 
-# drawn anew by every run (its restarts keep it): differs between two runs
-DRAWN = {"run_id"}
+# drawn anew by every run (its restarts keep it), or named by the report's
+# file: differs between two runs; per_rank: the side file's, compared apart
+DRAWN = {"run_id", "ranks_file", "per_rank"}
 
 
 def measured(key):
+    """Whether a record's field, or a side-file field (by the record's key
+    of its path), is measured."""
+    key = key.split(".")[0]
     return key.startswith("t_") or key.endswith("_s") or key.startswith("rank_time") or key in MEASURED or key in DRAWN
 
 
@@ -188,7 +199,28 @@ def plant_leftover(prefix, seq):
 
 
 def records(path):
-    return [json.loads(line) for line in open(path) if line.strip()]
+    return report_ranks.records(path)
+
+
+def compare_blocks(before, report, got, first):
+    """The restarted report's side file: the killed run's bytes up to the
+    end of the block of cycle first - 1 (where the record of cycle first
+    says its block starts), every later record's block where it says."""
+    side = report + ".ranks"
+    if got[first]["ranks_file"] is None:
+        return []
+    keep = got[first]["ranks_offset"]
+    after = open(side, "rb").read()
+    bad = []
+    if first > 0 and keep != got[first - 1]["ranks_offset"] + int(report_ranks.block(side, got[first - 1]["ranks_offset"])[0]["bytes"]):
+        bad.append("the block of cycle %d starts at %d, not where cycle %d's ends" % (first, keep, first - 1))
+    if after[:keep] != before[:keep]:
+        bad.append("%s: the blocks of cycles 0..%d (%d bytes) differ from the killed run's" % (side, first - 1, keep))
+    ends = [r["ranks_offset"] + int(report_ranks.block(side, r["ranks_offset"])[0]["bytes"]) for r in got]
+    if ends[-1] != len(after):
+        bad.append("%s: %d bytes, its last block ends at %d" % (side, len(after), ends[-1]))
+    print("side file: the killed run's %d bytes of cycles 0..%d kept, %d blocks after" % (keep, first - 1, len(got) - first))
+    return bad
 
 
 def close(a, b, rel):
@@ -210,8 +242,9 @@ def compare(ref, got, first, mode):
             bad.append("cycle %d: restarted is %s" % (c, b["restarted"]))
         if mode == "exact":
             diff = [k for k in a if not measured(k) and a[k] != b.get(k)]
+            diff += [k for k in a["per_rank"] if not measured(k) and (k not in b["per_rank"] or a["per_rank"][k].tobytes() != b["per_rank"][k].tobytes())]
             if diff:
-                bad.append("cycle %d differs in %s" % (c, ", ".join("%s (%r, %r)" % (k, a[k], b.get(k)) for k in diff[:4])))
+                bad.append("cycle %d differs in %s" % (c, ", ".join("%s (%r, %r)" % (k, a.get(k, a["per_rank"].get(k)), b.get(k, b["per_rank"].get(k))) for k in diff[:4])))
             continue
         for k in ("cells", "dofs", "cells_type1", "cells_inert", "cells_reacting", "cells_reacted", "step"):
             if k in a and a[k] != b[k]:
@@ -340,6 +373,7 @@ def main():
     if a.leftover:
         plant_leftover(prefix, seq)
         print("planted a half-written checkpoint %d" % (seq + 1))
+    before = open(report + ".ranks", "rb").read()
     log = os.path.join(a.dir, "restart.log")
     run(mpi(a.restart_ranks) + ["-restart", prefix], log)
     m = re.search(r"restarted from checkpoint \S+ at cycle (\d+)", open(log).read())
@@ -352,10 +386,12 @@ def main():
             sys.exit("FAIL: the restart said %d times that it cut the report's last record, expected once (log %s)" % (len(said), log))
         print(said[0])
     ref, got = records(os.path.join(a.dir, "ref.jsonl")), whole_lines(report)
+    for r in got:
+        r["per_rank"] = report_ranks.of_record(r, report)
     print("restarted on %d ranks at cycle %d; %d cycles, uninterrupted %d" % (a.restart_ranks, first, len(got), len(ref)))
     if first != seq * k:
         sys.exit("FAIL: checkpoint %d continues at cycle %d, expected %d (a checkpoint every %d cycles)" % (seq, first, seq * k, k))
-    bad = compare(ref, got, first, a.compare)
+    bad = compare(ref, got, first, a.compare) + compare_blocks(before, report, got, first)
     if a.vtk:
         bad += compare_series(ref_vtk + ".pvd", vtk + ".pvd", got, a.compare)
         print("the whole run's series lists %d outputs, the uninterrupted run's %d" % (len(pvd_entries(vtk + ".pvd")), len(pvd_entries(ref_vtk + ".pvd"))))

@@ -46,6 +46,9 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
+import report_ranks  # noqa: E402
+
 FILE = struct.Struct("<8s6I")
 CYCLE_V1 = struct.Struct("<4s5iqq8x8d")
 CYCLE = struct.Struct("<4s5iqqi4x8d" + "16s" * 12)  # version 2: phases and their names
@@ -135,7 +138,8 @@ def downgrade(recs):
 def check_phases(rec, line):
     """The phase weights of -lb_weights phases: one per modelled phase, in
     the report's order and names; a phase weighs every cell its type's
-    fitted cost (the report's cost_s), but the phase of measured cell
+    fitted cost (the report's cost_s) times one factor per rank (the
+    rank's measured ratio to the model), but the phase of measured cell
     costs weighs its cells as much as the phase's own CPU time on all
     ranks together."""
     phases = line.get("phases") or {}
@@ -149,9 +153,11 @@ def check_phases(rec, line):
         ph = phases[name]
         w = [p[k] for p in rec["pw"]]
         types = [rec["cells"][i * cb + 8] for i in range(rec["N"])]
-        if not all(x == ph["cost_s"][t] for x, t in zip(w, types)):
+        bounds = rec["first"] + [rec["N"]]
+        factors = [[x / ph["cost_s"][t] for x, t in zip(w[a:b], types[a:b]) if ph["cost_s"][t] > 0] for a, b in zip(bounds, bounds[1:])]
+        if not all(abs(f - fs[0]) <= 1e-12 * abs(fs[0]) for fs in factors if fs for f in fs):
             # only the phase of the measured cell costs weighs otherwise
-            own = sum(ph["own_cpu"])
+            own = sum(report_ranks.values(line, "phases.%s.own_cpu" % name))
             assert abs(sum(w) - own) <= 1e-9 * own, "cycle %d phase %s: cells weigh %g, the phase's own time %g" % (rec["cycle"], name, sum(w), own)
     return rec["K"]
 
@@ -179,7 +185,10 @@ def roundtrip(a, args):
         if os.path.exists(f):
             os.remove(f)
     run(mpi(a, a.ranks) + [a.amr] + args + ["-trace_loads", trace, "-report", report])
-    lines = [json.loads(x) for x in open(report)]
+    lines = report_ranks.records(report)
+    for line in lines:
+        # the cells each rank was given: the side file's, one per rank
+        line["lb_cut_cells"] = report_ranks.values(line, "lb_cut_cells")
     recs = read_trace(trace)
     assert [r["cycle"] for r in recs] == [l["cycle"] for l in lines], "one trace record per reported cycle"
     method = lines[0]["lb_method"]

@@ -15,8 +15,9 @@ check_reactive.py same A B
 check_reactive.py weights REPORT MODE MIN_RATIO
     a run with -lb_weights MODE: weights, weights_stderr and
     weights_measured in every record with one value per load type (quiet,
-    reacting), rank_reaction_step_ns with one value per rank (positive, or null on a
-    rank without front cells; in some cycle on every rank),
+    reacting), rank_reaction_step_ns with one value per rank in the side
+    file (positive, or NaN on a rank without front cells; in some cycle on
+    every rank),
     weights finite, non-negative, not all 0, and that fit the mode
     (count: all 1; measured: the measured means; timing: fitted at least
     once), and the measured cost of a reacting cell at least MIN_RATIO
@@ -29,7 +30,7 @@ check_reactive.py fit REPORT TOL
 check_reactive.py offload HOME AWAY
     one setup without the offload (HOME, -react_offload 0) and with it
     (AWAY) on the same partitions (count weights): every field the
-    physics makes (cells per rank and per state, integrator steps, the
+    physics makes (cells per rank, from the side file, and per state, integrator steps, the
     species' integrals and ranges, tracer and mass fields) the same bit
     for bit; AWAY's offload fields one value per step of each cycle
     (step minus the last cycle's step), its planned largest reaction load
@@ -37,14 +38,17 @@ check_reactive.py offload HOME AWAY
     and on more than one rank some cell integrated away from home.
 Exit status 0 when the check holds.
 """
-import json
 import math
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
+import report_ranks  # noqa: E402
+
 
 def load(path):
-    recs = [json.loads(line) for line in open(path) if line.strip()]
+    recs = report_ranks.records(path)
     assert recs, "%s: no records" % path
     return recs
 
@@ -86,10 +90,10 @@ def weights(path, mode, min_ratio):
         assert r["lb_weights"] == mode, "cycle %d: lb_weights %s" % (c, r["lb_weights"])
         for k in ("weights", "weights_stderr", "weights_measured"):
             assert len(r[k]) == 2, "cycle %d: %s has %d values" % (c, k, len(r[k]))
-        ns = r["rank_reaction_step_ns"]
-        # null on a rank without a front cell in the cycle
-        assert len(ns) == r["ranks"] and all(x is None or x > 0 for x in ns), "cycle %d: rank_reaction_step_ns %s" % (c, ns)
-        speeds += all(x is not None for x in ns)
+        ns = report_ranks.values(r, "rank_reaction_step_ns")
+        # NaN on a rank without a front cell in the cycle
+        assert len(ns) == r["ranks"] and all(math.isnan(x) or x > 0 for x in ns), "cycle %d: rank_reaction_step_ns %s" % (c, ns)
+        speeds += not any(math.isnan(x) for x in ns)
         w, m = r["weights"], r["weights_measured"]
         # the non-negative fit may set a cost below its noise to 0 (fit_flags
         # clamped-at-zero): timing does for quiet cells, which cost about 1%
@@ -142,6 +146,8 @@ def offload(home, away):
         assert x["offload"] is False and y["offload"] is True, "cycle %d: offload %s and %s" % (c, x["offload"], y["offload"])
         for k in PHYSICS:
             assert x[k] == y[k], "cycle %d: %s %s at home, %s with the offload" % (c, k, x[k], y[k])
+        cells = [report_ranks.values(r, "rank_cells") for r in (x, y)]
+        assert cells[0] == cells[1], "cycle %d: cells per rank %s at home, %s with the offload" % (c, *cells)
         n = y["step"] - step
         step = y["step"]
         for k in OFFLOAD:

@@ -54,6 +54,8 @@ struct _p_AmrCycle {
   p4est_t *p4est;
   int report;            /* rank 0: the report's descriptor (-1: none), written by AmrFileWrite, which a test's write shim can fail */
   int report_lock, checkpoint_lock; /* one run per path (AmrFileLock), -1: none */
+  MPI_File ranks;        /* the report's per-rank side file (-report_ranks), MPI_FILE_NULL: none */
+  MPI_Offset ranks_at;   /* where its next block goes */
   PetscLogStage stage[AMR_CYCLE_NPHASES];
   AmrCyclePhase phase;   /* the phase running (AmrCyclePhaseEnter), AMR_CYCLE_NONE between */
   double phase_start;    /* its wall clock at entry */

@@ -48,4 +48,57 @@ void lb_phase_ends_cut(lb_phase_ends *e, int j, const double *run);
  *  phase's largest part load.  Two collectives of nphases numbers. */
 lb_err lb_phase_ends_model(lb_phase_ends *e, MPI_Comm comm, int rank, lb_phase_model *m);
 
+/** What a search of cuts by prefix sums needs besides its best so far
+ *  (lb_phase_choose's combinations, lb_phase_split's split). */
+typedef struct {
+  MPI_Comm comm;
+  int64_t n;
+  int nphases, nparts;
+  const double *const *w;
+  double *mean;      /* the phases' global means; the block the other nphases arrays lie in */
+  lb_phase_piece piece;
+  double *combined;  /* this rank's combined weights, then the factors being tried */
+  double *scratch;   /* 4 nphases: a trial's prefixes and maxima (the last cut's before the piece at 2 nphases, the maxima at 3) */
+  double *best_max;  /* the best combination's largest part load per phase */
+  int64_t *cuts;     /* NULL, or the nparts + 1 cut positions a trial records */
+  int record;        /* a trial records the cuts it places in lpos, lrun */
+  int nl, lcap;      /* cuts recorded, room for */
+  int64_t *lpos;     /* each recorded cut's local cell index */
+  double *lrun;      /* and the phases' prefixes there (nphases each) */
+} lb_phase_search;
+
+/** Collective calls of a trial. */
+#define LB_PHASE_TRIAL_COLLECTIVES 5
+
+/** Open a search over this rank's n cells (res's arrays allocated, its
+ *  counters started; the means and the piece located).  Collective. */
+lb_err lb_phase_search_open(lb_phase_search *s, MPI_Comm comm, int64_t n, int nphases, const double *const *w, int nparts, lb_phase_choice *res);
+
+/** Free a search's arrays (not the result's). */
+void lb_phase_search_close(lb_phase_search *s);
+
+/** The model of the sfc cut of this rank's cell weights c by prefix sums,
+ *  with no P-long array: each rank places the cuts whose bounds fall
+ *  between the previous piece's last cell midpoint and its own
+ *  (lb_curve_sfc's rule: cut j before the first cell whose midpoint
+ *  reaches j total / P) and accounts the parts that end there
+ *  (lb_phase_ends).  Per rank O(n nphases) work and
+ *  LB_PHASE_TRIAL_COLLECTIVES reductions of at most nphases numbers,
+ *  whatever the number of parts.  With s->cuts the rank also records the
+ *  cuts it placed there, with s->record in lpos and lrun. */
+lb_err lb_phase_trial(lb_phase_search *s, const double *c, lb_phase_model *m);
+
+/** Whether phase k weighs enough to be searched (5% of the mean cell). */
+int lb_phase_searched(const lb_phase_search *s, int k);
+
+/** The sfc cut of cell weights c as cells per part in res->counts, the
+ *  same on every rank: its trial once more, each rank recording the cuts
+ *  it places, and one reduction of the nparts + 1 positions (the one
+ *  P-long collective). */
+lb_err lb_phase_cut_counts(lb_phase_search *s, const double *c, lb_phase_choice *res);
+
+/** The multi-constraint split (lb_phase_split) from caps start into sp
+ *  (its alpha and counts allocated; its model, counts and counters set). */
+lb_err lb_phase_split_search(lb_phase_search *s, const double *start, lb_phase_choice *sp);
+
 #endif

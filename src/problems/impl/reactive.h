@@ -31,7 +31,7 @@ typedef struct {
   long long front_steps;    /* integrator steps of front cells this rank computed */
   double front_cpu;         /* their CPU seconds */
   int nranks;
-  double *step_ns;          /* per rank: front_cpu per front step, ns */
+  double step_ns;           /* this rank's front_cpu per front step, ns (NaN: none) */
   p4est_locidx_t nsolve;    /* local cells during the steps */
   double *trend;            /* per local cell during the steps: sum of step index x the cell's reaction clock */
   double *est;              /* per local cell during the steps: its reaction clock in the last step, the next plan's cost */
