@@ -15,7 +15,7 @@ PetscErrorCode AmrCycleCheckpointOptions(MPI_Comm comm, AmrCycle cyc)
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(comm, NULL, "Checkpoint and restart", NULL);
-  AMR_OPTION("-checkpoint", PetscOptionsString("-checkpoint", "Write a checkpoint PREFIX.manifest, PREFIX.S.forest, PREFIX.S.state after the balancing step of every -checkpoint_interval-th cycle (replaced atomically)",
+  AMR_OPTION("-checkpoint", PetscOptionsString("-checkpoint", "Write a checkpoint PREFIX.manifest, PREFIX.S.forest, PREFIX.S.state, PREFIX.S.ranks after the balancing step of every -checkpoint_interval-th cycle (replaced atomically)",
                                                NULL, cyc->checkpoint, cyc->checkpoint, sizeof cyc->checkpoint, NULL));
   AMR_OPTION("-checkpoint_interval", PetscOptionsInt("-checkpoint_interval", "Checkpoint every K-th cycle (0: none)", NULL, interval, &interval, NULL));
   AMR_OPTION("-restart", PetscOptionsString("-restart", "Continue the run of checkpoint PREFIX, with its options; options given here override them (not -problem, -mesh, -degree)",
@@ -109,7 +109,7 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   const AmrProblem p = cyc->problem;
   p4est_t *p4est = cyc->p4est;
   AmrField fields[AMR_PROBLEM_MAX_FIELDS];
-  int64_t sizes[AMR_PROBLEM_MAX_FIELDS], *cells;
+  int64_t sizes[AMR_PROBLEM_MAX_FIELDS];
   AmrCkpState st;
   char *options;
   int nf;
@@ -128,11 +128,9 @@ PetscErrorCode AmrCycleWriteCheckpoint(AmrCycle cyc, int cycle)
   PetscCall(AmrCkpStateSetInt(st, "layout.quadrant_data", (int64_t)p4est->data_size));
   for (int k = 0; k < nf; k++) sizes[k] = (int64_t)fields[k].size;
   PetscCall(AmrCkpStateSetBytes(st, "layout.fields", sizes, sizeof(int64_t) * nf));
-  /* the partition, which a restart on as many ranks takes back */
-  PetscCall(PetscMalloc1(p4est->mpisize, &cells));
-  for (int r = 0; r < p4est->mpisize; r++) cells[r] = (int64_t)(p4est->global_first_quadrant[r + 1] - p4est->global_first_quadrant[r]);
-  PetscCall(AmrCkpStateSetBytes(st, "cycle.rank_cells", cells, sizeof(int64_t) * p4est->mpisize));
-  PetscCall(PetscFree(cells));
+  /* this rank's share of the partition, which a restart on as many ranks
+   * takes back */
+  PetscCall(AmrCkpStateSetRankInt(st, "cycle.cells", (int64_t)p4est->local_num_quadrants));
   PetscCall(AmrCkpStateSetInt(st, "cycle.next", cycle + 1));
   PetscCall(AmrCkpStateSetInt(st, "cycle.restarts", cyc->restarts));
   PetscCall(AmrCkpStateSetInt(st, "run.id", cyc->run_id));
@@ -267,21 +265,25 @@ PetscErrorCode AmrCycleRestart(AmrCycle cyc, p4est_connectivity_t *conn, p4est_t
     cyc->run_known = has;
   }
 
-  /* on as many ranks the checkpoint's partition, else an even one with
+  /* on as many ranks the checkpoint's partition, each rank's count from
+   * its own part gathered into the array p4est's repartition takes (as
+   * long as its own global_first_quadrant), else an even one with
    * families kept together (the balancer takes over from there) */
-  PetscCall(AmrCkpStateGetBytes(st, "cycle.rank_cells", &buf, &len));
-  if (len == sizeof(int64_t) * size) {
-    p4est_locidx_t *counts;
-    PetscCall(PetscMalloc1(size, &counts));
-    for (int r = 0; r < size; r++) {
-      int64_t c;
-      memcpy(&c, (const char *)buf + sizeof(int64_t) * r, sizeof c);
-      counts[r] = (p4est_locidx_t)c;
+  {
+    int parts;
+    PetscCall(AmrCkpStateRankParts(st, &parts));
+    if (parts == size) {
+      p4est_locidx_t *counts, mine;
+      PetscBool has;
+      PetscCall(AmrCkpStateGetRankInt(st, "cycle.cells", &has, &v));
+      mine = (p4est_locidx_t)v;
+      PetscCall(PetscMalloc1(size, &counts));
+      PetscCallMPI(MPI_Allgather(&mine, 1, P4EST_MPI_LOCIDX, counts, 1, P4EST_MPI_LOCIDX, cyc->comm));
+      PetscCall(AmrMigrate(p4est, counts, nstored, stored, NULL));
+      PetscCall(PetscFree(counts));
+    } else {
+      PetscCall(AmrLbPartitionEven(p4est, nstored, stored));
     }
-    PetscCall(AmrMigrate(p4est, counts, nstored, stored, NULL));
-    PetscCall(PetscFree(counts));
-  } else {
-    PetscCall(AmrLbPartitionEven(p4est, nstored, stored));
   }
 
   /* the problem on the loaded forest, then its data back in place: setup

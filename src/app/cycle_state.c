@@ -96,27 +96,38 @@ static PetscErrorCode reals_in(AmrCycle cyc, AmrCkpState st, const char *name, s
   PetscFunctionReturn(0);
 }
 
-/* cycle.rank_cells: one count per rank of the run that wrote it, each
- * within the forest, summing to the forest's cells (a restart on as many
- * ranks takes them as its partition). */
+/* The lowest rank whose bad holds, INT_MAX when none: a check of what a
+ * rank reads from its own part, made the same on every rank. */
+static PetscErrorCode first_bad(AmrCycle cyc, PetscBool bad, int *who)
+{
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(cyc->comm, who));
+  if (!bad) *who = INT_MAX;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, who, 1, MPI_INT, MPI_MIN, cyc->comm));
+  PetscFunctionReturn(0);
+}
+
+/* cycle.cells, on as many ranks as wrote the checkpoint: each rank's in
+ * its own part, within the forest, summing to the forest's cells (the
+ * restart takes them as its partition). */
 static PetscErrorCode check_rank_cells(AmrCycle cyc, AmrCkpState st, const p4est_t *p4est)
 {
   const long long N = (long long)p4est->global_num_quadrants;
-  const void *buf;
-  size_t n;
-  long long sum = 0;
+  long long sum;
+  int64_t c;
+  int parts, who;
+  PetscBool has;
 
   PetscFunctionBeginUser;
-  PetscCall(items(cyc, st, "cycle.rank_cells", sizeof(int64_t), 0, &buf, &n));
-  PetscCheck(n >= 1 && n <= INT_MAX, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': cycle.rank_cells holds %zu ranks", AmrPathShort(cyc->restart), n);
-  for (size_t r = 0; r < n; r++) {
-    int64_t c;
-    memcpy(&c, (const char *)buf + sizeof c * r, sizeof c);
-    PetscCheck(c >= 0 && c <= N, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': cycle.rank_cells[%zu] %lld is outside 0 to the forest's %lld cells",
-               AmrPathShort(cyc->restart), r, (long long)c, N);
-    sum += c;
-  }
-  PetscCheck(sum == N, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': cycle.rank_cells sums to %lld cells, its forest holds %lld",
+  PetscCall(AmrCkpStateRankParts(st, &parts));
+  if (parts != p4est->mpisize) PetscFunctionReturn(0);
+  PetscCall(AmrCkpStateGetRankInt(st, "cycle.cells", &has, &c));
+  PetscCall(first_bad(cyc, !has || c < 0 || c > N, &who));
+  PetscCheck(who == INT_MAX, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': the part of rank %d has no cycle.cells within 0 to the forest's %lld cells",
+             AmrPathShort(cyc->restart), who, N);
+  sum = (long long)c;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_LONG_LONG, MPI_SUM, cyc->comm));
+  PetscCheck(sum == N, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': cycle.cells sums to %lld cells over the ranks' parts, its forest holds %lld",
              AmrPathShort(cyc->restart), sum, N);
   PetscFunctionReturn(0);
 }
@@ -158,6 +169,12 @@ static PetscErrorCode check_vtk(AmrCycle cyc, AmrCkpState st, int64_t next)
   PetscFunctionReturn(0);
 }
 
+/* Whether q can be a position on the curve of p4est's forest. */
+static PetscBool position_on(const p4est_t *p4est, const p4est_quadrant_t *q)
+{
+  return q->p.which_tree >= 0 && q->p.which_tree <= (p4est_topidx_t)p4est->connectivity->num_trees && q->level >= 0 && q->level <= P4EST_QMAXLEVEL;
+}
+
 /* The balancer's entries whose values index arrays or sum into the run's
  * totals. */
 static PetscErrorCode check_balancer(AmrCycle cyc, AmrCkpState st, const p4est_t *p4est)
@@ -175,14 +192,20 @@ static PetscErrorCode check_balancer(AmrCycle cyc, AmrCkpState st, const p4est_t
   for (size_t k = 0; k < sizeof totals / sizeof totals[0]; k++) PetscCall(real_in(cyc, st, totals[k], 0));
   PetscCall(AmrCkpStateHas(st, "lb.trace_end", &has));
   if (has) PetscCall(int_in(cyc, st, "lb.trace_end", 0, INT64_MAX, &v));
-  /* the initial partition's positions on the curve: quadrants of this forest */
-  PetscCall(items(cyc, st, "lb.initial_positions", sizeof(p4est_quadrant_t), 0, &buf, &n));
-  for (size_t i = 0; i < n; i++) {
+  /* the initial partition's positions on the curve: quadrants of this
+   * forest, the end shared, each rank's first in its own part */
+  PetscCall(items(cyc, st, "lb.initial_end", sizeof(p4est_quadrant_t), 0, &buf, &n));
+  if (n) {
     p4est_quadrant_t q;
-    memcpy(&q, (const char *)buf + sizeof q * i, sizeof q);
-    PetscCheck(q.p.which_tree >= 0 && q.p.which_tree <= (p4est_topidx_t)p4est->connectivity->num_trees && q.level >= 0 && q.level <= P4EST_QMAXLEVEL, cyc->comm,
-               PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': lb.initial_positions[%zu] is no position on this forest (tree %d, level %d)", AmrPathShort(cyc->restart), i,
-               (int)q.p.which_tree, (int)q.level);
+    int who;
+    memcpy(&q, buf, sizeof q);
+    PetscCheck(position_on(p4est, &q), cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': lb.initial_end is no position on this forest (tree %d, level %d)",
+               AmrPathShort(cyc->restart), (int)q.p.which_tree, (int)q.level);
+    PetscCall(AmrCkpStateGetRankBytes(st, "lb.initial_position", &buf, &n));
+    if (buf && n == sizeof q) memcpy(&q, buf, sizeof q);
+    PetscCall(first_bad(cyc, buf && (n != sizeof q || !position_on(p4est, &q)), &who));
+    PetscCheck(who == INT_MAX, cyc->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s.manifest': lb.initial_position in the part of rank %d is no position on this forest",
+               AmrPathShort(cyc->restart), who);
   }
   PetscFunctionReturn(0);
 }

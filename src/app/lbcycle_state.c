@@ -2,6 +2,7 @@
  * the run had not stopped (src/app/lbcycle.h, AmrLbSave and AmrLbLoad). */
 #include "app/impl/lbcycle.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,38 +76,49 @@ static PetscErrorCode load_totals(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
-/* The byte buffers of the timing fit's windows and of sfc-shift. */
-/* A fit's stacked windows under key. */
+/* A fit's stacked windows under key: this rank's own rows, in its part. */
 static PetscErrorCode save_history(AmrLb lb, AmrCkpState st, const char *key, const AmrLbWindow *w)
 {
   void *buf = NULL;
   size_t len = 0;
 
   PetscFunctionBeginUser;
-  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, lb->comm, &buf, &len));
-  PetscCall(AmrCkpStateSetBytes(st, key, buf, len));
+  AMR_LB_CHECK(lb->comm, lb_weights_history_pack(w->hist, &buf, &len));
+  PetscCall(AmrCkpStateSetRankBytes(st, key, buf, len));
   free(buf);
   PetscFunctionReturn(0);
 }
 
+/* Whether every rank's ok holds: what a rank takes from its own part is
+ * taken by all ranks or by none. */
+static PetscErrorCode all_ranks(AmrLb lb, PetscBool ok, PetscBool *all)
+{
+  int v = ok ? 1 : 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, lb->comm));
+  *all = v ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /* A fit's costs (cost_key, unless NULL, when of this run's load types) and
- * stacked windows (hist_key; those of another rank count are dropped)
- * back, where the checkpoint has them. */
+ * this rank's stacked windows (hist_key, in its part; on another rank
+ * count there is none) back, where the checkpoint has them. */
 static PetscErrorCode load_window(AmrLb lb, AmrCkpState st, const char *cost_key, const char *hist_key, AmrLbWindow *w)
 {
   const void *buf;
   size_t len;
   PetscBool has = PETSC_FALSE;
-  int kept;
+  int kept, bad;
 
   PetscFunctionBeginUser;
   if (cost_key) PetscCall(AmrCkpStateHas(st, cost_key, &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, cost_key, &buf, &len));
   if (has && len == sizeof(double) * lb->o.ntypes) memcpy(w->cost, buf, len);
-  PetscCall(AmrCkpStateHas(st, hist_key, &has));
-  if (!has) PetscFunctionReturn(0);
-  PetscCall(AmrCkpStateGetBytes(st, hist_key, &buf, &len));
-  AMR_LB_CHECK(lb->comm, lb_weights_history_restore(w->hist, lb->comm, buf, len, lb->size, &kept));
+  PetscCall(AmrCkpStateGetRankBytes(st, hist_key, &buf, &len));
+  bad = buf && lb_weights_history_restore(w->hist, buf, len, lb->size, &kept) != LB_OK ? lb->rank : INT_MAX;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, lb->comm));
+  PetscCheck(bad == INT_MAX, lb->comm, PETSC_ERR_USER_INPUT, "checkpoint: the balancer's %s in the part of rank %d is not of this run's load types or is damaged", hist_key, bad);
   PetscFunctionReturn(0);
 }
 
@@ -152,12 +164,16 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
     v[2 * k] = lb->phase[k].miss;
     v[2 * k + 1] = lb->phase[k].missed_of;
   }
-  if (lb->nphases) {
-    PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
-    PetscCall(AmrCkpStateSetBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases * lb->size));
-  }
+  if (lb->nphases) PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
+  /* this rank's predictions, one per phase, in its part */
+  for (int k = 0; k < lb->nphases; k++) v[k] = lb->expect[(size_t)k * lb->size + lb->rank];
+  if (lb->nphases) PetscCall(AmrCkpStateSetRankBytes(st, "lb.phase_expect", v, sizeof(double) * lb->nphases));
   PetscCall(AmrCkpStateSetBytes(st, "lb.predicted_next_ipct", &lb->predicted_next_ipct, sizeof(double)));
-  if (lb->initial_pos) PetscCall(AmrCkpStateSetBytes(st, "lb.initial_positions", lb->initial_pos, sizeof(p4est_quadrant_t) * (lb->size + 1)));
+  /* this rank's first position, in its part; the end of the curve, shared */
+  if (lb->initial_pos) {
+    PetscCall(AmrCkpStateSetRankBytes(st, "lb.initial_position", &lb->initial_pos[lb->rank], sizeof(p4est_quadrant_t)));
+    PetscCall(AmrCkpStateSetBytes(st, "lb.initial_end", &lb->initial_pos[lb->size], sizeof(p4est_quadrant_t)));
+  }
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char key[64];
     if (lb->phase[k].modelled != AMR_LB_PHASE_TYPES) continue;
@@ -165,6 +181,40 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
     PetscCall(AmrCkpStateSetBytes(st, key, lb->phase[k].fit.cost, sizeof(double) * lb->o.ntypes));
     PetscCall(PetscSNPrintf(key, sizeof key, "lb.phase.%s.history", lb->phase[k].name));
     PetscCall(save_history(lb, st, key, &lb->phase[k].fit));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The per-rank values of save_phases, each rank's from its own part and
+ * gathered into the arrays of every rank that the phase model keeps (its
+ * predictions per phase and rank, the initial partition): on another rank
+ * count there are none, and the first cycle goes unpredicted. */
+static PetscErrorCode load_rank_values(AmrLb lb, AmrCkpState st)
+{
+  const void *buf, *end;
+  size_t len, elen = 0;
+  PetscBool has, all;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateGetRankBytes(st, "lb.phase_expect", &buf, &len));
+  PetscCall(all_ranks(lb, lb->nphases > 0 && buf && len == sizeof(double) * lb->nphases, &all));
+  if (all) {
+    double *v;
+    PetscCall(PetscMalloc1((size_t)lb->nphases * lb->size, &v));
+    PetscCallMPI(MPI_Allgather(buf, lb->nphases, MPI_DOUBLE, v, lb->nphases, MPI_DOUBLE, lb->comm));
+    for (int r = 0; r < lb->size; r++)
+      for (int k = 0; k < lb->nphases; k++) lb->expect[(size_t)k * lb->size + r] = v[(size_t)r * lb->nphases + k];
+    PetscCall(PetscFree(v));
+  }
+  PetscCall(AmrCkpStateGetRankBytes(st, "lb.initial_position", &buf, &len));
+  PetscCall(AmrCkpStateHas(st, "lb.initial_end", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.initial_end", &end, &elen));
+  PetscCall(all_ranks(lb, buf && len == sizeof(p4est_quadrant_t) && elen == sizeof(p4est_quadrant_t), &all));
+  if (all) {
+    PetscCall(PetscFree(lb->initial_pos));
+    PetscCall(PetscMalloc1(lb->size + 1, &lb->initial_pos));
+    PetscCallMPI(MPI_Allgather(buf, (int)len, MPI_BYTE, lb->initial_pos, (int)len, MPI_BYTE, lb->comm));
+    memcpy(&lb->initial_pos[lb->size], end, elen);
   }
   PetscFunctionReturn(0);
 }
@@ -207,17 +257,7 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateHas(st, "lb.predicted_next_ipct", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.predicted_next_ipct", &buf, &len));
   if (has && len == sizeof(double)) memcpy(&lb->predicted_next_ipct, buf, len);
-  /* per rank: on another rank count the first cycle goes unpredicted */
-  PetscCall(AmrCkpStateHas(st, "lb.phase_expect", &has));
-  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.phase_expect", &buf, &len));
-  if (has && len == sizeof(double) * lb->nphases * lb->size) memcpy(lb->expect, buf, len);
-  PetscCall(AmrCkpStateHas(st, "lb.initial_positions", &has));
-  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.initial_positions", &buf, &len));
-  if (has && len == sizeof(p4est_quadrant_t) * (lb->size + 1)) {
-    PetscCall(PetscFree(lb->initial_pos));
-    PetscCall(PetscMalloc1(lb->size + 1, &lb->initial_pos));
-    memcpy(lb->initial_pos, buf, len);
-  }
+  PetscCall(load_rank_values(lb, st));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char cost[64], hist[64];
     if (lb->phase[k].modelled != AMR_LB_PHASE_TYPES) continue;

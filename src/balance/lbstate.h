@@ -19,27 +19,27 @@
 #include "balance/lbweights.h"
 
 /** Version of the blobs written by this library. */
-#define LB_STATE_VERSION 1
+#define LB_STATE_VERSION 2
 
-/** Pack a history (its load types and every held window of every rank,
- *  oldest first) into a malloc'd blob *buf of *len bytes (free()), the
- *  same on every process.  comm: the communicator of the fits that filled
- *  it (lb_weights_fit; collective: each rank's rows are gathered), or
- *  MPI_COMM_NULL for a history of lb_weights_fit_table (every rank's rows
- *  held here). */
-lb_err lb_weights_history_pack(const lb_weights_history *h, MPI_Comm comm, void **buf, size_t *len);
+/** Pack a history (its load types, the number of ranks of its fits and
+ *  every held window's rows held here, oldest first) into a malloc'd blob
+ *  *buf of *len bytes (free()): a history of lb_weights_fit holds the
+ *  rank's own rows, one per window, so each rank packs its own part and
+ *  nothing is gathered; one of lb_weights_fit_table holds every rank's. */
+lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *len);
 
 /**
  * Restore the windows of a packed history into h, a history created for
  * the restarted run (its length and forgetting factor come from that run's
  * options): the newest min(length, stored) windows are kept.  Windows
  * measured on another number of ranks than nranks are dropped, since
- * their rows cannot be stacked with this run's.  comm as for
- * lb_weights_history_pack: the rank of comm keeps its own rows (comm has
- * nranks processes), MPI_COMM_NULL keeps every rank's.  *kept receives the
- * number of windows restored.  A blob of other load types is LB_ERR_ARG.
+ * their rows cannot be stacked with this run's.  The blob's rows are
+ * those h holds per window: a rank's own blob for the history of its
+ * lb_weights_fit, every rank's for lb_weights_fit_table.  *kept receives
+ * the number of windows restored.  A blob of other load types is
+ * LB_ERR_ARG.
  */
-lb_err lb_weights_history_restore(lb_weights_history *h, MPI_Comm comm, const void *buf, size_t len, int nranks, int *kept);
+lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t len, int nranks, int *kept);
 
 /** Pack a sequence (every field of lb_curve_shifter) into a malloc'd blob. */
 lb_err lb_curve_shifter_pack(const lb_curve_shifter *s, void **buf, size_t *len);

@@ -588,93 +588,67 @@ void lb_weights_flags_string(unsigned flags, char *buf, size_t len)
 #define HISTORY_TAG "LBWH"
 #define HISTORY_WHAT "weights history"
 
-/* The rows of held window wdw (0: the oldest) of every rank in rank
- * order, nranks x (ntypes + 1): the history's own, or gathered from every
- * process of comm (one row each). */
-static lb_err window_rows(const lb_weights_history *h, MPI_Comm comm, int wdw, double *all)
+lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *len)
 {
-  const int k = h->ntypes + 1;
-  const double *win = h->data + (size_t)((h->head - h->nwin + wdw + h->history) % h->history) * h->nlocal * k;
-  const holder w = {comm, h->nranks, 0, h->nlocal};
-  return gather_all(&w, win, k, all);
-}
-
-lb_err lb_weights_history_pack(const lb_weights_history *h, MPI_Comm comm, void **buf, size_t *len)
-{
-  const size_t per = (size_t)h->nranks * (h->ntypes + 1);
-  double *all = NULL;
+  const size_t per = (size_t)h->nlocal * (h->ntypes + 1);
   lb_packer p;
 
-  if (h->nwin > 0 && !(all = malloc((size_t)h->nwin * per * sizeof *all)))
-    return lb_error(LB_ERR_MEM, "state: out of memory for %d windows of %d ranks", h->nwin, h->nranks);
-  for (int w = 0; w < h->nwin; w++) {
-    lb_err err = window_rows(h, comm, w, all + (size_t)w * per);
-    if (err) {
-      free(all);
-      return err;
-    }
-  }
   lb_pack_begin(&p, HISTORY_TAG);
   lb_pack_i64(&p, h->ntypes);
   lb_pack_i64(&p, h->nranks);
+  lb_pack_i64(&p, h->nlocal);
   lb_pack_i64(&p, h->nwin);
   lb_pack_f64(&p, h->forget);
   /* oldest window first, so that a history of another length can take the
    * newest ones */
-  for (size_t i = 0; i < (size_t)h->nwin * per; i++) lb_pack_f64(&p, all[i]);
-  free(all);
+  for (int w = 0; w < h->nwin; w++) {
+    const double *win = h->data + (size_t)((h->head - h->nwin + w + h->history) % h->history) * per;
+    for (size_t i = 0; i < per; i++) lb_pack_f64(&p, win[i]);
+  }
   return lb_pack_end(&p, buf, len);
 }
 
-lb_err lb_weights_history_restore(lb_weights_history *h, MPI_Comm comm, const void *buf, size_t len, int nranks, int *kept)
+lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t len, int nranks, int *kept)
 {
   lb_unpacker u;
-  int64_t ntypes, nr, nwin;
-  int first = 0, nlocal = nranks;
+  int64_t ntypes, nr, nrows, nwin;
   size_t per;
-  double *rows;
   lb_err err;
 
   *kept = 0;
   LB_CALL(lb_unpack_begin(&u, buf, len, HISTORY_TAG, HISTORY_WHAT));
   ntypes = lb_unpack_i64(&u);
   nr = lb_unpack_i64(&u);
+  nrows = lb_unpack_i64(&u);
   nwin = lb_unpack_i64(&u);
   (void)lb_unpack_f64(&u); /* the forgetting factor: the restarted run's own */
-  if (u.failed || ntypes < 1 || ntypes > INT_MAX - 1 || nr < 0 || nr > INT_MAX || nwin < 0 || (nwin > 0 && nr == 0))
+  if (u.failed || ntypes < 1 || ntypes > INT_MAX - 1 || nr < 0 || nr > INT_MAX || nrows < 0 || nrows > nr || nwin < 0 || (nwin > 0 && nrows == 0))
     return lb_error(LB_ERR_FILE, "state: packed %s is malformed", HISTORY_WHAT);
-  per = (size_t)nr * (size_t)(ntypes + 1);
+  per = (size_t)nrows * (size_t)(ntypes + 1);
   /* the windows must be exactly what is left of the blob */
   if (per ? (size_t)nwin != (u.len - u.pos) / 8 / per || (u.len - u.pos) % (8 * per) : u.len != u.pos)
     return lb_error(LB_ERR_FILE, "state: packed %s is truncated or has extra bytes", HISTORY_WHAT);
   if (ntypes != h->ntypes)
     return lb_error(LB_ERR_ARG, "state: the packed %s has %lld load types, this run's has %d", HISTORY_WHAT, (long long)ntypes, h->ntypes);
   if (nr != nranks || nwin == 0) return LB_OK;
-  if (comm != MPI_COMM_NULL) {
-    LB_MPI(MPI_Comm_rank(comm, &first));
-    nlocal = 1;
-  }
-  rows = malloc(per * sizeof *rows);
-  if (!rows) return lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
-  /* history_push takes rows in the fit's layout: widen each (counts | r)
-   * of the ranks held here */
+  /* history_push takes rows in the fit's layout: widen each (counts | r) */
   {
     const int w = ROW_COUNTS + h->ntypes, k = h->ntypes + 1;
-    double *fit = calloc((size_t)nlocal * w, sizeof *fit);
-    err = fit ? LB_OK : lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld ranks", (long long)nr);
+    double *fit = calloc((size_t)nrows * w, sizeof *fit);
+    err = fit ? LB_OK : lb_error(LB_ERR_MEM, "state: out of memory for a window of %lld rows", (long long)nrows);
     for (int64_t win = 0; win < nwin && !err; win++) {
-      for (size_t i = 0; i < per; i++) rows[i] = lb_unpack_f64(&u);
-      if (win < nwin - h->history) continue;
-      for (int i = 0; i < nlocal; i++) {
-        for (int t = 0; t < h->ntypes; t++) fit[(size_t)i * w + ROW_COUNTS + t] = rows[(size_t)(first + i) * k + t];
-        fit[(size_t)i * w + ROW_R] = rows[(size_t)(first + i) * k + h->ntypes];
-      }
-      err = history_push(h, (int)nr, nlocal, h->ntypes, fit);
+      const int skip = win < nwin - h->history;
+      for (int64_t i = 0; i < nrows; i++)
+        for (int t = 0; t < k; t++) {
+          const double v = lb_unpack_f64(&u);
+          fit[(size_t)i * w + (t < h->ntypes ? ROW_COUNTS + t : ROW_R)] = v;
+        }
+      if (skip) continue;
+      err = history_push(h, (int)nr, (int)nrows, h->ntypes, fit);
       if (!err) (*kept)++;
     }
     free(fit);
   }
-  free(rows);
   if (!err) err = lb_unpack_end(&u, HISTORY_WHAT);
   return err;
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-const char *const amr_ckp_file_kinds[2] = {"forest", "state"};
+const char *const amr_ckp_file_kinds[3] = {"forest", "state", "ranks"};
 
 /* CRC-32 (IEEE 802.3) of n bytes, zlib's: the manifest's every checksum. */
 uint32_t AmrCkpCrc(const void *p, size_t n) { return (uint32_t)crc32_z(0, p, n); }
@@ -132,6 +132,9 @@ PetscErrorCode AmrCkpManifestParse(const char *text, CkpManifest *m, char *msg, 
       if (*end || strlen(tok) != 8) goto malformed;
     }
   }
+  if (!expect_word(&s, "file") || !expect_word(&s, amr_ckp_file_kinds[2]) || !read_ll(&s, &m->ranks_size) || !read_ll(&s, &m->ranks_parts) || m->ranks_parts < 1 ||
+      m->ranks_parts > INT_MAX)
+    goto malformed;
   if (s != tail) goto malformed;
   PetscFunctionReturn(0);
 malformed:
@@ -339,21 +342,28 @@ static PetscErrorCode manifest_read(MPI_Comm comm, const char *prefix, char *mpa
   PetscFunctionReturn(0);
 }
 
-/* The state file of the verified manifest m into a new record *st. */
-static PetscErrorCode state_read(MPI_Comm comm, const char *prefix, const char *mpath, const CkpManifest *m, AmrCkpState *st)
+/* The state file of the verified manifest m into a new record *st, and
+ * with ranks the ranks file's part of each rank (on as many ranks). */
+static PetscErrorCode state_read(MPI_Comm comm, const char *prefix, const char *mpath, const CkpManifest *m, PetscBool ranks, AmrCkpState *st)
 {
   char path[PETSC_MAX_PATH_LEN], *sbuf;
   size_t len;
   int err;
+  PetscErrorCode ierr;
 
   PetscFunctionBeginUser;
+  *st = NULL;
   PetscCall(AmrCkpPath(prefix, m->seq, amr_ckp_file_kinds[1], path));
   PetscCall(AmrCkpVerifyFile(comm, path, mpath, &m->file[1]));
   PetscCall(read_bcast(comm, path, &sbuf, &len, &err));
   PetscCheck(!err, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s' cannot be read: %s", AmrPathShort(path), AmrFileStrerror(err));
   PetscCall(AmrCkpStateCreate(comm, st));
-  PetscCall(AmrCkpStateParse(*st, mpath, path, (const unsigned char *)sbuf, len));
+  ierr = AmrCkpStateParse(*st, mpath, path, (const unsigned char *)sbuf, len);
   free(sbuf);
+  if (!ierr && ranks) ierr = AmrCkpPath(prefix, m->seq, amr_ckp_file_kinds[2], path);
+  if (!ierr && ranks) ierr = AmrCkpReadRanks(comm, path, mpath, m->ranks_size, m->ranks_parts, *st);
+  if (ierr) PetscCall(AmrCkpStateDestroy(st));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
@@ -366,7 +376,7 @@ PetscErrorCode AmrCheckpointReadState(MPI_Comm comm, const char *prefix, AmrCkpS
   PetscFunctionBeginUser;
   *st = NULL;
   PetscCall(manifest_read(comm, prefix, mpath, &m));
-  ierr = state_read(comm, prefix, mpath, &m, st);
+  ierr = state_read(comm, prefix, mpath, &m, PETSC_FALSE, st);
   PetscCall(AmrCkpManifestFree(&m));
   PetscCall(ierr);
   PetscFunctionReturn(0);
@@ -406,7 +416,7 @@ PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connec
     PetscCall(AmrCkpPath(prefix, m.seq, amr_ckp_file_kinds[0], path));
     ierr = AmrCkpVerifyFile(comm, path, mpath, &m.file[0]);
     /* verified: now the state and the forest can be trusted */
-    if (!ierr) ierr = state_read(comm, prefix, mpath, &m, st);
+    if (!ierr) ierr = state_read(comm, prefix, mpath, &m, PETSC_TRUE, st);
     if (ierr) PetscCall(AmrCkpManifestFree(&m));
     PetscCall(ierr);
   }

@@ -2,7 +2,7 @@
  * Checkpoint sets: a forest with its per-cell data and a state record,
  * written atomically and verified before anything is loaded.
  *
- * A set with prefix P consists of three files in P's directory:
+ * A set with prefix P consists of four files in P's directory:
  *   P.manifest   text, written last: format version, dimension, sequence
  *                number, cell count, the per-cell layout, and for the two
  *                data files their size and one CRC-32 per block (64 KiB,
@@ -12,8 +12,15 @@
  *   P.S.forest   p4est_save_ext() of the forest (saved as if on one rank,
  *                so any rank count can load it), every cell's quadrant
  *                data followed by its entries of the outside arrays;
- *   P.S.state    the state record (util/record.h: named integers, reals,
- *                strings and byte blobs), little-endian, self-describing.
+ *   P.S.state    the state record's shared table (util/record.h: named
+ *                integers, reals, strings and byte blobs), little-endian,
+ *                self-describing, written by rank 0;
+ *   P.S.ranks    every rank's own part of the state record, written and
+ *                read with MPI-IO (each rank its own part and its entry
+ *                of the file's index; written independently, read
+ *                collectively), each part with its CRC-32 there
+ *                (checked by the rank that reads it); the manifest has
+ *                the file's size and the number of parts.
  * S is the sequence number, one more than the manifest being replaced.  A
  * new set is written beside the old one and made current by renaming
  * P.manifest.new over P.manifest (one atomic rename), after which the old
@@ -34,14 +41,15 @@
 #include "util/record.h"
 
 /** Format version of the checkpoint set (manifest, forest layout, state). */
-#define AMR_CHECKPOINT_VERSION 1
+#define AMR_CHECKPOINT_VERSION 2
 
 /**
  * Write the new checkpoint set of prefix beside the current one, up to
  * and including P.manifest.new, without making it current; collective on
  * p4est->mpicomm.  The forest is saved with its quadrant data and the
  * nfields outside arrays (fields[f].size bytes per local cell in curve
- * order), the state record from rank 0.  A file that cannot be created is
+ * order), the shared state record from rank 0, each rank's own part by
+ * itself (MPI-IO, P.S.ranks).  A file that cannot be created is
  * a collective user error naming it; p4est_save_ext aborts the job on a
  * write error after that (a full disk), which leaves the current set
  * intact like any other kill.  Memory: a copy of the local quadrants with
@@ -51,7 +59,7 @@
  * \param[in] p4est the forest with its quadrant data
  * \param[in] nfields arrays kept outside the forest
  * \param[in] fields those arrays
- * \param[in] st the state record (rank 0's is written)
+ * \param[in] st the state record (rank 0's shared table, every rank's own part)
  */
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st);
 
@@ -82,7 +90,10 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
  * forest uses conn; otherwise the loaded connectivity is returned in
  * *conn_out (the caller destroys it after the forest).  fields[f].data
  * receive PetscMalloc'd arrays of the local cells (any previous array is
- * freed); *st the state record.  The forest's user_pointer is NULL.
+ * freed); *st the state record: the shared table, and each rank's own part
+ * where comm has as many ranks as wrote the checkpoint (on another rank
+ * count no rank reads a part and the own tables are empty).  The forest's
+ * user_pointer is NULL.
  * \param[in] comm the ranks that read (any number)
  * \param[in] prefix the set's path prefix P
  * \param[in] conn the run's coarse mesh, or NULL
@@ -96,9 +107,10 @@ PetscErrorCode AmrCheckpointWrite(const char *prefix, p4est_t *p4est, int nfield
 PetscErrorCode AmrCheckpointRead(MPI_Comm comm, const char *prefix, p4est_connectivity_t *conn, size_t data_size, int nfields, const AmrField *fields,
                                  p4est_t **p4est, p4est_connectivity_t **conn_out, AmrCkpState *st);
 
-/** Read only the state record of the current checkpoint set of prefix on
- *  comm, after verifying its manifest (dimension, version) and the state
- *  file's size and checksums: what a restart needs to know (the options
+/** Read only the shared state record of the current checkpoint set of
+ *  prefix on comm (no rank's part: AmrCkpStateRankParts gives 0), after
+ *  verifying its manifest (dimension, version) and the state file's size
+ *  and checksums: what a restart needs to know (the options
  *  and the per-cell layout of the run) before it can read the forest.
  *  Errors as AmrCheckpointRead.
  *  \param[in] comm the ranks that read

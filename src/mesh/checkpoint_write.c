@@ -47,11 +47,12 @@ static long long forest_bytes(p4est_t *p, size_t data_size)
   return (head + 31) / 32 * 32 + (long long)p->global_num_quadrants * (long long)((P4EST_DIM + 1) * sizeof(p4est_qcoord_t) + data_size);
 }
 
-/* Make a new, empty forest file at path with room for its bytes, so that
- * a full disk is an error here and not an abort inside p4est's writer; a
- * link or device in its place (p4est would write through it) is refused.
- * Rank 0; errno, or -1 for a path that is not a regular file. */
-static int forest_reserve(const char *path, long long bytes)
+/* Make a new, empty file at path with room for its bytes, so that a full
+ * disk is an error here and not an abort inside p4est's writer or a write
+ * OMPIO does not report; a link or device in its place (an MPI-IO writer
+ * would write through it) is refused.  Rank 0; errno, or -1 for a path
+ * that is not a regular file. */
+static int reserve(const char *path, long long bytes)
 {
   struct stat sb;
   int fd, err;
@@ -85,9 +86,10 @@ static int forest_shortfall(const char *path, long long size, long long want)
  * stream no MCA verbosity silences, and does not pass the failure on
  * (ROMIO passes it on, and p4est then aborts).  The size check after the
  * save gives the one line a failure needs, so this rank's stderr is held
- * in a memory file while p4est saves: hold_stderr returns the memory file
- * and *saved the real stderr (-1, -1: not held, the lines pass). */
-static int hold_stderr(int *saved)
+ * in a memory file while p4est saves (and while the ranks file is written,
+ * checkpoint_ranks.c): AmrCkpHoldStderr returns the memory file and
+ * *saved the real stderr (-1, -1: not held, the lines pass). */
+int AmrCkpHoldStderr(int *saved)
 {
   int mem = memfd_create("amrdlb-forest-save", MFD_CLOEXEC);
   *saved = -1;
@@ -103,7 +105,7 @@ static int hold_stderr(int *saved)
 
 /* Stderr back; what was held is dropped when the save failed (the error
  * line says why), else passed on: a line no failure explains is kept. */
-static void release_stderr(int mem, int saved, int drop)
+void AmrCkpReleaseStderr(int mem, int saved, int drop)
 {
   char buf[4096];
   ssize_t n;
@@ -121,9 +123,10 @@ static void release_stderr(int mem, int saved, int drop)
  * /dev/shm/sem.OMPIO_NAME, and removes it when it closes the file; a
  * process killed meanwhile leaves it behind, and one left at 0 hangs every
  * later writer of a file of that name, in any folder.  Rank 0 removes the
- * semaphore of the forest's name before p4est's writer opens the file (no
- * other run writes it: the checkpoint's lock) and after it closed it. */
-static void drop_ompio_semaphore(const char *path)
+ * semaphore of a file's name (the forest's, the ranks file's) before the
+ * writer opens the file (no other run writes it: the checkpoint's lock)
+ * and after it closed it. */
+void AmrCkpDropOmpioSemaphore(const char *path)
 {
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
   char name[252]; /* OMPIO cuts its names to as many bytes */
@@ -131,6 +134,20 @@ static void drop_ompio_semaphore(const char *path)
   strncpy(name + 6, base, sizeof name - 7);
   name[sizeof name - 1] = '\0';
   (void)sem_unlink(name);
+}
+
+PetscErrorCode AmrCkpReserve(MPI_Comm comm, const char *path, long long bytes)
+{
+  int rank, err = 0;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) err = reserve(path, bytes);
+  if (!rank && !err) AmrCkpDropOmpioSemaphore(path);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", AmrPathShort(path));
+  PetscCall(AmrCkpCheckErrno(comm, err, "write", path));
+  PetscFunctionReturn(0);
 }
 
 /* The sequence number of the set to stage, one more than the current
@@ -181,19 +198,16 @@ static PetscErrorCode stage_forest(p4est_t *p4est, const CellLayout *L, const ch
     AmrCkpEachCell(p4est, copy, pack_cell, (void *)L);
   }
   want = forest_bytes(copy, AmrCkpLayoutTotal(L));
-  if (!rank) err = forest_reserve(path, want);
-  if (!rank && !err) drop_ompio_semaphore(path);
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  err = AmrCkpReserve(comm, path, want);
   if (err) p4est_destroy(copy);
-  PetscCheck(err >= 0, comm, PETSC_ERR_USER_INPUT, "cannot write checkpoint file '%s': it exists and is not a regular file (a link or a device)", AmrPathShort(path));
-  PetscCall(AmrCkpCheckErrno(comm, err, "write", path));
-  mem = hold_stderr(&saved);
+  PetscCall(err);
+  mem = AmrCkpHoldStderr(&saved);
   p4est_save_ext(path, copy, AmrCkpLayoutTotal(L) > 0, 0);
   p4est_destroy(copy);
   PetscCallMPI(MPI_Barrier(comm));
-  if (!rank) drop_ompio_semaphore(path);
+  if (!rank) AmrCkpDropOmpioSemaphore(path);
   err = AmrCkpChecksumFile(comm, path, f);
-  release_stderr(mem, saved, !err && f->size != want);
+  AmrCkpReleaseStderr(mem, saved, !err && f->size != want);
   PetscCall(err);
   if (f->size == want) PetscFunctionReturn(0);
   err = 0;
@@ -264,6 +278,7 @@ static PetscErrorCode stage_manifest(p4est_t *p4est, const CellLayout *L, const 
       for (int b = 0; b < m->file[k].nblocks; b++) o += (size_t)snprintf(text + o, cap - o, " %08x", (unsigned)m->file[k].crc[b]);
       o += (size_t)snprintf(text + o, cap - o, "\n");
     }
+    o += (size_t)snprintf(text + o, cap - o, "file %s %lld %lld\n", amr_ckp_file_kinds[2], m->ranks_size, m->ranks_parts);
     o += (size_t)snprintf(text + o, cap - o, "crc32 %08x\n", (unsigned)AmrCkpCrc(text, o));
     err = AmrCkpWriteSynced(npath, text, o);
     if (!err) {
@@ -284,7 +299,7 @@ static PetscErrorCode stage_manifest(p4est_t *p4est, const CellLayout *L, const 
 PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfields, const AmrField *fields, AmrCkpState st)
 {
   MPI_Comm comm = p4est->mpicomm;
-  char mpath[PETSC_MAX_PATH_LEN], npath[PETSC_MAX_PATH_LEN], path[2][PETSC_MAX_PATH_LEN];
+  char mpath[PETSC_MAX_PATH_LEN], npath[PETSC_MAX_PATH_LEN], path[3][PETSC_MAX_PATH_LEN];
   CkpManifest m;
   CellLayout L;
   PetscErrorCode ierr;
@@ -296,7 +311,12 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
   PetscCall(AmrCkpPath(prefix, 0, "manifest", mpath));
   PetscCall(AmrCkpPath(prefix, 0, "manifest.new", npath));
   PetscCall(stage_sequence(comm, mpath, npath, &m.seq));
-  for (int k = 0; k < 2; k++) PetscCall(AmrCkpPath(prefix, m.seq, amr_ckp_file_kinds[k], path[k]));
+  for (int k = 0; k < 3; k++) PetscCall(AmrCkpPath(prefix, m.seq, amr_ckp_file_kinds[k], path[k]));
+  {
+    int parts;
+    PetscCallMPI(MPI_Comm_size(comm, &parts));
+    m.ranks_parts = parts;
+  }
   L.qsize = p4est->data_size;
   L.nfields = nfields;
   for (int f = 0; f < nfields; f++) {
@@ -305,6 +325,7 @@ PetscErrorCode AmrCheckpointStage(const char *prefix, p4est_t *p4est, int nfield
   }
   ierr = stage_forest(p4est, &L, path[0], &m.file[0]);
   if (!ierr) ierr = stage_state(comm, st, path[1], &m.file[1]);
+  if (!ierr) ierr = AmrCkpStageRanks(comm, st, path[2], &m.ranks_size);
   if (!ierr) ierr = stage_manifest(p4est, &L, &m, npath);
   PetscCall(AmrCkpManifestFree(&m));
   PetscCall(ierr);
@@ -346,7 +367,7 @@ PetscErrorCode AmrCheckpointCommit(MPI_Comm comm, const char *prefix)
     if (!err) {
       /* the replaced set is garbage from here on */
       if (old_seq && old_seq != staged.seq)
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
           char path[PETSC_MAX_PATH_LEN];
           PetscCall(AmrCkpPath(prefix, old_seq, amr_ckp_file_kinds[k], path));
           (void)unlink(path);

@@ -3,6 +3,7 @@
 #include "problems/advection.h"
 
 #include <math.h>
+#include <limits.h>
 #include <string.h>
 
 #include "util/options.h"
@@ -305,21 +306,18 @@ PetscErrorCode AmrAdvectionVTK(AmrProblem p, AmrVtkData *d)
 PetscErrorCode AmrAdvectionSave(AmrProblem p, AmrCkpState st)
 {
   AmrAdvection *s = p->impl;
-  PetscMPIInt rank, size;
-  double t, inflow, *all = NULL;
+  double t, inflow, total = 0;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
-  PetscCallMPI(MPI_Comm_size(p->comm, &size));
   FemAdvectGetHistory(s->adv, &t, &inflow);
-  /* every rank's share of the inflow: on as many ranks the sum goes on in
-   * the same order, bit for bit */
-  if (rank == 0) PetscCall(PetscMalloc1(size, &all));
-  PetscCallMPI(MPI_Gather(&inflow, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, p->comm));
+  /* every rank's share of the inflow in its own part: on as many ranks the
+   * sum goes on in the same order, bit for bit; the total for another
+   * rank count */
+  PetscCallMPI(MPI_Reduce(&inflow, &total, 1, MPI_DOUBLE, MPI_SUM, 0, p->comm));
   PetscCall(AmrCkpStateSetReal(st, "problem.time", t));
   PetscCall(AmrCkpStateSetReal(st, "problem.mass_initial", s->mass0));
-  if (rank == 0) PetscCall(AmrCkpStateSetBytes(st, "problem.inflow_ranks", all, sizeof(double) * size));
-  PetscCall(PetscFree(all));
+  PetscCall(AmrCkpStateSetReal(st, "problem.inflow_total", total));
+  PetscCall(AmrCkpStateSetRankBytes(st, "problem.inflow", &inflow, sizeof inflow));
   PetscFunctionReturn(0);
 }
 
@@ -330,25 +328,23 @@ PetscErrorCode AmrAdvectionLoad(AmrProblem p, AmrCkpState st)
   const void *buf;
   size_t len;
   double t, inflow = 0;
+  int parts, bad;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_rank(p->comm, &rank));
   PetscCallMPI(MPI_Comm_size(p->comm, &size));
   PetscCall(AmrCkpStateGetReal(st, "problem.time", &t));
   PetscCall(AmrCkpStateGetReal(st, "problem.mass_initial", &s->mass0));
-  PetscCall(AmrCkpStateGetBytes(st, "problem.inflow_ranks", &buf, &len));
-  {
-    const size_t n = len / sizeof(double);
-    double v;
-    if (n == (size_t)size) {
-      memcpy(&inflow, (const char *)buf + sizeof(double) * rank, sizeof(double));
-    } else if (rank == 0) {
-      /* another number of ranks: the total, summed in rank order, on rank 0 */
-      for (size_t k = 0; k < n; k++) {
-        memcpy(&v, (const char *)buf + sizeof(double) * k, sizeof(double));
-        inflow += v;
-      }
-    }
+  PetscCall(AmrCkpStateRankParts(st, &parts));
+  if (parts == size) {
+    PetscCall(AmrCkpStateGetRankBytes(st, "problem.inflow", &buf, &len));
+    bad = buf && len == sizeof inflow ? INT_MAX : rank;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, p->comm));
+    PetscCheck(bad == INT_MAX, p->comm, PETSC_ERR_USER_INPUT, "checkpoint: the part of rank %d has no problem.inflow", bad);
+    memcpy(&inflow, buf, sizeof inflow);
+  } else if (rank == 0) {
+    /* another number of ranks: the total on rank 0 */
+    PetscCall(AmrCkpStateGetReal(st, "problem.inflow_total", &inflow));
   }
   FemAdvectSetHistory(s->adv, t, inflow);
   PetscFunctionReturn(0);

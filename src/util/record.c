@@ -1,9 +1,11 @@
 /* The checkpoint's state record (record.h): named integers, reals, strings
- * and byte blobs, and their self-describing little-endian bytes.  No forest
- * and no file: the checkpoint (mesh/checkpoint.c) stores the bytes. */
+ * and byte blobs, shared by the ranks or each rank's own, and their
+ * self-describing little-endian bytes.  No forest and no file: the
+ * checkpoint (mesh/checkpoint*.c) stores the bytes. */
 #include "util/record.h"
 #include "util/fileio.h"
 
+#include <limits.h>
 #include <string.h>
 
 #define AMR_CKP_STATE_MAGIC "AMRDLBST"
@@ -18,19 +20,24 @@ typedef struct {
   unsigned char *val; /* integers and reals: 8 bytes little-endian */
 } CkpEntry;
 
-struct _p_AmrCkpState {
-  MPI_Comm comm;
+typedef struct {
   int n, cap;
   CkpEntry *e;
+} CkpTable;
+
+struct _p_AmrCkpState {
+  MPI_Comm comm;
+  CkpTable shared, own; /* the same on every rank; this rank's part */
+  int parts;            /* ranks whose parts own was written among (0: read without its parts) */
   char source[PETSC_MAX_PATH_LEN]; /* the manifest it was read from, for messages */
 };
 
-static void put_le(unsigned char *p, uint64_t v, int nbytes)
+void AmrCkpPutLE(unsigned char *p, uint64_t v, int nbytes)
 {
   for (int i = 0; i < nbytes; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static uint64_t get_le(const unsigned char *p, int nbytes)
+uint64_t AmrCkpGetLE(const unsigned char *p, int nbytes)
 {
   uint64_t v = 0;
   for (int i = 0; i < nbytes; i++) v |= (uint64_t)p[i] << (8 * i);
@@ -42,7 +49,17 @@ PetscErrorCode AmrCkpStateCreate(MPI_Comm comm, AmrCkpState *st)
   PetscFunctionBeginUser;
   PetscCall(PetscCalloc1(1, st));
   (*st)->comm = comm;
+  PetscCallMPI(MPI_Comm_size(comm, &(*st)->parts));
   PetscCall(PetscStrncpy((*st)->source, "(not read from a file)", sizeof (*st)->source));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode table_free(CkpTable *t)
+{
+  PetscFunctionBeginUser;
+  for (int i = 0; i < t->n; i++) PetscCall(PetscFree2(t->e[i].name, t->e[i].val));
+  PetscCall(PetscFree(t->e));
+  t->n = t->cap = 0;
   PetscFunctionReturn(0);
 }
 
@@ -50,20 +67,20 @@ PetscErrorCode AmrCkpStateDestroy(AmrCkpState *st)
 {
   PetscFunctionBeginUser;
   if (!*st) PetscFunctionReturn(0);
-  for (int i = 0; i < (*st)->n; i++) PetscCall(PetscFree2((*st)->e[i].name, (*st)->e[i].val));
-  PetscCall(PetscFree((*st)->e));
+  PetscCall(table_free(&(*st)->shared));
+  PetscCall(table_free(&(*st)->own));
   PetscCall(PetscFree(*st));
   PetscFunctionReturn(0);
 }
 
-static CkpEntry *find(AmrCkpState st, const char *name)
+static CkpEntry *find(const CkpTable *t, const char *name)
 {
-  for (int i = 0; i < st->n; i++)
-    if (!strcmp(st->e[i].name, name)) return &st->e[i];
+  for (int i = 0; i < t->n; i++)
+    if (!strcmp(t->e[i].name, name)) return &t->e[i];
   return NULL;
 }
 
-static PetscErrorCode set_entry(AmrCkpState st, const char *name, int type, const void *p, size_t n)
+static PetscErrorCode set_entry(CkpTable *st, const char *name, int type, const void *p, size_t n)
 {
   CkpEntry *e = find(st, name);
   size_t nl = strlen(name);
@@ -92,13 +109,21 @@ static PetscErrorCode set_entry(AmrCkpState st, const char *name, int type, cons
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v)
+/* The integer entry name of table t. */
+static PetscErrorCode set_int(CkpTable *t, const char *name, int64_t v)
 {
   unsigned char b[8];
 
   PetscFunctionBeginUser;
-  put_le(b, (uint64_t)v, 8);
-  PetscCall(set_entry(st, name, CKP_INT, b, 8));
+  AmrCkpPutLE(b, (uint64_t)v, 8);
+  PetscCall(set_entry(t, name, CKP_INT, b, 8));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSetInt(AmrCkpState st, const char *name, int64_t v)
+{
+  PetscFunctionBeginUser;
+  PetscCall(set_int(&st->shared, name, v));
   PetscFunctionReturn(0);
 }
 
@@ -109,36 +134,36 @@ PetscErrorCode AmrCkpStateSetReal(AmrCkpState st, const char *name, double v)
 
   PetscFunctionBeginUser;
   memcpy(&bits, &v, 8);
-  put_le(b, bits, 8);
-  PetscCall(set_entry(st, name, CKP_REAL, b, 8));
+  AmrCkpPutLE(b, bits, 8);
+  PetscCall(set_entry(&st->shared, name, CKP_REAL, b, 8));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrCkpStateSetString(AmrCkpState st, const char *name, const char *v)
 {
   PetscFunctionBeginUser;
-  PetscCall(set_entry(st, name, CKP_STRING, v, strlen(v)));
+  PetscCall(set_entry(&st->shared, name, CKP_STRING, v, strlen(v)));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrCkpStateSetBytes(AmrCkpState st, const char *name, const void *p, size_t n)
 {
   PetscFunctionBeginUser;
-  PetscCall(set_entry(st, name, CKP_BYTES, p, n));
+  PetscCall(set_entry(&st->shared, name, CKP_BYTES, p, n));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrCkpStateHas(AmrCkpState st, const char *name, PetscBool *has)
 {
   PetscFunctionBeginUser;
-  *has = find(st, name) ? PETSC_TRUE : PETSC_FALSE;
+  *has = find(&st->shared, name) ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode get_entry(AmrCkpState st, const char *name, int type, CkpEntry **e)
 {
   PetscFunctionBeginUser;
-  *e = find(st, name);
+  *e = find(&st->shared, name);
   PetscCheck(*e, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s' has no state entry '%s'", AmrPathShort(st->source), name);
   PetscCheck((*e)->type == type, st->comm, PETSC_ERR_USER_INPUT, "checkpoint '%s': state entry '%s' is a %s, not a %s", AmrPathShort(st->source), name,
              type_names[(*e)->type], type_names[type]);
@@ -151,7 +176,7 @@ PetscErrorCode AmrCkpStateGetInt(AmrCkpState st, const char *name, int64_t *v)
 
   PetscFunctionBeginUser;
   PetscCall(get_entry(st, name, CKP_INT, &e));
-  *v = (int64_t)get_le(e->val, 8);
+  *v = (int64_t)AmrCkpGetLE(e->val, 8);
   PetscFunctionReturn(0);
 }
 
@@ -162,7 +187,7 @@ PetscErrorCode AmrCkpStateGetReal(AmrCkpState st, const char *name, double *v)
 
   PetscFunctionBeginUser;
   PetscCall(get_entry(st, name, CKP_REAL, &e));
-  bits = get_le(e->val, 8);
+  bits = AmrCkpGetLE(e->val, 8);
   memcpy(v, &bits, 8);
   PetscFunctionReturn(0);
 }
@@ -210,61 +235,161 @@ PetscErrorCode AmrCkpStateCheckInt(AmrCkpState st, const char *name, int64_t exp
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCkpStateSerialize(AmrCkpState st, unsigned char **buf, size_t *len)
+/* The bytes of table t: magic, version, count, then per entry the name's
+ * length and bytes, the type, the value's length and bytes. */
+static PetscErrorCode serialize_table(const CkpTable *t, unsigned char **buf, size_t *len)
 {
   size_t n = 16, o;
 
   PetscFunctionBeginUser;
-  for (int i = 0; i < st->n; i++) n += 4 + strlen(st->e[i].name) + 4 + 8 + st->e[i].len;
+  for (int i = 0; i < t->n; i++) n += 4 + strlen(t->e[i].name) + 4 + 8 + t->e[i].len;
   PetscCall(PetscMalloc1(n, buf));
   memcpy(*buf, AMR_CKP_STATE_MAGIC, 8);
-  put_le(*buf + 8, AMR_CKP_STATE_VERSION, 4);
-  put_le(*buf + 12, (uint64_t)st->n, 4);
+  AmrCkpPutLE(*buf + 8, AMR_CKP_STATE_VERSION, 4);
+  AmrCkpPutLE(*buf + 12, (uint64_t)t->n, 4);
   o = 16;
-  for (int i = 0; i < st->n; i++) {
-    const size_t nl = strlen(st->e[i].name);
-    put_le(*buf + o, nl, 4);
-    memcpy(*buf + o + 4, st->e[i].name, nl);
+  for (int i = 0; i < t->n; i++) {
+    const size_t nl = strlen(t->e[i].name);
+    AmrCkpPutLE(*buf + o, nl, 4);
+    memcpy(*buf + o + 4, t->e[i].name, nl);
     o += 4 + nl;
-    put_le(*buf + o, (uint64_t)st->e[i].type, 4);
-    put_le(*buf + o + 4, st->e[i].len, 8);
-    if (st->e[i].len) memcpy(*buf + o + 12, st->e[i].val, st->e[i].len);
-    o += 12 + st->e[i].len;
+    AmrCkpPutLE(*buf + o, (uint64_t)t->e[i].type, 4);
+    AmrCkpPutLE(*buf + o + 4, t->e[i].len, 8);
+    if (t->e[i].len) memcpy(*buf + o + 12, t->e[i].val, t->e[i].len);
+    o += 12 + t->e[i].len;
   }
   *len = n;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AmrCkpStateParse(AmrCkpState st, const char *source, const char *path, const unsigned char *buf, size_t len)
+/* The entries of the len bytes at buf into t; what makes them no record
+ * of this version goes into msg (empty: read), a PETSc error only for a
+ * failed allocation.  Local: the callers make a refusal collective. */
+static PetscErrorCode parse_table(CkpTable *t, const unsigned char *buf, size_t len, char *msg, size_t msglen)
 {
-  MPI_Comm comm = st->comm;
   size_t o = 16;
   uint64_t count;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscStrncpy(st->source, source, sizeof st->source));
-  PetscCheck(len >= 16 && !memcmp(buf, AMR_CKP_STATE_MAGIC, 8) && get_le(buf + 8, 4) == AMR_CKP_STATE_VERSION, comm, PETSC_ERR_USER_INPUT,
-             "checkpoint file '%s' is not a state record of format version %d", AmrPathShort(path), AMR_CKP_STATE_VERSION);
-  count = get_le(buf + 12, 4);
+  msg[0] = '\0';
+  if (len < 16 || memcmp(buf, AMR_CKP_STATE_MAGIC, 8) || AmrCkpGetLE(buf + 8, 4) != AMR_CKP_STATE_VERSION) {
+    PetscCall(PetscSNPrintf(msg, msglen, "not a state record of format version %d", AMR_CKP_STATE_VERSION));
+    PetscFunctionReturn(0);
+  }
+  count = AmrCkpGetLE(buf + 12, 4);
   for (uint64_t i = 0; i < count; i++) {
     char name[65536];
     size_t nl, vl;
     int type;
-    PetscCheck(len - o >= 4, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': state record ends inside entry %d", AmrPathShort(path), (int)i);
-    nl = (size_t)get_le(buf + o, 4);
-    PetscCheck(nl > 0 && nl < sizeof name && len - o - 4 >= nl + 12, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': state record ends inside entry %d",
-               AmrPathShort(path), (int)i);
+    nl = len - o >= 4 ? (size_t)AmrCkpGetLE(buf + o, 4) : 0;
+    if (!(nl > 0 && nl < sizeof name && len - o - 4 >= nl + 12)) {
+      PetscCall(PetscSNPrintf(msg, msglen, "state record ends inside entry %d", (int)i));
+      PetscFunctionReturn(0);
+    }
     memcpy(name, buf + o + 4, nl);
     name[nl] = '\0';
     o += 4 + nl;
-    type = (int)get_le(buf + o, 4);
-    vl = (size_t)get_le(buf + o + 4, 8);
+    type = (int)AmrCkpGetLE(buf + o, 4);
+    vl = (size_t)AmrCkpGetLE(buf + o + 4, 8);
     o += 12;
-    PetscCheck(type >= CKP_INT && type <= CKP_BYTES && vl <= len - o && (type >= CKP_STRING || vl == 8), comm, PETSC_ERR_USER_INPUT,
-               "checkpoint file '%s': state entry '%s' is malformed", AmrPathShort(path), name);
-    PetscCall(set_entry(st, name, type, buf + o, vl));
+    if (!(type >= CKP_INT && type <= CKP_BYTES && vl <= len - o && (type >= CKP_STRING || vl == 8))) {
+      PetscCall(PetscSNPrintf(msg, msglen, "state entry '%s' is malformed", name));
+      PetscFunctionReturn(0);
+    }
+    PetscCall(set_entry(t, name, type, buf + o, vl));
     o += vl;
   }
-  PetscCheck(o == len, comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': %zu bytes after the last state entry", AmrPathShort(path), len - o);
+  if (o != len) PetscCall(PetscSNPrintf(msg, msglen, "%zu bytes after the last state entry", len - o));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSerialize(AmrCkpState st, unsigned char **buf, size_t *len)
+{
+  PetscFunctionBeginUser;
+  PetscCall(serialize_table(&st->shared, buf, len));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSerializeRank(AmrCkpState st, unsigned char **buf, size_t *len)
+{
+  PetscFunctionBeginUser;
+  PetscCall(serialize_table(&st->own, buf, len));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateParse(AmrCkpState st, const char *source, const char *path, const unsigned char *buf, size_t len)
+{
+  char msg[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrncpy(st->source, source, sizeof st->source));
+  st->parts = 0; /* until its parts are read */
+  PetscCall(parse_table(&st->shared, buf, len, msg, sizeof msg));
+  PetscCheck(!msg[0], st->comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': %s", AmrPathShort(path), msg);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateParseRank(AmrCkpState st, int parts, const char *path, const unsigned char *buf, size_t len)
+{
+  char msg[128];
+  int rank, bad;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(st->comm, &rank));
+  st->parts = parts;
+  msg[0] = '\0';
+  if (buf) PetscCall(parse_table(&st->own, buf, len, msg, sizeof msg));
+  bad = msg[0] ? rank : INT_MAX;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MIN, st->comm));
+  PetscCheck(bad == INT_MAX, st->comm, PETSC_ERR_USER_INPUT, "checkpoint file '%s': the part of rank %d is no state record of format version %d", AmrPathShort(path), bad,
+             AMR_CKP_STATE_VERSION);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateRankParts(AmrCkpState st, int *parts)
+{
+  PetscFunctionBeginUser;
+  *parts = st->parts;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSetRankInt(AmrCkpState st, const char *name, int64_t v)
+{
+  PetscFunctionBeginUser;
+  PetscCall(set_int(&st->own, name, v));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateSetRankBytes(AmrCkpState st, const char *name, const void *p, size_t n)
+{
+  PetscFunctionBeginUser;
+  PetscCall(set_entry(&st->own, name, CKP_BYTES, p, n));
+  PetscFunctionReturn(0);
+}
+
+/* This rank's entry name of the type, or NULL. */
+static const CkpEntry *own_entry(AmrCkpState st, const char *name, int type)
+{
+  const CkpEntry *e = find(&st->own, name);
+  return e && e->type == type ? e : NULL;
+}
+
+PetscErrorCode AmrCkpStateGetRankInt(AmrCkpState st, const char *name, PetscBool *has, int64_t *v)
+{
+  const CkpEntry *e = own_entry(st, name, CKP_INT);
+
+  PetscFunctionBeginUser;
+  *has = e ? PETSC_TRUE : PETSC_FALSE;
+  *v = e ? (int64_t)AmrCkpGetLE(e->val, 8) : 0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AmrCkpStateGetRankBytes(AmrCkpState st, const char *name, const void **p, size_t *n)
+{
+  const CkpEntry *e = own_entry(st, name, CKP_BYTES);
+
+  PetscFunctionBeginUser;
+  *p = e ? e->val : NULL;
+  *n = e ? e->len : 0;
   PetscFunctionReturn(0);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault and bad-input cases of issues 28 (40) and 43 (20), run against one build,
+"""The fault and bad-input cases of issues 28 (41) and 43 (20), run against one build,
 one markdown table row per case: its exit status and lines on stderr on
 1 and on 2 ranks, and its outcome by the issue's rule.
 
@@ -148,7 +148,7 @@ def checkpoint_piece(piece):
     def case(c):
         d = c.fresh("ck_" + piece)
         ck = os.path.join(d, "ck")
-        target = {"forest": ck + ".3.forest", "state": ck + ".3.state", "manifest": ck + ".manifest.new"}[piece]
+        target = {"forest": ck + ".3.forest", "state": ck + ".3.state", "ranks": ck + ".3.ranks", "manifest": ck + ".manifest.new"}[piece]
         r = run(c, "amr2d", LSHAPE + ["-amr_cycles", "5", "-checkpoint", ck], shim_env(c, target, 2 if piece == "manifest" else None))
         kept = sequence(ck) == 2 and restarts(c, ck)
         rc, n, ok, why = refused(r)
@@ -419,16 +419,16 @@ def stale_semaphore(c):
     return rc, len(lines), ok, "checkpoints written, restarted" if ok else "checkpoint sequence %d" % sequence(ck)
 
 
-def edited_state(name, value):
-    """A checkpoint whose state says what the forest contradicts, its
-    checksums matching: refused in one line naming the entry, the report
-    kept as it is, no crash."""
+def edited_state(name, value, rank=None):
+    """A checkpoint whose state (or rank's own part of it) says what the
+    forest contradicts, its checksums matching: refused in one line naming
+    the entry, the report kept as it is, no crash."""
     def case(c):
         import importlib
         sys.path.insert(0, HERE)
         ckp_edit = importlib.import_module("ckp_edit")
         ck, rep, tr = finished_run(c, "edited_" + name, [])
-        ckp_edit.edit(ck, name, value)
+        ckp_edit.edit(ck, name, value, rank)
         before = md5(rep)
         r = run(c, "amr2d", ["-restart", ck, "-amr_cycles", "6"])
         kept = md5(rep) == before
@@ -462,6 +462,7 @@ def long_path(c):
 CASES = [
     ("forest write fails (ENOSPC)", checkpoint_piece("forest")),
     ("state write fails (ENOSPC)", checkpoint_piece("state")),
+    ("ranks write fails (ENOSPC)", checkpoint_piece("ranks")),
     ("manifest write fails (ENOSPC)", checkpoint_piece("manifest")),
     ("forest path is /dev/full", forest_dev_full),
     ("report: disk fills mid-record", report_fills),
@@ -513,7 +514,7 @@ CASES = [
     ("lbbench -graph file:FIFO", fifo_bench("-graph", "graph")),
     ("lbbench -scenario file:FIFO", fifo_bench("-scenario", "file")),
     ("stale OMPIO semaphore at 0 (must run)", stale_semaphore),
-    ("restart: cycle.rank_cells off the forest's sum", edited_state("cycle.rank_cells", [5, 7])),
+    ("restart: cycle.cells off the forest's sum", edited_state("cycle.cells", [5], 0)),
     ("restart: cycle.next 2^40", edited_state("cycle.next", [1 << 40])),
     ("restart: cycle.next -5", edited_state("cycle.next", [-5])),
     ("-checkpoint: ck/a.manifest is a folder", folder_manifest(False)),

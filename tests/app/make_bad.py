@@ -4,7 +4,7 @@ sequence 1) for the bad-input tests of -restart:
   DIR/truncated  the forest file cut in half
   DIR/corrupted  one byte of the state file changed
   DIR/noforest   the forest file missing
-  DIR/version    the manifest of another format version
+  DIR/version    the manifest of format version 1 (before the ranks file)
 (DIR/none has no files at all).  With --clean first: an empty DIR for
 the run that writes DIR/good.  For the outputs a restart continues and
 those that cannot be written:
@@ -21,7 +21,7 @@ if sys.argv[1] == "--clean":
     os.makedirs(d)
     sys.exit(0)
 good = os.path.join(d, "good")
-files = {"manifest": good + ".manifest", "forest": good + ".1.forest", "state": good + ".1.state"}
+files = {"manifest": good + ".manifest", "forest": good + ".1.forest", "state": good + ".1.state", "ranks": good + ".1.ranks"}
 for f in files.values():
     if not os.path.exists(f):
         sys.exit("missing %s: the fixture run did not write checkpoint 1" % f)
@@ -32,6 +32,7 @@ def copy(name):
     shutil.copy(files["manifest"], p + ".manifest")
     shutil.copy(files["forest"], p + ".1.forest")
     shutil.copy(files["state"], p + ".1.state")
+    shutil.copy(files["ranks"], p + ".1.ranks")
     return p
 
 
@@ -46,7 +47,7 @@ p = copy("noforest")
 os.remove(p + ".1.forest")
 p = copy("version")
 text = open(p + ".manifest").read()
-open(p + ".manifest", "w").write(text.replace("amrdlb-checkpoint 1\n", "amrdlb-checkpoint 2\n", 1))
+open(p + ".manifest", "w").write(text.replace("amrdlb-checkpoint 2\n", "amrdlb-checkpoint 1\n", 1))
 trace = os.path.join(d, "out.trace")
 data = open(trace, "rb").read()
 open(trace, "wb").write(data[: len(data) // 2])

@@ -73,18 +73,18 @@ static void test_history(void)
     CHECK(fit(h, k, RANKS, &res) == LB_OK);
     lb_weights_result_free(&res);
   }
-  CHECK(lb_weights_history_pack(h, MPI_COMM_NULL, &blob, &len) == LB_OK);
-  CHECK(len == 8 + 8 * 4 + 4 * RANKS * (TYPES + 1) * 8);
+  CHECK(lb_weights_history_pack(h, &blob, &len) == LB_OK);
+  CHECK(len == 8 + 8 * 5 + 4 * RANKS * (TYPES + 1) * 8);
 
   CHECK(lb_weights_history_create(TYPES, 4, 0.9, &r4) == LB_OK);
-  CHECK(lb_weights_history_restore(r4, MPI_COMM_NULL, blob, len, RANKS, &kept) == LB_OK && kept == 4);
+  CHECK(lb_weights_history_restore(r4, blob, len, RANKS, &kept) == LB_OK && kept == 4);
   CHECK(step_both(h, r4, 6) == 4);
   CHECK(step_both(h, r4, 7) == 4);
-  CHECK(lb_weights_history_pack(r4, MPI_COMM_NULL, &blob2, &len2) == LB_OK);
+  CHECK(lb_weights_history_pack(r4, &blob2, &len2) == LB_OK);
   {
     void *b1;
     size_t l1;
-    CHECK(lb_weights_history_pack(h, MPI_COMM_NULL, &b1, &l1) == LB_OK);
+    CHECK(lb_weights_history_pack(h, &b1, &l1) == LB_OK);
     CHECK(l1 == len2 && !memcmp(b1, blob2, l1));
     free(b1);
   }
@@ -94,7 +94,7 @@ static void test_history(void)
    * two that saw windows 4 and 5 only */
   CHECK(lb_weights_history_create(TYPES, 2, 0.9, &r2) == LB_OK);
   CHECK(lb_weights_history_create(TYPES, 2, 0.9, &only2) == LB_OK);
-  CHECK(lb_weights_history_restore(r2, MPI_COMM_NULL, blob, len, RANKS, &kept) == LB_OK && kept == 2);
+  CHECK(lb_weights_history_restore(r2, blob, len, RANKS, &kept) == LB_OK && kept == 2);
   for (int k = 4; k < 6; k++) {
     CHECK(fit(only2, k, RANKS, &res) == LB_OK);
     lb_weights_result_free(&res);
@@ -103,7 +103,7 @@ static void test_history(void)
 
   /* another rank count: nothing restored, and the next fit on 4 ranks runs */
   CHECK(lb_weights_history_create(TYPES, 4, 0.9, &other) == LB_OK);
-  CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, blob, len, 4, &kept) == LB_OK && kept == 0);
+  CHECK(lb_weights_history_restore(other, blob, len, 4, &kept) == LB_OK && kept == 0);
   CHECK(fit(other, 6, 4, &res) == LB_OK && res.windows == 1);
   lb_weights_result_free(&res);
   lb_weights_history_destroy(&other);
@@ -111,29 +111,29 @@ static void test_history(void)
   /* damaged blobs: every truncation, one extra byte, another version, another
    * object's blob, other load types */
   CHECK(lb_weights_history_create(TYPES, 4, 0.9, &other) == LB_OK);
-  for (size_t n = 0; n < len; n++) CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, blob, n, RANKS, &kept) == LB_ERR_FILE && kept == 0);
+  for (size_t n = 0; n < len; n++) CHECK(lb_weights_history_restore(other, blob, n, RANKS, &kept) == LB_ERR_FILE && kept == 0);
   {
     unsigned char *big = malloc(len + 1);
     memcpy(big, blob, len);
     big[len] = 0;
-    CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, big, len + 1, RANKS, &kept) == LB_ERR_FILE);
+    CHECK(lb_weights_history_restore(other, big, len + 1, RANKS, &kept) == LB_ERR_FILE);
     big[4] ^= 2;
-    CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, big, len, RANKS, &kept) == LB_ERR_FILE);
+    CHECK(lb_weights_history_restore(other, big, len, RANKS, &kept) == LB_ERR_FILE);
     big[4] ^= 2;
     big[0] = 'X';
-    CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, big, len, RANKS, &kept) == LB_ERR_FILE);
+    CHECK(lb_weights_history_restore(other, big, len, RANKS, &kept) == LB_ERR_FILE);
     free(big);
   }
   lb_weights_history_destroy(&other);
   CHECK(lb_weights_history_create(TYPES + 1, 4, 0.9, &other) == LB_OK);
-  CHECK(lb_weights_history_restore(other, MPI_COMM_NULL, blob, len, RANKS, &kept) == LB_ERR_ARG && kept == 0);
+  CHECK(lb_weights_history_restore(other, blob, len, RANKS, &kept) == LB_ERR_ARG && kept == 0);
   lb_weights_history_destroy(&other);
 
   /* an empty history round-trips too */
   CHECK(lb_weights_history_create(TYPES, 4, 0.9, &other) == LB_OK);
   free(blob);
-  CHECK(lb_weights_history_pack(other, MPI_COMM_NULL, &blob, &len) == LB_OK);
-  CHECK(lb_weights_history_restore(r2, MPI_COMM_NULL, blob, len, RANKS, &kept) == LB_OK && kept == 0);
+  CHECK(lb_weights_history_pack(other, &blob, &len) == LB_OK);
+  CHECK(lb_weights_history_restore(r2, blob, len, RANKS, &kept) == LB_OK && kept == 0);
   lb_weights_history_destroy(&other);
 
   free(blob);

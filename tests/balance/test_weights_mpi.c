@@ -3,7 +3,9 @@
  * table in one process to round-off, for one window and for windows
  * stacked in a history, and both equal to round-off the least-squares
  * solution of the whole stacked system by LAPACKE_dgelsd (QR-based, what
- * the fit solved before it reduced normal equations); injected bad times
+ * the fit solved before it reduced normal equations); each rank's rows
+ * packed and restored (a checkpoint's part) fit the next window bit for
+ * bit as the history they came from; injected bad times
  * or options end in one error line on every rank count.
  *   test_weights_mpi [-trim F] [-bad_rank R -bad_step S]  */
 
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "balance/lbstate.h"
 #include "balance/lbweights.h"
 
 enum { T = 3, S = 12 };
@@ -161,6 +164,29 @@ int main(int argc, char **argv)
                res.cost_stderr[2]);
       lb_weights_result_free(&ref);
       lb_weights_result_free(&res);
+    }
+    /* A checkpoint's part: each rank packs its own rows (the blob does not
+     * grow with the ranks), restores them, and the next fit is the same
+     * bit for bit (one rank fits nothing and stacks no window). */
+    if (size > 1) {
+      lb_weights_history *back = NULL;
+      lb_weights_result again;
+      void *blob = NULL;
+      size_t len = 0;
+      int kept = 0;
+      CHECK(lb_weights_history_pack(h, &blob, &len) == LB_OK);
+      CHECK(len == 8 + 8 * 5 + 3 * (T + 1) * 8);
+      CHECK(lb_weights_history_create(T, 3, 0.8, &back) == LB_OK);
+      CHECK(lb_weights_history_restore(back, blob, len, size, &kept) == LB_OK && kept == 3);
+      rank_data(rank, 6, counts, times);
+      if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, h, &res)) return fail(rank, argv[0], lb_errmsg());
+      if (lb_weights_fit(MPI_COMM_WORLD, S, times, T, counts, &opt, back, &again)) return fail(rank, argv[0], lb_errmsg());
+      CHECK(again.windows == res.windows && again.rows == res.rows && !memcmp(again.cost, res.cost, T * sizeof(double)) &&
+            !memcmp(again.coef, res.coef, T * sizeof(double)));
+      lb_weights_result_free(&again);
+      lb_weights_result_free(&res);
+      lb_weights_history_destroy(&back);
+      free(blob);
     }
     lb_weights_history_destroy(&h);
     lb_weights_history_destroy(&href);

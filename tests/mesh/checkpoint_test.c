@@ -120,6 +120,41 @@ static PetscErrorCode fill_fields(p4est_t *p4est, double **a, int32_t **b)
 
 static const double sim_time = 0.1 * 3; /* not a short binary fraction */
 
+/* Each rank's own part, of a length that differs from rank to rank: set
+ * (write), or counted into check_failures where it is not what was set
+ * on as many ranks, or where there is any on another rank count. */
+static PetscErrorCode rank_part(AmrCkpState st, PetscBool write)
+{
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  unsigned char blob[64];
+  const void *got;
+  size_t n, glen;
+  int rank, size, parts;
+  int64_t v;
+  PetscBool has;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  n = (size_t)(5 + 3 * rank) % sizeof blob;
+  for (size_t i = 0; i < n; i++) blob[i] = (unsigned char)(rank * 31 + (int)i);
+  if (write) {
+    PetscCall(AmrCkpStateSetRankInt(st, "rank", 1000 + rank));
+    PetscCall(AmrCkpStateSetRankBytes(st, "rank_blob", blob, n));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(AmrCkpStateRankParts(st, &parts));
+  PetscCall(AmrCkpStateGetRankInt(st, "rank", &has, &v));
+  PetscCall(AmrCkpStateGetRankBytes(st, "rank_blob", &got, &glen));
+  if (parts == size) {
+    CHECK(has && v == 1000 + rank);
+    CHECK(got && glen == n && !memcmp(got, blob, n));
+  } else {
+    CHECK(!has && !got);
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode fill_state(AmrCkpState st, int64_t cycle)
 {
   unsigned char blob[1000];
@@ -134,6 +169,7 @@ static PetscErrorCode fill_state(AmrCkpState st, int64_t cycle)
   PetscCall(AmrCkpStateSetBytes(st, "balancer", blob, sizeof blob));
   PetscCall(AmrCkpStateSetBytes(st, "empty", NULL, 0));
   PetscCall(AmrCkpStateSetInt(st, "cycle", cycle)); /* set twice: replaced, not duplicated */
+  PetscCall(rank_part(st, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -222,6 +258,7 @@ static PetscErrorCode read_set(MPI_Comm comm, p4est_connectivity_t *conn, const 
   CHECK(bad == 0);
   PetscCall(AmrCkpStateGetBytes(st, "empty", &blob, &blen));
   CHECK(blen == 0);
+  PetscCall(rank_part(st, PETSC_FALSE));
   PetscCall(PetscPrintf(comm, "%s: read cycle %lld: %lld cells, %lld with data differing from the writer's, %d checks failed\n", PROGRAM, (long long)c,
                         (long long)p4est->global_num_quadrants, bad, check_failures));
   p4est_destroy(ref);
@@ -275,13 +312,15 @@ static void flip_byte(const char *path, long off, int mask)
 /* Spoil a freshly written set the way KIND says (rank 0). */
 static int damage(const char *prefix, const char *kind)
 {
-  char forest[PETSC_MAX_PATH_LEN], state[PETSC_MAX_PATH_LEN], manifest[PETSC_MAX_PATH_LEN];
+  char forest[PETSC_MAX_PATH_LEN], state[PETSC_MAX_PATH_LEN], ranks[PETSC_MAX_PATH_LEN], manifest[PETSC_MAX_PATH_LEN];
   path_of(prefix, current_seq(prefix), "forest", forest);
+  path_of(prefix, current_seq(prefix), "ranks", ranks);
   path_of(prefix, current_seq(prefix), "state", state);
   path_of(prefix, 0, "manifest", manifest);
   if (!strcmp(kind, "missing-manifest")) return unlink(manifest);
   if (!strcmp(kind, "missing-forest")) return unlink(forest);
   if (!strcmp(kind, "missing-state")) return unlink(state);
+  if (!strcmp(kind, "missing-ranks")) return unlink(ranks);
   if (!strcmp(kind, "truncated")) return truncate(forest, file_size(forest) / 2);
   if (!strcmp(kind, "corrupted")) {
     flip_byte(forest, file_size(forest) * 2 / 3, 0xff);
@@ -291,12 +330,17 @@ static int damage(const char *prefix, const char *kind)
     flip_byte(state, 20, 0xff);
     return 0;
   }
+  if (!strcmp(kind, "corrupted-ranks")) {
+    flip_byte(ranks, -3, 0xff); /* inside the last rank's part */
+    return 0;
+  }
   if (!strcmp(kind, "corrupted-manifest")) {
     flip_byte(manifest, -12, 0xff);
     return 0;
   }
   if (!strcmp(kind, "version")) {
-    flip_byte(manifest, (long)strlen("amrdlb-checkpoint "), '1' ^ '2'); /* version 1 -> 2 */
+    /* version 2 -> 1: a set of the format before the ranks file */
+    flip_byte(manifest, (long)strlen("amrdlb-checkpoint "), '1' ^ '2');
     return 0;
   }
   /* problem, degree, layout, mesh: an intact set read by a caller that

@@ -29,6 +29,7 @@ typedef struct {
   long long seq, cells, qsize;
   long long fsize[CKP_MAX_FIELDS];
   CkpFile file[2]; /* forest, state */
+  long long ranks_size, ranks_parts; /* the ranks file: its bytes, the ranks whose parts it holds */
 } CkpManifest;
 
 typedef struct {
@@ -43,8 +44,9 @@ typedef struct {
  * quadrant in each of the two forests. */
 typedef void (*cell_fn)(p4est_locidx_t i, p4est_quadrant_t *qa, p4est_quadrant_t *qb, void *ctx);
 
-/** The names of the set's two data files, P.S.forest and P.S.state. */
-extern const char *const amr_ckp_file_kinds[2];
+/** The names of the set's data files, P.S.forest, P.S.state (the two
+ *  the manifest checksums by blocks) and P.S.ranks. */
+extern const char *const amr_ckp_file_kinds[3];
 
 /** CRC-32 (IEEE 802.3, zlib's crc32) of n bytes: every checksum of a set. */
 uint32_t AmrCkpCrc(const void *p, size_t n);
@@ -69,6 +71,28 @@ PetscErrorCode AmrCkpChecksumFile(MPI_Comm comm, const char *path, CkpFile *f);
 /** A file of the set against its manifest entry f (mpath: the manifest;
  *  NULL: f was just written and is read back); collective. */
 PetscErrorCode AmrCkpVerifyFile(MPI_Comm comm, const char *path, const char *mpath, const CkpFile *f);
+/** A new, empty file at path with room for its bytes (rank 0), and Open
+ *  MPI's semaphore of its name removed: a full disk, or a link or device
+ *  in its place, is a collective user error naming it; collective. */
+PetscErrorCode AmrCkpReserve(MPI_Comm comm, const char *path, long long bytes);
+/** This rank's stderr held in a memory file while an MPI-IO writer runs
+ *  (OMPIO prints a line of its own for every refused write): the memory
+ *  file and in *saved the real stderr, or -1 and -1 when not held. */
+int AmrCkpHoldStderr(int *saved);
+/** Stderr back; what was held is dropped (drop: the error line says why)
+ *  or passed on. */
+void AmrCkpReleaseStderr(int mem, int saved, int drop);
+/** Removes Open MPI's semaphore for the shared file pointer of the file
+ *  at path (rank 0, before and after an MPI-IO writer has it open). */
+void AmrCkpDropOmpioSemaphore(const char *path);
+/** Writes the ranks file at path: every rank's own part of st and its
+ *  index entry, collectively, read back; *size the file's bytes. */
+PetscErrorCode AmrCkpStageRanks(MPI_Comm comm, AmrCkpState st, const char *path, long long *size);
+/** Reads the ranks file at path of its manifest mpath (size bytes, parts
+ *  ranks' parts): checks its size and header, and on as many ranks as
+ *  parts reads each rank's own part into st after checking its checksum;
+ *  on another rank count no part is read.  Collective. */
+PetscErrorCode AmrCkpReadRanks(MPI_Comm comm, const char *path, const char *mpath, long long size, long long parts, AmrCkpState st);
 /** Calls fn(i, quadrant of a, quadrant of b, ctx) on the local quadrants of
  *  a and b (the same forest) in curve order. */
 void AmrCkpEachCell(p4est_t *a, p4est_t *b, cell_fn fn, void *ctx);
