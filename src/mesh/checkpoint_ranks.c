@@ -126,16 +126,14 @@ PetscErrorCode AmrCkpStageRanks(MPI_Comm comm, AmrCkpState st, const char *path,
   if (err) AmrCkpReleaseStderr(mem, saved, 0);
   PetscCall(io_check(comm, err, PETSC_FALSE, path));
   {
-    /* each rank writes its own bytes, independently: Open MPI 4.1's MPI-IO
-     * (OMPIO) loses data in collective writes of adjacent pieces (its
-     * aggregators' read-modify-write; seen here on 16 ranks, the parts of
-     * ranks 6 to 14 left zero), and a rank's entry and part are each one
-     * contiguous piece, which an aggregator would only copy.  Every rank
-     * makes every collective call (sync, read, close), whatever failed. */
+    /* each rank writes its own entry and its own part, collectively
+     * (AmrMpiIoDefaults keeps Open MPI's aggregators from sieving them);
+     * every rank makes every collective call (sync, read, close), whatever
+     * failed. */
     int e4[7];
-    e4[0] = MPI_File_write_at(fh, rank ? RANKS_HEAD + RANKS_ENTRY * (MPI_Offset)rank : 0, e, rank ? RANKS_ENTRY : RANKS_HEAD + RANKS_ENTRY, MPI_BYTE,
-                              MPI_STATUS_IGNORE);
-    e4[1] = MPI_File_write_at(fh, (MPI_Offset)before, part, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+    e4[0] = MPI_File_write_at_all(fh, rank ? RANKS_HEAD + RANKS_ENTRY * (MPI_Offset)rank : 0, e, rank ? RANKS_ENTRY : RANKS_HEAD + RANKS_ENTRY, MPI_BYTE,
+                                  MPI_STATUS_IGNORE);
+    e4[1] = MPI_File_write_at_all(fh, (MPI_Offset)before, part, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
     /* sync, barrier, sync: what one rank wrote, another may read */
     e4[2] = MPI_File_sync(fh);
     e4[3] = MPI_Barrier(comm);

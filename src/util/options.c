@@ -199,12 +199,18 @@ static int take_short_help(int *argc, char **argv)
   return 0;
 }
 
+void AmrMpiIoDefaults(void)
+{
+  setenv("OMPI_MCA_fbtl_posix_write_datasieving", "0", 0);
+}
+
 int AmrInitialize(int *argc, char ***argv, const char *program, const char *help)
 {
   char msg[2 * PATH_MAX];
   int rank, short_help;
 
   /* MPI first, so that every rank agrees and one prints */
+  AmrMpiIoDefaults();
   if (MPI_Init(argc, argv)) return 1;
   if (AmrOptionsFilesGuard(*argc, *argv, msg, sizeof msg)) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

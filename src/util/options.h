@@ -85,6 +85,16 @@ PetscErrorCode AmrOptionsQuietly(MPI_Comm comm, PetscErrorCode (*read)(MPI_Comm 
 #define AMR_OPTIONS_DEPTH 8
 int AmrOptionsFilesGuard(int argc, char **argv, char *msg, size_t len);
 
+/** Before MPI starts: Open MPI 4.1's native MPI-IO writes a collective
+ *  write's pieces by read-modify-write of the aggregate region (data
+ *  sieving) under locks that do not cover every aggregator's range, and on
+ *  16 ranks here rows of the report's side file came back as other bytes
+ *  in two runs of three (the checkpoint's ranks file likewise); without
+ *  sieving the writes are whole.  Sets OMPI_MCA_fbtl_posix_write_datasieving
+ *  to 0 unless the user set it; other MPIs ignore the name.  Called by
+ *  AmrInitialize; a program that starts MPI itself calls it first. */
+void AmrMpiIoDefaults(void);
+
 /** A program's start: MPI, the guard of its options files (the error
  *  line "PROGRAM: error: ..." printed by rank 0), then PETSc; and its end,
  *  PETSc then MPI.  Nonzero: the program ends with that status.  A bare

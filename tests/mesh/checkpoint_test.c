@@ -20,6 +20,7 @@
  * Errors print one line "PROGRAM: error: ..." on rank 0, exit status 1. */
 #define _POSIX_C_SOURCE 200809L /* truncate */
 #include "mesh/checkpoint.h"
+#include "util/options.h"
 #include "mesh/mesh.h"
 #include "check.h"
 #include "mesh/p4est_dim.h"
@@ -452,6 +453,7 @@ int main(int argc, char **argv)
   PetscErrorCode err;
   int rank, status = 0;
 
+  AmrMpiIoDefaults(); /* the ranks file's collective writes, as the programs make them */
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
   PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
   sc_init(PETSC_COMM_WORLD, 0, 0, NULL, SC_LP_ERROR);
