@@ -302,16 +302,17 @@ static PetscErrorCode report_ksp(AmrCycle cyc, json_line *j)
  * (its name, so that the two move together) and the block's offset. */
 static void report_ranks_file(AmrCycle cyc, json_line *j)
 {
-  const char *slash = strrchr(cyc->adapt.report, '/');
-  char name[PETSC_MAX_PATH_LEN + 8];
+  char path[PETSC_MAX_PATH_LEN + 8];
+  const char *slash;
 
   if (cyc->ranks == MPI_FILE_NULL) {
     json_null(j, "ranks_file");
     json_null(j, "ranks_offset");
     return;
   }
-  snprintf(name, sizeof name, "%s.ranks", slash ? slash + 1 : cyc->adapt.report);
-  json_str(j, "ranks_file", name);
+  ranks_path(cyc, path, sizeof path);
+  slash = strrchr(path, '/');
+  json_str(j, "ranks_file", slash ? slash + 1 : path);
   json_int(j, "ranks_offset", (long long)cyc->ranks_at);
 }
 

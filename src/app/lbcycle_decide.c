@@ -30,10 +30,11 @@ PetscErrorCode AmrLbAccount(AmrLb lb, AmrLbRecord *r)
 static void model_inputs(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 {
   const int P = lb->size;
+  const double gain = r->next_kept_s - r->next_predicted_s;
 
-  r->predicted_gain_s = (r->next_kept_s - r->next_predicted_s) * lb->o.interval;
+  r->predicted_gain_s = gain * lb->o.interval;
   s->in.kept_rank_s = (r->next_kept_s - r->next_mean_s) * P;
-  s->in.gain_rank_s = fmax(0, r->next_kept_s - r->next_predicted_s) * P;
+  s->in.gain_rank_s = fmax(0, gain) * P;
   s->in.imbalance_pct = fmax(lb->measured_model.imbalance_pct, r->next_kept_imbalance_pct);
 }
 
@@ -43,11 +44,12 @@ static void model_inputs(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 static void weighed_inputs(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
 {
   const int P = lb->size;
-  const double unit = r->t_rank_avg * P / amr_lb_vsum(P, s->before);
+  const double sum = amr_lb_vsum(P, s->before), max = amr_lb_vmax(P, s->before);
+  const double unit = r->t_rank_avg * P / sum, gain = unit * (max - amr_lb_vmax(P, s->after));
 
-  r->predicted_gain_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * lb->o.interval;
-  s->in.kept_rank_s = unit * (amr_lb_vmax(P, s->before) - amr_lb_vsum(P, s->before) / P) * P;
-  s->in.gain_rank_s = fmax(0, unit * (amr_lb_vmax(P, s->before) - amr_lb_vmax(P, s->after)) * P);
+  r->predicted_gain_s = gain * lb->o.interval;
+  s->in.kept_rank_s = unit * (max - sum / P) * P;
+  s->in.gain_rank_s = fmax(0, gain * P);
   s->in.imbalance_pct = fmax(r->imbalance_pct, r->kept_imbalance_pct);
 }
 

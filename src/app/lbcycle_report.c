@@ -233,7 +233,7 @@ PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs)
 {
-  char t[32] = "", why[128] = "", pred[48] = "";
+  char t[32] = "", why[192] = "", pred[48] = "";
 
   PetscFunctionBeginUser;
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
