@@ -36,17 +36,15 @@ NAME-2.png, ...  Writes into DIR (default: the current directory):
                  (white diamond) and each repetition's mean (dots), sorted
                  by that mean
   migrated.png   the same for the cells migrated per cycle
-  loads.png      the load each rank was predicted to have against the load it
-                 measured (both as load / mean), every rank of every cycle
-                 (the side file's, postprocess/report_ranks.py)
+  loads.png      each rank's predicted against its measured load (both as
+                 load / mean), every rank of every cycle (the side file's)
   time.png       per method, three panels with their own scales: the run's
                  wall time with the phase model's time (sum over cycles and
                  phases of the slowest rank's own work, model_total_s); the
-                 time lost to imbalance by the phase model (sum over cycles
-                 of each phase's slowest rank's own work less the ranks'
-                 mean: lost_s), split by phase;
-                 the balancer's and the migration's time (their values
-                 beside the bars; none, which runs no balancer, has none).
+                 time lost to imbalance by the phase model (lost_s: sum over
+                 cycles of each phase's slowest rank's own work less the
+                 ranks' mean), split by phase; the balancer's and the
+                 migration's time, values beside the bars (no bar for none).
                  Linear axes in s, ms or us with plain ticks.  Bars are
                  medians, whiskers least to greatest of the repetitions
   decision.png   the -lb_threshold rule of each run that decided (a run
@@ -55,12 +53,11 @@ NAME-2.png, ...  Writes into DIR (default: the current directory):
                  since the last rebalance (beyond the least loss of a cycle
                  since then) against the predicted cost of rebalancing, per
                  cycle in rank-ms, the cycles that rebalanced on measured
-                 loss (triangles) and on predicted gain (circles), and
-                 those kept because the proposal was not predicted to
-                 gain back its cost (squares); below,
-                 the I% the floor compares against the floor (--threshold
-                 PCT, else the least floor the report shows: its greatest
-                 I% kept below it) (first repetition)
+                 loss (triangles) and on predicted gain (circles), and those
+                 kept for the proposal's too small gain (squares); below, the
+                 I% the floor compares against the floor (--threshold PCT,
+                 else the least floor the report shows: its greatest I% kept
+                 below it) (first repetition)
   weights.png    the weight per load type over the cycles (solid) of each
                  run whose weights follow measurements (timing, phases) or
                  that measured per-cell costs, against the measured costs'
