@@ -84,6 +84,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 import report_ranks  # noqa: E402
@@ -270,9 +271,8 @@ def per_cycle_plot(grps, key, ylabel, path, title):
         for i, (name, reps) in enumerate(grps):
             ax = fig.add_subplot(inner[i // cols, i % cols], sharex=first, sharey=first)
             first = first or ax
-            for j, (cyc, med, _, _) in enumerate(curves):
-                if j != i:
-                    ax.plot(cyc, med, lw=0.6, color="0.82", zorder=1)
+            # one artist for the grey curves: 30 methods drew 870 lines
+            ax.add_collection(LineCollection([list(zip(c[0], c[1])) for j, c in enumerate(curves) if j != i], lw=0.6, colors="0.82", zorder=1))
             cyc, med, _, _ = curves[i]
             ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
             ax.set_title(name, fontsize=8, pad=2)

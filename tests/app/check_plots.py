@@ -59,8 +59,9 @@ _savefig = matplotlib.figure.Figure.savefig
 
 
 def catch(self, path, *a, **k):
+    """Keeps the figure; savefig's drawing sets the tick labels and the
+    positions the checks read, so it is drawn once."""
     SAVED[os.path.basename(str(path))] = self
-    self.canvas.draw()
     return _savefig(self, path, *a, **k)
 
 
