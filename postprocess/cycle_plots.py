@@ -250,7 +250,7 @@ def per_cycle_plot(grps, key, ylabel, path, title):
         fig, (ax, box) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [3, 2]})
         for i, (name, reps) in enumerate(grps):
             cyc, med, lo, hi = curves[i]
-            ax.plot(cyc, med, lw=1.3, label=name, **style(i))
+            ax.plot(cyc, med, lw=1.3, label=name, marker="o" if len(cyc) == 1 else None, **style(i))  # one cycle: a point
             if bands:
                 ax.fill_between(cyc, lo, hi, color=style(i)["color"], alpha=0.12, lw=0)
         ax.set_xlabel("cycle")
@@ -274,7 +274,7 @@ def per_cycle_plot(grps, key, ylabel, path, title):
             # one artist for the grey curves: 30 methods drew 870 lines
             ax.add_collection(LineCollection([list(zip(c[0], c[1])) for j, c in enumerate(curves) if j != i], lw=0.6, colors="0.82", zorder=1))
             cyc, med, _, _ = curves[i]
-            ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2)
+            ax.plot(cyc, med, lw=1.4, color=style(i)["color"], zorder=2, marker="o" if len(cyc) == 1 else None)
             ax.set_title(name, fontsize=8, pad=2)
             cycle_axis(ax)
             ax.grid(alpha=0.3)
@@ -347,7 +347,7 @@ def unit_of(values):
 
 def cycle_axis(ax):
     """Whole cycles on the x axis (no 2.5)."""
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, min_n_ticks=1))
 
 
 def plain(ax, axis="x"):
