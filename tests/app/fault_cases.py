@@ -22,6 +22,7 @@ all there, the checkpoints written.  Issue 43's add: a refused restart
 leaves another run's report or trace byte for byte as it was, and an
 edited checkpoint leaves the report as it was.""" 
 import argparse
+import concurrent.futures
 import fcntl
 import json
 import os
@@ -529,6 +530,14 @@ CASES = [
 ]
 
 
+def attempt(case, c):
+    """A case's outcome on c's ranks; one that cannot even be set up fails."""
+    try:
+        return case(c)
+    except Exception as e:
+        return ("-", 0, False, "%s: %s" % (type(e).__name__, str(e)[:80]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -553,12 +562,10 @@ def main():
     for k, (name, case) in enumerate(CASES, 1):
         if only and not any(o in name for o in only):
             continue
-        res = []
-        for np in ranks:
-            try:
-                res.append(case(Ctx(a, np)))
-            except Exception as e:  # a case that cannot even be set up fails
-                res.append(("-", 0, False, "%s: %s" % (type(e).__name__, str(e)[:80])))
+        # the rank counts at once: each writes in its own folder, and a
+        # case's runs mostly wait for MPI to start and stop
+        with concurrent.futures.ThreadPoolExecutor(len(ranks)) as pool:
+            res = list(pool.map(lambda np: attempt(case, Ctx(a, np)), ranks))
         ok = all(r[2] for r in res)
         failed += not ok
         note = next((r[3] for r in res if not r[2]), res[0][3]) or ""
