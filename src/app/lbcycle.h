@@ -163,10 +163,11 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int nphases, const char *const names[], 
  *  it (then the rest of the visit joins the last). */
 PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k);
 
-/** Gather every phase's own work of the cycle into rec and model it: the
- *  measured cycle time, loss and I%, the prediction the last cycle made for
- *  it, the run totals.  Call after the cycle's last phase, before its
- *  report (collective). */
+/** This rank's own work of every phase of the cycle into rec, and the
+ *  cycle's model from its reductions over the ranks (each phase's largest
+ *  and summed own work): the measured cycle time, loss and I%, the
+ *  prediction the last cycle made for it, the run totals.  Call after the
+ *  cycle's last phase, before its report (collective). */
 PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *rec);
 
 /** Record one step of this rank's own local work: thread CPU seconds (what
