@@ -227,7 +227,6 @@ PetscErrorCode AmrCycleRun(AmrCycle cyc)
       PetscCall(AmrCycleAddTimes(cyc, NULL));
     }
     if (show) PetscCall(AmrLbRecordPrint(cyc->comm, AMR_PROGRAM, &lr, p->state.sim_time, cells, p->dofs));
-    PetscCall(AmrLbRecordFree(&lr));
     if (last) {
       if (cyc->restarts)
         PetscCall(PetscPrintf(cyc->comm, "%s: %d cycles in the run, cycles %d to %d after restart %d\n", AMR_PROGRAM, cycle + 1, cyc->first, cycle, cyc->restarts));

@@ -63,7 +63,7 @@ PetscErrorCode AmrCycleAdapt(AmrCycle cyc, const double *eta2);
 
 /** Weigh the cells of the (adapted) forest by their load types and, when
  *  allow is true, balance and repartition it with the problem's fields
- *  (AmrLbBalance); fills lr (free with AmrLbRecordFree). */
+ *  (AmrLbBalance); fills lr. */
 PetscErrorCode AmrCycleBalance(AmrCycle cyc, int cycle, PetscBool allow, AmrLbRecord *lr);
 
 /** The problem the cycle runs. */

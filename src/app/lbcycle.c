@@ -72,20 +72,14 @@ PetscErrorCode AmrLbDestroy(AmrLb *lb)
 }
 
 /* A new record of cycle cycle: nothing measured or moved yet. */
-static PetscErrorCode record_open(AmrLb lb, int cycle, AmrLbRecord *r)
+static void record_open(AmrLb lb, int cycle, AmrLbRecord *r)
 {
-  const int P = lb->size;
-
-  PetscFunctionBeginUser;
   memset(r, 0, sizeof *r);
   r->cycle = cycle;
-  r->nranks = P;
+  r->nranks = lb->size;
   r->lb_target_iteration = -1;
-  r->cut_migrated_cells = -1;
+  r->cut_cells = r->cut_migrated_cells = -1;
   r->part_load_optimum = NAN; /* the chain's when the method runs on it (AmrLbPropose) */
-  PetscCall(PetscMalloc6(P, &r->rank_cells, P, &r->rank_predicted, P, &r->rank_time, P, &r->rank_time_wall, P, &r->rank_load_measured, P,
-                         &r->rank_load_predicted));
-  PetscFunctionReturn(0);
 }
 
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields, const AmrField *fields,
@@ -95,7 +89,7 @@ PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycl
   AmrLbStep s = {.p4est = p4est, .types = types, .decision = LB_DECIDE_REBALANCE};
 
   PetscFunctionBeginUser;
-  PetscCall(record_open(lb, cycle, r));
+  record_open(lb, cycle, r);
   PetscCall(PetscMalloc5(P, &s.before, P, &s.after, P, &s.cur, P, &s.next, P, &s.counts));
   s.t0 = MPI_Wtime();
   lb->balance_phase = lb->current;

@@ -70,7 +70,7 @@ typedef struct {
   int lb_iterations;
   int lb_target_iteration;   /**< first iteration at which the method met -lb_target (-1: never or not run) */
   long long lb_rounds;
-  long long *cut_cells;      /**< the method's cells per rank, before families are kept together (NULL: not run) */
+  long long cut_cells;       /**< this rank's cells by the method's cuts, before families are kept together (-1: not run) */
   long long cut_migrated_cells; /**< cells those cuts move (-1: not run) */
   double trace_write_s;      /**< -trace_loads: appending the cycle (thread CPU s, max over ranks) */
   double lb_time_s;          /**< weights, balancer and cut positions (max over ranks, wall) */
@@ -93,21 +93,25 @@ typedef struct {
   int comm_edges, comm_edges_added, comm_edges_removed;
   double total_s, lost_rank_s, lb_total_s, migrate_total_s; /**< run totals so far */
   int nranks;
-  long long *rank_cells;     /**< cells per rank for the next cycle */
-  double *rank_predicted;    /**< predicted load per rank for the next cycle, mean 1 */
-  double *rank_time;         /**< measured local work per rank this cycle, thread CPU s */
-  double *rank_time_wall;    /**< the same work in wall seconds */
-  double *rank_load_measured; /**< rank_time / mean */
-  double *rank_load_predicted; /**< what the weights predicted for this cycle's partition, mean 1 */
-  /* the phase model (AmrLbPhaseSwitch): every phase's own work on every
+  /* this rank's own values of the per-rank quantities: the report writes
+   * their reductions over the ranks and each rank's row of the side file,
+   * so that no rank holds every rank's */
+  long long rank_cells;      /**< this rank's cells for the next cycle */
+  double rank_predicted;     /**< its predicted load for the next cycle, mean 1 over the ranks */
+  double rank_time;          /**< its measured local work this cycle, thread CPU s */
+  double rank_time_wall;     /**< the same work in wall seconds */
+  double rank_load_measured; /**< rank_time over the ranks' mean */
+  double rank_load_predicted; /**< what the weights predicted for it on this cycle's partition, mean 1 over the ranks */
+  /* the phase model (AmrLbPhaseSwitch): every phase's own work on this
    * rank, the cycle's time as the sum over phases of the slowest rank */
   int nphases;
   const char *phase_name[AMR_LB_MAX_PHASES];
   int phase_modelled[AMR_LB_MAX_PHASES]; /**< AmrLbPhaseModel of each phase */
-  double *phase_own_cpu;     /**< nphases x nranks: thread CPU s less the CPU s inside MPI */
-  double *phase_own_wall;    /**< nphases x nranks: wall s less the wall s inside MPI */
-  double *phase_wall;        /**< nphases x nranks: wall s in the phase, waits included */
-  double *phase_next;        /**< nphases x nranks: each modelled phase's own CPU s the model predicts for the next cycle on its partition (NULL: no prediction; NaN: a phase not modelled) */
+  double phase_own_cpu[AMR_LB_MAX_PHASES];  /**< this rank's thread CPU s less the CPU s inside MPI */
+  double phase_own_wall[AMR_LB_MAX_PHASES]; /**< its wall s less the wall s inside MPI */
+  double phase_wall[AMR_LB_MAX_PHASES];     /**< its wall s in the phase, waits included */
+  int phase_predicted;       /**< the model predicted the next cycle: phase_next holds it */
+  double phase_next[AMR_LB_MAX_PHASES]; /**< each modelled phase's own CPU s the model predicts for this rank in the next cycle on its partition (NaN: a phase not modelled) */
   double phase_cost_s[AMR_LB_MAX_PHASES][AMR_LB_MAX_TYPES]; /**< fitted seconds per cell of each type in one cycle of the phase */
   double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle, or the split was) */
   int phase_split;           /**< -lb_weights phases: the multi-constraint split of the curve was chosen */
@@ -159,10 +163,11 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int nphases, const char *const names[], 
  *  it (then the rest of the visit joins the last). */
 PetscErrorCode AmrLbPhaseSwitch(AmrLb lb, int k);
 
-/** Gather every phase's own work of the cycle into rec and model it: the
- *  measured cycle time, loss and I%, the prediction the last cycle made for
- *  it, the run totals.  Call after the cycle's last phase, before its
- *  report (collective). */
+/** This rank's own work of every phase of the cycle into rec, and the
+ *  cycle's model from its reductions over the ranks (each phase's largest
+ *  and summed own work): the measured cycle time, loss and I%, the
+ *  prediction the last cycle made for it, the run totals.  Call after the
+ *  cycle's last phase, before its report (collective). */
 PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *rec);
 
 /** Record one step of this rank's own local work: thread CPU seconds (what
@@ -203,7 +208,7 @@ PetscErrorCode AmrLbInitial(AmrLb lb, p4est_t *p4est, const int *types, int nfie
  * arrays unless -lb_threshold's rule declines (the imbalance, measured or
  * predicted for the adapted forest if the partition were kept, at or below
  * the floor, or the time lost since the last rebalance short of the
- * predicted cost of this one).  Fills rec (free with AmrLbRecordFree).
+ * predicted cost of this one).  Fills rec.
  */
 PetscErrorCode AmrLbBalance(AmrLb lb, p4est_t *p4est, const int *types, int cycle, PetscBool allow, int nfields,
                             const AmrField *fields, AmrLbRecord *rec);
@@ -225,9 +230,6 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
  *  the initial partition kept, the last cycle's prediction against its
  *  measurement. */
 PetscErrorCode AmrLbSummary(AmrLb lb, MPI_Comm comm, const char *program);
-
-/** Free the arrays of a record. */
-PetscErrorCode AmrLbRecordFree(AmrLbRecord *r);
 
 /** Put the balancer's state into a checkpoint record: the weights' mode
  *  and costs, the timing fit's stacked windows, sfc-shift's sequence, the

@@ -83,22 +83,21 @@ static PetscErrorCode measured_means(AmrLb lb, double *mean)
   PetscFunctionReturn(0);
 }
 
-/* The local work of the cycle per rank (thread CPU, and wall) and its
- * imbalance; *tsum is the sum over the ranks. */
+/* This rank's local work of the cycle (thread CPU, and wall) and its
+ * imbalance over the ranks, by one maximum and one sum; *tsum is the sum
+ * over the ranks. */
 static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
 {
   const int P = lb->size;
-  lb_metrics mt;
 
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Allgather(&lb->cycle_cpu, 1, MPI_DOUBLE, r->rank_time, 1, MPI_DOUBLE, lb->comm));
-  PetscCallMPI(MPI_Allgather(&lb->cycle_wall, 1, MPI_DOUBLE, r->rank_time_wall, 1, MPI_DOUBLE, lb->comm));
-  lb_metrics_loads(P, r->rank_time, &mt);
-  *tsum = amr_lb_vsum(P, r->rank_time);
-  r->t_rank_max = amr_lb_vmax(P, r->rank_time);
+  r->rank_time = lb->cycle_cpu;
+  r->rank_time_wall = lb->cycle_wall;
+  PetscCallMPI(MPI_Allreduce(&lb->cycle_cpu, &r->t_rank_max, 1, MPI_DOUBLE, MPI_MAX, lb->comm));
+  PetscCallMPI(MPI_Allreduce(&lb->cycle_cpu, tsum, 1, MPI_DOUBLE, MPI_SUM, lb->comm));
   r->t_rank_avg = *tsum / P;
-  r->max_over_avg = *tsum > 0 ? mt.max_over_avg : 1;
-  r->imbalance_pct = *tsum > 0 ? mt.imbalance_pct : 0;
+  r->max_over_avg = *tsum > 0 ? r->t_rank_max / r->t_rank_avg : 1;
+  r->imbalance_pct = *tsum > 0 ? amr_lb_ipct(P, r->t_rank_max, r->t_rank_max - r->t_rank_avg) : 0;
   PetscFunctionReturn(0);
 }
 
@@ -137,28 +136,23 @@ static PetscErrorCode costs(AmrLb lb, const double *mean, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* The weights' prediction for the partition just measured, against the
- * measurement: both as loads of mean 1, and their sMAPE. */
+/* The weights' prediction for this rank on the partition just measured,
+ * against its measurement: both as loads of mean 1 over the ranks, and
+ * their sMAPE over the ranks, each by one sum. */
 static PetscErrorCode compare(AmrLb lb, const double *mean, double tsum, AmrLbRecord *r)
 {
   const int P = lb->size, T = lb->o.ntypes;
-  double *counts, psum = 0, sm = 0;
+  double predicted = 0, psum, p, m, sm;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscMalloc1((size_t)P * T, &counts));
-  PetscCallMPI(MPI_Allgather(mean, T, MPI_DOUBLE, counts, T, MPI_DOUBLE, lb->comm));
-  for (int q = 0; q < P; q++) {
-    r->rank_load_predicted[q] = 0;
-    for (int t = 0; t < T; t++) r->rank_load_predicted[q] += counts[(size_t)q * T + t] * lb->cost[t];
-    psum += r->rank_load_predicted[q];
-  }
-  PetscCall(PetscFree(counts));
-  for (int q = 0; q < P; q++) {
-    const double p = psum > 0 ? r->rank_load_predicted[q] * P / psum : 1, m = tsum > 0 ? r->rank_time[q] * P / tsum : 1;
-    r->rank_load_predicted[q] = p;
-    r->rank_load_measured[q] = m;
-    if (p + m > 0) sm += fabs(p - m) / ((p + m) / 2);
-  }
+  for (int t = 0; t < T; t++) predicted += mean[t] * lb->cost[t];
+  PetscCallMPI(MPI_Allreduce(&predicted, &psum, 1, MPI_DOUBLE, MPI_SUM, lb->comm));
+  p = psum > 0 ? predicted * P / psum : 1;
+  m = tsum > 0 ? r->rank_time * P / tsum : 1;
+  r->rank_load_predicted = p;
+  r->rank_load_measured = m;
+  sm = p + m > 0 ? fabs(p - m) / ((p + m) / 2) : 0;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sm, 1, MPI_DOUBLE, MPI_SUM, lb->comm));
   r->fit_smape = 100 * sm / P;
   PetscFunctionReturn(0);
 }

@@ -19,8 +19,7 @@ PetscErrorCode AmrLbPhasesSet(AmrLb lb, int n, const char *const names[], const 
     lb->phase[k].modelled = modelled[k];
     PetscCall(AmrLbWindowCreate(lb, &lb->phase[k].fit));
   }
-  PetscCall(PetscMalloc1((size_t)n * lb->size, &lb->expect));
-  for (size_t i = 0; i < (size_t)n * lb->size; i++) lb->expect[i] = NAN;
+  for (int k = 0; k < n; k++) lb->expect[k] = NAN;
   lb->nphases = n;
   lb->cost_phase = cost_phase;
   lb->current = -1;
@@ -33,7 +32,6 @@ PetscErrorCode AmrLbPhasesDestroy(AmrLb lb)
   PetscFunctionBeginUser;
   for (int k = 0; k < lb->nphases; k++) PetscCall(AmrLbWindowDestroy(&lb->phase[k].fit));
   PetscCall(PetscFree(lb->initial_pos));
-  PetscCall(PetscFree(lb->expect));
   PetscFunctionReturn(0);
 }
 
@@ -281,12 +279,13 @@ PetscErrorCode AmrLbPhasesInitial(AmrLb lb, p4est_t *p4est)
 
 /* The model's time for the next cycle on partition counts: the modelled
  * phases' loads, the others' last measured time; and its I%.  next (may
- * be NULL): the modelled phases' loads per rank, nphases x P, where a
- * phase not modelled keeps its value. */
+ * be NULL): this rank's load of each modelled phase, where a phase not
+ * modelled keeps its value. */
 static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *counts, double *time, double *ipct, double *mean, double *next)
 {
   const int P = lb->size;
   lb_phase_model m;
+  /* nphases x P: lb_phase_loads gives every part's load of every phase */
   double *load;
 
   PetscFunctionBeginUser;
@@ -294,11 +293,11 @@ static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *count
   AMR_LB_CHECK(lb->comm, lb_phase_loads(lb->comm, s->p4est->local_num_quadrants, s->npw, (const double *const *)s->pw, P, counts, load, &m));
   /* s->pw holds the modelled phases in phase order */
   for (int k = 0, j = 0; next && k < lb->nphases; k++)
-    if (lb->phase[k].modelled) PetscCall(PetscArraycpy(next + (size_t)k * P, load + (size_t)j++ * P, P));
+    if (lb->phase[k].modelled) next[k] = load[(size_t)j++ * P + lb->rank];
   PetscCall(PetscFree(load));
   *time = m.time + lb->unmodelled_s;
   if (mean) *mean = m.mean + lb->unmodelled_s;
-  if (ipct) *ipct = P > 1 && *time > 0 ? 100 * m.lost * P / (*time * (P - 1)) : 0;
+  if (ipct) *ipct = amr_lb_ipct(P, *time, m.lost);
   PetscFunctionReturn(0);
 }
 
@@ -309,8 +308,8 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionBeginUser;
   r->next_predicted_s = r->next_kept_s = r->next_initial_s = r->next_imbalance_pct = r->next_kept_imbalance_pct = r->next_mean_s = NAN;
   if (!s->npw) PetscFunctionReturn(0);
-  PetscCall(PetscMalloc1((size_t)lb->nphases * lb->size, &r->phase_next));
-  for (size_t i = 0; i < (size_t)lb->nphases * lb->size; i++) r->phase_next[i] = NAN;
+  r->phase_predicted = 1;
+  for (int k = 0; k < lb->nphases; k++) r->phase_next[k] = NAN;
   PetscCall(predict(lb, s, s->next, &r->next_predicted_s, &r->next_imbalance_pct, &r->next_mean_s, r->phase_next));
   PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL, NULL));
   if (!lb->initial_pos) PetscFunctionReturn(0);
@@ -321,84 +320,89 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   PetscFunctionReturn(0);
 }
 
-/* This cycle's own work of every phase on every rank into r (nphases x
- * P: own CPU, own wall, wall) and the cycle's wall time, its slowest
- * rank's. */
-static PetscErrorCode gather_phases(AmrLb lb, AmrLbRecord *r)
+/* What the cycle's model needs of every rank's own work, by reductions:
+ * each phase's largest own CPU (max[k]) and the cycle's wall time, its
+ * slowest rank's (max[K]); each phase's own CPU summed (sum[k]) and, over
+ * the ranks the last cycle predicted, how far that missed (sum[K + k])
+ * and the own CPU it missed of (sum[2 K + k]). */
+static PetscErrorCode reduce_phases(AmrLb lb, double *max, double *sum)
 {
-  const int K = lb->nphases, P = lb->size;
-  double mine[3 * AMR_LB_MAX_PHASES + 1], *all;
+  const int K = lb->nphases;
   lb_clock now;
 
   PetscFunctionBeginUser;
   lb_clock_now(&now);
   for (int k = 0; k < K; k++) {
-    mine[3 * k] = lb->phase[k].own_cpu;
-    mine[3 * k + 1] = lb->phase[k].own_wall;
-    mine[3 * k + 2] = lb->phase[k].wall;
+    const double own = lb->phase[k].own_cpu, expect = lb->expect[k];
+    /* a phase's time is at least 0 should every rank's own work come out
+     * below (lb_phase_model_eval's maximum) */
+    max[k] = fmax(0, own);
+    sum[k] = own;
+    sum[K + k] = isfinite(expect) ? fabs(own - expect) : 0;
+    sum[2 * K + k] = isfinite(expect) ? own : 0;
   }
-  mine[3 * K] = now.wall - lb->cycle_start.wall;
-  PetscCall(PetscMalloc1((size_t)(3 * K + 1) * P, &all));
-  PetscCall(PetscMalloc3((size_t)K * P, &r->phase_own_cpu, (size_t)K * P, &r->phase_own_wall, (size_t)K * P, &r->phase_wall));
-  PetscCallMPI(MPI_Allgather(mine, 3 * K + 1, MPI_DOUBLE, all, 3 * K + 1, MPI_DOUBLE, lb->comm));
-  r->cycle_wall_s = 0;
-  for (int q = 0; q < P; q++) {
-    const double *a = all + (size_t)q * (3 * K + 1);
-    for (int k = 0; k < K; k++) {
-      r->phase_own_cpu[(size_t)k * P + q] = a[3 * k];
-      r->phase_own_wall[(size_t)k * P + q] = a[3 * k + 1];
-      r->phase_wall[(size_t)k * P + q] = a[3 * k + 2];
-    }
-    r->cycle_wall_s = fmax(r->cycle_wall_s, a[3 * K]);
-  }
-  PetscCall(PetscFree(all));
+  max[K] = now.wall - lb->cycle_start.wall;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, max, K + 1, MPI_DOUBLE, MPI_MAX, lb->comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sum, 3 * K, MPI_DOUBLE, MPI_SUM, lb->comm));
   PetscFunctionReturn(0);
 }
 
-/* How far the last cycle's per-rank prediction missed this cycle's own
- * work (run totals per phase), then this cycle's prediction for the
- * next. */
-static void account_misses(AmrLb lb, const AmrLbRecord *r)
+/* This cycle's own work of every phase on this rank into r. */
+static void own_phases(const AmrLb lb, AmrLbRecord *r)
 {
-  const size_t n = (size_t)lb->nphases * lb->size;
+  for (int k = 0; k < lb->nphases; k++) {
+    r->phase_own_cpu[k] = lb->phase[k].own_cpu;
+    r->phase_own_wall[k] = lb->phase[k].own_wall;
+    r->phase_wall[k] = lb->phase[k].wall;
+  }
+}
 
-  for (size_t i = 0; i < n; i++)
-    if (isfinite(lb->expect[i])) {
-      lb->phase[i / lb->size].miss += fabs(r->phase_own_cpu[i] - lb->expect[i]);
-      lb->phase[i / lb->size].missed_of += r->phase_own_cpu[i];
-    }
-  for (size_t i = 0; i < n; i++) lb->expect[i] = r->phase_next ? r->phase_next[i] : NAN;
+/* How far the last cycle's per-rank prediction missed this cycle's own
+ * work (run totals per phase, from reduce_phases' sums), then this
+ * cycle's prediction for the next. */
+static void account_misses(AmrLb lb, const AmrLbRecord *r, const double *miss, const double *missed_of)
+{
+  for (int k = 0; k < lb->nphases; k++) {
+    lb->phase[k].miss += miss[k];
+    lb->phase[k].missed_of += missed_of[k];
+    lb->expect[k] = r->phase_predicted ? r->phase_next[k] : NAN;
+  }
 }
 
 /* The model of the cycle measured (its time, mean and I%, beside the
- * time the last cycle predicted for it) into r and the run's totals. */
-static void account_cycle(AmrLb lb, AmrLbRecord *r)
+ * time the last cycle predicted for it) into r and the run's totals,
+ * from each phase's largest and summed own work. */
+static void account_cycle(AmrLb lb, AmrLbRecord *r, const double *max, const double *sum)
 {
-  lb_phase_model m;
+  const int P = lb->size;
+  double time = 0, mean = 0;
 
-  lb_phase_model_eval(lb->nphases, lb->size, r->phase_own_cpu, &m);
-  r->cycle_time_s = m.time;
-  r->cycle_mean_s = m.mean;
-  r->cycle_imbalance_pct = m.imbalance_pct;
+  /* phase by phase, in lb_phase_model_eval's order, so that the numbers
+   * are those of the model of every rank's loads */
+  for (int k = 0; k < lb->nphases; k++) {
+    time += max[k];
+    mean += sum[k] / P;
+  }
+  r->cycle_time_s = time;
+  r->cycle_mean_s = mean;
+  r->cycle_imbalance_pct = amr_lb_ipct(P, time, time - mean);
   r->predicted_s = lb->predicted_next;
   lb->last_predicted = r->predicted_s;
-  lb->last_measured = m.time;
-  lb->model_total += m.time;
-  lb->lost_s += m.lost;
+  lb->last_measured = time;
+  lb->model_total += time;
+  lb->lost_s += time - mean;
 }
 
 /* Every phase's slowest rank and loss into the run's totals; returns the
  * time of the phases not modelled (their slowest ranks'). */
-static double account_phases(AmrLb lb, const AmrLbRecord *r)
+static double account_phases(AmrLb lb, const double *max, const double *sum)
 {
   double unmodelled = 0;
 
   for (int k = 0; k < lb->nphases; k++) {
-    lb_phase_model m;
-    lb_phase_model_eval(1, lb->size, r->phase_own_cpu + (size_t)k * lb->size, &m);
-    lb->phase[k].time_total += m.time;
-    lb->phase[k].lost_total += m.lost;
-    if (!lb->phase[k].modelled) unmodelled += m.time;
+    lb->phase[k].time_total += max[k];
+    lb->phase[k].lost_total += max[k] - sum[k] / lb->size;
+    if (!lb->phase[k].modelled) unmodelled += max[k];
   }
   return unmodelled;
 }
@@ -431,11 +435,16 @@ static void account_gain(AmrLb lb, AmrLbRecord *r)
 
 PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
 {
+  const int K = lb->nphases;
+  double max[AMR_LB_MAX_PHASES + 1], sum[3 * AMR_LB_MAX_PHASES];
+
   PetscFunctionBeginUser;
-  PetscCall(gather_phases(lb, r));
-  account_misses(lb, r);
-  account_cycle(lb, r);
-  correct_predictions(lb, r, account_phases(lb, r));
+  PetscCall(reduce_phases(lb, max, sum));
+  own_phases(lb, r);
+  r->cycle_wall_s = max[K];
+  account_misses(lb, r, sum + K, sum + 2 * K);
+  account_cycle(lb, r, max, sum);
+  correct_predictions(lb, r, account_phases(lb, max, sum));
   account_gain(lb, r);
   PetscFunctionReturn(0);
 }

@@ -73,17 +73,24 @@ PetscErrorCode AmrLbWeigh(AmrLb lb, AmrLbStep *s, AmrLbRecord *r)
  * from, with the measurement of the cycle that just ran. */
 PetscErrorCode AmrLbTraceCycle(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 {
+  const int P = lb->size;
+  /* every rank's measured time and predicted load, on rank 0 only: the
+   * trace's cycle header holds them, and rank 0 writes it */
+  double *time = NULL, *predicted = NULL;
   lb_load_trace h;
 
   PetscFunctionBeginUser;
+  if (!lb->rank) PetscCall(PetscMalloc2(P, &time, P, &predicted));
+  PetscCallMPI(MPI_Gather(&r->rank_time, 1, MPI_DOUBLE, time, 1, MPI_DOUBLE, 0, lb->comm));
+  PetscCallMPI(MPI_Gather(&r->rank_load_predicted, 1, MPI_DOUBLE, predicted, 1, MPI_DOUBLE, 0, lb->comm));
   memset(&h, 0, sizeof h);
   h.cycle = r->cycle;
   h.weights = (int)lb->o.weights;
   h.ntypes = lb->o.ntypes;
   h.flags = (s->eligible ? LB_TRACE_BALANCED : 0) | (lb->o.ring ? LB_TRACE_RING : 0);
   memcpy(h.cost, r->cost, sizeof(double) * lb->o.ntypes);
-  h.time = r->rank_time;
-  h.predicted = r->rank_load_predicted;
+  h.time = time;
+  h.predicted = predicted;
   /* the phases' own weights when they chose the cells' weight, so that a
    * replay can evaluate the cycle's phase model at any number of ranks */
   if (lb->o.weights == AMR_LB_PHASES)
@@ -91,19 +98,18 @@ PetscErrorCode AmrLbTraceCycle(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
       if (lb->phase[k].modelled) PetscCall(PetscStrncpy(h.phase_name[h.nphases++], lb->phase[k].name, LB_TRACE_PHASE_NAME));
   PetscCheck(h.nphases == (lb->o.weights == AMR_LB_PHASES ? s->npw : 0), lb->comm, PETSC_ERR_PLIB, "trace: %d phase names for %d phase weights", h.nphases, s->npw);
   PetscCall(AmrTraceAppend(lb->trace, s->p4est, &h, s->w, s->types, (const double *const *)s->pw, &r->trace_write_s));
+  PetscCall(PetscFree2(time, predicted));
   PetscFunctionReturn(0);
 }
 
-/* The method's cuts (cells per rank) as the next split and in the report,
- * with the cells they move: what lbbench's replay of the trace gives. */
-static PetscErrorCode cut_record(int P, const int64_t *cur, const int64_t *cut, int64_t *next, AmrLbRecord *r)
+/* The method's cuts (cells per rank) as the next split and, this rank's,
+ * in the report, with the cells they move: what lbbench's replay of the
+ * trace gives. */
+static void cut_record(const AmrLb lb, const int64_t *cur, const int64_t *cut, int64_t *next, AmrLbRecord *r)
 {
-  PetscFunctionBeginUser;
-  memcpy(next, cut, sizeof(int64_t) * P);
-  PetscCall(PetscMalloc1(P, &r->cut_cells));
-  for (int q = 0; q < P; q++) r->cut_cells[q] = (long long)cut[q];
-  r->cut_migrated_cells = (long long)lb_curve_migrated(P, cur, cut);
-  PetscFunctionReturn(0);
+  memcpy(next, cut, sizeof(int64_t) * lb->size);
+  r->cut_cells = (long long)cut[lb->rank];
+  r->cut_migrated_cells = (long long)lb_curve_migrated(lb->size, cur, cut);
 }
 
 /* The method's target loads on the processor graph (the line or the ring
@@ -119,11 +125,16 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
 
   PetscFunctionBeginUser;
   if (lb->shifting) {
+    /* every rank's measured time: the shift hook takes the parts' loads */
+    double *time;
     lb_curve_result cut;
     lb_curve_shift_action act;
-    AMR_LB_CHECK(lb->comm, lb->o.method->shift(&lb->shifter, lb->comm, n, w, cur, r->rank_time, &cut, &act));
+    PetscCall(PetscMalloc1(lb->size, &time));
+    PetscCallMPI(MPI_Allgather(&r->rank_time, 1, MPI_DOUBLE, time, 1, MPI_DOUBLE, lb->comm));
+    AMR_LB_CHECK(lb->comm, lb->o.method->shift(&lb->shifter, lb->comm, n, w, cur, time, &cut, &act));
+    PetscCall(PetscFree(time));
     r->lb_iterations = act == LB_SHIFT_BEST ? 0 : 1;
-    PetscCall(cut_record(lb->size, cur, cut.counts, next, r));
+    cut_record(lb, cur, cut.counts, next, r);
     lb_curve_result_free(&cut);
     PetscFunctionReturn(0);
   }
@@ -132,7 +143,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
   r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;
   r->part_load_optimum = res.optimal_max_part_load;
-  PetscCall(cut_record(lb->size, cur, res.cut.counts, next, r));
+  cut_record(lb, cur, res.cut.counts, next, r);
   lb_chain_result_free(&res);
   PetscFunctionReturn(0);
 }

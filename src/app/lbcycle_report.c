@@ -42,10 +42,8 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   lb_metrics_loads(P, s->after, &mt);
   r->predicted_imbalance_pct = mt.imbalance_pct;
   PetscCall(record_bound(lb, s, r));
-  for (int q = 0; q < P; q++) {
-    r->rank_cells[q] = (long long)s->next[q];
-    r->rank_predicted[q] = sum > 0 ? s->after[q] * P / sum : 1;
-  }
+  r->rank_cells = (long long)s->next[lb->rank];
+  r->rank_predicted = sum > 0 ? s->after[lb->rank] * P / sum : 1;
   tl[0] = s->lb_time;
   tl[1] = MPI_Wtime() - lb->t_start;
   tl[2] = r->trace_write_s;
@@ -59,16 +57,6 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   r->lost_rank_s = lb->lost;
   r->lb_total_s = lb->lb_total;
   r->migrate_total_s = lb->migrate_total;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode AmrLbRecordFree(AmrLbRecord *r)
-{
-  PetscFunctionBeginUser;
-  PetscCall(PetscFree6(r->rank_cells, r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted));
-  PetscCall(PetscFree3(r->phase_own_cpu, r->phase_own_wall, r->phase_wall));
-  PetscCall(PetscFree(r->phase_next));
-  PetscCall(PetscFree(r->cut_cells));
   PetscFunctionReturn(0);
 }
 
@@ -108,8 +96,8 @@ static PetscErrorCode json_method(json_line *j, const AmrLb lb, const AmrLbRecor
     json_int(j, "lb_target_iteration", r->lb_target_iteration);
   else
     json_null(j, "lb_target_iteration");
-  if (r->cut_cells) {
-    PetscCallMPI(json_rank_ints(j, lb->comm, 1, cut, &r->cut_cells[lb->rank]));
+  if (r->cut_cells >= 0) {
+    PetscCallMPI(json_rank_ints(j, lb->comm, 1, cut, &r->cut_cells));
     json_int(j, "lb_cut_migrated_cells", r->cut_migrated_cells);
   } else {
     json_null(j, "lb_cut_cells");
@@ -157,7 +145,6 @@ static const char *const phase_models[] = {"measured", "cells", "types"};
 static PetscErrorCode json_phases(json_line *j, const AmrLb lb, const AmrLbRecord *r)
 {
   static const char *const key[] = {"own_cpu", "own_wall", "wall", "next_own_cpu"};
-  const int P = r->nranks;
   long long calls;
   double cost;
   json_line all, ph;
@@ -165,9 +152,8 @@ static PetscErrorCode json_phases(json_line *j, const AmrLb lb, const AmrLbRecor
   PetscFunctionBeginUser;
   json_object_begin(j, "phases", &all);
   for (int k = 0; k < r->nphases; k++) {
-    const size_t at = (size_t)k * P + lb->rank;
-    const int next = r->phase_next && r->phase_modelled[k];
-    const double mine[4] = {r->phase_own_cpu[at], r->phase_own_wall[at], r->phase_wall[at], next ? r->phase_next[at] : NAN};
+    const int next = r->phase_predicted && r->phase_modelled[k];
+    const double mine[4] = {r->phase_own_cpu[k], r->phase_own_wall[k], r->phase_wall[k], next ? r->phase_next[k] : NAN};
 
     json_object_begin(&all, r->phase_name[k], &ph);
     json_str(&ph, "model", phase_models[r->phase_modelled[k]]);
@@ -217,15 +203,14 @@ PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *
 {
   static const char *const cells[] = {"rank_cells"};
   static const char *const key[] = {"rank_predicted", "rank_time", "rank_time_wall", "rank_load_measured", "rank_load_predicted"};
-  const int q = lb->rank;
-  const double mine[5] = {r->rank_predicted[q], r->rank_time[q], r->rank_time_wall[q], r->rank_load_measured[q], r->rank_load_predicted[q]};
+  const double mine[5] = {r->rank_predicted, r->rank_time, r->rank_time_wall, r->rank_load_measured, r->rank_load_predicted};
 
   PetscFunctionBeginUser;
   json_weights(j, lb, r);
   PetscCall(json_method(j, lb, r));
   json_bound(j, r);
   json_decision(j, lb, r);
-  PetscCallMPI(json_rank_ints(j, lb->comm, 1, cells, &r->rank_cells[q]));
+  PetscCallMPI(json_rank_ints(j, lb->comm, 1, cells, &r->rank_cells));
   PetscCallMPI(json_rank_reals(j, lb->comm, 5, key, mine));
   PetscCall(json_phases(j, lb, r));
   PetscFunctionReturn(0);

@@ -166,8 +166,7 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
   }
   if (lb->nphases) PetscCall(AmrCkpStateSetBytes(st, "lb.phase_miss", v, sizeof(double) * 2 * lb->nphases));
   /* this rank's predictions, one per phase, in its part */
-  for (int k = 0; k < lb->nphases; k++) v[k] = lb->expect[(size_t)k * lb->size + lb->rank];
-  if (lb->nphases) PetscCall(AmrCkpStateSetRankBytes(st, "lb.phase_expect", v, sizeof(double) * lb->nphases));
+  if (lb->nphases) PetscCall(AmrCkpStateSetRankBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases));
   PetscCall(AmrCkpStateSetBytes(st, "lb.predicted_next_ipct", &lb->predicted_next_ipct, sizeof(double)));
   /* this rank's first position, in its part; the end of the curve, shared */
   if (lb->initial_pos) {
@@ -185,9 +184,10 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
-/* The per-rank values of save_phases, each rank's from its own part and
- * gathered into the arrays of every rank that the phase model keeps (its
- * predictions per phase and rank, the initial partition): on another rank
+/* The per-rank values of save_phases, each rank's from its own part: its
+ * predictions per phase, and its initial first position gathered into the
+ * initial partition that the phase model keeps on every rank (the cells
+ * per initial part of its prediction, initial_counts).  On another rank
  * count there are none, and the first cycle goes unpredicted. */
 static PetscErrorCode load_rank_values(AmrLb lb, AmrCkpState st)
 {
@@ -198,14 +198,7 @@ static PetscErrorCode load_rank_values(AmrLb lb, AmrCkpState st)
   PetscFunctionBeginUser;
   PetscCall(AmrCkpStateGetRankBytes(st, "lb.phase_expect", &buf, &len));
   PetscCall(all_ranks(lb, lb->nphases > 0 && buf && len == sizeof(double) * lb->nphases, &all));
-  if (all) {
-    double *v;
-    PetscCall(PetscMalloc1((size_t)lb->nphases * lb->size, &v));
-    PetscCallMPI(MPI_Allgather(buf, lb->nphases, MPI_DOUBLE, v, lb->nphases, MPI_DOUBLE, lb->comm));
-    for (int r = 0; r < lb->size; r++)
-      for (int k = 0; k < lb->nphases; k++) lb->expect[(size_t)k * lb->size + r] = v[(size_t)r * lb->nphases + k];
-    PetscCall(PetscFree(v));
-  }
+  if (all) memcpy(lb->expect, buf, len);
   PetscCall(AmrCkpStateGetRankBytes(st, "lb.initial_position", &buf, &len));
   PetscCall(AmrCkpStateHas(st, "lb.initial_end", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.initial_end", &end, &elen));

@@ -6,7 +6,11 @@ check_report.py fields REPORT
     each other and with the record's block of the per-rank side file:
     every per-rank field's min/mean/max/argmax are those of its values in
     the block (one per rank), t_rank_max/avg and weighed_imbalance_pct
-    recomputed from rank_time, rank_cells of a cycle sum to the next
+    recomputed from rank_time, rank_load_measured and fit_smape from
+    each rank's rank_time and rank_load_predicted, the phase model's
+    cycle_time_s, cycle_mean_s and each phase's miss_pct (the last cycle's
+    next_own_cpu against this one's own_cpu, summed over the run) from the
+    phases' rows, rank_cells of a cycle sum to the next
     cycle's cells, the run totals accumulate the per-cycle numbers; with a
     linear solve (t_ksp) each rank's KSP time rank_ksp_time within t_ksp,
     its thread CPU time rank_ksp_cpu within it.
@@ -113,6 +117,51 @@ def check_fields(recs):
         if n <= 2 and r["comm_edges"] > n - 1:
             bad.append("cycle %d: %d communicating pairs on %d ranks" % (i, r["comm_edges"], n))
         bad += check_ksp(i, r)
+        bad += check_rank_loads(i, r, t)
+    return bad + check_phase_rows(recs)
+
+
+def check_rank_loads(i, r, t):
+    """Each rank's measured and predicted load, and the sMAPE of the two:
+    every rank's own values, the record's sMAPE over the ranks."""
+    rows = r["per_rank"]
+    n, tsum = r["ranks"], sum(t)
+    m = [x * n / tsum if tsum > 0 else 1.0 for x in t]
+    p = [float(x) for x in rows["rank_load_predicted"]]
+    smape = 100 * sum(abs(a - b) / ((a + b) / 2) for a, b in zip(p, m) if a + b > 0) / n
+    if not all(close(a, float(b), 1e-12, 1e-300) for a, b in zip(m, rows["rank_load_measured"])):
+        return ["cycle %d: rank_load_measured %s is not rank_time over its mean %s" % (i, list(rows["rank_load_measured"]), m)]
+    if not (close(sum(p), n, 1e-9) and close(smape, r["fit_smape"], 1e-9, 1e-12)):
+        return ["cycle %d: rank_load_predicted %s (mean 1) and rank_load_measured give fit_smape %r, the record %r" % (i, p, smape, r["fit_smape"])]
+    return []
+
+
+def check_phase_rows(recs):
+    """The phase model's numbers from the phases' rows of the side file:
+    the cycle's time and mean (the sums over the phases of the largest and
+    of the mean own CPU), and each phase's miss_pct, every rank's miss of
+    the last cycle's prediction for it summed over the run."""
+    bad, miss = [], {}
+    prev = None
+    for i, r in enumerate(recs):
+        rows, phases = r["per_rank"], r.get("phases") or {}
+        time = mean = 0.0
+        for name in phases:
+            own = [float(x) for x in rows["phases.%s.own_cpu" % name]]
+            time += max(0.0, max(own))
+            mean += sum(own) / len(own)
+            expect = prev["per_rank"].get("phases.%s.next_own_cpu" % name) if prev and prev["ranks"] == r["ranks"] else None
+            m = miss.setdefault(name, [0.0, 0.0])
+            if expect is not None:
+                m[0] += sum(abs(a - float(b)) for a, b in zip(own, expect))
+                m[1] += sum(own)
+            pct = phases[name]["miss_pct"]
+            want = 100 * m[0] / m[1] if m[1] > 0 else None
+            if (pct is None) != (want is None) or (want is not None and not close(pct, want, 1e-9, 1e-12)):
+                bad.append("cycle %d: phase %s miss_pct %r, the rows give %r" % (i, name, pct, want))
+        if phases and not (close(time, r["cycle_time_s"], 1e-12, 1e-300) and close(mean, r["cycle_mean_s"], 1e-12, 1e-300)):
+            bad.append("cycle %d: cycle_time_s %r, cycle_mean_s %r, the phases' rows give %r, %r" % (i, r["cycle_time_s"], r["cycle_mean_s"], time, mean))
+        prev = r
     return bad
 
 

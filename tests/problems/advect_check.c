@@ -162,7 +162,6 @@ static PetscErrorCode run(const config_t *c, MPI_Comm comm, const AmrMesh *mesh,
     PetscCall(count_type1(sv->p4est, &before));
     PetscCall(AmrCycleBalance(sv->cyc, cycle, PETSC_TRUE, &lr));
     res->shipped += lr.migrated_cells_tot;
-    PetscCall(AmrLbRecordFree(&lr));
     PetscCall(count_type1(sv->p4est, &after));
     res->load_types_lost += after != before;
   }

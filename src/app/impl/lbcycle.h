@@ -78,7 +78,7 @@ struct _p_AmrLb {
   double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
   p4est_quadrant_t *initial_pos; /* the initial partition as curve positions (p4est's global_first_position), NULL: none */
   double unmodelled_s;      /* the last cycle's time of the phases not modelled (their slowest ranks) */
-  double *expect;           /* nphases x size: the own CPU the last cycle predicted for this one per phase and rank (NaN: none) */
+  double expect[AMR_LB_MAX_PHASES]; /* the own CPU the last cycle predicted for this one on this rank, per phase (NaN: none) */
   lb_migration_model migration; /* the busiest rank's measured migration times per cell moved */
   AmrTrace trace;           /* -trace_loads */
   double t_start, lost, lb_total, migrate_total;
@@ -130,6 +130,14 @@ static inline double amr_lb_vsum(int n, const double *x)
   double s = 0;
   for (int i = 0; i < n; i++) s += x[i];
   return s;
+}
+
+/* I% of P ranks whose slowest takes max and lose lost = max - mean (0 for
+ * one rank or no time): lb_metrics_loads's formula, for the maxima and
+ * sums reduced over the ranks instead of a load per rank. */
+static inline double amr_lb_ipct(int P, double max, double lost)
+{
+  return P > 1 && max > 0 ? 100 * lost * P / (max * (P - 1)) : 0;
 }
 
 /* window: a window of samples and its fit (timing's steps, each phase's) */
