@@ -106,7 +106,9 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
 
 /**
  * Offset shifting on the share axis (Niemoeller et al. 2020), the one implementation that
- * sfc-shift, lb_curve_shift and lb_curve_shifter_step use. Part i has
+ * lb_curve_shift and lb_curve_shifter_step (sfc-shift's shift hook) use;
+ * sfc's superstep on rank loads, where the loads are the weights, takes
+ * its closed form (methods/sfc.c). Part i has
  * measured load load[i] (any unit; l_i = load[i] / mean) and weight pw[i]
  * (nparts values each). Offset j has cumulative imbalance s_j = sum_{i<j}
  * (l_i - 1) and walks in direction -sign(s_j) over cells whose load shares
