@@ -174,6 +174,16 @@ lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, cons
 lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                            double *loads);
 
+/**
+ * This process's piece of the curve where it is a part of the current
+ * partition (collective: one MPI_Exscan, one MPI_Allreduce): the global
+ * index of its first cell, the cells of the whole curve and its weight
+ * (its cell count when every weight of the curve is 0, as
+ * lb_curve_part_loads counts, and the same bits as that part's entry
+ * there), so that a process knows its own part without an array of all.
+ */
+lb_err lb_curve_piece(MPI_Comm comm, int64_t n, const double *w, int64_t *first, int64_t *ncells, double *weight);
+
 /** Cells a part keeps when its range of the curve [old_first, old_end)
  *  becomes [new_first, new_end): the overlap of the two, the one home of
  *  this count (the migration's statistics, the predicted move, the cells

@@ -88,6 +88,8 @@ static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
     int same = 1;
     for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
     CHECK(same);
+    /* MPI counts each part's from its own offset, the virtual backend from every part's counts */
+    CHECK_EQ(mpi.migrated_cells, virt.migrated_cells);
     check_chain(m, &virt, w, n);
     double mx0 = 0.0;
     for (int q = 0; q < size; q++) mx0 = virt.run.load0[q] > mx0 ? virt.run.load0[q] : mx0;
