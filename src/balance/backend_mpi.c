@@ -119,6 +119,18 @@ static lb_err mpi_edge_swap(lb_run *run, const double *out, double *in)
   return LB_OK;
 }
 
+/* One value per process: the sum before it and the sum of all, in two
+ * collectives of one integer each. */
+static lb_err mpi_scan(lb_run *run, int64_t *v, int64_t *total)
+{
+  const int64_t mine = v[1];
+  MPI_TRY(MPI_Exscan(&mine, &v[0], 1, MPI_INT64_T, MPI_SUM, run->p->comm));
+  if (run->lo == 0) v[0] = 0; /* MPI leaves rank 0's result undefined */
+  v[1] = v[0] + mine;
+  MPI_TRY(MPI_Allreduce(&mine, total, 1, MPI_INT64_T, MPI_SUM, run->p->comm));
+  return LB_OK;
+}
+
 static lb_err mpi_gather(lb_run *run, const double *local, double *all)
 {
   MPI_TRY(MPI_Allgather(local + run->lo, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, run->p->comm));
@@ -136,5 +148,5 @@ static void mpi_teardown(lb_run *run)
 }
 
 const lb_backend_ops lb_backend_mpi = {
-  mpi_setup, mpi_exchange, mpi_reduce, mpi_allreduce, mpi_edge_swap, mpi_gather, mpi_teardown
+  mpi_setup, mpi_exchange, mpi_reduce, mpi_allreduce, mpi_edge_swap, mpi_scan, mpi_gather, mpi_teardown
 };

@@ -40,6 +40,15 @@ static lb_err virtual_edge_swap(lb_run *run, const double *out, double *in)
   return LB_OK;
 }
 
+/* Every rank is local: one serial pass. */
+static lb_err virtual_scan(lb_run *run, int64_t *v, int64_t *total)
+{
+  v[0] = 0;
+  for (int i = 0; i < run->g->n; i++) v[i + 1] += v[i];
+  *total = v[run->g->n];
+  return LB_OK;
+}
+
 static lb_err virtual_gather(lb_run *run, const double *local, double *all)
 {
   memcpy(all, local, (size_t)run->g->n * sizeof *all);
@@ -49,5 +58,5 @@ static lb_err virtual_gather(lb_run *run, const double *local, double *all)
 static void virtual_teardown(lb_run *run) { (void)run; }
 
 const lb_backend_ops lb_backend_virtual = {
-  virtual_setup, virtual_exchange, virtual_reduce, virtual_allreduce, virtual_edge_swap, virtual_gather, virtual_teardown
+  virtual_setup, virtual_exchange, virtual_reduce, virtual_allreduce, virtual_edge_swap, virtual_scan, virtual_gather, virtual_teardown
 };

@@ -385,6 +385,18 @@ void lb_run_stop(lb_run *run, lb_stop why);
 /** Gather the loads of all ranks into all[0..n), load in transit counted at
  *  its receiver (collective on MPI). */
 lb_err lb_run_gather_loads(lb_run *run, double *all);
+/** Prefix sums of the loads (load in transit at its receiver) without
+ *  gathering them (collective): (*prefix)[i] is the sum over the ranks
+ *  before local rank lo + i, for i = 0..hi - lo (so (*prefix)[hi - lo]
+ *  is the sum through rank hi - 1), and *total the sum over all ranks.
+ *  The sums are exact sums of the loads rounded to a common quantum,
+ *  2^-61 of the largest load over the rank count, so that every process
+ *  count gives the same bits; the array is the run's, valid until the
+ *  next call. */
+lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total);
+/** Whether any rank's flag is set (collective): the step sets *flag over
+ *  its local ranks, and every process gets the answer for all. */
+lb_err lb_run_any(lb_run *run, int *flag);
 
 /* ------------------------------------------------------------------ registry */
 

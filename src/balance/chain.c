@@ -7,22 +7,48 @@
 
 #include "balance/impl/lbcall.h"
 
-/* The current cells of every part: given (virtual) or one per process. */
-static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const int64_t *cur_counts, int64_t *out)
+/* The partition chain mode starts from. */
+typedef struct {
+  const int64_t *counts; /* the virtual backend: every part's cells, the caller's (this process holds the whole curve); NULL on MPI */
+  int64_t first;         /* MPI: the first cell of this process's part, its piece */
+  int64_t cells;         /* on the whole curve */
+  /* every part's load, nparts values: lb_balance and a partition hook's
+   * run take every rank's load (the engine's arrays are indexed by rank) */
+  double *loads;
+} start_split;
+
+/* The start partition: on the virtual backend the caller's cells of every
+ * part; on MPI each process's part is its own piece, so its offset and its
+ * weight (lb_curve_piece) are all it needs of the split, and the loads are
+ * one gather of a double per process, not an array of all parts' cells. */
+static lb_err start_of(const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts, const int64_t *cur_counts, start_split *s)
 {
+  double mine;
   if (p->backend == LB_BACKEND_VIRTUAL) {
     if (!cur_counts) return lb_error(LB_ERR_ARG, "chain: the virtual backend needs the current cells of every part");
-    memcpy(out, cur_counts, (size_t)nparts * sizeof *out);
+    s->counts = cur_counts;
+    s->cells = n;
+    return lb_curve_part_loads(cc, n, w, nparts, cur_counts, s->loads);
+  }
+  LB_CALL(lb_curve_piece(cc, n, w, &s->first, &s->cells, &mine));
+  LB_MPI(MPI_Allgather(&mine, 1, MPI_DOUBLE, s->loads, 1, MPI_DOUBLE, cc));
+  return LB_OK;
+}
+
+/* Cells whose part changed: on MPI each process counts those its own part
+ * gives away, from its own offset, and one sum adds them. */
+static lb_err migrated_cells(MPI_Comm cc, int64_t n, int nparts, const start_split *s, const lb_curve_result *cut, int64_t *moved)
+{
+  long long mine, all;
+  int me;
+  if (s->counts) {
+    *moved = lb_curve_migrated(nparts, s->counts, cut->counts);
     return LB_OK;
   }
-  long long mine = n, *all = malloc((size_t)nparts * sizeof *all);
-  if (!all) return lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
-  if (MPI_Allgather(&mine, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, p->comm) != MPI_SUCCESS) {
-    free(all);
-    return lb_error(LB_ERR_MPI, "chain: MPI_Allgather of the cell counts failed");
-  }
-  for (int q = 0; q < nparts; q++) out[q] = all[q];
-  free(all);
+  LB_MPI(MPI_Comm_rank(cc, &me));
+  mine = n - lb_curve_kept(s->first, s->first + n, cut->cuts[me], cut->cuts[me + 1]);
+  LB_MPI(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, cc));
+  *moved = all;
   return LB_OK;
 }
 
@@ -30,15 +56,11 @@ static lb_err current_counts(const lb_params *p, int64_t n, int nparts, const in
  * parts are their weights; a method that moves whole work units gets them
  * in units of 1/LB_CHAIN_UNITS of the mean cell weight, rounded.  Returns
  * the weight of one unit (1 for the other methods). */
-static double part_units(const lb_method *m, int nparts, const int64_t *cur, double *loads)
+static double part_units(const lb_method *m, int nparts, int64_t cells, double *loads)
 {
   double total = 0.0;
-  int64_t cells = 0;
   if (!(m->flags & LB_INTEGRAL)) return 1.0;
-  for (int q = 0; q < nparts; q++) {
-    total += loads[q];
-    cells += cur[q];
-  }
+  for (int q = 0; q < nparts; q++) total += loads[q];
   const double unit = total > 0.0 && cells > 0 ? total / ((double)cells * LB_CHAIN_UNITS) : 1.0;
   for (int q = 0; q < nparts; q++) loads[q] = round(loads[q] / unit);
   return unit;
@@ -95,19 +117,18 @@ static lb_err run_of_cut(const lb_graph *g, const double *loads, const lb_curve_
 /* The method's partition of the curve: its own cut (a partition hook), or
  * its loads on the chain realised as cuts.  *cut_time: the cut's wall time. */
 static lb_err method_cut(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
-                         const int64_t *cur, double *loads, lb_chain_result *res, double *cut_time)
+                         const start_split *s, lb_chain_result *res, double *cut_time)
 {
-  LB_CALL(lb_curve_part_loads(cc, n, w, nparts, cur, loads));
   if (m->partition) {
     double t0 = MPI_Wtime();
     LB_CALL(m->partition(p, cc, n, w, nparts, &res->cut));
     *cut_time = MPI_Wtime() - t0;
     double runtime = *cut_time;
     LB_MPI(MPI_Allreduce(MPI_IN_PLACE, &runtime, 1, MPI_DOUBLE, MPI_MAX, cc));
-    return run_of_cut(g, loads, &res->cut, runtime, &res->run);
+    return run_of_cut(g, s->loads, &res->cut, runtime, &res->run);
   }
-  const double unit = part_units(m, nparts, cur, loads);
-  LB_CALL(lb_balance(g, m, p, loads, &res->run));
+  const double unit = part_units(m, nparts, s->cells, s->loads);
+  LB_CALL(lb_balance(g, m, p, s->loads, &res->run));
   weight_units(g, unit, &res->run);
   double t0 = MPI_Wtime();
   LB_CALL(lb_curve_targets(cc, n, w, nparts, res->run.load, &res->cut));
@@ -136,16 +157,16 @@ static lb_err references(MPI_Comm cc, int64_t n, const double *w, int nparts, lb
 }
 
 static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
-                      const int64_t *cur, double *loads, lb_chain_result *res)
+                      const start_split *s, lb_chain_result *res)
 {
   double avg, t[3];
-  LB_CALL(method_cut(g, m, p, cc, n, w, nparts, cur, loads, res, &t[0]));
+  LB_CALL(method_cut(g, m, p, cc, n, w, nparts, s, res, &t[0]));
   LB_CALL(references(cc, n, w, nparts, res, t));
   LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, cc));
   res->cut_time_s = t[0];
   res->sfc_time_s = t[1];
   res->exact_time_s = t[2];
-  res->migrated_cells = lb_curve_migrated(nparts, cur, res->cut.counts);
+  LB_CALL(migrated_cells(cc, n, nparts, s, &res->cut, &res->migrated_cells));
   res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
   avg = res->cut.total / nparts;
   res->max_part_load = lb_curve_max_load(&res->cut);
@@ -161,13 +182,11 @@ lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_param
   memset(res, 0, sizeof *res);
   if (g->kind != LB_GRAPH_LINE && g->kind != LB_GRAPH_RING)
     return lb_error(LB_ERR_GRAPH, "chain: graph '%s' is not the line or the ring of the parts", g->spec);
-  int64_t *cur = malloc((size_t)nparts * sizeof *cur);
-  double *loads = malloc((size_t)nparts * sizeof *loads);
-  lb_err err = cur && loads ? LB_OK : lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
-  if (!err) err = current_counts(p, n, nparts, cur_counts, cur);
-  if (!err) err = realise(g, m, p, cc, n, w, nparts, cur, loads, res);
-  free(cur);
-  free(loads);
+  start_split s = {NULL, 0, 0, malloc((size_t)nparts * sizeof *s.loads)};
+  lb_err err = s.loads ? LB_OK : lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
+  if (!err) err = start_of(p, cc, n, w, nparts, cur_counts, &s);
+  if (!err) err = realise(g, m, p, cc, n, w, nparts, &s, res);
+  free(s.loads);
   if (err) lb_chain_result_free(res);
   return err;
 }

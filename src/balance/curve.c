@@ -268,6 +268,16 @@ lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts
   return part_weights(comm, n, w, &p, nparts, cur_counts, loads);
 }
 
+lb_err lb_curve_piece(MPI_Comm comm, int64_t n, const double *w, int64_t *first, int64_t *ncells, double *weight)
+{
+  piece p = {0, 0, 0.0, 0.0, 0}; /* set by locate, which GCC cannot see */
+  LB_CALL(locate(comm, n, w, &p));
+  *first = p.first;
+  *ncells = p.ncells;
+  *weight = piece_sum(&p, w, 0, n);
+  return LB_OK;
+}
+
 lb_err lb_curve_shift_bounds(int nparts, const double *load, const double *pw, double penalty, double *bound)
 {
   double mean = 0.0, lj = 0.0, li = 0.0, pi = 0.0;

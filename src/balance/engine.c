@@ -149,6 +149,47 @@ lb_err lb_run_gather_loads(lb_run *run, double *all)
   return err ? err : run->be->gather(run, run->held, all);
 }
 
+/* The loads as whole numbers of one quantum 2^-s, s chosen from the
+ * largest load (one MPI_MAX, exact in any order) so that the sum over all
+ * ranks stays below 2^62: integer sums do not depend on their order, so
+ * the backends' prefix sums agree bit for bit, where sums of doubles in
+ * MPI_Exscan's order would not.  A load below half a quantum (2^-61 of the
+ * largest over the rank count) counts as 0. */
+lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total)
+{
+  const int nloc = run->hi - run->lo;
+  double v[2] = {0.0, 0.0}; /* the largest |load|; a process out of memory */
+  int e, k = 0;
+  lb_err err = held_loads(run, run->held, run->transit_in);
+  if (err) return err;
+  if (!run->scan_q) {
+    run->scan_q = malloc(((size_t)nloc + 1) * sizeof *run->scan_q);
+    run->scan_x = malloc(((size_t)nloc + 1) * sizeof *run->scan_x);
+  }
+  if (!run->scan_q || !run->scan_x) v[1] = 1.0;
+  for (int r = run->lo; r < run->hi; r++) v[0] = fmax(v[0], fabs(run->held[r]));
+  if ((err = run->be->allreduce(run, v, 2, LB_MAX))) return err;
+  if (v[1] != 0.0) return lb_error(LB_ERR_MEM, "out of memory for the prefix sums of %d ranks", nloc);
+  while ((INT64_C(1) << k) < run->g->n) k++;
+  frexp(v[0], &e); /* |load| < 2^e, so each quantum count is below 2^(61 - k) */
+  const int s = 61 - e - k;
+  for (int i = 0; i < nloc; i++) run->scan_q[i + 1] = llround(ldexp(run->held[run->lo + i], s));
+  int64_t sum;
+  if ((err = run->be->scan(run, run->scan_q, &sum))) return err;
+  for (int i = 0; i <= nloc; i++) run->scan_x[i] = ldexp((double)run->scan_q[i], -s);
+  *total = ldexp((double)sum, -s);
+  *prefix = run->scan_x;
+  return LB_OK;
+}
+
+lb_err lb_run_any(lb_run *run, int *flag)
+{
+  double v = *flag != 0;
+  lb_err err = run->be->allreduce(run, &v, 1, LB_MAX);
+  if (!err) *flag = v != 0.0;
+  return err;
+}
+
 lb_err lb_params_init(lb_params *p, const lb_method *m)
 {
   memset(p, 0, sizeof *p);
@@ -277,6 +318,8 @@ static void free_run(lb_run *run)
   free(run->pend_total);
   free(run->mem);
   free(run->mem_peak);
+  free(run->scan_q);
+  free(run->scan_x);
 }
 
 /* Keep the stop check's inputs of the iteration that ends at this

@@ -106,7 +106,9 @@ lb_err lb_curve_targets(MPI_Comm comm, int64_t n, const double *w, int nparts, c
 
 /**
  * Offset shifting on the share axis (Niemoeller et al. 2020), the one implementation that
- * sfc-shift, lb_curve_shift and lb_curve_shifter_step use. Part i has
+ * lb_curve_shift and lb_curve_shifter_step (sfc-shift's shift hook) use;
+ * sfc's superstep on rank loads, where the loads are the weights, takes
+ * its closed form (methods/sfc.c). Part i has
  * measured load load[i] (any unit; l_i = load[i] / mean) and weight pw[i]
  * (nparts values each). Offset j has cumulative imbalance s_j = sum_{i<j}
  * (l_i - 1) and walks in direction -sign(s_j) over cells whose load shares
@@ -171,6 +173,16 @@ lb_err lb_curve_shifter_step(lb_curve_shifter *s, MPI_Comm comm, int64_t n, cons
  */
 lb_err lb_curve_part_loads(MPI_Comm comm, int64_t n, const double *w, int nparts, const int64_t *cur_counts,
                            double *loads);
+
+/**
+ * This process's piece of the curve where it is a part of the current
+ * partition (collective: one MPI_Exscan, one MPI_Allreduce): the global
+ * index of its first cell, the cells of the whole curve and its weight
+ * (its cell count when every weight of the curve is 0, as
+ * lb_curve_part_loads counts, and the same bits as that part's entry
+ * there), so that a process knows its own part without an array of all.
+ */
+lb_err lb_curve_piece(MPI_Comm comm, int64_t n, const double *w, int64_t *first, int64_t *ncells, double *weight);
 
 /** Cells a part keeps when its range of the curve [old_first, old_end)
  *  becomes [new_first, new_end): the overlap of the two, the one home of

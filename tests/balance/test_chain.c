@@ -6,7 +6,8 @@
  * on the ring of the parts.  A curve with
  * fewer cells than parts is cut as well.  Chain mode's sfc-shift and the
  * app's cell walk (lb_curve_shift) cut the same places when the measured
- * loads are the pieces' weights: one implementation. */
+ * loads are the pieces' weights: one implementation; sfc's method cuts
+ * where sfc's prefix sum does at a tie. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,8 @@ static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
     int same = 1;
     for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
     CHECK(same);
+    /* MPI counts each part's from its own offset, the virtual backend from every part's counts */
+    CHECK_EQ(mpi.migrated_cells, virt.migrated_cells);
     check_chain(m, &virt, w, n);
     double mx0 = 0.0;
     for (int q = 0; q < size; q++) mx0 = virt.run.load0[q] > mx0 ? virt.run.load0[q] : mx0;
@@ -163,6 +166,28 @@ static void test_shift_same_code(void)
   lb_curve_result_free(&walk);
 }
 
+/* sfc in chain mode cuts where sfc's own prefix sum does at a tie: 793
+ * cells of weight 1 split 408 | 385 (the app's reactive-transport run on
+ * 2 ranks, cycle 5) have their mean 396.5 at the midpoint of cell 396,
+ * which goes to part 1 (a cell whose midpoint is at a bound starts the
+ * next part). The method's targets must be exactly 396.5 for that: the
+ * walk on doubles made part 0's one ulp more and kept cell 396 there. */
+static void test_sfc_tie(void)
+{
+  enum { N = 793 };
+  static double w[N];
+  const int64_t counts[2] = {408, 385};
+  lb_params p;
+  lb_chain_result res;
+  const lb_method *m = lb_method_find("sfc");
+  for (int k = 0; k < N; k++) w[k] = 1.0;
+  set_params(m, &p, LB_BACKEND_VIRTUAL);
+  CHECK(lb_chain_balance(m, &p, N, w, 2, counts, &res) == LB_OK);
+  CHECK_EQ(res.cut.cuts[1], 396);
+  CHECK_EQ(res.sfc_cut_distance, 0);
+  lb_chain_result_free(&res);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -170,6 +195,7 @@ int main(int argc, char **argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_shift_flows();
   test_shift_same_code();
+  test_sfc_tie();
   for (int kind = 0; kind < 2; kind++) {
     char spec[32];
     lb_graph *g = NULL;

@@ -7,13 +7,15 @@
  *    collective calls as a run of 20: none per iteration;
  *  - with a target checked every K iterations (K = 1, 4, 7), the run makes
  *    floor(iterations / K) more collectives than without, and the result's
- *    `collectives` (reductions during the supersteps) says the same. */
+ *    `collectives` (reductions during the supersteps) says the same;
+ *  - sfc-shift's iterations gather nothing: its run of 9 iterations calls
+ *    MPI_Allgather as often as its run of 3 (the result's gathers). */
 #include <stdio.h>
 
 #include "balance/balance.h"
 #include "check.h"
 
-static long startall, coll;
+static long startall, coll, gathers;
 
 int MPI_Startall(int n, MPI_Request req[]) { startall++; return PMPI_Startall(n, req); }
 int MPI_Allreduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
@@ -24,6 +26,7 @@ int MPI_Allreduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op op, MPI_
 int MPI_Allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
   coll++;
+  gathers++;
   return PMPI_Allgather(s, sc, st, r, rc, rt, comm);
 }
 int MPI_Neighbor_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
@@ -39,7 +42,7 @@ int MPI_Neighbor_allgather(const void *s, int sc, MPI_Datatype st, void *r, int 
 int MPI_Barrier(MPI_Comm comm) { coll++; return PMPI_Barrier(comm); }
 int MPI_Bcast(void *b, int c, MPI_Datatype t, int root, MPI_Comm comm) { coll++; return PMPI_Bcast(b, c, t, root, comm); }
 
-typedef struct { long startall, coll; lb_result res; } counted;
+typedef struct { long startall, coll, gathers; lb_result res; } counted;
 
 static int run(const lb_graph *g, const lb_method *m, double target, int max_iters, int K, const double *load, counted *c)
 {
@@ -49,10 +52,11 @@ static int run(const lb_graph *g, const lb_method *m, double target, int max_ite
   p.target = target;
   p.max_iters = max_iters;
   p.check_interval = K;
-  long s0 = startall, c0 = coll;
+  long s0 = startall, c0 = coll, g0 = gathers;
   if (!CHECK_MSG(!lb_balance(g, m, &p, load, &c->res), "%s on %s: %s", m->name, g->spec, lb_errmsg())) return 1;
   c->startall = startall - s0;
   c->coll = coll - c0;
+  c->gathers = gathers - g0;
   return 0;
 }
 
@@ -94,9 +98,20 @@ int main(int argc, char **argv)
     lb_result_free(&a.res);
     lb_result_free(&b.res);
   }
+  counted a, b;
+  const lb_method *shift = lb_method_find("sfc-shift");
+  if (!run(g, shift, 0, 3, 1, load, &a) && !run(g, shift, 0, 9, 1, load, &b)) {
+    const int ok = a.gathers == b.gathers && b.res.iterations == (P > 1 ? 9 : 1);
+    if (me == 0)
+      printf("%-20s %s: %d and %d iterations: %ld and %ld MPI_Allgather calls%s\n", shift->name, spec, a.res.iterations, b.res.iterations, a.gathers,
+             b.gathers, ok ? "" : "  FAILED");
+    CHECK(ok);
+    lb_result_free(&a.res);
+    lb_result_free(&b.res);
+  }
   lb_graph_destroy(&g);
   const int status = check_finish(MPI_COMM_WORLD);
-  if (me == 0) printf("%s on %d processes\n", status ? "FAILED" : "supersteps are neighbour-only, collectives only at the checks", P);
+  if (me == 0) printf("%s on %d processes\n", status ? "FAILED" : "supersteps are neighbour-only, collectives only at the checks, no gather per iteration", P);
   MPI_Finalize();
   return status;
 }

@@ -55,6 +55,10 @@ struct lb_run {
    * per rank (n entries, from the first superstep on) */
   long long mem_proc, mem_proc_peak;
   long long *mem, *mem_peak;
+  /* lb_run_scan_loads, hi - lo + 1 values each, from its first call: the
+   * local ranks' quanta, then their prefix sums; those sums as loads */
+  int64_t *scan_q;
+  double *scan_x;
   /* MPI backend */
   MPI_Comm gcomm;
   double *sbuf, *rbuf;
@@ -76,6 +80,11 @@ struct lb_backend_ops {
   /* For every directed edge e of a local rank: in[e] = out[rev[e]], the
    * value the neighbour wrote for the opposite direction (collective). */
   lb_err (*edge_swap)(lb_run *run, const double *out, double *in);
+  /* Exact prefix sums of integers (collective): on entry v[1 + i] is local
+   * rank lo + i's value, on return v[i] is the sum over the ranks before
+   * lo + i (i = 0..hi - lo) and *total the sum over all ranks.  Integer
+   * sums do not depend on their order, so both backends agree bit for bit. */
+  lb_err (*scan)(lb_run *run, int64_t *v, int64_t *total);
   /* all[0..n) = local[r] of every rank r (collective). */
   lb_err (*gather)(lb_run *run, const double *local, double *all);
   void (*teardown)(lb_run *run);

@@ -1,12 +1,12 @@
 /* sfc and sfc-shift (Niemoeller et al. 2020) on the loads of the chain of ranks
  * 0 - 1 - ... - n-1. Both are offset shifting on the share axis
- * (lb_curve_shift_bounds, the one implementation in curve.c) with every
- * rank's load standing for both its measured load and its weight: sfc is
- * one shift with penalty 1 (the full chains-on-chains cut), sfc-shift one
- * shift per iteration with -lb_penalty. Here, as in lbbench, no timing
- * exists, so the loads are their own measurement; on a curve with measured
- * times (the app, lbbench on a trace) sfc-shift's shift hook runs the
- * balancing sequence instead (lb_curve_shifter_step, lbcurve.h). */
+ * (lb_curve_shift_bounds in curve.c) with every rank's load standing for
+ * both its measured load and its weight: sfc is one shift with penalty 1
+ * (the full chains-on-chains cut), sfc-shift one shift per iteration with
+ * -lb_penalty. Here, as in lbbench, no timing exists, so the loads are
+ * their own measurement; on a curve with measured times (the app, lbbench
+ * on a trace) sfc-shift's shift hook runs the balancing sequence instead
+ * (lb_curve_shifter_step, lbcurve.h). */
 #include "balance/balance.h"
 #include "balance/lbcurve.h"
 #include "balance/impl/lbcall.h"
@@ -16,18 +16,9 @@
 
 typedef struct {
   double penalty;
-  double *all;   /* every rank's load, gathered once per step */
-  double *bound; /* the new cut positions on the load axis, n + 1 values */
 } sfc_state;
 
-static void sfc_destroy(void *p)
-{
-  sfc_state *s = p;
-  if (!s) return;
-  free(s->all);
-  free(s->bound);
-  free(s);
-}
+static void sfc_destroy(void *p) { free(p); }
 
 static lb_err setup(lb_run *run, void **state, const char *name, double penalty)
 {
@@ -41,9 +32,6 @@ static lb_err setup(lb_run *run, void **state, const char *name, double penalty)
       return lb_error(LB_ERR_UNSUPPORTED, "method '%s' moves load along the chain of ranks, but graph '%s' has no edge %d-%d (use line:N or ring:N)",
                       name, g->spec, r, r + 1);
   s->penalty = penalty;
-  s->all = malloc((size_t)g->n * sizeof *s->all);
-  s->bound = malloc(((size_t)g->n + 1) * sizeof *s->bound);
-  if (!s->all || !s->bound) return lb_error(LB_ERR_MEM, "out of memory for %d loads", g->n);
   return lb_run_channels(run, 0, 0);
 }
 
@@ -76,29 +64,33 @@ static lb_err hier_setup(lb_run *run, void **state)
 
 static lb_err shift_setup(lb_run *run, void **state) { return setup(run, state, "sfc-shift", lb_run_params(run)->opt[0]); }
 
-/* The flow across edge (j, j+1) is the weight that cut j+1 passes:
- * sum_{i<=j} l_i - bound[j+1]. Every process computes the same bounds from
- * the same gathered loads, so the backends agree bit for bit. */
+/* With the loads as the weights the share axis is the weight axis over
+ * the mean m, so lb_curve_shift_bounds' stop of offset j, T_j = L_j -
+ * (L_j - j) / f, lies at weight W_j - (W_j - j m) / f, W_j the load of
+ * ranks 0..j-1: the flow across edge (j-1, j) is (W_j - j m) / f. A rank
+ * needs only the prefix sums at its two cuts and the total, one exact scan
+ * (lb_run_scan_loads), never the other ranks' loads; the scan's sum at a
+ * cut is the same number on the ranks either side, so the flows agree and
+ * the load is conserved. */
 static lb_err sfc_step(lb_run *run, void *state, int lo, int hi)
 {
   sfc_state *s = state;
   const lb_graph *g = lb_run_graph(run);
-  double *load = lb_run_load(run), *flow = lb_run_flow(run), prefix = 0.0;
+  double *load = lb_run_load(run), *flow = lb_run_flow(run), total;
+  const double *prefix;
   int n = g->n, moved = 0;
-  lb_err err = lb_run_gather_loads(run, s->all);
-  if (!err) err = lb_curve_shift_bounds(n, s->all, s->all, s->penalty, s->bound);
-  if (err) return err;
-  for (int r = 0; r < n; r++) {
-    double left = r > 0 ? prefix - s->bound[r] : 0.0;
-    prefix += s->all[r];
-    double right = r + 1 < n ? prefix - s->bound[r + 1] : 0.0;
+  LB_CALL(lb_run_scan_loads(run, &prefix, &total));
+  const double mean = total / n;
+  for (int r = lo; r < hi; r++) {
+    double left = r > 0 ? (prefix[r - lo] - r * mean) / s->penalty : 0.0;
+    double right = r + 1 < n ? (prefix[r - lo + 1] - (r + 1) * mean) / s->penalty : 0.0;
     if (right != 0.0) moved = 1;
-    if (r >= lo && r < hi) {
-      if (r + 1 < n) flow[lb_graph_edge(g, r, r + 1)] += right;
-      if (r > 0) flow[lb_graph_edge(g, r, r - 1)] -= left;
-      load[r] = s->all[r] - right + left;
-    }
+    if (r + 1 < n) flow[lb_graph_edge(g, r, r + 1)] += right;
+    if (r > 0) flow[lb_graph_edge(g, r, r - 1)] -= left;
+    load[r] = load[r] - right + left;
   }
+  /* sfc's one shift ends the run; sfc-shift's ends it once no cut moves */
+  if (s->penalty != 1.0) LB_CALL(lb_run_any(run, &moved));
   lb_run_end_iteration(run, moved);
   if (!moved || s->penalty == 1.0) lb_run_stop(run, LB_STOP_CONVERGED);
   return LB_OK;
