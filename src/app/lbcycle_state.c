@@ -133,6 +133,7 @@ static PetscErrorCode save_buffers(AmrLb lb, AmrCkpState st)
     AMR_LB_CHECK(lb->comm, lb_curve_shifter_pack(&lb->shifter, &buf, &len));
     PetscCall(AmrCkpStateSetBytes(st, "lb.shifter", buf, len));
     free(buf);
+    PetscCall(AmrCkpStateSetRankBytes(st, "lb.shifter_best", &lb->shifter.best_counts[lb->rank], sizeof(int64_t)));
   }
   PetscFunctionReturn(0);
 }
@@ -286,14 +287,35 @@ PetscErrorCode AmrLbSave(AmrLb lb, AmrCkpState st)
   PetscFunctionReturn(0);
 }
 
+/* sfc-shift's sequence, its best partition's cells per part gathered
+ * from the parts' own saves; on another rank count there are none, and
+ * the search starts again. */
+static PetscErrorCode load_shifter(AmrLb lb, AmrCkpState st)
+{
+  const void *buf, *mine;
+  size_t len, mlen;
+  int64_t *best = NULL;
+  PetscBool all;
+
+  PetscFunctionBeginUser;
+  PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
+  PetscCall(AmrCkpStateGetRankBytes(st, "lb.shifter_best", &mine, &mlen));
+  PetscCall(all_ranks(lb, mine && mlen == sizeof(int64_t), &all));
+  if (all) {
+    PetscCall(PetscMalloc1(lb->size, &best));
+    PetscCallMPI(MPI_Allgather(mine, 1, MPI_INT64_T, best, 1, MPI_INT64_T, lb->comm));
+  }
+  AMR_LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len, best));
+  PetscCall(PetscFree(best));
+  PetscFunctionReturn(0);
+}
+
 /* What save_buffers kept: fitted costs and stacked windows only feed
  * timing weights (count and model weights take the restart's options);
  * sfc-shift's sequence goes on where it was. */
 static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
 {
   const char *weights;
-  const void *buf;
-  size_t len;
   PetscBool has;
 
   PetscFunctionBeginUser;
@@ -301,10 +323,7 @@ static PetscErrorCode load_buffers(AmrLb lb, AmrCkpState st)
   if (lb->o.weights == AMR_LB_TIMING)
     PetscCall(load_window(lb, st, strcmp(weights, amr_lb_weight_names[AMR_LB_TIMING]) ? NULL : "lb.cost", "lb.weights_history", &lb->timing));
   PetscCall(AmrCkpStateHas(st, "lb.shifter", &has));
-  if (lb->shifting && has) {
-    PetscCall(AmrCkpStateGetBytes(st, "lb.shifter", &buf, &len));
-    AMR_LB_CHECK(lb->comm, lb_curve_shifter_restore(&lb->shifter, buf, len));
-  }
+  if (lb->shifting && has) PetscCall(load_shifter(lb, st));
   PetscFunctionReturn(0);
 }
 

@@ -41,16 +41,24 @@ lb_err lb_weights_history_pack(const lb_weights_history *h, void **buf, size_t *
  */
 lb_err lb_weights_history_restore(lb_weights_history *h, const void *buf, size_t len, int nranks, int *kept);
 
-/** Pack a sequence (every field of lb_curve_shifter) into a malloc'd blob. */
+/**
+ * Pack a sequence into a malloc'd blob: every field of lb_curve_shifter
+ * but the best partition's counts, which are one per part (part q's is
+ * best_counts[q]): each part saves its own beside its other state, so
+ * that no process writes P of them.
+ */
 lb_err lb_curve_shifter_pack(const lb_curve_shifter *s, void **buf, size_t *len);
 
 /**
  * Restore a packed sequence into s, initialised by lb_curve_shifter_init
  * for the restarted run (its parts and penalty factor stay): the steps
  * taken, and the best partition and whether shifting settled when the blob
- * has as many parts as s; on another number of parts the search starts
- * again from the current partition.
+ * has as many parts as s and best_counts gives the best partition's
+ * counts (nparts values, gathered from the parts' own saves; NULL where
+ * they were not kept; a blob of an earlier version holds them itself and
+ * they are taken from it); otherwise the search starts again from the
+ * current partition.
  */
-lb_err lb_curve_shifter_restore(lb_curve_shifter *s, const void *buf, size_t len);
+lb_err lb_curve_shifter_restore(lb_curve_shifter *s, const void *buf, size_t len, const int64_t *best_counts);
 
 #endif

@@ -182,8 +182,9 @@ static void test_shifter(void)
       free(blob);
       CHECK(lb_curve_shifter_pack(&ref, &blob, &len) == LB_OK);
       packed_steps = ref.steps;
-      CHECK(len == 8 + 8 * (7 + P));
-      CHECK(lb_curve_shifter_restore(&copy, blob, len) == LB_OK);
+      /* the best partition's counts are the parts' own: not in the blob */
+      CHECK(len == 8 + 8 * 7);
+      CHECK(lb_curve_shifter_restore(&copy, blob, len, ref.best_counts) == LB_OK);
       CHECK(copy.steps == ref.steps && copy.have_best == ref.have_best && copy.settled == ref.settled);
       restored++;
     }
@@ -201,7 +202,7 @@ static void test_shifter(void)
 
   /* restored on another number of parts: steps kept, the search restarts */
   CHECK(lb_curve_shifter_init(&fewer, P - 1, 2.0) == LB_OK);
-  CHECK(lb_curve_shifter_restore(&fewer, blob, len) == LB_OK);
+  CHECK(lb_curve_shifter_restore(&fewer, blob, len, ref.best_counts) == LB_OK);
   CHECK(fewer.steps == packed_steps && packed_steps > 3);
   CHECK(!fewer.have_best && !fewer.settled && fewer.penalty == 2.0);
   for (int q = 0; q < P - 1; q++) counts2[q] = N / (P - 1);
@@ -217,16 +218,36 @@ static void test_shifter(void)
     lb_curve_result_free(&r);
   }
 
-  /* damaged blobs */
-  for (size_t n = 0; n < len; n++) CHECK(lb_curve_shifter_restore(&copy, blob, n) == LB_ERR_FILE);
+  /* the same parts without the best partition's counts: the sequence
+   * keeps its steps and searches again */
   {
-    unsigned char *bad = malloc(len);
-    memcpy(bad, blob, len);
-    bad[8] = 100; /* nparts 100 with 4 counts stored */
-    CHECK(lb_curve_shifter_restore(&copy, bad, len) == LB_ERR_FILE);
-    memcpy(bad, "LBWH", 4);
-    CHECK(lb_curve_shifter_restore(&copy, bad, len) == LB_ERR_FILE);
-    free(bad);
+    lb_curve_shifter lost;
+    CHECK(lb_curve_shifter_init(&lost, P, 1.25) == LB_OK);
+    CHECK(lb_curve_shifter_restore(&lost, blob, len, NULL) == LB_OK);
+    CHECK(lost.steps == packed_steps && !lost.have_best && !lost.settled);
+    lb_curve_shifter_free(&lost);
+  }
+
+  /* a blob of the earlier layout, its counts after the rest, restores
+   * them; damaged blobs are refused */
+  for (size_t n = 0; n < len; n++) CHECK(lb_curve_shifter_restore(&copy, blob, n, ref.best_counts) == LB_ERR_FILE);
+  {
+    const size_t olen = len + 8 * P;
+    unsigned char *old = malloc(olen);
+    lb_curve_shifter was;
+    memcpy(old, blob, len);
+    for (int q = 0; q < P; q++)
+      for (int b = 0; b < 8; b++) old[len + 8 * q + b] = (unsigned char)((uint64_t)ref.best_counts[q] >> (8 * b));
+    CHECK(lb_curve_shifter_init(&was, P, 1.25) == LB_OK);
+    CHECK(lb_curve_shifter_restore(&was, old, olen, NULL) == LB_OK);
+    CHECK(was.have_best && was.settled && !memcmp(was.best_counts, ref.best_counts, P * sizeof *ref.best_counts));
+    lb_curve_shifter_free(&was);
+    CHECK(lb_curve_shifter_restore(&copy, old, olen - 8, NULL) == LB_ERR_FILE); /* 3 counts for 4 parts */
+    old[8] = 100;                                                               /* nparts 100 with 4 counts stored */
+    CHECK(lb_curve_shifter_restore(&copy, old, olen, NULL) == LB_ERR_FILE);
+    memcpy(old, "LBWH", 4);
+    CHECK(lb_curve_shifter_restore(&copy, old, olen, NULL) == LB_ERR_FILE);
+    free(old);
   }
   free(blob);
   lb_curve_shifter_free(&ref);
