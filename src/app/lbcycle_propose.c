@@ -138,7 +138,7 @@ static PetscErrorCode targets(AmrLb lb, p4est_locidx_t n, const double *w, const
     lb_curve_result_free(&cut);
     PetscFunctionReturn(0);
   }
-  AMR_LB_CHECK(lb->comm, lb_chain_balance_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
+  AMR_LB_CHECK(lb->comm, lb_chain_partition_on(lb->graph, lb->o.method, &lb->o.params, n, w, NULL, &res));
   r->lb_iterations = res.run.iterations;
   r->lb_target_iteration = res.run.target_iteration;
   r->lb_rounds = res.run.rounds;

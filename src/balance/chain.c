@@ -136,46 +136,53 @@ static lb_err method_cut(const lb_graph *g, const lb_method *m, const lb_params 
   return LB_OK;
 }
 
-/* sfc's cuts, the reference, and the exact partition's largest part, the
- * bound (NaN above LB_CHAIN_EXACT_MAX_CELLS cells); their times in t[1]
- * and t[2]. */
-static lb_err references(MPI_Comm cc, int64_t n, const double *w, int nparts, lb_chain_result *res, double *t)
+/* The exact partition's largest part, the bound (NaN above
+ * LB_CHAIN_EXACT_MAX_CELLS cells); its time in *t. */
+static lb_err bound(MPI_Comm cc, int64_t n, const double *w, int nparts, lb_chain_result *res, double *t)
 {
   lb_curve_result exact;
-  double t0 = MPI_Wtime();
-  LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
-  t[1] = MPI_Wtime() - t0;
-  t[2] = 0.0;
+  *t = 0.0;
   res->optimal_max_part_load = NAN;
-  if (res->sfc.ncells > LB_CHAIN_EXACT_MAX_CELLS) return LB_OK;
-  t0 = MPI_Wtime();
+  if (res->cut.ncells > LB_CHAIN_EXACT_MAX_CELLS) return LB_OK;
+  double t0 = MPI_Wtime();
   LB_CALL(lb_curve_exact(cc, n, w, nparts, &exact));
-  t[2] = MPI_Wtime() - t0;
+  *t = MPI_Wtime() - t0;
   res->optimal_max_part_load = lb_curve_max_load(&exact);
   lb_curve_result_free(&exact);
   return LB_OK;
 }
 
-static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
-                      const start_split *s, lb_chain_result *res)
+/* sfc's cuts, the reference, and their time in *t. */
+static lb_err sfc_reference(MPI_Comm cc, int64_t n, const double *w, int nparts, lb_chain_result *res, double *t)
 {
-  double avg, t[3];
+  double t0 = MPI_Wtime();
+  LB_CALL(lb_curve_sfc(cc, n, w, nparts, &res->sfc));
+  *t = MPI_Wtime() - t0;
+  res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
+  return LB_OK;
+}
+
+static lb_err realise(const lb_graph *g, const lb_method *m, const lb_params *p, MPI_Comm cc, int64_t n, const double *w, int nparts,
+                      const start_split *s, int with_sfc, lb_chain_result *res)
+{
+  double avg, t[3] = {0.0, 0.0, 0.0};
   LB_CALL(method_cut(g, m, p, cc, n, w, nparts, s, res, &t[0]));
-  LB_CALL(references(cc, n, w, nparts, res, t));
+  res->sfc_cut_distance = -1;
+  if (with_sfc) LB_CALL(sfc_reference(cc, n, w, nparts, res, &t[1]));
+  LB_CALL(bound(cc, n, w, nparts, res, &t[2]));
   LB_MPI(MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, cc));
   res->cut_time_s = t[0];
   res->sfc_time_s = t[1];
   res->exact_time_s = t[2];
   LB_CALL(migrated_cells(cc, n, nparts, s, &res->cut, &res->migrated_cells));
-  res->sfc_cut_distance = lb_curve_cut_distance(nparts, res->cut.cuts, res->sfc.cuts);
   avg = res->cut.total / nparts;
   res->max_part_load = lb_curve_max_load(&res->cut);
   res->max_over_avg = avg > 0.0 ? res->max_part_load / avg : 1.0;
   return LB_OK;
 }
 
-lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
-                           const int64_t *cur_counts, lb_chain_result *res)
+static lb_err chain_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w, const int64_t *cur_counts,
+                       int with_sfc, lb_chain_result *res)
 {
   MPI_Comm cc = p->backend == LB_BACKEND_MPI ? p->comm : MPI_COMM_SELF;
   const int nparts = g->n;
@@ -185,10 +192,22 @@ lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_param
   start_split s = {NULL, 0, 0, malloc((size_t)nparts * sizeof *s.loads)};
   lb_err err = s.loads ? LB_OK : lb_error(LB_ERR_MEM, "chain: out of memory for %d parts", nparts);
   if (!err) err = start_of(p, cc, n, w, nparts, cur_counts, &s);
-  if (!err) err = realise(g, m, p, cc, n, w, nparts, &s, res);
+  if (!err) err = realise(g, m, p, cc, n, w, nparts, &s, with_sfc, res);
   free(s.loads);
   if (err) lb_chain_result_free(res);
   return err;
+}
+
+lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
+                           const int64_t *cur_counts, lb_chain_result *res)
+{
+  return chain_on(g, m, p, n, w, cur_counts, 1, res);
+}
+
+lb_err lb_chain_partition_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
+                             const int64_t *cur_counts, lb_chain_result *res)
+{
+  return chain_on(g, m, p, n, w, cur_counts, 0, res);
 }
 
 lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const double *w, int nparts,

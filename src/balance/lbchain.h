@@ -25,12 +25,12 @@
 typedef struct {
   lb_result run;            /**< the method's run on line:P (loads, flows, rounds, stop reason) */
   lb_curve_result cut;      /**< the realised partition: cells and weight per part */
-  lb_curve_result sfc;      /**< sfc's cuts of the same curve, the reference */
+  lb_curve_result sfc;      /**< sfc's cuts of the same curve, the reference (none from lb_chain_partition_on) */
   int64_t migrated_cells;   /**< cells whose part changed */
-  int64_t sfc_cut_distance; /**< largest |cut_j - sfc cut_j| in cells */
+  int64_t sfc_cut_distance; /**< largest |cut_j - sfc cut_j| in cells (-1 from lb_chain_partition_on) */
   double max_over_avg;      /**< of the realised part loads */
   double cut_time_s;        /**< wall time of the cut computation for the method's targets (max over processes) */
-  double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes) */
+  double sfc_time_s;        /**< wall time of sfc's cut computation (max over processes; 0 from lb_chain_partition_on) */
   double max_part_load;     /**< the realised partition's largest part weight */
   double optimal_max_part_load; /**< the least largest part any contiguous cut of the curve's whole cells reaches (lb_curve_exact): the bound;
                                      NaN on a curve of more than LB_CHAIN_EXACT_MAX_CELLS cells */
@@ -62,6 +62,13 @@ lb_err lb_chain_balance(const lb_method *m, const lb_params *p, int64_t n, const
  *  is the size of p->comm. */
 lb_err lb_chain_balance_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
                            const int64_t *cur_counts, lb_chain_result *res);
+
+/** lb_chain_balance_on without sfc's reference cut: the partition a
+ *  balancing step takes, with the bound, as the app's step needs it; sfc's
+ *  cut cost as much again (three collectives and three arrays of P
+ *  values on every process) for a comparison only lbbench reports. */
+lb_err lb_chain_partition_on(const lb_graph *g, const lb_method *m, const lb_params *p, int64_t n, const double *w,
+                             const int64_t *cur_counts, lb_chain_result *res);
 
 /** The realised partition's largest part over the bound (1: optimal; 1
  *  when the curve weighs nothing; NaN when the bound was not computed). */

@@ -184,7 +184,7 @@ static lb_err step(const lb_stepbench_opts *o, const lb_graph *g, const curve *c
   if (!err) err = lb_phase_choose(MPI_COMM_SELF, c->n, c->K, (const double *const *)c->pw, c->P, LB_PHASE_ROUNDS, &r->ch);
   if (!err) err = lb_phase_choice_weights(MPI_COMM_SELF, c->n, (const double *const *)c->pw, &r->ch, 1.0 / LB_CHAIN_UNITS, cw);
   lb_phase_choice_free(&r->ch);
-  if (!err) err = lb_chain_balance_on(g, o->m, &o->p, c->n, cw, c->counts, &r->res);
+  if (!err) err = lb_chain_partition_on(g, o->m, &o->p, c->n, cw, c->counts, &r->res);
   if (!err) err = decide(c, r);
   r->step_s = MPI_Wtime() - t0;
   r->rss1 = proc_status("VmHWM");
@@ -195,20 +195,21 @@ static lb_err step(const lb_stepbench_opts *o, const lb_graph *g, const curve *c
 /* Bytes of the arrays of P values every rank holds at once at the step's
  * peak, in the method's chain mode on MPI: the current loads (1; the
  * current counts are the virtual backend's alone), the method's loads and
- * flows (3), the realised cut and sfc's (3 each), the cut's reduction
- * buffer (2 P), and with the exact bound its cut (3). The virtual backend
- * holds them once for all P ranks, so its memory divided by P leaves them
- * out: they are added whole. */
-static double plong_bytes(int P, int exact) { return 8.0 * P * (1 + 3 + 3 + 3 + 2 + (exact ? 3 : 0)); }
+ * flows (3), the realised cut (3), the cut's reduction buffer (2 P), and
+ * with the exact bound its cut (3); the step makes no sfc reference cut
+ * (lb_chain_partition_on). The virtual backend holds them once for all P
+ * ranks, so its memory divided by P leaves them out: they are added
+ * whole. */
+static double plong_bytes(int P, int exact) { return 8.0 * P * (1 + 3 + 3 + 2 + (exact ? 3 : 0)); }
 
 /* Collectives every rank makes in the step besides the choice's and the
  * method's: per phase the fit's failure flag, its two sums and its
  * residual, the rows' loads and predictions (6), the choice's weights
  * (means, sum: 2), the chain wrapper (on MPI: its piece's offset and
- * weight 2, the loads' gather 1, the migrated cells' sum 1; the targets'
- * cut 3, sfc's 3, with the bound the exact partition's 7), the decision's
- * two models (6 each). */
-static int other_collectives(int K, int exact) { return 6 * K + 2 + 2 + 1 + 1 + 3 + 3 + (exact ? LB_CURVE_HIER_COLLECTIVES : 0) + 12; }
+ * weight 2, the loads' gather 1, the migrated cells' sum 1, the times' max
+ * 1; the targets' cut 3, with the bound the exact partition's 7), the
+ * decision's two models (6 each). */
+static int other_collectives(int K, int exact) { return 6 * K + 2 + 2 + 1 + 1 + 1 + 3 + (exact ? LB_CURVE_HIER_COLLECTIVES : 0) + 12; }
 
 /* Per rank: this process's time and memory divided by P (the virtual
  * backend runs every rank's share here; the split's too, O(n) work per

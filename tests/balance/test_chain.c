@@ -7,8 +7,10 @@
  * fewer cells than parts is cut as well.  Chain mode's sfc-shift and the
  * app's cell walk (lb_curve_shift) cut the same places when the measured
  * loads are the pieces' weights: one implementation; sfc's method cuts
- * where sfc's prefix sum does at a tie. */
+ * where sfc's prefix sum does at a tie; the app's step (lb_chain_partition_on)
+ * cuts as lb_chain_balance_on does, without sfc's reference. */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +91,15 @@ static void test_method(const lb_graph *g, const lb_method *m, int64_t n)
     int same = 1;
     for (int q = 0; q <= size; q++) same = same && mpi.cut.cuts[q] == virt.cut.cuts[q];
     CHECK(same);
+    /* the app's step: the same partition and bound without sfc's reference */
+    lb_chain_result part;
+    set_params(m, &p, LB_BACKEND_MPI);
+    if (CHECK(lb_chain_partition_on(g, m, &p, counts[rank], w + first, NULL, &part) == LB_OK)) {
+      for (int q = 0; q <= size; q++) same = same && part.cut.cuts[q] == mpi.cut.cuts[q];
+      CHECK(same && part.migrated_cells == mpi.migrated_cells && part.sfc_cut_distance == -1 && !part.sfc.counts);
+      CHECK(part.optimal_max_part_load == mpi.optimal_max_part_load || (isnan(part.optimal_max_part_load) && isnan(mpi.optimal_max_part_load)));
+      lb_chain_result_free(&part);
+    }
     /* MPI counts each part's from its own offset, the virtual backend from every part's counts */
     CHECK_EQ(mpi.migrated_cells, virt.migrated_cells);
     check_chain(m, &virt, w, n);
