@@ -77,6 +77,10 @@ lb_err lb_graph_create(const char *spec, lb_graph **g);
 lb_err lb_graph_create_edges(int n, int m, const int *eu, const int *ev, lb_graph **g);
 /** Free a graph and set *g to NULL. */
 void lb_graph_destroy(lb_graph **g);
+
+/** Bytes of g and its arrays: what every process of an MPI run holds,
+ *  since each holds the whole graph (44 bytes per rank on a line). */
+double lb_graph_bytes(const lb_graph *g);
 /** 1 if the graph is connected, else 0. */
 int lb_graph_connected(const lb_graph *g);
 /** Number of grid dimensions of a line/ring (1), mesh2d (2), mesh3d or

@@ -295,6 +295,12 @@ void lb_graph_destroy(lb_graph **g)
   *g = NULL;
 }
 
+double lb_graph_bytes(const lb_graph *g)
+{
+  const double nd = 2.0 * g->m + 1.0;
+  return sizeof *g + sizeof(int) * ((g->n + 1.0) + 4.0 * nd + 2.0 * (g->m + 1.0));
+}
+
 int lb_graph_grid_dims(const lb_graph *g)
 {
   switch (g->kind) {

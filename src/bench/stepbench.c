@@ -77,6 +77,7 @@ typedef struct {
   unsigned fit_flags;
   double fit_s, step_s; /* wall times: the fits, the whole step */
   double rss0, rss1;    /* resident memory before the step, its peak during it */
+  double graph_bytes;   /* the line or ring of the P ranks, whole on every MPI process */
 } step_run;
 
 static lb_err curve_of(const lb_stepbench_opts *o, const lb_load_trace *t, const lb_load_trace *prev, int P, curve *c)
@@ -178,6 +179,7 @@ static lb_err step(const lb_stepbench_opts *o, const lb_graph *g, const curve *c
   double *cw = malloc(sizeof(double) * ((size_t)c->n + 1)), t0 = MPI_Wtime();
   lb_err err = cw ? LB_OK : lb_error(LB_ERR_MEM, "-step: out of memory for %lld cells", (long long)c->n);
 
+  r->graph_bytes = lb_graph_bytes(g);
   r->rss0 = peak_reset();
   if (!err) err = fit(c, r);
   r->fit_s = MPI_Wtime() - t0;
@@ -194,13 +196,19 @@ static lb_err step(const lb_stepbench_opts *o, const lb_graph *g, const curve *c
 
 /* Bytes of the arrays of P values every rank holds at once at the step's
  * peak, in the method's chain mode on MPI: the current loads (1; the
- * current counts are the virtual backend's alone), the method's loads and
- * flows (3), the realised cut (3), the cut's reduction buffer (2 P), and
- * with the exact bound its cut (3); the step makes no sfc reference cut
- * (lb_chain_partition_on). The virtual backend holds them once for all P
- * ranks, so its memory divided by P leaves them out: they are added
- * whole. */
-static double plong_bytes(int P, int exact) { return 8.0 * P * (1 + 3 + 3 + 2 + (exact ? 3 : 0)); }
+ * current counts are the virtual backend's alone), the engine's copy of
+ * them (1), the method's loads and flows (3), the realised cut (3) and the
+ * cut's reduction buffer (2 P); the step makes no sfc reference cut
+ * (lb_chain_partition_on). The engine's other arrays (flows, injections,
+ * transit) are calloc'd and backed only at a process's own entries. The
+ * virtual backend holds all these once for all P ranks, so its memory
+ * divided by P leaves them out: they are added whole, and so is the graph
+ * (lb_graph_bytes). */
+static double plong_bytes(int P) { return 8.0 * P * (1 + 1 + 3 + 3 + 2); }
+
+/* The exact bound's cut (3 arrays of P values), a reference for the
+ * report, timed apart and counted apart. */
+static double bound_bytes(int P, int exact) { return exact ? 8.0 * 3 * P : 0.0; }
 
 /* Collectives every rank makes in the step besides the choice's and the
  * method's: per phase the fit's failure flag, its two sums and its
@@ -223,7 +231,7 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
   const double dist_s = r->step_s - r->res.exact_time_s;
   const double time_rank = dist_s / P;
   const double dist_mem = r->rss1 - r->rss0;
-  const double mem_rank = dist_mem / P + plong_bytes(P, r->res.exact_time_s > 0);
+  const double mem_rank = dist_mem / P + plong_bytes(P) + r->graph_bytes;
   const int coll = r->ch.collectives + other_collectives(c->K, r->res.exact_time_s > 0) + (int)r->res.run.collectives;
   const double msgs = coll * ceil(log2(fmax(2, P))) + (double)r->res.run.messages / P;
 
@@ -237,9 +245,9 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
          r->kept.imbalance_pct, r->ch.sum_time, r->ch.split ? "split" : "combination", r->ch.model.time, r->next.time, r->next.imbalance_pct, lb_decision_name(r->decision));
   printf("  step: %.4f s in this process over %d ranks (the fits %.4f s, the split %.4f s); besides, the report's exact bound %.4f s at rank 0%s\n",
          dist_s, P, r->fit_s, r->ch.split_s, r->res.exact_time_s, r->res.exact_time_s > 0 ? "" : " (not computed: more than LB_CHAIN_EXACT_MAX_CELLS cells)");
-  printf("  per rank: time %.3f ms, memory %.0f bytes (%.1f per rank of P: the P-long arrays' %.0f, the rest %.0f), collectives %d (choice %d, of them %d P-long; method %lld), messages about %.0f\n",
-         1e3 * time_rank, mem_rank, mem_rank / P, plong_bytes(P, r->res.exact_time_s > 0), dist_mem / P, coll, r->ch.collectives, r->ch.long_collectives,
-         (long long)r->res.run.collectives, msgs);
+  printf("  per rank: time %.3f ms, memory %.0f bytes (%.1f per rank of P: the P-long arrays' %.0f, the graph's %.0f, the rest %.0f; besides, the bound's %.0f), collectives %d (choice %d, of them %d P-long; method %lld), messages about %.0f\n",
+         1e3 * time_rank, mem_rank, mem_rank / P, plong_bytes(P), r->graph_bytes, dist_mem / P, bound_bytes(P, r->res.exact_time_s > 0), coll,
+         r->ch.collectives, r->ch.long_collectives, (long long)r->res.run.collectives, msgs);
   if (o->json && o->json[0]) {
     FILE *f = fopen(o->json, "a");
     json_line j;
@@ -265,7 +273,9 @@ static lb_err report(const lb_stepbench_opts *o, const lb_load_trace *tr, const 
     json_real(&j, "exact_s", r->res.exact_time_s);
     json_real(&j, "time_per_rank_s", time_rank);
     json_real(&j, "bytes_per_rank", mem_rank);
-    json_real(&j, "plong_bytes", plong_bytes(P, r->res.exact_time_s > 0));
+    json_real(&j, "plong_bytes", plong_bytes(P));
+    json_real(&j, "graph_bytes", r->graph_bytes);
+    json_real(&j, "bound_bytes", bound_bytes(P, r->res.exact_time_s > 0));
     json_int(&j, "collectives_per_rank", coll);
     json_int(&j, "choice_collectives", r->ch.collectives);
     json_int(&j, "choice_long_collectives", r->ch.long_collectives);
