@@ -97,7 +97,7 @@ static PetscErrorCode rank_times(AmrLb lb, AmrLbRecord *r, double *tsum)
   PetscCallMPI(MPI_Allreduce(&lb->cycle_cpu, tsum, 1, MPI_DOUBLE, MPI_SUM, lb->comm));
   r->t_rank_avg = *tsum / P;
   r->max_over_avg = *tsum > 0 ? r->t_rank_max / r->t_rank_avg : 1;
-  r->imbalance_pct = *tsum > 0 ? amr_lb_ipct(P, r->t_rank_max, r->t_rank_max - r->t_rank_avg) : 0;
+  r->imbalance_pct = *tsum > 0 ? lb_phase_imbalance_pct(P, r->t_rank_max, r->t_rank_max - r->t_rank_avg) : 0;
   PetscFunctionReturn(0);
 }
 

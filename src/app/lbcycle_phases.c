@@ -297,7 +297,7 @@ static PetscErrorCode predict(AmrLb lb, const AmrLbStep *s, const int64_t *count
   PetscCall(PetscFree(load));
   *time = m.time + lb->unmodelled_s;
   if (mean) *mean = m.mean + lb->unmodelled_s;
-  if (ipct) *ipct = amr_lb_ipct(P, *time, m.lost);
+  if (ipct) *ipct = lb_phase_imbalance_pct(P, *time, m.lost);
   PetscFunctionReturn(0);
 }
 
@@ -385,7 +385,7 @@ static void account_cycle(AmrLb lb, AmrLbRecord *r, const double *max, const dou
   }
   r->cycle_time_s = time;
   r->cycle_mean_s = mean;
-  r->cycle_imbalance_pct = amr_lb_ipct(P, time, time - mean);
+  r->cycle_imbalance_pct = lb_phase_imbalance_pct(P, time, time - mean);
   r->predicted_s = lb->predicted_next;
   lb->last_predicted = r->predicted_s;
   lb->last_measured = time;

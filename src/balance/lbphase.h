@@ -29,6 +29,11 @@ typedef struct {
 /** The model of loads given per phase and part (load[k * nparts + q]). */
 void lb_phase_model_eval(int nphases, int nparts, const double *load, lb_phase_model *m);
 
+/** I% of nparts parts whose model takes time and loses lost = time -
+ *  mean (0 for one part or no time): lb_phase_model's, for a caller that
+ *  has the time and the loss from reductions, not a load per part. */
+double lb_phase_imbalance_pct(int nparts, double time, double lost);
+
 /**
  * The loads per phase of the parts of partition counts (nparts values, the
  * cells per part in curve order, the same on every rank) for the per-cell

@@ -13,7 +13,12 @@ void lb_phase_model_set(int nparts, double time, double mean, lb_phase_model *m)
   m->time = time;
   m->mean = mean;
   m->lost = m->time - m->mean;
-  m->imbalance_pct = nparts > 1 && m->time > 0 ? 100 * m->lost * nparts / (m->time * (nparts - 1)) : 0;
+  m->imbalance_pct = lb_phase_imbalance_pct(nparts, m->time, m->lost);
+}
+
+double lb_phase_imbalance_pct(int nparts, double time, double lost)
+{
+  return nparts > 1 && time > 0 ? 100 * lost * nparts / (time * (nparts - 1)) : 0;
 }
 
 lb_err lb_phase_piece_locate(MPI_Comm comm, int64_t n, int nphases, const double *const *w, lb_phase_piece *p)

@@ -132,14 +132,6 @@ static inline double amr_lb_vsum(int n, const double *x)
   return s;
 }
 
-/* I% of P ranks whose slowest takes max and lose lost = max - mean (0 for
- * one rank or no time): lb_metrics_loads's formula, for the maxima and
- * sums reduced over the ranks instead of a load per rank. */
-static inline double amr_lb_ipct(int P, double max, double lost)
-{
-  return P > 1 && max > 0 ? 100 * lost * P / (max * (P - 1)) : 0;
-}
-
 /* window: a window of samples and its fit (timing's steps, each phase's) */
 PetscErrorCode AmrLbWindowCreate(AmrLb lb, AmrLbWindow *w);
 PetscErrorCode AmrLbWindowDestroy(AmrLbWindow *w);
