@@ -227,7 +227,7 @@ typedef struct {
   int iterations;         /**< iterations (phases) in which load moved or, for iterative methods, performed */
   int target_iteration;   /**< first iteration after which avg/max met the target, exact at any check interval (-1: never, or no target) */
   long long rounds, messages, bytes;
-  long long collectives;  /**< global reductions during the supersteps (the method's and the stop checks) */
+  long long collectives;  /**< collectives during the supersteps: the method's reductions, gathers, scans and agreements, and the stop checks */
   double runtime_s;
   double setup_s;         /**< the method's setup (e.g. Chebyshev's eigenvalues), not part of runtime_s */
   lb_stop stop;
@@ -387,10 +387,11 @@ void lb_run_end_iteration(lb_run *run, int moved);
 /** Stop the run after this superstep; every local rank may call it. */
 void lb_run_stop(lb_run *run, lb_stop why);
 /** Gather the loads of all ranks into all[0..n), load in transit counted at
- *  its receiver (collective on MPI). */
+ *  its receiver (collective on MPI; one in lb_result.collectives). */
 lb_err lb_run_gather_loads(lb_run *run, double *all);
 /** Prefix sums of the loads (load in transit at its receiver) without
- *  gathering them (collective): (*prefix)[i] is the sum over the ranks
+ *  gathering them (three collectives: the quantum's and the scan's two,
+ *  counted in lb_result.collectives): (*prefix)[i] is the sum over the ranks
  *  before local rank lo + i, for i = 0..hi - lo (so (*prefix)[hi - lo]
  *  is the sum through rank hi - 1), and *total the sum over all ranks.
  *  The sums are exact sums of the loads rounded to a common quantum,
@@ -398,7 +399,7 @@ lb_err lb_run_gather_loads(lb_run *run, double *all);
  *  count gives the same bits; the array is the run's, valid until the
  *  next call. */
 lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total);
-/** Whether any rank's flag is set (collective): the step sets *flag over
+/** Whether any rank's flag is set (one collective, counted): the step sets *flag over
  *  its local ranks, and every process gets the answer for all. */
 lb_err lb_run_any(lb_run *run, int *flag);
 

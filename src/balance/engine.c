@@ -146,7 +146,9 @@ static lb_err held_loads(lb_run *run, double *held, double *in)
 lb_err lb_run_gather_loads(lb_run *run, double *all)
 {
   lb_err err = held_loads(run, run->held, run->transit_in);
-  return err ? err : run->be->gather(run, run->held, all);
+  if (!err) err = run->be->gather(run, run->held, all);
+  run->collectives++;
+  return err;
 }
 
 /* The loads as whole numbers of one quantum 2^-s, s chosen from the
@@ -168,6 +170,8 @@ lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total)
   }
   if (!run->scan_q || !run->scan_x) v[1] = 1.0;
   for (int r = run->lo; r < run->hi; r++) v[0] = fmax(v[0], fabs(run->held[r]));
+  /* the scale's reduction and the scan's two (backend_mpi.c) */
+  run->collectives += 3;
   if ((err = run->be->allreduce(run, v, 2, LB_MAX))) return err;
   if (v[1] != 0.0) return lb_error(LB_ERR_MEM, "out of memory for the prefix sums of %d ranks", nloc);
   while ((INT64_C(1) << k) < run->g->n) k++;
@@ -186,6 +190,7 @@ lb_err lb_run_any(lb_run *run, int *flag)
 {
   double v = *flag != 0;
   lb_err err = run->be->allreduce(run, &v, 1, LB_MAX);
+  run->collectives++;
   if (!err) *flag = v != 0.0;
   return err;
 }
