@@ -112,6 +112,7 @@ typedef struct {
   double phase_wall[AMR_LB_MAX_PHASES];     /**< its wall s in the phase, waits included */
   int phase_predicted;       /**< the model predicted the next cycle: phase_next holds it */
   double phase_next[AMR_LB_MAX_PHASES]; /**< each modelled phase's own CPU s the model predicts for this rank in the next cycle on its partition (NaN: a phase not modelled) */
+  double phase_kept[AMR_LB_MAX_PHASES]; /**< the same on the kept partition, which phase_next becomes where the step keeps it */
   double phase_cost_s[AMR_LB_MAX_PHASES][AMR_LB_MAX_TYPES]; /**< fitted seconds per cell of each type in one cycle of the phase */
   double phase_alpha[AMR_LB_MAX_PHASES]; /**< -lb_weights phases: each modelled phase's factor in the chosen cell weight (NaN: not chosen this cycle, or the split was) */
   int phase_split;           /**< -lb_weights phases: the multi-constraint split of the curve was chosen */

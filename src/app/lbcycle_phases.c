@@ -309,9 +309,9 @@ PetscErrorCode AmrLbPhasesPredict(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
   r->next_predicted_s = r->next_kept_s = r->next_initial_s = r->next_imbalance_pct = r->next_kept_imbalance_pct = r->next_mean_s = NAN;
   if (!s->npw) PetscFunctionReturn(0);
   r->phase_predicted = 1;
-  for (int k = 0; k < lb->nphases; k++) r->phase_next[k] = NAN;
+  for (int k = 0; k < lb->nphases; k++) r->phase_next[k] = r->phase_kept[k] = NAN;
   PetscCall(predict(lb, s, s->next, &r->next_predicted_s, &r->next_imbalance_pct, &r->next_mean_s, r->phase_next));
-  PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL, NULL));
+  PetscCall(predict(lb, s, s->cur, &r->next_kept_s, &r->next_kept_imbalance_pct, NULL, r->phase_kept));
   if (!lb->initial_pos) PetscFunctionReturn(0);
   PetscCall(PetscMalloc1(lb->size, &init));
   PetscCall(initial_counts(lb, s->p4est, init));

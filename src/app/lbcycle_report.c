@@ -35,9 +35,11 @@ PetscErrorCode AmrLbRecordClose(AmrLb lb, const AmrLbStep *s, AmrLbRecord *r)
 
   PetscFunctionBeginUser;
   if (!r->rebalanced) {
-    /* the next cycle runs on the kept partition */
+    /* the next cycle runs on the kept partition: its loads are the ones
+     * the next cycle's measurement checks */
     r->next_predicted_s = r->next_kept_s;
     r->next_imbalance_pct = r->next_kept_imbalance_pct;
+    PetscCall(PetscArraycpy(r->phase_next, r->phase_kept, lb->nphases));
   }
   lb_metrics_loads(P, s->after, &mt);
   r->predicted_imbalance_pct = mt.imbalance_pct;
@@ -218,13 +220,18 @@ PetscErrorCode AmrLbRecordJSON(json_line *j, const AmrLb lb, const AmrLbRecord *
 
 PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbRecord *r, double sim_time, long long cells, long long dofs)
 {
-  char t[32] = "", why[192] = "", pred[48] = "";
+  const double predicted = isfinite(r->next_imbalance_pct) ? r->next_imbalance_pct : r->predicted_imbalance_pct;
+  char t[32] = "", why[192] = "", pred[48] = "", kept[64] = "";
 
   PetscFunctionBeginUser;
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
+  /* a move to a partition predicted above the measured I% names the kept
+   * partition's: by the rule's either path it is predicted worse still */
+  if (predicted > r->cycle_imbalance_pct && isfinite(r->next_kept_imbalance_pct))
+    PetscCall(PetscSNPrintf(kept, sizeof kept, ", kept predicted I%% %.1f on the adapted mesh", r->next_kept_imbalance_pct));
   /* why -lb_threshold's rule did or did not rebalance */
   if (!strcmp(r->decision, "rebalance"))
-    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s", r->excess_loss_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s%s", r->excess_loss_rank_s, r->balance_cost_rank_s, kept));
   else if (!strcmp(r->decision, "gain"))
     /* the kept partition's I% on the adapted mesh: why a move to a
      * partition predicted above the measured I% can still gain */
@@ -239,11 +246,12 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", r->decision_imbalance_pct));
   else if (!r->rebalanced)
     PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
+  else PetscCall(PetscStrncpy(why, kept, sizeof why)); /* without the rule: always */
   if (isfinite(r->predicted_s)) PetscCall(PetscSNPrintf(pred, sizeof pred, ", predicted %.3f", r->predicted_s));
   PetscCall(PetscPrintf(comm,
                         "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, cycle %.3f s wall, "
                         "model %.3f s%s%s\n",
-                        program, r->cycle, t, cells, dofs, r->cycle_imbalance_pct, isfinite(r->next_imbalance_pct) ? r->next_imbalance_pct : r->predicted_imbalance_pct,
+                        program, r->cycle, t, cells, dofs, r->cycle_imbalance_pct, predicted,
                         r->migrated_cells_tot, r->lb_time_s, r->lb_iterations, r->cycle_wall_s, r->cycle_time_s, pred, why));
   PetscFunctionReturn(0);
 }

@@ -20,7 +20,11 @@ cycles name the factor of every modelled phase, unless the
 multi-constraint split was chosen (phase_split); predicted_cycle_imbalance_pct
 must be the previous record's next_imbalance_pct; every record's miss_pct of
 each phase must be the sum over the cycles so far and the ranks of |own_cpu -
-the previous record's next_own_cpu| over the sum of those own_cpu.  Prints one line per run
+the previous record's next_own_cpu| over the sum of those own_cpu; every
+"lb cycle" line of the output must show its record's measured and predicted
+I% and cells moved, and one that moves cells to a partition predicted above
+the measured I% the kept partition's predicted I%, at least as high where
+the -lb_threshold rule moved (rebalance, gain).  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import math
 import os
@@ -119,6 +123,38 @@ def check_miss(recs):
     return bad
 
 
+LINE = re.compile(r"lb cycle (\d+)[^:]*: .* I% ([\d.]+) measured -> ([\d.]+) predicted, migrated (\d+) cells(.*)")
+
+
+def check_lines(out, recs):
+    """The run's lb cycle lines against its records: the measured I%, the
+    predicted one (the partition taken) and the cells moved; a line that
+    moves cells to a partition predicted above the measured I% names the
+    kept partition's predicted I%, at least the taken one's."""
+    by_cycle, bad, n = {r["cycle"]: r for r in recs}, [], 0
+    for line in out.splitlines():
+        m = LINE.search(line)
+        if not m:
+            continue
+        n += 1
+        c, meas, pred, moved, why = int(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4)), m.group(5)
+        r = by_cycle.get(c)
+        if r is None:
+            bad.append("cycle %d: a line but no record" % c)
+            continue
+        said = (meas, pred, moved)
+        want = (round(r["cycle_imbalance_pct"], 1), round(r["next_imbalance_pct"], 1) if r["next_imbalance_pct"] is not None else None, r["migrated_cells_tot"])
+        if said[0] != want[0] or (want[1] is not None and said[1] != want[1]) or said[2] != want[2]:
+            bad.append("cycle %d: the line says I%% %s -> %s, %d moved; the record %s -> %s, %s" % ((c,) + said + want))
+        if moved and pred > meas:
+            # the rule moves only to a partition predicted better than the
+            # kept one; without it (always) the line says what it kept
+            k = re.search(r"kept predicted I% ([\d.]+) on the adapted mesh", why)
+            if not k or (r["lb_decision"] in ("rebalance", "gain") and float(k.group(1)) < pred):
+                bad.append("cycle %d: moves to I%% %s predicted above the measured %s without a kept partition predicted worse: %s" % (c, pred, meas, why))
+    return bad if n else ["no lb cycle line in the output"]
+
+
 def main(argv):
     if "--" not in argv or argv.index("--") < 3:
         print(__doc__)
@@ -132,7 +168,7 @@ def main(argv):
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
     recs = report_ranks.records(report)
-    bad = check(recs, phases, weights) + check_miss(recs) if recs else ["%s has no record" % report]
+    bad = check(recs, phases, weights) + check_miss(recs) + check_lines(run.stdout, recs) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
         report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))
