@@ -1,12 +1,13 @@
 #!/bin/sh
 # Run every balancing method on the same problem and write the plots.
 #
-#   config/compare-methods.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-x] [-- AMR2D OPTIONS...]
+#   config/compare-methods.sh [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-m METHODS] [-x] [-- AMR2D OPTIONS...]
 #
 # Runs BUILD/bin/amr2d -options_file OPTS (default: the lb-darcy-transport.opts
 # beside this script) once with -lb_method none, once with sfc and count
 # weights (the reference the timing weights are measured against), and once
-# per registered method with the options file's weights, REPEAT times each
+# per registered method with the options file's weights (-m: only the
+# methods in the comma-separated list METHODS, none among them if listed), REPEAT times each
 # (default 1; the methods alternate within a repetition, so a change of the
 # machine's load falls on all of them); arguments after -- go to every run
 # (e.g. -t_final 0.05).  With -x (reactive-transport, -f
@@ -31,15 +32,16 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 prog=$(basename "$0")
 . "$root/config/runs.sh"
-ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts home=
-usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-x] [-- AMR2D OPTIONS...]"
-while getopts n:r:b:o:f:xh flag; do
+ranks=4 repeat=1 build=$root/build out=compare opts=$root/config/lb-darcy-transport.opts home= only=
+usage="usage: $prog [-n RANKS] [-r REPEAT] [-b BUILD] [-o OUTDIR] [-f OPTS] [-m METHODS] [-x] [-- AMR2D OPTIONS...]"
+while getopts n:r:b:o:f:m:xh flag; do
   case $flag in
     n) ranks=$OPTARG ;;
     r) repeat=$OPTARG ;;
     b) build=$OPTARG ;;
     o) out=$OPTARG ;;
     f) opts=$OPTARG ;;
+    m) only=$OPTARG ;;
     x) home=1 ;;
     h) echo "$usage"; exit 0 ;;
     *) echo "$usage" >&2; exit 2 ;;
@@ -56,6 +58,12 @@ mkdir -p "$out" || fail "cannot create $out"
 # the registered methods, as the program lists them under -help
 methods=$("$amr" -help | sed -n 's/^ *-lb_method <[^>]*> .*(choose one of) \(.*\) (None)$/\1/p')
 [ -n "$methods" ] || fail "$amr -help lists no -lb_method values"
+if [ -n "$only" ]; then
+  for m in $(echo "$only" | tr , ' '); do
+    case " $methods " in *" $m "*) ;; *) fail "option -m $only: '$m' is not a method of $amr (choose from $methods)" ;; esac
+  done
+  methods=$(echo "$only" | tr , ' ')
+fi
 weights=$(sed -n 's/^-lb_weights  *//p' "$opts")
 weights=${weights:-count}
 # the decision plot draws the options file's -lb_threshold floor
