@@ -10,15 +10,15 @@ CASE is one of
   decision  decision.png: rebalances on measured loss and on predicted gain
             drawn apart, the cost (threshold) and the -lb_threshold floor
             drawn, plain tick labels (no "x10^")
-  many      imbalance.png with 14 methods: no panel with more than one
-            coloured line beside the grey others
   table     methods.md of three methods given out of order, with repetitions:
             sorted by median wall time, the fastest named first, at most 8
             columns each defined, a rebalance that moved nothing not
             counted, its I% column ranking the methods as imbalance.png's
             summary does (and equal to the mean over cycles of the median
             over repetitions); time.png has no balancer bar for none
-  pages     14 methods that decided: decision.png split into pages, every
+  pages     14 methods that decided: imbalance.png with a panel each and
+            no panel with more than one coloured line beside the grey
+            others, decision.png split into pages, every
             figure at most 1600 px tall, no legend over a title; count
             weights without -lb_threshold: decision.png and weights.png not
             written, one line each saying why, the older pages removed
@@ -231,18 +231,6 @@ def main(case, work):
                 if "10^" in t or "\\times" in t or "x10" in t or "$" in t:
                     fail("decision.png: tick label %r" % t)
         print("decision ok: %s" % names)
-    elif case == "many":
-        reps = [report(os.path.join(work, "m%02d.jsonl" % i), method="m%02d" % i) for i in range(14)]
-        plots(["-o", out] + reps)
-        fig = SAVED["imbalance.png"]
-        panels = [ax for ax in fig.axes if ax.get_lines() and ax.get_title().startswith("m")]
-        if len(panels) != 14:
-            fail("imbalance.png: %d per-method panels, not 14" % len(panels))
-        for ax in panels:
-            coloured = [ln for ln in ax.get_lines() if ln.get_color() != "0.82"]
-            if len(coloured) != 1:
-                fail("imbalance.png: panel %s has %d coloured lines" % (ax.get_title(), len(coloured)))
-        print("many ok: 14 panels of one method each")
     elif case == "table":
         # given slowest first, the I% ranking another order again
         paths = [report(os.path.join(work, "s%d.jsonl" % k), method="sfc", wall=w, ipct=10.0) for k, w in ((1, 0.3), (2, 0.32))]
@@ -283,6 +271,13 @@ def main(case, work):
         open(os.path.join(out, "decision.png"), "w").close()  # an older run's
         reps = [report(os.path.join(work, "p%02d.jsonl" % i), method="m%02d" % i) for i in range(14)]
         plots(["--threshold", "5", "-o", out] + reps)
+        panels = [ax for ax in SAVED["imbalance.png"].axes if ax.get_lines() and ax.get_title().startswith("m")]
+        if len(panels) != 14:
+            fail("imbalance.png: %d per-method panels, not 14" % len(panels))
+        for ax in panels:
+            coloured = [ln for ln in ax.get_lines() if ln.get_color() != "0.82"]
+            if len(coloured) != 1:
+                fail("imbalance.png: panel %s has %d coloured lines" % (ax.get_title(), len(coloured)))
         pngs = check_heights(out)
         if "decision.png" in pngs or "decision-1.png" not in pngs or "decision-2.png" not in pngs:
             fail("14 runs that decided: %s" % pngs)
@@ -307,7 +302,7 @@ def main(case, work):
         left = [p for p in os.listdir(out) if p.startswith(("decision", "weights"))]
         if left:
             fail("older figures left: %s" % left)
-        print("pages ok: %s; %s" % (", ".join(pngs), said.strip().replace("\n", "; ")))
+        print("pages ok: 14 imbalance panels of one method each; %s; %s" % (", ".join(pngs), said.strip().replace("\n", "; ")))
     elif case == "loads":
         plots(["-o", out, report(os.path.join(work, "l1.jsonl"), cycles=3), report(os.path.join(work, "l2.jsonl"), method="sfc", cycles=3)])
         got = sorted(tuple(p) for ax in SAVED["loads.png"].axes for col in ax.collections for p in col.get_offsets().tolist())
