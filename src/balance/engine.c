@@ -147,7 +147,7 @@ lb_err lb_run_gather_loads(lb_run *run, double *all)
 {
   lb_err err = held_loads(run, run->held, run->transit_in);
   if (!err) err = run->be->gather(run, run->held, all);
-  run->collectives++;
+  if (!err) run->collectives++;
   return err;
 }
 
@@ -170,9 +170,8 @@ lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total)
   }
   if (!run->scan_q || !run->scan_x) v[1] = 1.0;
   for (int r = run->lo; r < run->hi; r++) v[0] = fmax(v[0], fabs(run->held[r]));
-  /* the scale's reduction and the scan's two (backend_mpi.c) */
-  run->collectives += 3;
   if ((err = run->be->allreduce(run, v, 2, LB_MAX))) return err;
+  run->collectives++;
   if (v[1] != 0.0) return lb_error(LB_ERR_MEM, "out of memory for the prefix sums of %d ranks", nloc);
   while ((INT64_C(1) << k) < run->g->n) k++;
   frexp(v[0], &e); /* |load| < 2^e, so each quantum count is below 2^(61 - k) */
@@ -180,6 +179,7 @@ lb_err lb_run_scan_loads(lb_run *run, const double **prefix, double *total)
   for (int i = 0; i < nloc; i++) run->scan_q[i + 1] = llround(ldexp(run->held[run->lo + i], s));
   int64_t sum;
   if ((err = run->be->scan(run, run->scan_q, &sum))) return err;
+  run->collectives += 2; /* MPI_Exscan and the total's MPI_Allreduce (backend_mpi.c) */
   for (int i = 0; i <= nloc; i++) run->scan_x[i] = ldexp((double)run->scan_q[i], -s);
   *total = ldexp((double)sum, -s);
   *prefix = run->scan_x;
@@ -190,8 +190,10 @@ lb_err lb_run_any(lb_run *run, int *flag)
 {
   double v = *flag != 0;
   lb_err err = run->be->allreduce(run, &v, 1, LB_MAX);
-  run->collectives++;
-  if (!err) *flag = v != 0.0;
+  if (!err) {
+    *flag = v != 0.0;
+    run->collectives++;
+  }
   return err;
 }
 
