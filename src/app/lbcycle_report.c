@@ -222,21 +222,22 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
 {
   const double predicted = isfinite(r->next_imbalance_pct) ? r->next_imbalance_pct : r->predicted_imbalance_pct;
   char t[32] = "", why[192] = "", pred[48] = "", kept[64] = "";
+  const char *above = "";
 
   PetscFunctionBeginUser;
   if (sim_time >= 0) PetscCall(PetscSNPrintf(t, sizeof t, ", t %.5f", sim_time));
-  /* a move to a partition predicted above the measured I% names the kept
-   * partition's: by the rule's either path it is predicted worse still */
-  if (predicted > r->cycle_imbalance_pct && isfinite(r->next_kept_imbalance_pct))
-    PetscCall(PetscSNPrintf(kept, sizeof kept, ", kept predicted I%% %.1f on the adapted mesh", r->next_kept_imbalance_pct));
+  /* the kept partition's I% on the adapted mesh: why a move to a
+   * partition predicted above the measured I% can still gain; the gain
+   * path always names it, a move on the loss path or without the rule
+   * where the proposal is above the measured I% */
+  PetscCall(PetscSNPrintf(kept, sizeof kept, ", kept predicted I%% %.1f on the adapted mesh", r->next_kept_imbalance_pct));
+  if (predicted > r->cycle_imbalance_pct && isfinite(r->next_kept_imbalance_pct)) above = kept;
   /* why -lb_threshold's rule did or did not rebalance */
   if (!strcmp(r->decision, "rebalance"))
-    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s%s", r->excess_loss_rank_s, r->balance_cost_rank_s, kept));
+    PetscCall(PetscSNPrintf(why, sizeof why, ", loss since balance %.3g >= cost %.3g rank-s%s", r->excess_loss_rank_s, r->balance_cost_rank_s, above));
   else if (!strcmp(r->decision, "gain"))
-    /* the kept partition's I% on the adapted mesh: why a move to a
-     * partition predicted above the measured I% can still gain */
-    PetscCall(PetscSNPrintf(why, sizeof why, ", kept predicted I%% %.1f on the adapted mesh, next cycle's predicted gain %.3g > cost %.3g rank-s",
-                            r->next_kept_imbalance_pct, r->predicted_cycle_gain_rank_s, r->balance_cost_rank_s));
+    PetscCall(PetscSNPrintf(why, sizeof why, "%s, next cycle's predicted gain %.3g > cost %.3g rank-s", kept, r->predicted_cycle_gain_rank_s,
+                            r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "below_cost"))
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: loss since balance %.3g < cost %.3g rank-s)", r->excess_loss_rank_s, r->balance_cost_rank_s));
   else if (!strcmp(r->decision, "no_gain"))
@@ -246,7 +247,7 @@ PetscErrorCode AmrLbRecordPrint(MPI_Comm comm, const char *program, const AmrLbR
     PetscCall(PetscSNPrintf(why, sizeof why, " (kept: I%% %.1f at or below the -lb_threshold floor)", r->decision_imbalance_pct));
   else if (!r->rebalanced)
     PetscCall(PetscSNPrintf(why, sizeof why, " (not rebalanced)"));
-  else PetscCall(PetscStrncpy(why, kept, sizeof why)); /* without the rule: always */
+  else PetscCall(PetscStrncpy(why, above, sizeof why)); /* without the rule: always */
   if (isfinite(r->predicted_s)) PetscCall(PetscSNPrintf(pred, sizeof pred, ", predicted %.3f", r->predicted_s));
   PetscCall(PetscPrintf(comm,
                         "%s: lb cycle %d%s: %lld cells, %lld dofs, I%% %.1f measured -> %.1f predicted, migrated %lld cells, balancer %.4f s %d its, cycle %.3f s wall, "
