@@ -107,18 +107,20 @@ def check(recs, phases, weights):
 
 def check_miss(recs):
     """Every record's per-rank misses (miss_pct of each phase, all cycles so
-    far) against those computed from the records."""
+    far) against those computed from the records: each rank's own_cpu
+    against the previous record's next_own_cpu for it (none after a
+    restart on another rank count)."""
     miss, of, bad = {}, {}, []
     for prev, r in zip([None] + recs, recs):
-        for name, v in r["phases"].items():
-            n = per_rank(prev, name)["next_own_cpu"] if prev else None
+        for name, v in (r.get("phases") or {}).items():
+            n = per_rank(prev, name)["next_own_cpu"] if prev and prev["ranks"] == r["ranks"] else None
             own = per_rank(r, name)["own_cpu"]
             if n is not None:
                 miss[name] = miss.get(name, 0) + sum(abs(a - b) for a, b in zip(own, n))
                 of[name] = of.get(name, 0) + sum(own)
             want = 100 * miss[name] / of[name] if of.get(name, 0) > 0 else None
             said = v["miss_pct"]
-            if (said is None) != (want is None) or (want is not None and not close(said, want, 1e-7, 1e-9)):
+            if (said is None) != (want is None) or (want is not None and not close(said, want, 1e-9, 1e-12)):
                 bad.append("cycle %d, phase %s: miss_pct %s, the records give %s" % (r["cycle"], name, said, want))
     return bad
 

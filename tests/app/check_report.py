@@ -67,6 +67,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
 import report_ranks  # noqa: E402
+from check_phases import check_miss  # noqa: E402
 
 FIELDS = ("cycle sim_time cells dofs ksp_its error t_rank_max t_rank_avg weighed_imbalance_pct max_over_avg "
           "weighed_predicted_imbalance_pct weights fit_smape lb_method lb_iterations lb_rounds lb_time_s "
@@ -139,10 +140,9 @@ def check_rank_loads(i, r, t):
 def check_phase_rows(recs):
     """The phase model's numbers from the phases' rows of the side file:
     the cycle's time and mean (the sums over the phases of the largest and
-    of the mean own CPU), and each phase's miss_pct, every rank's miss of
-    the last cycle's prediction for it summed over the run."""
-    bad, miss = [], {}
-    prev = None
+    of the mean own CPU), and each phase's miss_pct (check_phases.py's
+    check_miss)."""
+    bad = []
     for i, r in enumerate(recs):
         rows, phases = r["per_rank"], r.get("phases") or {}
         time = mean = 0.0
@@ -150,19 +150,9 @@ def check_phase_rows(recs):
             own = [float(x) for x in rows["phases.%s.own_cpu" % name]]
             time += max(0.0, max(own))
             mean += sum(own) / len(own)
-            expect = prev["per_rank"].get("phases.%s.next_own_cpu" % name) if prev and prev["ranks"] == r["ranks"] else None
-            m = miss.setdefault(name, [0.0, 0.0])
-            if expect is not None:
-                m[0] += sum(abs(a - float(b)) for a, b in zip(own, expect))
-                m[1] += sum(own)
-            pct = phases[name]["miss_pct"]
-            want = 100 * m[0] / m[1] if m[1] > 0 else None
-            if (pct is None) != (want is None) or (want is not None and not close(pct, want, 1e-9, 1e-12)):
-                bad.append("cycle %d: phase %s miss_pct %r, the rows give %r" % (i, name, pct, want))
         if phases and not (close(time, r["cycle_time_s"], 1e-12, 1e-300) and close(mean, r["cycle_mean_s"], 1e-12, 1e-300)):
             bad.append("cycle %d: cycle_time_s %r, cycle_mean_s %r, the phases' rows give %r, %r" % (i, r["cycle_time_s"], r["cycle_mean_s"], time, mean))
-        prev = r
-    return bad
+    return bad + check_miss(recs)
 
 
 def reductions(rec, path=""):
