@@ -88,13 +88,17 @@ def sequence(manifest):
 
 
 def session(sid):
-    """Processes of session sid (Linux /proc): the launcher and its ranks,
-    which MPI launchers put into process groups of their own."""
+    """Live processes of session sid (Linux /proc): the launcher and its
+    ranks, which MPI launchers put into process groups of their own.  A
+    zombie is not counted: the killed launcher stays one until it is
+    waited for, and the kill would go on sending it signals (100 rounds of
+    10 ms, a second of every restart test)."""
     pids = []
     for d in os.listdir("/proc"):
         try:
             # the fields after the command's closing parenthesis: state ppid pgrp session
-            if d.isdigit() and int(open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[3]) == sid:
+            f = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split() if d.isdigit() else None
+            if f and f[0] != "Z" and int(f[3]) == sid:
                 pids.append(int(d))
         except (OSError, IndexError, ValueError):
             pass
