@@ -95,12 +95,17 @@ def read_trace(path):
     return out
 
 
+# SPREAD[dim][byte]: the byte's bits dim places apart, the bit-by-bit
+# interleave a byte at a time (a trace's every cell is placed)
+SPREAD = {dim: [sum(((v >> b) & 1) << (dim * b) for b in range(8)) for v in range(256)] for dim in (2, 3)}
+
+
 def morton(dim, x):
     """The quadrant's index on p4est's curve of its tree (x fastest)."""
-    L, m = MAXLEVEL[dim], 0
-    for b in range(L):
-        for d in range(dim):
-            m |= ((x[d] >> b) & 1) << (dim * b + d)
+    spread, m = SPREAD[dim], 0
+    for d in range(dim):
+        for k in range(0, MAXLEVEL[dim], 8):
+            m |= spread[(x[d] >> k) & 255] << (dim * k + d)
     return m
 
 
