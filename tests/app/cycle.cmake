@@ -1,10 +1,7 @@
 # ==== the cycle and the balancing step (src/app/cycle.c, lbcycle.c) ====
 # The cycle with the built-in balancer.  cycle_check asserts one
 # property per run; see the comment at the top of cycle_check.c.
-foreach(dim 2 3)
-  add_executable(cycle_check${dim}d cycle_check.c)
-  target_link_libraries(cycle_check${dim}d PRIVATE amrdlb_app${dim}d)
-endforeach()
+amrdlb_add_test_programs(amrdlb_app cycle_check)
 set(chk2 $<TARGET_FILE:cycle_check2d>)
 set(chk3 $<TARGET_FILE:cycle_check3d>)
 

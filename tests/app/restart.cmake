@@ -38,29 +38,25 @@ endforeach()
 amrdlb_add_test(NAME restart_darcy_vtk_np2 RANKS 2 OUTPUTS ${out}/AmrDarcyVTK LABELS app mpi restart
   COMMAND ${driver} --dir ${out}/AmrDarcyVTK --ranks 2 --restart-ranks 2 --kill-at 2 --compare exact --vtk -- ${darcy} -checkpoint_interval 2)
 # ... with timing weights and second-order diffusion (fitted costs and the
-# stacked windows restored), the meshes and the mass
-foreach(rr "2;2" "2;3" "4;1")
-  list(GET rr 0 a)
-  list(GET rr 1 b)
-  set(most ${rr})
-  list(SORT most COMPARE NATURAL)
-  list(GET most -1 most)
-  amrdlb_add_test(NAME restart_darcy_timing_np${a}_to_np${b} RANKS ${most} LABELS app mpi restart
-    COMMAND ${driver} --dir ${out}/darcy_${a}_${b} --ranks ${a} --restart-ranks ${b} --kill-at 3 --compare conserved
-            -- ${darcy} -lb_weights timing -lb_method second-order)
-endforeach()
-# ... with phases weights (the phase model's state and the phases' fits
-# restored) on as many ranks and on more; from 4 ranks' parts of the
-# checkpoint (P.S.ranks) onto 2 and 3, which read none of them
-foreach(rr "2;2" "2;3" "4;2" "4;3")
-  list(GET rr 0 a)
-  list(GET rr 1 b)
-  set(most ${rr})
-  list(SORT most COMPARE NATURAL)
-  list(GET most -1 most)
-  amrdlb_add_test(NAME restart_darcy_phases_np${a}_to_np${b} RANKS ${most} LABELS app mpi restart
-    COMMAND ${driver} --dir ${out}/darcy_phases_${a}_${b} --ranks ${a} --restart-ranks ${b} --kill-at 3 --compare conserved
-            -- ${darcy} -lb_weights phases -lb_method sfc)
+# stacked windows restored), the meshes and the mass; and with phases
+# weights (the phase model's state and the phases' fits restored) on as
+# many ranks and on more; from 4 ranks' parts of the checkpoint
+# (P.S.ranks) onto 2 and 3, which read none of them
+foreach(case "timing|second-order|2|2" "timing|second-order|2|3" "timing|second-order|4|1"
+             "phases|sfc|2|2" "phases|sfc|2|3" "phases|sfc|4|2" "phases|sfc|4|3")
+  string(REPLACE "|" ";" f "${case}")
+  list(GET f 0 w)
+  list(GET f 1 m)
+  list(GET f 2 a)
+  list(GET f 3 b)
+  # the larger of the two jobs
+  set(most ${a})
+  if(b GREATER a)
+    set(most ${b})
+  endif()
+  amrdlb_add_test(NAME restart_darcy_${w}_np${a}_to_np${b} RANKS ${most} LABELS app mpi restart
+    COMMAND ${driver} --dir ${out}/darcy_${w}_${a}_${b} --ranks ${a} --restart-ranks ${b} --kill-at 3 --compare conserved
+            -- ${darcy} -lb_weights ${w} -lb_method ${m})
 endforeach()
 
 # ... with sfc-shift (Niemoeller et al.'s sequence: its steps, whether it

@@ -93,10 +93,7 @@ amrdlb_add_bad_inputs(PREFIX step_bench_bad_ LABELS trace READS "step_trace_reco
 # The cells' face adjacency rebuilt from a trace with the coarse mesh
 # alone equals the forest's (p4est_mesh), across trees and hanging faces,
 # 2D and 3D, on 1 and 2 ranks (trace_adjacency.c).
-foreach(dim 2 3)
-  add_executable(trace_adjacency${dim}d trace_adjacency.c)
-  target_link_libraries(trace_adjacency${dim}d PRIVATE amrdlb_app${dim}d)
-endforeach()
+amrdlb_add_test_programs(amrdlb_app trace_adjacency)
 file(MAKE_DIRECTORY ${tdir})
 foreach(np 1 2)
   amrdlb_add_test(NAME trace_adjacency_lshape2d_np${np} LABELS app trace NPROCS ${np}
