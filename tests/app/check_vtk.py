@@ -152,6 +152,21 @@ def exact_values(expr, xyz, t=0.0):
     return np.broadcast_to(np.asarray(eval(expr, env), dtype=float), (len(xyz),))
 
 
+# VTK corner k of a linear cell -> its (x, y, z) bits on the unit cell
+VTK_BITS = [0, 1, 3, 2, 4, 5, 7, 6]
+
+
+def corner_jacobians(corners, pc):
+    """The Jacobians (ncells x 3 x dim) at parametric point pc of the
+    multilinear maps of the cells' corners (ncells x 2^dim x 3, VTK's
+    order): corner k's derivative along a, the other directions' factors
+    at pc."""
+    dim = len(pc)
+    dN = np.array([[np.prod([((1.0 if b >> e & 1 else -1.0) if e == a else (pc[e] if b >> e & 1 else 1 - pc[e])) for e in range(dim)])
+                    for a in range(dim)] for b in VTK_BITS[:2 ** dim]])
+    return np.einsum("ka,ckd->cda", dN, corners)
+
+
 def sampled(grid, pcoords):
     """VTK's interpolation at pcoords in every cell: each cell's point ids
     (ncells x npc), VTK's weights (npc; the same in every cell of the one
@@ -200,14 +215,21 @@ def check_output(pvtu, a):
         ids, _, x = sampled(grid, OFF_CENTRE)
         c = xyz[ids[:, :corners]]
         s = OFF_CENTRE
-        # VTK corner order 0 1 3 2 (4 5 7 6) to bits x, y, z
-        bits = [0, 1, 3, 2, 4, 5, 7, 6][:corners]
-        mult = np.array([np.prod([s[d] if b >> d & 1 else 1 - s[d] for d in range(dim)]) for b in bits])
+        mult = np.array([np.prod([s[d] if b >> d & 1 else 1 - s[d] for d in range(dim)]) for b in VTK_BITS[:corners]])
         want = np.einsum("k,ckd->cd", mult, c)
         bad = np.abs(x - want) > 1e-12 * (1 + np.abs(want).max(axis=1))[:, None]
         i = int(np.argmax(bad.any(axis=1)))
         check(not bad.any(), "%s: cell %d: VTK places its point %s at %s, its corners' map at %s (node order)",
               pvtu, i, OFF_CENTRE[:dim], x[i], want[i])
+    # ... which compares VTK with the same corners, so nodes in another
+    # order (p4est's z-order) would pass it; their cells fold over: the
+    # corners' map must turn one way at every corner of a cell
+    if ncells:
+        c = xyz[vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(ncells, -1)[:, :corners]]
+        det = np.array([np.linalg.det(corner_jacobians(c, [b >> d & 1 for d in range(dim)])[:, :dim, :]) for b in range(corners)]).T
+        i = int(np.argmax(~((det > 0).all(axis=1) | (det < 0).all(axis=1))))
+        check((det[i] > 0).all() or (det[i] < 0).all(), "%s: cell %d folds over (the Jacobian determinants of its corners' map %s): its nodes are not in VTK's order",
+              pvtu, i, np.array2string(det[i], precision=3))
     if a.radius:
         r = np.linalg.norm(xyz, axis=1)
         lo, hi = map(float, a.radius)
@@ -288,18 +310,12 @@ def l2_error(grid, name, expr, t):
     u = vtk_to_numpy(grid.GetPointData().GetArray(name)).astype(float)
     xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
     dim = CELL_TYPES[grid.GetCellType(0)][0]
-    bits = [0, 1, 3, 2, 4, 5, 7, 6][:2 ** dim]  # VTK corner k -> (x, y, z) bits
     total = 0.0
     for q in np.array(np.meshgrid(*[range(3)] * dim, indexing="ij")).reshape(dim, -1).T:
         pc = [GAUSS3[i][0] for i in q]
         wq = np.prod([GAUSS3[i][1] for i in q])
         ids, w, x = sampled(grid, pc + [0.0] * (3 - dim))
-        corners = xyz[ids[:, :2 ** dim]]
-        # Jacobian of the multilinear corner map at pc: corner k's
-        # derivative along a, the other directions' factors at pc
-        dN = np.array([[np.prod([((1.0 if b >> e & 1 else -1.0) if e == a else (pc[e] if b >> e & 1 else 1 - pc[e])) for e in range(dim)])
-                        for a in range(dim)] for b in bits])
-        J = np.einsum("ka,ckd->cda", dN, corners)
+        J = corner_jacobians(xyz[ids[:, :2 ** dim]], pc)
         det = np.sqrt(np.abs(np.linalg.det(np.einsum("cda,cdb->cab", J, J))))
         err = u[ids] @ w - exact_values(expr, x, t)
         total += wq * np.sum(det * err * err)
