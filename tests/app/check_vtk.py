@@ -167,18 +167,23 @@ def corner_jacobians(corners, pc):
     return np.einsum("ka,ckd->cda", dN, corners)
 
 
-def sampled(grid, pcoords):
-    """VTK's interpolation at pcoords in every cell: each cell's point ids
-    (ncells x npc), VTK's weights (npc; the same in every cell of the one
-    type, so asked of the first) and the points they map pcoords to
-    (ncells x 3), as VTK's EvaluateLocation sums them."""
-    cell = grid.GetCell(0)
-    w, x = [0.0] * cell.GetNumberOfPoints(), [0.0] * 3
-    cell.EvaluateLocation(reference(0), list(pcoords), x, w)
-    ids = vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(grid.GetNumberOfCells(), len(w))
-    xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+def cell_points(grid):
+    """Every cell's point ids (ncells x npc: the cells are of one type) and
+    the points (npoints x 3)."""
+    ncells = grid.GetNumberOfCells()
+    ids = vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(ncells, -1) if ncells else np.zeros((0, 1), dtype=int)
+    return ids, vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+
+
+def sampled(grid, ids, xyz, pcoords):
+    """VTK's interpolation at pcoords in every cell of a grid of cells
+    (ids, xyz: cell_points'): VTK's weights (npc; the same in every cell
+    of the one type, so asked of the first) and the points they map
+    pcoords to (ncells x 3), as VTK's EvaluateLocation sums them."""
+    w, x = [0.0] * ids.shape[1], [0.0] * 3
+    grid.GetCell(0).EvaluateLocation(reference(0), list(pcoords), x, w)
     w = np.array(w)
-    return ids, w, np.einsum("k,ckd->cd", w, xyz[ids])
+    return w, np.einsum("k,ckd->cd", w, xyz[ids])
 
 
 def solved_later(grid, name, pvtu):
@@ -205,15 +210,15 @@ def check_output(pvtu, a):
         field(grid.GetCellData(), name, "cell", pvtu)
     for name in filter(None, a.point_fields.split(",")):
         field(grid.GetPointData(), name, "point", pvtu)
-    xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+    ids, xyz = cell_points(grid)
     # the node order: VTK's interpolation of the nodes at an off-centre
     # point is the multilinear map of the cell's corners there (the trees
     # are multilinear maps), which a misplaced node would move; not so on
     # curved trees (--surface), whose straight twins check the order
     corners = 2 ** dim
+    c = xyz[ids[:, :corners]]
     if ncells and not a.surface:
-        ids, _, x = sampled(grid, OFF_CENTRE)
-        c = xyz[ids[:, :corners]]
+        _, x = sampled(grid, ids, xyz, OFF_CENTRE)
         s = OFF_CENTRE
         mult = np.array([np.prod([s[d] if b >> d & 1 else 1 - s[d] for d in range(dim)]) for b in VTK_BITS[:corners]])
         want = np.einsum("k,ckd->cd", mult, c)
@@ -225,7 +230,6 @@ def check_output(pvtu, a):
     # order (p4est's z-order) would pass it; their cells fold over: the
     # corners' map must turn one way at every corner of a cell
     if ncells:
-        c = xyz[vtk_to_numpy(grid.GetCells().GetConnectivityArray()).reshape(ncells, -1)[:, :corners]]
         det = np.array([np.linalg.det(corner_jacobians(c, [b >> d & 1 for d in range(dim)])[:, :dim, :]) for b in range(corners)]).T
         i = int(np.argmax(~((det > 0).all(axis=1) | (det < 0).all(axis=1))))
         check((det[i] > 0).all() or (det[i] < 0).all(), "%s: cell %d folds over (the Jacobian determinants of its corners' map %s): its nodes are not in VTK's order",
@@ -248,7 +252,7 @@ def check_output(pvtu, a):
               pvtu, name, expr, err, tol)
         worst = 0.0
         if ncells:
-            ids, w, x = sampled(grid, OFF_CENTRE)
+            w, x = sampled(grid, ids, xyz, OFF_CENTRE)
             worst = np.abs(u[ids] @ w - exact_values(expr, x)).max()
         check(worst <= float(tol), "%s: point field %s, interpolated by VTK inside the cells, differs from %s by %.3g",
               pvtu, name, expr, worst)
@@ -257,7 +261,7 @@ def check_output(pvtu, a):
         cu = field(grid.GetCellData(), name, "cell", pvtu)
         if not ncells:
             continue
-        ids, w, _ = sampled(grid, (0.5, 0.5, 0.5))
+        w, _ = sampled(grid, ids, xyz, (0.5, 0.5, 0.5))
         at = u[ids] @ w
         i = int(np.argmax(np.abs(at - cu) - 1e-9 * (1 + np.abs(cu))))
         check(abs(at[i] - cu[i]) <= 1e-9 * (1 + abs(cu[i])),
@@ -308,13 +312,13 @@ def l2_error(grid, name, expr, t):
     if not grid.GetNumberOfCells():
         return 0.0
     u = vtk_to_numpy(grid.GetPointData().GetArray(name)).astype(float)
-    xyz = vtk_to_numpy(grid.GetPoints().GetData()).astype(float)
+    ids, xyz = cell_points(grid)
     dim = CELL_TYPES[grid.GetCellType(0)][0]
     total = 0.0
     for q in np.array(np.meshgrid(*[range(3)] * dim, indexing="ij")).reshape(dim, -1).T:
         pc = [GAUSS3[i][0] for i in q]
         wq = np.prod([GAUSS3[i][1] for i in q])
-        ids, w, x = sampled(grid, pc + [0.0] * (3 - dim))
+        w, x = sampled(grid, ids, xyz, pc + [0.0] * (3 - dim))
         J = corner_jacobians(xyz[ids[:, :2 ** dim]], pc)
         det = np.sqrt(np.abs(np.linalg.det(np.einsum("cda,cdb->cab", J, J))))
         err = u[ids] @ w - exact_values(expr, x, t)
