@@ -24,21 +24,14 @@
 int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
   static int (*next)(int, const struct sockaddr *, socklen_t);
-  int rc, saved, type = 0, one = 1;
-  socklen_t size = sizeof type;
+  int rc, saved, one = 1;
 
   if (!next) next = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
-  if (!next) {
-    errno = ENOSYS;
-    return -1;
-  }
   rc = next(fd, addr, len);
-  /* a non-blocking connect returns EINPROGRESS: the option holds all the
-   * same, and the caller must still see connect's errno */
+  /* a non-blocking connect returns EINPROGRESS, and the caller must still
+   * see it; on a datagram socket the option fails, which is harmless */
   saved = errno;
-  if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6) && !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) &&
-      type == SOCK_STREAM)
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   errno = saved;
   return rc;
 }

@@ -112,7 +112,7 @@ def refused(r, why="", names=None):
 
 
 def shim_env(c, target, skip=None, after=None):
-    env = {"LD_PRELOAD": c.shim, "AMRDLB_FAIL_WRITE": target + ("" if skip is None else ":%d" % skip)}
+    env = {"LD_PRELOAD": " ".join(filter(None, (c.shim, os.environ.get("LD_PRELOAD")))), "AMRDLB_FAIL_WRITE": target + ("" if skip is None else ":%d" % skip)}
     if after is not None:
         env["AMRDLB_FAIL_WRITE_AFTER"] = str(after)
     return env

@@ -162,7 +162,7 @@ def fail_write(cmd, prefix, seq, piece, shim, log, report, ref):
     record of cycle seq - 1, written before checkpoint seq."""
     target = {"forest": "%s.%d.forest" % (prefix, seq), "state": "%s.%d.state" % (prefix, seq), "manifest": prefix + ".manifest.new", "report": report}[piece]
     spec = target + (":%d" % (seq - 1) if piece == "manifest" else "")
-    env = dict(os.environ, LD_PRELOAD=shim, AMRDLB_FAIL_WRITE=spec)
+    env = dict(os.environ, LD_PRELOAD=" ".join(filter(None, (shim, os.environ.get("LD_PRELOAD")))), AMRDLB_FAIL_WRITE=spec)
     if piece == "report":
         lines = open(ref).read().splitlines(True)
         env["AMRDLB_FAIL_WRITE_AFTER"] = str(sum(len(line) for line in lines[: seq - 1]) + len(lines[seq - 1]) // 2)
