@@ -382,10 +382,10 @@ amrdlb_add_bad_inputs(PREFIX report_ranks_bad_ LABELS app report badinput CASES
 # a side file the disk refuses (tests/failwrite.c): one line naming it, on
 # 1 and 2 ranks, no hang in the collective write (a report of each's own:
 # the two may run at once, and the second was refused as "in use by
-# another run")
+# another run"; the test environment's tests/nodelay.c stays preloaded)
 foreach(np 1 2)
   amrdlb_add_test(NAME report_ranks_bad_full_np${np} LABELS app report badinput NPROCS ${np}
-    COMMAND env LD_PRELOAD=$<TARGET_FILE:failwrite> AMRDLB_FAIL_WRITE=full_np${np}.jsonl.ranks $<TARGET_FILE:amr2d> -problem lshape
+    COMMAND env LD_PRELOAD=$<TARGET_FILE:failwrite>:$<TARGET_FILE:nodelay> AMRDLB_FAIL_WRITE=full_np${np}.jsonl.ranks $<TARGET_FILE:amr2d> -problem lshape
             -mesh meshes/lshape.inp -amr_cycles 2 -report ${ranks_bad}/full_np${np}.jsonl
     EXPECT_ERROR "amr2d: error: option -report_ranks: .*/full_np${np}.jsonl.ranks: cannot write: MPI_ERR_IO")
 endforeach()
