@@ -442,6 +442,7 @@ PetscErrorCode AmrLbPhasesRecord(AmrLb lb, AmrLbRecord *r)
   PetscCall(reduce_phases(lb, max, sum));
   own_phases(lb, r);
   r->cycle_wall_s = max[K];
+  lb->cycles_wall += max[K];
   account_misses(lb, r, sum + K, sum + 2 * K);
   account_cycle(lb, r, max, sum);
   correct_predictions(lb, r, account_phases(lb, max, sum));

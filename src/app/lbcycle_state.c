@@ -169,6 +169,7 @@ static PetscErrorCode save_phases(AmrLb lb, AmrCkpState st)
   /* this rank's predictions, one per phase, in its part */
   if (lb->nphases) PetscCall(AmrCkpStateSetRankBytes(st, "lb.phase_expect", lb->expect, sizeof(double) * lb->nphases));
   PetscCall(AmrCkpStateSetBytes(st, "lb.predicted_next_ipct", &lb->predicted_next_ipct, sizeof(double)));
+  PetscCall(AmrCkpStateSetBytes(st, "lb.cycles_wall", &lb->cycles_wall, sizeof(double)));
   /* this rank's first position, in its part; the end of the curve, shared */
   if (lb->initial_pos) {
     PetscCall(AmrCkpStateSetRankBytes(st, "lb.initial_position", &lb->initial_pos[lb->rank], sizeof(p4est_quadrant_t)));
@@ -251,6 +252,13 @@ static PetscErrorCode load_phases(AmrLb lb, AmrCkpState st)
   PetscCall(AmrCkpStateHas(st, "lb.predicted_next_ipct", &has));
   if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.predicted_next_ipct", &buf, &len));
   if (has && len == sizeof(double)) memcpy(&lb->predicted_next_ipct, buf, len);
+  /* a checkpoint of a build before the split of the wall: the cycles it
+   * covers are not in the total, which stays unknown (the summary then
+   * gives the wall unsplit) */
+  PetscCall(AmrCkpStateHas(st, "lb.cycles_wall", &has));
+  if (has) PetscCall(AmrCkpStateGetBytes(st, "lb.cycles_wall", &buf, &len));
+  if (has && len == sizeof(double)) memcpy(&lb->cycles_wall, buf, len);
+  else lb->cycles_wall = NAN;
   PetscCall(load_rank_values(lb, st));
   for (int k = 0; k < lb->nphases && lb->o.weights == AMR_LB_PHASES; k++) {
     char cost[64], hist[64];

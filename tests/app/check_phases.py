@@ -24,7 +24,8 @@ the previous record's next_own_cpu| over the sum of those own_cpu; every
 "lb cycle" line of the output must show its record's measured and predicted
 I% and cells moved, and one that moves cells to a partition predicted above
 the measured I% the kept partition's predicted I%, at least as high where
-the -lb_threshold rule moved (rebalance, gain).  Prints one line per run
+the -lb_threshold rule moved (rebalance, gain); and the three summary
+lines must give the records' totals (check_summary).  Prints one line per run
 and "phases check passed", or what failed, exit 1."""
 import math
 import os
@@ -157,6 +158,56 @@ def check_lines(out, recs):
     return bad if n else ["no lb cycle line in the output"]
 
 
+PAID = re.compile(r"summary: balancing's net gain (-?[\d.]+) s.*: it saved (-?[\d.]+) s against the initial partition kept, "
+                  r"its partition phase cost ([\d.]+) s")
+LOST = re.compile(r"summary: lost to imbalance ([\d.]+) s \([\d.]+% of the modelled run\): (.*)")
+WALL = re.compile(r"summary: modelled ([\d.]+) s of own work \(each phase's slowest rank\), wall ([\d.]+) s: (-?[\d.]+) s more in the cycles "
+                  r"\([^)]*\), (-?[\d.]+) s outside them")
+
+
+def check_summary(out, recs):
+    """The run's three summary lines against its records, each number to
+    the 3 decimals printed: the saving (the last gain_s), the partition
+    phase's cost (its slowest rank's own work summed over the cycles) and
+    their difference (unless it ran without balancing, or restarted on
+    another rank count, which has no initial partition); the loss (lost_s) and each phase's share (the slowest
+    rank less the mean, summed); the model's total (model_total_s), the
+    wall's part inside the cycles (the cycles' cycle_wall_s summed, less
+    the model's total), and a part outside them that is not negative."""
+    last, bad = recs[-1], []
+    half = 0.0005 + 1e-9
+
+    def agree(what, said, want, tol=half):
+        if abs(said - want) > tol:
+            bad.append("summary: %s %.3f, the records give %.6f" % (what, said, want))
+
+    m = PAID.search(out)
+    if m:
+        cost = sum(max(0.0, r["phases"]["partition"]["own_cpu"]["max"]) for r in recs)
+        agree("saved", float(m.group(2)), last["gain_s"])
+        agree("partition phase cost", float(m.group(3)), cost)
+        agree("net gain", float(m.group(1)), last["gain_s"] - cost)
+    elif "summary: no balancing (-lb_method none)" not in out and "no phase model says what it saved" not in out:
+        bad.append("summary: no line saying whether balancing paid")
+    m = LOST.search(out)
+    if not m:
+        bad.append("summary: no 'lost to imbalance' line")
+    else:
+        agree("lost to imbalance", float(m.group(1)), last["lost_s"])
+        for item in m.group(2).split(", "):
+            name, value = item.rsplit(" ", 1)
+            agree("lost in " + name, float(value), sum(max(0.0, r["phases"][name]["own_cpu"]["max"]) - r["phases"][name]["own_cpu"]["mean"] for r in recs))
+    m = WALL.search(out)
+    if not m:
+        bad.append("summary: no line splitting the wall")
+    else:
+        agree("modelled", float(m.group(1)), last["model_total_s"])
+        agree("more in the cycles", float(m.group(3)), sum(r["cycle_wall_s"] for r in recs) - last["model_total_s"])
+        if float(m.group(4)) < 0:
+            bad.append("summary: %s s outside the cycles: the wall clock does not cover them" % m.group(4))
+    return bad
+
+
 def main(argv):
     if "--" not in argv or argv.index("--") < 3:
         print(__doc__)
@@ -170,7 +221,7 @@ def main(argv):
         print("phases check failed: the run exited with %d" % run.returncode)
         return 1
     recs = report_ranks.records(report)
-    bad = check(recs, phases, weights) + check_miss(recs) + check_lines(run.stdout, recs) if recs else ["%s has no record" % report]
+    bad = check(recs, phases, weights) + check_miss(recs) + check_lines(run.stdout, recs) + check_summary(run.stdout, recs) if recs else ["%s has no record" % report]
     last = recs[-1] if recs else {}
     print("%s: %d cycles on %s ranks, modelled %.4f s, lost %.4f s, last cycle %.4f s predicted %s" % (
         report, len(recs), last.get("ranks"), last.get("model_total_s", 0), last.get("lost_s", 0), last.get("cycle_time_s", 0), last.get("predicted_s")))

@@ -9,7 +9,9 @@ run's report with an uninterrupted run's.
 exact:     every record field but the measured times equal, bit for bit,
            and so every rank's values in the side file but the measured
            (same rank count, count or model weights);
-Either way the restarted report's side file holds the killed run's
+Either way the restarted run's summary lines give the whole report's
+totals (check_phases.py's check_summary, where it prints them), and the
+restarted report's side file holds the killed run's
 blocks of the kept cycles byte for byte, then one block per later cycle
 where its record says (postprocess/report_ranks.py reads each).
 conserved: cells, dofs, load types and steps equal, mass (and the species
@@ -53,6 +55,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "postprocess"))
 import report_ranks  # noqa: E402
+import check_phases  # noqa: E402
 
 # measured, not computed: they differ between any two runs
 MEASURED = {"restarted", "weighed_imbalance_pct", "cycle_imbalance_pct", "next_imbalance_pct", "predicted_cycle_imbalance_pct", "decision_imbalance_pct", "proposed_imbalance_pct", "phases", "mpi_calls", "max_over_avg", "rank_load_measured", "fit_smape", "weights_measured", "rank_reaction_step_ns", "rank_ksp_time", "rank_ksp_cpu", "rank_peak_rss",
@@ -396,6 +399,10 @@ def main():
     if first != seq * k:
         sys.exit("FAIL: checkpoint %d continues at cycle %d, expected %d (a checkpoint every %d cycles)" % (seq, first, seq * k, k))
     bad = compare(ref, got, first, a.compare) + compare_blocks(before, report, got, first)
+    # the summary's run totals cover the cycles before the checkpoint too
+    said = open(log).read()
+    if "summary: lost to imbalance" in said:
+        bad += check_phases.check_summary(said, got)
     if a.vtk:
         bad += compare_series(ref_vtk + ".pvd", vtk + ".pvd", got, a.compare)
         print("the whole run's series lists %d outputs, the uninterrupted run's %d" % (len(pvd_entries(vtk + ".pvd")), len(pvd_entries(ref_vtk + ".pvd"))))

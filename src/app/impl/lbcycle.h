@@ -74,6 +74,7 @@ struct _p_AmrLb {
   double predicted_next;    /* the model's time for the next cycle, NaN: none yet */
   double predicted_next_ipct; /* and its I%, for the partition the step took (kept or new), NaN: none yet */
   double model_total, lost_s, gain_s; /* run totals: measured model time, its loss, modelled gain over the initial partition */
+  double cycles_wall;       /* run total of the measured cycles' wall time (each cycle's slowest rank): the summary's split of the wall */
   double pending_gain;      /* the gain the model predicts for the next cycle */
   double last_predicted, last_measured; /* the last cycle's model time and its prediction (summary) */
   p4est_quadrant_t *initial_pos; /* the initial partition as curve positions (p4est's global_first_position), NULL: none */
