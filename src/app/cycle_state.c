@@ -190,6 +190,8 @@ static PetscErrorCode check_balancer(AmrCycle cyc, AmrCkpState st, const p4est_t
   PetscCall(int_in(cyc, st, "lb.migration_head", 0, LB_MIGRATION_HISTORY - 1, &v));
   PetscCall(reals_in(cyc, st, "lb.migration_per_cell", LB_MIGRATION_HISTORY, -INFINITY));
   for (size_t k = 0; k < sizeof totals / sizeof totals[0]; k++) PetscCall(real_in(cyc, st, totals[k], 0));
+  /* the summary's split of the wall subtracts it from the wall clock */
+  PetscCall(reals_in(cyc, st, "lb.cycles_wall", 1, 0));
   PetscCall(AmrCkpStateHas(st, "lb.trace_end", &has));
   if (has) PetscCall(int_in(cyc, st, "lb.trace_end", 0, INT64_MAX, &v));
   /* the initial partition's positions on the curve: quadrants of this

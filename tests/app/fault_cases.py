@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -527,6 +528,8 @@ CASES = [
     ("a 5000-character -report path", long_path),
     ("lbbench -base 1e308", bad("lbbench", ["-virtual", "-graph", "line:4", "-scenario", "point", "-lb_method", "diffusion", "-lb_max_iters", "100", "-base", "1e308"],
                                 names="-base")),
+    # stop 52: the cycles' wall time the summary's last line splits off (-1.0)
+    ("restart: lb.cycles_wall -1", edited_state("lb.cycles_wall", [struct.unpack("<q", struct.pack("<d", -1.0))[0]])),
 ]
 
 

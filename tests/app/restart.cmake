@@ -185,3 +185,12 @@ amrdlb_add_test(NAME fault_cases_issue43 LABELS app mpi restart badinput
           --only "another run,FIFO,semaphore,cycle.,folder,lb_window,lb_cost,5000,-base" --check
   PASS_REGEX "20 cases, 0 failing")
 set_tests_properties(fault_cases_issue43 PROPERTIES PROCESSORS 2 TIMEOUT 900)
+# A checkpoint whose lb.cycles_wall (the summary's split of the wall) is
+# -1, its checksums matching: refused in one line naming it, on 1 and 2
+# ranks.
+amrdlb_add_test(NAME fault_cases_cycles_wall LABELS app mpi restart badinput
+  COMMAND ${AMRDLB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/fault_cases.py ${CMAKE_BINARY_DIR} --shim $<TARGET_FILE:failwrite>
+          --work ${CMAKE_CURRENT_BINARY_DIR}/fault_cases_wall --mpiexec "${MPIEXEC_EXECUTABLE} ${AMRDLB_MPIEXEC_PREFLAGS}"
+          --only "lb.cycles_wall" --check
+  PASS_REGEX "1 cases, 0 failing")
+set_tests_properties(fault_cases_cycles_wall PROPERTIES PROCESSORS 2)
