@@ -48,13 +48,21 @@ static int by_receiver(const void *a, const void *b)
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* A box's messages by receiver, then sender, then posting order.  qsort
+ * takes no null array, even of no items, and a box that received nothing
+ * has none. */
+static void sort_by_receiver(lb_route_box *b)
+{
+  if (b->n > 1) qsort(b->m, (size_t)b->n, sizeof *b->m, by_receiver);
+}
+
 /* Within one process: the posted box, sorted. */
 static lb_err deliver_local(const lb_route_box *out, lb_route_box *in)
 {
   lb_err e;
   for (int i = 0; i < out->n; i++)
     if ((e = lb_route_post(in, out->m[i].from, out->m[i].to, out->data + out->m[i].off, out->m[i].len))) return e;
-  qsort(in->m, (size_t)in->n, sizeof *in->m, by_receiver);
+  sort_by_receiver(in);
   return LB_OK;
 }
 
@@ -129,6 +137,6 @@ lb_err lb_route_deliver(lb_route *r, const lb_route_box *out, long expect, int t
   free(req);
   if (e) return e;
   r->messages += out->n;
-  qsort(in->m, (size_t)in->n, sizeof *in->m, by_receiver);
+  sort_by_receiver(in);
   return LB_OK;
 }
