@@ -119,7 +119,7 @@ static lb_err observe(lb_run *run, void *ctx)
     if (bf > 0 && fabs(x) / bf > w->worst_flow) w->worst_flow = fabs(x) / bf;
     CHECK_MSG(!(fabs(x) > bf + tol), "step %d: link %d->%d carries %.17g, more than %.17g", s, from, to, x, bf);
     CHECK_MSG(!(active == 1 && w->nf == 1 && fabs(x) > tol && (x < 0 || w->parent[last][to] != from)),
-              "step %d: link %d->%d carries %.17g against the tree of rank %d", s, from, to, x, w->fork[last].rank);
+              "step %d: link %d->%d carries %.17g against the tree of rank %d", s, from, to, x, last >= 0 ? w->fork[last].rank : -1);
   }
   return LB_OK;
 }
