@@ -16,6 +16,10 @@ function(amrdlb_nm_symbols out libs types)
     # a line: the address (none for an undefined symbol), the type, the name
     string(REGEX MATCHALL "(^|\n)([0-9a-f]+)? +[${types}] [A-Za-z_][A-Za-z0-9_]*" syms "${text}")
     list(TRANSFORM syms REPLACE "^.* " "")
+    # names that begin with two underscores are the compiler's, never
+    # ours: AddressSanitizer's one-definition indicators (__odr_asan.NAME,
+    # one per exported variable) in a -fsanitize=address build
+    list(FILTER syms EXCLUDE REGEX "^__")
     list(APPEND names ${syms})
   endforeach()
   list(REMOVE_DUPLICATES names)
