@@ -248,7 +248,9 @@ PetscErrorCode FemPoissonKelly(FemPoisson fp, double *eta2, double *total)
     mirror[m] = coef + (size_t)mq->p.piggy3.local_num * vn;
   }
   p4est_ghost_exchange_custom(fp->p4est, fp->ghost, sizeof(double) * vn, mirror, gcoef);
-  memset(eta2, 0, sizeof(double) * nel);
+  /* a rank without cells may give no array (memset takes no null
+   * pointer, even for no bytes) */
+  if (nel) memset(eta2, 0, sizeof(double) * nel);
   kc.fp = fp;
   kc.coef = coef;
   kc.gcoef = gcoef;
