@@ -75,6 +75,7 @@ typedef enum {
 typedef struct {
   int steps; /**< ROS2 steps tried, summed over the cell's points */
   int rejected; /**< of them, rejected by the error control */
+  int failed; /**< points left unsolved after 100000 steps (FemReactionIntegrate) */
   double cpu; /**< thread CPU seconds of the cell (0 when not timed) */
 } FemReactionWork;
 
@@ -102,8 +103,12 @@ double FemReactionStep(const FemReactionParams *p, double y[FEM_REACTION_NS], do
 /**
  * Integrates the reaction at one point from y over time t in place with
  * error-controlled steps, the first of size t.  Adds its steps to w (which
- * the caller zeroes).  Fails with PETSC_ERR_NOT_CONVERGED after 100000
- * steps (a tolerance far below round-off).
+ * the caller zeroes).  After 100000 steps it stops where it is and
+ * counts the point in w->failed: a tolerance far below round-off, or a
+ * rate k B so large that no step is accepted (-react_k 1e40 on the
+ * default problem).  The point is one of many that ranks integrate
+ * between their messages, so the caller decides, for all ranks at once
+ * (AmrReactiveSweep: one error line naming the options).
  */
 PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REACTION_NS], double t, FemReactionWork *w);
 
@@ -114,7 +119,7 @@ PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REA
  * reference coordinates, where the DG function's value is its physical
  * mean (FemAdvectCellCentroids).  A cell where no point reacts and no species
  * dips below 0 at a corner keeps them bit for bit.  w receives the
- * cell's steps.  Timing, the cost -lb_weights measured gives the cell:
+ * cell's steps and its points left unsolved (FemReactionIntegrate).  Timing, the cost -lb_weights measured gives the cell:
  * with clock set to lb_clock_thread_cpu() (balance/lbclock.h) before a sweep over cells, each cell
  * reads the clock once, puts the thread CPU time since the previous
  * reading into w->cpu and the reading into *clock (a reading costs about

@@ -33,6 +33,7 @@ static void account_owner(AmrReactive *r, FemAdvectCell *d, p4est_locidx_t K, do
 static void account_worker(AmrReactive *r, const FemReactionWork *w, int nb)
 {
   r->steps_local += w->steps;
+  r->failed += w->failed;
   if (w->steps > (nb > 1 ? 1 << (nb - 1) : 1)) {
     r->front_steps += w->steps;
     r->front_cpu += w->cpu;
@@ -43,7 +44,7 @@ static void account_worker(AmrReactive *r, const FemReactionWork *w, int nb)
  * as owner and worker both. */
 static PetscErrorCode react_home(AmrReactive *r, int nb, const double *xibar, FemAdvectCell *d, p4est_locidx_t K, double dt, double *clock)
 {
-  FemReactionWork w = {0, 0, 0};
+  FemReactionWork w = {.steps = 0};
 
   PetscFunctionBeginUser;
   PetscCall(FemReactionCell(&r->react, nb, xibar, d->c, FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_B), FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_C), dt,
@@ -94,7 +95,7 @@ static PetscErrorCode react_items(AmrReactive *r, int nb, int64_t n, const doubl
   for (int64_t i = 0; i < n; i++) {
     const double *it = items + i * li;
     double *o = res + i * lr;
-    FemReactionWork w = {0, 0, 0};
+    FemReactionWork w = {.steps = 0};
     PetscCall(PetscArraycpy(o, it + DIM, 3 * nb));
     PetscCall(FemReactionCell(&r->react, nb, it, o, o + nb, o + 2 * nb, dt, &clock, &w));
     o[3 * nb] = w.steps;
@@ -165,6 +166,23 @@ static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *
   PetscFunctionReturn(0);
 }
 
+/* Points any rank left unsolved in the sweep end the run, on every rank
+ * at once: one rank's cells cannot stop it alone between the offload's
+ * messages, and the cause is the options, the same on every rank. */
+static PetscErrorCode check_solved(AmrProblem p, AmrReactive *r, double dt)
+{
+  long long failed = r->failed;
+
+  PetscFunctionBeginUser;
+  r->failed = 0;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_LONG_LONG, MPI_SUM, p->comm));
+  PetscCheck(!failed, p->comm, PETSC_ERR_USER_INPUT,
+             "options -react_k %g, -react_b0 %g, -react_rtol %g, -react_atol %g: the reaction found no solution within 100000 integrator steps at %lld "
+             "point%s in a time step of %g (a rate k B beyond the step-size control: lower -react_k or -react_b0)",
+             r->react.k, r->react.b0, r->react.rtol, r->react.atol, failed, failed > 1 ? "s" : "", dt);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wall)
 {
   AmrAdvection *s = p->impl;
@@ -183,6 +201,7 @@ PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wa
   r->nsteps++;
   PetscCall(PetscFree(xibar));
   r->wall_local += *wall;
+  PetscCall(check_solved(p, r, dt));
   PetscFunctionReturn(0);
 }
 

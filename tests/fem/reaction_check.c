@@ -64,7 +64,7 @@ static PetscErrorCode check_tolerance(double max_ratio, double min_drop)
     for (int i = 0; i < 3; i++) err = fmax(err, fabs(y[i] - exact[i]));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "rtol %.0e steps %5d rejected %3d error %.3e error/rtol %.3f\n", p.rtol, w.steps, w.rejected, err,
                           err / p.rtol));
-    CHECK(err <= max_ratio * p.rtol);
+    CHECK(err <= max_ratio * p.rtol && w.failed == 0);
     if (e == 2) first = err;
     last = err;
   }
@@ -316,6 +316,28 @@ static PetscErrorCode check_forecast(void)
   PetscFunctionReturn(0);
 }
 
+/* A rate beyond the step-size control (k 1e40, k B T = 5e34): the
+ * integrator stops after its 100000 steps, counts the point unsolved and
+ * leaves it at a finite state between the start and the end (C formed,
+ * A + C and B + C kept), where before it ended the program on its rank. */
+static PetscErrorCode check_unsolved(void)
+{
+  FemReactionParams p;
+  FemReactionWork w = {0};
+  double y[3] = {0.3, 0.5, 0.1};
+
+  PetscFunctionBeginUser;
+  FemReactionDefaults(&p);
+  p.k = 1e40;
+  PetscCall(FemReactionIntegrate(&p, y, 1e-3, &w));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "k %g: %d steps, %d rejected, %d unsolved, state %.17g %.17g %.17g\n", p.k, w.steps, w.rejected, w.failed, y[0], y[1],
+                        y[2]));
+  CHECK(w.failed == 1 && w.steps == 100000);
+  CHECK(isfinite(y[0]) && isfinite(y[1]) && isfinite(y[2]) && y[0] >= 0 && y[0] <= 0.3);
+  CHECK(fabs(y[0] + y[2] - 0.4) <= 1e-15 && fabs(y[1] + y[2] - 0.6) <= 1e-15);
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char check[64] = "";
@@ -346,8 +368,10 @@ int main(int argc, char **argv)
     PetscCall(check_contrast(&p, dt, min_contrast));
   else if (!strcmp(check, "forecast"))
     PetscCall(check_forecast());
+  else if (!strcmp(check, "unsolved"))
+    PetscCall(check_unsolved());
   else
-    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation, positivity, contrast or forecast", check);
+    snprintf(msg, sizeof msg, "option -check: '%s' is not tolerance, order, conservation, positivity, contrast, forecast or unsolved", check);
   if (msg[0]) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "reaction_check: error: %s\n", msg));
     PetscCall(PetscFinalize());
