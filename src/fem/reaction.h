@@ -108,7 +108,8 @@ double FemReactionStep(const FemReactionParams *p, double y[FEM_REACTION_NS], do
  * rate k B so large that no step is accepted (-react_k 1e40 on the
  * default problem).  The point is one of many that ranks integrate
  * between their messages, so the caller decides, for all ranks at once
- * (AmrReactiveSweep: one error line naming the options).
+ * (reactive-transport: one error line naming the options at the end of
+ * the cycle).
  */
 PetscErrorCode FemReactionIntegrate(const FemReactionParams *p, double y[FEM_REACTION_NS], double t, FemReactionWork *w);
 

@@ -166,23 +166,6 @@ static PetscErrorCode sweep_offload(AmrProblem p, AmrAdvection *s, AmrReactive *
   PetscFunctionReturn(0);
 }
 
-/* Points any rank left unsolved in the sweep end the run, on every rank
- * at once: one rank's cells cannot stop it alone between the offload's
- * messages, and the cause is the options, the same on every rank. */
-static PetscErrorCode check_solved(AmrProblem p, AmrReactive *r, double dt)
-{
-  long long failed = r->failed;
-
-  PetscFunctionBeginUser;
-  r->failed = 0;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_LONG_LONG, MPI_SUM, p->comm));
-  PetscCheck(!failed, p->comm, PETSC_ERR_USER_INPUT,
-             "options -react_k %g, -react_b0 %g, -react_rtol %g, -react_atol %g: the reaction found no solution within 100000 integrator steps at %lld "
-             "point%s in a time step of %g (a rate k B beyond the step-size control: lower -react_k or -react_b0)",
-             r->react.k, r->react.b0, r->react.rtol, r->react.atol, failed, failed > 1 ? "s" : "", dt);
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wall)
 {
   AmrAdvection *s = p->impl;
@@ -201,7 +184,6 @@ PetscErrorCode AmrReactiveSweep(AmrProblem p, double dt, double *cpu, double *wa
   r->nsteps++;
   PetscCall(PetscFree(xibar));
   r->wall_local += *wall;
-  PetscCall(check_solved(p, r, dt));
   PetscFunctionReturn(0);
 }
 

@@ -147,7 +147,8 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
 {
   AmrAdvection *s = p->impl;
   AmrReactive *r = reactive_state(p);
-  long long loc[1 + FEM_REACTION_NTYPES] = {0};
+  /* integrator steps, cells per load type, points left unsolved */
+  long long loc[2 + FEM_REACTION_NTYPES] = {0};
   const int nb = amr_reactive_nbasis(s);
 
   PetscFunctionBeginUser;
@@ -161,7 +162,7 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
     r->est[K] = fmax(FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST)[0], 0) / s->interval;
     FemAdvectCellExtra(d, AMR_REACTIVE_FIELD_COST)[0] = 0;
   })
-  r->steps_local = 0;
+  r->steps_local = r->failed = 0;
   r->wall_local = r->front_cpu = 0;
   r->front_steps = 0;
   r->nsteps = 0;
@@ -181,7 +182,16 @@ static PetscErrorCode AmrReactiveSolve(AmrProblem p)
   s->mass = r->mass_a + r->mass_c;
   loc[0] = r->steps_local;
   AMR_REACTIVE_FOR_CELLS(s->p4est, K, d, { loc[1 + cell_state(r, nb, d)]++; })
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 1 + FEM_REACTION_NTYPES, MPI_LONG_LONG, MPI_SUM, p->comm));
+  loc[1 + FEM_REACTION_NTYPES] = r->failed;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, loc, 2 + FEM_REACTION_NTYPES, MPI_LONG_LONG, MPI_SUM, p->comm));
+  /* a point left unsolved (FemReactionIntegrate) ends the run here, on
+   * every rank at once and before the cycle's record: one rank cannot stop
+   * alone between the offload's messages, and the cause is the options,
+   * the same on every rank */
+  PetscCheck(!loc[1 + FEM_REACTION_NTYPES], p->comm, PETSC_ERR_USER_INPUT,
+             "options -react_k %g, -react_b0 %g, -react_rtol %g, -react_atol %g: the reaction found no solution within 100000 integrator steps at %lld "
+             "point%s in a time step of this cycle (a rate k B beyond the step-size control: lower -react_k or -react_b0)",
+             r->react.k, r->react.b0, r->react.rtol, r->react.atol, loc[1 + FEM_REACTION_NTYPES], loc[1 + FEM_REACTION_NTYPES] > 1 ? "s" : "");
   r->steps = loc[0];
   for (int t = 0; t < FEM_REACTION_NTYPES; t++) r->ntype[t] = loc[1 + t];
   PetscCallMPI(MPI_Allreduce(&r->wall_local, &r->t_reaction, 1, MPI_DOUBLE, MPI_MAX, p->comm));

@@ -27,7 +27,7 @@ typedef struct {
   long long steps;          /* integrator steps of the cycle, all ranks */
   double t_reaction;        /* wall seconds of the cycle's reaction sweeps, max over ranks */
   long long steps_local;    /* integrator steps this rank computed (its own cells' or others') */
-  long long failed;         /* points this rank left unsolved in the current sweep (FemReactionIntegrate) */
+  long long failed;         /* points this rank left unsolved in the cycle's sweeps (FemReactionIntegrate) */
   double wall_local;
   long long front_steps;    /* integrator steps of front cells this rank computed */
   double front_cpu;         /* their CPU seconds */
