@@ -165,6 +165,13 @@ WALL = re.compile(r"summary: modelled ([\d.]+) s of own work \(each phase's slow
                   r"\([^)]*\), (-?[\d.]+) s outside them")
 
 
+def phase_sums(recs, name):
+    """Phase name's slowest rank's own work (at least 0, as the model
+    takes it) and the ranks' mean, each summed over the records."""
+    own = [r["phases"][name]["own_cpu"] for r in recs]
+    return sum(max(0.0, o["max"]) for o in own), sum(o["mean"] for o in own)
+
+
 def check_summary(out, recs):
     """The run's three summary lines against its records, each number to
     the 3 decimals printed: the saving (the last gain_s), the partition
@@ -183,7 +190,7 @@ def check_summary(out, recs):
 
     m = PAID.search(out)
     if m:
-        cost = sum(max(0.0, r["phases"]["partition"]["own_cpu"]["max"]) for r in recs)
+        cost = phase_sums(recs, "partition")[0]
         agree("saved", float(m.group(2)), last["gain_s"])
         agree("partition phase cost", float(m.group(3)), cost)
         agree("net gain", float(m.group(1)), last["gain_s"] - cost)
@@ -196,7 +203,8 @@ def check_summary(out, recs):
         agree("lost to imbalance", float(m.group(1)), last["lost_s"])
         for item in m.group(2).split(", "):
             name, value = item.rsplit(" ", 1)
-            agree("lost in " + name, float(value), sum(max(0.0, r["phases"][name]["own_cpu"]["max"]) - r["phases"][name]["own_cpu"]["mean"] for r in recs))
+            slowest, mean = phase_sums(recs, name)
+            agree("lost in " + name, float(value), slowest - mean)
     m = WALL.search(out)
     if not m:
         bad.append("summary: no line splitting the wall")
